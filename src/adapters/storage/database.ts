@@ -1,0 +1,130 @@
+// Opens storage: Postgres through @prisma/adapter-pg when DATABASE_URL is set, else an embedded
+// PGlite under DATA_DIR. Applies pending migrations before anything else uses the database.
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { Logger } from '../../log.js';
+import { redactUrl } from '../../log.js';
+import { PrismaClient } from './generated/client.js';
+import { applyMigrations, migrationLockKey, readMigrations, type MigrationConnection } from './migrator.js';
+
+export type { PrismaClient };
+
+/** An open database: the Prisma client plus what the service needs beside it. */
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  prisma: PrismaClient;
+  /** The pg pool (Postgres only): LISTEN/NOTIFY and raw maintenance use it. */
+  pool?: pg.Pool;
+  /** Names of the migrations applied by this start-up. */
+  appliedMigrations: string[];
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  log: Logger;
+  /** Defaults to prisma/migrations. */
+  migrationsDir?: string;
+  /** An already open PGlite instance to use instead of opening DATA_DIR (tests share one). */
+  pglite?: PGlite;
+}
+
+export class DatabaseError extends Error {
+  override name = 'DatabaseError';
+}
+
+/** Opens the database and applies pending migrations. Throws DatabaseError/MigrationError. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const migrations = await readMigrations(options.migrationsDir);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options, migrations);
+  return openPglite(options, migrations);
+}
+
+async function openPostgres(
+  url: string,
+  options: OpenDatabaseOptions,
+  migrations: Awaited<ReturnType<typeof readMigrations>>,
+): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 10 });
+  // An idle client error (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', (error) => options.log.warn({ err: error.message }, 'database-pool-error'));
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    const reason = error instanceof Error ? error.message || error.name : String(error);
+    throw new DatabaseError(`database: cannot connect to ${redactUrl(url)} (${reason})`);
+  }
+  let applied: string[];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
+    const connection: MigrationConnection = {
+      exec: async (sql) => void (await client.query(sql)),
+      query: async (sql, params) => (await client.query(sql, params)).rows,
+    };
+    applied = await applyMigrations(connection, migrations, options.log);
+  } catch (error) {
+    client.release(true);
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]);
+  client.release();
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    prisma,
+    pool,
+    appliedMigrations: applied,
+    ping: async () => void (await pool.query('SELECT 1')),
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(
+  options: OpenDatabaseOptions,
+  migrations: Awaited<ReturnType<typeof readMigrations>>,
+): Promise<Database> {
+  let db = options.pglite;
+  const owned = !db;
+  if (!db) {
+    const dir = resolve(join(options.dataDir, 'pglite'));
+    await mkdir(dir, { recursive: true });
+    db = await PGlite.create(dir);
+  }
+  const pglite = db;
+  // PGlite is a single session in this process: no lock is needed (and none would block).
+  const connection: MigrationConnection = {
+    exec: async (sql) => void (await pglite.exec(sql)),
+    query: async <Row>(sql: string, params?: unknown[]) => (await pglite.query<Row>(sql, params)).rows,
+  };
+  let applied: string[];
+  try {
+    applied = await applyMigrations(connection, migrations, options.log);
+  } catch (error) {
+    if (owned) await pglite.close().catch(() => undefined);
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    kind: 'pglite',
+    prisma,
+    appliedMigrations: applied,
+    ping: async () => void (await pglite.query('SELECT 1')),
+    close: async () => {
+      await prisma.$disconnect();
+      if (owned) await pglite.close();
+    },
+  };
+}

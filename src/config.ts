@@ -1,0 +1,84 @@
+// All configuration comes from the environment, parsed once here (style.md §5). Nothing else in
+// Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
+import { z } from 'zod';
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const optionalText = z.string().trim().min(1).optional();
+const url = z.url({ protocol: /^https?$/ });
+
+/** The environment variables Hippo reads, with defaults. `.env.example` lists exactly these. */
+export const configSchema = z.object({
+  /** Postgres connection string; unset → embedded PGlite under DATA_DIR. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional(),
+  /** Where PGlite data and session workspaces live. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** HTTP port for /healthz, /readyz, /metrics and /slack/events. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  OPENAI_API_KEY: optionalText,
+  /** Any OpenAI-compatible Chat Completions base URL (vLLM, Ollama, OpenRouter, …). */
+  OPENAI_BASE_URL: url.optional(),
+  MODEL: optionalText,
+  /** Tokens; overrides the built-in table of context windows. */
+  MODEL_CONTEXT_WINDOW: z.coerce.number().int().min(1024).optional(),
+  /** Memory runs fire every time the context grows by this percent of the window (R2). */
+  MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
+  /** Which conversations share memory documents. */
+  MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
+  SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
+  SLACK_SIGNING_SECRET: optionalText,
+  /** Set → Slack Socket Mode instead of the HTTP Events API. */
+  SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
+  /** Slack Web API base URL (proxies, tests). */
+  SLACK_API_URL: url.optional(),
+  DISCORD_BOT_TOKEN: optionalText,
+  /** Discord REST base URL (proxies, tests). */
+  DISCORD_API_URL: url.optional(),
+  /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
+  DISCORD_GUILD_IDS: z.string().optional(),
+  /** Tool groups the worker gets, comma-separated: memory, workspace, web, shell, mcp. */
+  TOOLS: z.string().default('memory,workspace,web'),
+  /** Let web_fetch reach loopback, private and link-local addresses. */
+  WEB_FETCH_ALLOW_PRIVATE: boolean.default(false),
+  /** Shell tool time limit per command, in seconds. */
+  SHELL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** Path of a JSON file in the common `mcpServers` format. */
+  MCP_CONFIG: optionalText,
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** The variable names the schema reads. */
+export const configKeys = Object.keys(configSchema.shape) as (keyof Config)[];
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+/** Parses the environment; each problem becomes one line naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): ConfigResult {
+  // Treat empty strings as unset, as most .env loaders and shells do.
+  const present = Object.fromEntries(
+    configKeys.map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const result = configSchema.safeParse(present);
+  if (result.success) return { ok: true, config: result.data };
+  const errors = result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    const value = present[name];
+    const reason = value === undefined ? 'is required' : issue.message;
+    return `config: ${name} ${reason}`;
+  });
+  return { ok: false, errors };
+}
+
+/** Checks what the agent needs to talk to a model; returns one line per missing variable. */
+export function missingModelSettings(config: Config): string[] {
+  const missing: string[] = [];
+  if (!config.OPENAI_API_KEY) missing.push('config: OPENAI_API_KEY is required (the key for your OpenAI-compatible endpoint)');
+  if (!config.MODEL) missing.push('config: MODEL is required (e.g. MODEL=gpt-4.1)');
+  return missing;
+}

@@ -1,0 +1,66 @@
+// Typed errors, grouped by who must act (style.md §4).
+
+/** Base class: every Hippo error has a stable code. */
+export class HippoError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The operator must fix configuration. */
+export class ConfigError extends HippoError {
+  constructor(message: string) {
+    super('config', message);
+  }
+}
+
+/** A chat platform refused or failed a call. */
+export class PlatformError extends HippoError {
+  constructor(
+    readonly platform: string,
+    readonly operation: string,
+    message: string,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super('platform', message, options);
+  }
+}
+
+/** The model call failed; `retryable` says whether trying again later may help. */
+export class ModelError extends HippoError {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super('model', message, options);
+  }
+}
+
+/** Bad tool input or a tool failure: goes back to the model as the tool result. */
+export class ToolError extends HippoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('tool', message, options);
+  }
+}
+
+/** A memory document write lost a compare-and-set race. */
+export class ConflictError extends HippoError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+/** Work stopped because its signal was aborted; carries the abort reason. */
+export class CancelledError extends HippoError {
+  constructor(readonly reason: string) {
+    super('cancelled', `cancelled: ${reason}`);
+  }
+}

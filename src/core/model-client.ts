@@ -1,0 +1,40 @@
+// The model port. Implemented by src/adapters/model (OpenAI-compatible Chat Completions).
+import type { AgentRole, ChatMessage, ToolDefinition } from './messages.js';
+
+/** One request to the model. Forks reuse the worker's request and append one message (R1). */
+export interface ModelRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  tools: readonly ToolDefinition[];
+  /** Sent as `prompt_cache_key`: the session id, shared by the worker and its forks. */
+  cacheKey: string;
+}
+
+/** Token usage reported by the provider for one call. */
+export interface ModelUsage {
+  promptTokens: number;
+  /** `prompt_tokens_details.cached_tokens`; 0 when the provider does not say. */
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+export interface ModelResponse {
+  /** The assistant message, with provider extras kept so it can be sent back unchanged. */
+  message: ChatMessage;
+  /** Null when the provider reported no usage (then core estimates). */
+  usage: ModelUsage | null;
+  /** Wall time of the call including retries, in milliseconds. */
+  latencyMs: number;
+}
+
+export interface ModelCallOptions {
+  role: AgentRole;
+  signal?: AbortSignal;
+  /** Streamed assistant text as it arrives. */
+  onTextDelta?: (delta: string) => void;
+}
+
+/** Calls the model; retries transient failures itself and throws ModelError when it gives up. */
+export interface ModelClient {
+  complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
+}

@@ -1,0 +1,37 @@
+// The tool contract shared by every role (R1: one set of definitions; permissions by role at
+// execution). Tools live in src/tools and src/core/memory-tools.ts; core executes them.
+import type { z } from 'zod';
+import type { AgentRole } from './messages.js';
+
+/** Who is calling a tool, and on behalf of which session. */
+export interface ToolContext {
+  role: AgentRole;
+  sessionId: string;
+  segmentId: string;
+  memorySpaceId: string;
+  /** The summarizer run making the call, when role is 'summarizer'. */
+  memoryRunId?: string;
+  /** Model context window in tokens (tools cap their output relative to it). */
+  contextWindow: number;
+  /** Aborted on timeout, pause-for-shutdown or cancellation; tools must stop when it fires. */
+  signal: AbortSignal;
+}
+
+/** A tool the model can call. `input` validates the parsed JSON arguments. */
+export interface Tool<Input = unknown> {
+  name: string;
+  description: string;
+  input: z.ZodType<Input>;
+  /** Per-call time limit in milliseconds (default: the executor's). */
+  timeoutMs?: number;
+  /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */
+  execute(input: Input, context: ToolContext): Promise<string>;
+}
+
+/** Erases the input type so tools of different inputs fit one list. */
+export type AnyTool = Tool<unknown>;
+
+/** Helper that keeps the input type while declaring a tool. */
+export function defineTool<Input>(tool: Tool<Input>): Tool<Input> {
+  return tool;
+}

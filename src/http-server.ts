@@ -1,0 +1,81 @@
+// The service's HTTP server: health, readiness, metrics and the platform webhooks mounted by
+// adapters (Slack's /slack/events). One port (PORT) for everything.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './log.js';
+
+export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => void | Promise<void>;
+
+/** Something /readyz asks; all must answer true for a 200. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+export class HttpServer {
+  private readonly routes = new Map<string, RouteHandler>();
+  private readonly checks: ReadinessCheck[] = [];
+  private readonly server: Server;
+
+  constructor(private readonly log: Logger) {
+    this.route('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
+    this.route('GET', '/readyz', (_request, response) => this.ready(response));
+    this.server = createServer((request, response) => this.handle(request, response));
+  }
+
+  /** Adds a route; `path` is matched exactly (without the query string). */
+  route(method: string, path: string, handler: RouteHandler): void {
+    this.routes.set(`${method} ${path}`, handler);
+  }
+
+  /** Adds a readiness check (database reachable, adapters connected, …). */
+  addReadinessCheck(check: ReadinessCheck): void {
+    this.checks.push(check);
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  async listen(port: number, host = '0.0.0.0'): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve());
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private async ready(response: ServerResponse): Promise<void> {
+    const results: Record<string, boolean> = {};
+    for (const { name, check } of this.checks) {
+      results[name] = await check().catch(() => false);
+    }
+    const ok = Object.values(results).every(Boolean);
+    sendJson(response, ok ? 200 : 503, { status: ok ? 'ready' : 'not-ready', checks: results });
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    const handler = this.routes.get(`${request.method ?? 'GET'} ${path}`);
+    if (!handler) {
+      sendJson(response, 404, { error: `no route for ${request.method} ${path}` });
+      return;
+    }
+    Promise.resolve(handler(request, response)).catch((error: unknown) => {
+      this.log.error({ err: error, path }, 'http-handler-failed');
+      if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
+      else response.end();
+    });
+  }
+}
+
+/** Writes a JSON response. */
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}

@@ -1,0 +1,36 @@
+// `npm start`: the bot service. Loads config, opens storage (applying migrations), serves HTTP,
+// starts the chat adapters whose credentials are set, and shuts down cleanly on SIGTERM/SIGINT.
+import { parseConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startService } from './service.js';
+
+const parsed = parseConfig(process.env);
+if (!parsed.ok) {
+  for (const line of parsed.errors) process.stderr.write(`${line}\n`);
+  process.exit(1);
+}
+const log = createLogger(parsed.config.LOG_LEVEL);
+
+try {
+  const service = await startService(parsed.config, log);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'service-stopping');
+    // Exit within 30 s whatever happens (orchestrators kill at their own deadline anyway).
+    setTimeout(() => process.exit(1), 30_000).unref();
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'service-stop-failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}

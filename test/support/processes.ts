@@ -1,0 +1,81 @@
+// Starts Hippo entry points as child processes and reads their JSON log lines.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  stderr: () => string;
+  /** Resolves with the first JSON log line whose msg matches. */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code (or signal). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Runs `tsx <script>` from the repository root with only the given environment (plus PATH/HOME). */
+export function startScript(script: string, env: Record<string, string>, args: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let buffer = '';
+  const waiters: Array<() => void> = [];
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    const parts = buffer.split('\n');
+    buffer = parts.pop() ?? '';
+    lines.push(...parts);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      for (const wake of waiters.splice(0)) wake();
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    kill: (signal = 'SIGTERM') => void child.kill(signal),
+    waitForLog: (pattern, timeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no log matching ${pattern} within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          for (const line of lines) {
+            try {
+              const record = JSON.parse(line) as Record<string, unknown>;
+              if (typeof record['msg'] === 'string' && pattern.test(record['msg'])) {
+                clearTimeout(timer);
+                resolve(record);
+                return;
+              }
+            } catch {
+              // not a JSON line
+            }
+          }
+          if (child.exitCode !== null) {
+            clearTimeout(timer);
+            reject(new Error(`process exited (${child.exitCode}) before logging ${pattern}; stderr:\n${stderr}\nstdout:\n${lines.join('\n')}`));
+            return;
+          }
+          waiters.push(check);
+        };
+        check();
+      }),
+  };
+}

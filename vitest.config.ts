@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+// One id per test run: the global setup and the test workers (which inherit it) agree on the
+// name of the migrated template database.
+process.env['HIPPO_TEST_RUN'] ??= String(process.pid);
+
+export default defineConfig({
+  test: {
+    reporters: ['default', './test/support/count-reporter.ts'],
+    globalSetup: ['./test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+    ],
+  },
+});
