@@ -1,0 +1,243 @@
+// ModelClient over an OpenAI-compatible Chat Completions endpoint, streamed. Retries are ours (the
+// SDK's are off) so that a call is retried only before any chunk arrived: once text has streamed
+// to the user, a retry would show it twice.
+import { randomUUID } from 'node:crypto';
+import OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { CancelledError, ModelError } from '../../core/errors.js';
+import type { ChatMessage, ToolCall } from '../../core/messages.js';
+import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
+
+/** The logger calls this client makes (a pino logger fits). */
+export interface ModelClientLog {
+  warn(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+}
+
+/** Options of `OpenAIModelClient`. */
+export interface OpenAIModelClientOptions {
+  /** Sent as the bearer token. */
+  apiKey: string;
+  /** Endpoint base URL including `/v1` (default: the OpenAI API). */
+  baseURL?: string;
+  /** Retries after the first attempt (default 4). */
+  maxRetries?: number;
+  /** An attempt fails when no byte arrives for this long, in milliseconds (default 120,000). */
+  timeoutMs?: number;
+  /** First backoff delay, doubled per retry, with jitter, in milliseconds (default 1,000). */
+  baseDelayMs?: number;
+  /** Upper bound of a backoff delay, in milliseconds (default 30,000). */
+  maxDelayMs?: number;
+  /** Receives `model-call-retry` (warn) and `model-call-end` (debug). */
+  log?: ModelClientLog;
+}
+
+// Server-sent retry hints beyond this are ignored in favour of our own backoff (as the SDK does).
+const maxRetryAfterMs = 60_000;
+
+interface Failure {
+  message: string;
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+}
+
+/** Raised inside an attempt when our inactivity timer fired. */
+class AttemptTimeout extends Error {}
+
+/** Calls an OpenAI-compatible Chat Completions API with streaming, retrying transient failures. */
+export class OpenAIModelClient implements ModelClient {
+  private readonly client: OpenAI;
+  private readonly maxRetries: number;
+  private readonly timeoutMs: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly log: ModelClientLog | undefined;
+
+  constructor(options: OpenAIModelClientOptions) {
+    this.maxRetries = options.maxRetries ?? 4;
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.baseDelayMs = options.baseDelayMs ?? 1000;
+    this.maxDelayMs = options.maxDelayMs ?? 30_000;
+    this.log = options.log;
+    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.timeoutMs });
+  }
+
+  /** Streams one completion and returns the aggregated assistant message. */
+  async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
+    const startedAt = performance.now();
+    const { signal } = options;
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw cancelled(signal);
+      const progress = { sawChunk: false };
+      try {
+        const { message, usage } = await this.attempt(request, options, progress);
+        const latencyMs = Math.round(performance.now() - startedAt);
+        this.log?.debug({ role: options.role, attempts: attempt + 1, latencyMs, usage }, 'model-call-end');
+        return { message, usage, latencyMs };
+      } catch (error) {
+        if (signal?.aborted) throw cancelled(signal);
+        const failure = describeFailure(error);
+        if (!failure.retryable || progress.sawChunk || attempt >= this.maxRetries) {
+          throw new ModelError(failure.message, failure.retryable, failure.status, { cause: error });
+        }
+        const delayMs = failure.retryAfterMs ?? this.backoffMs(attempt);
+        this.log?.warn({ role: options.role, attempt: attempt + 1, status: failure.status, delayMs, error: failure.message }, 'model-call-retry');
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  private async attempt(request: ModelRequest, options: ModelCallOptions, progress: { sawChunk: boolean }): Promise<Pick<ModelResponse, 'message' | 'usage'>> {
+    // One controller per attempt: the caller's abort and our inactivity timer both stop the
+    // socket. The SDK's timeout only covers the response headers, not a stalled stream.
+    const controller = new AbortController();
+    const forwardAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forwardAbort, { once: true });
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const armTimer = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new AttemptTimeout());
+      }, this.timeoutMs);
+    };
+    const accumulator = new MessageAccumulator();
+    try {
+      armTimer();
+      const stream = await this.client.chat.completions.create(
+        {
+          model: request.model,
+          // Sent exactly as given so history (with provider extras) repeats byte for byte.
+          messages: request.messages as unknown as ChatCompletionMessageParam[],
+          ...(request.tools.length > 0 ? { tools: request.tools as unknown as ChatCompletionTool[] } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
+          prompt_cache_key: request.cacheKey,
+        },
+        { signal: controller.signal },
+      );
+      for await (const chunk of stream) {
+        armTimer();
+        progress.sawChunk = true;
+        accumulator.add(chunk, options.onTextDelta);
+      }
+      // The SDK ends the iteration silently when the stream is aborted, so a truncated message
+      // would otherwise look complete.
+      if (timedOut) throw new AttemptTimeout();
+      if (options.signal?.aborted) throw new Error('aborted');
+      if (!accumulator.finished) throw new Error('stream ended before a finish_reason');
+      return { message: accumulator.message(), usage: accumulator.usage };
+    } catch (error) {
+      throw timedOut ? new AttemptTimeout(`no data for ${this.timeoutMs} ms`, { cause: error }) : error;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', forwardAbort);
+    }
+  }
+
+  private backoffMs(attempt: number): number {
+    const ceiling = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+    return Math.round(ceiling * (0.5 + Math.random() * 0.5));
+  }
+}
+
+/** Folds stream chunks into one assistant message. */
+class MessageAccumulator {
+  private text = '';
+  private sawText = false;
+  private reasoning: string | undefined;
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+  usage: ModelUsage | null = null;
+  finished = false;
+
+  add(chunk: ChatCompletionChunk, onTextDelta: ((delta: string) => void) | undefined): void {
+    if (chunk.usage) {
+      this.usage = {
+        promptTokens: chunk.usage.prompt_tokens,
+        cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+        completionTokens: chunk.usage.completion_tokens,
+      };
+    }
+    for (const choice of chunk.choices) {
+      if (choice.finish_reason) this.finished = true;
+      const delta = choice.delta as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown };
+      // DeepSeek-style providers send `reasoning_content`; OpenRouter-style ones send `reasoning`.
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === 'string' && reasoning !== '') this.reasoning = (this.reasoning ?? '') + reasoning;
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        this.text += delta.content;
+        this.sawText = true;
+        onTextDelta?.(delta.content);
+      }
+      for (const fragment of delta.tool_calls ?? []) {
+        const call = this.calls.get(fragment.index) ?? { id: '', name: '', arguments: '' };
+        // Some providers repeat the id and name on every fragment; only arguments are split.
+        if (fragment.id && !call.id) call.id = fragment.id;
+        if (fragment.function?.name && !call.name) call.name = fragment.function.name;
+        call.arguments += fragment.function?.arguments ?? '';
+        this.calls.set(fragment.index, call);
+      }
+    }
+  }
+
+  message(): ChatMessage {
+    const toolCalls: ToolCall[] = [...this.calls.entries()]
+      .sort(([left], [right]) => left - right)
+      .map(([, call]) => ({
+        id: call.id || `call_${randomUUID()}`,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      }));
+    return {
+      role: 'assistant',
+      content: toolCalls.length > 0 && !this.sawText ? null : this.text,
+      ...(this.reasoning !== undefined ? { reasoning_content: this.reasoning } : {}),
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    };
+  }
+}
+
+function describeFailure(error: unknown): Failure {
+  if (error instanceof AttemptTimeout) return { message: `model call timed out: ${error.message}`, retryable: true };
+  if (error instanceof OpenAI.APIConnectionError) return { message: `model connection failed: ${error.message}`, retryable: true };
+  if (error instanceof OpenAI.APIError && error.status !== undefined) {
+    const status = error.status;
+    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    const retryAfterMs = retryAfterFrom(error.headers);
+    return { message: `model call failed: ${error.message}`, retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+  // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
+  return { message: `model call failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+}
+
+function retryAfterFrom(headers: Headers | undefined): number | undefined {
+  const milliseconds = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  const header = headers?.get('retry-after') ?? '';
+  const seconds = Number.parseFloat(header);
+  const candidate = !Number.isNaN(milliseconds) ? milliseconds
+    : !Number.isNaN(seconds) ? seconds * 1000
+    : header ? Date.parse(header) - Date.now() : Number.NaN;
+  return candidate >= 0 && candidate <= maxRetryAfterMs ? candidate : undefined;
+}
+
+function cancelled(signal: AbortSignal): CancelledError {
+  const reason: unknown = signal.reason;
+  return new CancelledError(typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : String(reason));
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(cancelled(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled(signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,271 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OpenAIModelClient, type OpenAIModelClientOptions } from '../../src/adapters/model/openai-model-client.js';
+import { CancelledError, ModelError } from '../../src/core/errors.js';
+import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
+import type { ModelRequest } from '../../src/core/model-client.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+
+let server: FakeModelServer;
+
+beforeEach(async () => {
+  server = await startFakeModelServer({ chunkSize: 3 });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function client(options: Partial<OpenAIModelClientOptions> = {}): OpenAIModelClient {
+  return new OpenAIModelClient({ apiKey: 'test-key', baseURL: server.url, baseDelayMs: 5, ...options });
+}
+
+const searchTool: ToolDefinition = {
+  type: 'function',
+  function: { name: 'search', description: 'Searches notes.', parameters: { type: 'object', properties: { query: { type: 'string' } } } },
+};
+
+function request(messages: ChatMessage[], tools: ToolDefinition[] = []): ModelRequest {
+  return { model: 'fake-model', messages, tools, cacheKey: 'session-1' };
+}
+
+const hello: ChatMessage[] = [
+  { role: 'system', content: 'You are Hippo.' },
+  { role: 'user', content: 'Say hello.' },
+];
+
+async function expectRejection<T extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => T): Promise<T> {
+  const error = await promise.then(() => undefined, (rejection: unknown) => rejection);
+  expect(error).toBeInstanceOf(type);
+  return error as T;
+}
+
+describe('OpenAIModelClient', () => {
+  it('streams text, reporting each delta to onTextDelta', async () => {
+    server.enqueue({ content: 'Hello from Hippo!' });
+    const deltas: string[] = [];
+    const response = await client().complete(request(hello), { role: 'worker', onTextDelta: (delta) => deltas.push(delta) });
+    expect(response.message).toEqual({ role: 'assistant', content: 'Hello from Hippo!' });
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join('')).toBe('Hello from Hippo!');
+    expect(response.latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('sends the request as given: stream, include_usage, prompt_cache_key, no empty tools key', async () => {
+    await client().complete(request(hello), { role: 'worker' });
+    const [recorded] = server.requests;
+    expect(recorded?.body).toEqual({
+      model: 'fake-model',
+      messages: hello,
+      stream: true,
+      stream_options: { include_usage: true },
+      prompt_cache_key: 'session-1',
+    });
+    expect(recorded?.headers['authorization']).toBe('Bearer test-key');
+  });
+
+  it('sends tools when there are some', async () => {
+    await client().complete(request(hello, [searchTool]), { role: 'worker' });
+    expect(server.requests[0]?.body.tools).toEqual([searchTool]);
+  });
+
+  it('aggregates fragmented tool call deltas by index, with null content', async () => {
+    server.enqueue({
+      toolCalls: [
+        { id: 'call_1', name: 'search', arguments: { query: 'otters and their habits', limit: 5 } },
+        { id: 'call_2', name: 'read_note', arguments: '{"id":"n-42"}' },
+      ],
+    });
+    const response = await client().complete(request(hello, [searchTool]), { role: 'worker' });
+    expect(response.message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"query":"otters and their habits","limit":5}' } },
+        { id: 'call_2', type: 'function', function: { name: 'read_note', arguments: '{"id":"n-42"}' } },
+      ],
+    });
+  });
+
+  it('keeps text next to tool calls', async () => {
+    server.enqueue({ content: 'Let me look.', toolCalls: [{ id: 'c', name: 'search', arguments: {} }] });
+    const response = await client().complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('Let me look.');
+    expect(response.message.tool_calls).toHaveLength(1);
+  });
+
+  it('keeps reasoning_content from the stream', async () => {
+    server.enqueue({ reasoningContent: 'The user wants a greeting.', content: 'Hi!' });
+    const response = await client().complete(request(hello), { role: 'worker' });
+    expect(response.message).toEqual({ role: 'assistant', content: 'Hi!', reasoning_content: 'The user wants a greeting.' });
+  });
+
+  it('reports usage including cached tokens', async () => {
+    server.enqueue({ content: 'x', usage: { promptTokens: 2048, cachedTokens: 1920, completionTokens: 7 } });
+    const response = await client().complete(request(hello), { role: 'worker' });
+    expect(response.usage).toEqual({ promptTokens: 2048, cachedTokens: 1920, completionTokens: 7 });
+  });
+
+  it('reports cached tokens of a repeated prefix under the same prompt_cache_key', async () => {
+    const cacheServer = await startFakeModelServer({ simulateCache: true });
+    try {
+      const cached = new OpenAIModelClient({ apiKey: 'k', baseURL: cacheServer.url });
+      const history: ChatMessage[] = [{ role: 'system', content: 'rules '.repeat(1200) }, { role: 'user', content: 'one' }];
+      const first = await cached.complete(request(history), { role: 'worker' });
+      expect(first.usage?.cachedTokens).toBe(0);
+      const second = await cached.complete(request([...history, first.message, { role: 'user', content: 'two' }]), { role: 'worker' });
+      expect(second.usage?.cachedTokens).toBeGreaterThanOrEqual(1024);
+      expect((second.usage?.cachedTokens ?? 0) % 128).toBe(0);
+      expect(cacheServer.requests.map((recorded) => recorded.body.prompt_cache_key)).toEqual(['session-1', 'session-1']);
+    } finally {
+      await cacheServer.close();
+    }
+  });
+
+  it('returns null usage when the provider reports none', async () => {
+    server.enqueue({ content: 'x', usage: null });
+    expect((await client().complete(request(hello), { role: 'worker' })).usage).toBeNull();
+  });
+
+  it('retries 429s honouring retry-after, then succeeds', async () => {
+    server.enqueue({ status: 429, retryAfter: 0 }, { status: 429, retryAfter: 0 }, { content: 'finally' });
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, new Writable({ write: (line: Buffer, _encoding, done) => void (lines.push(line.toString()), done()) }));
+    const response = await client({ baseDelayMs: 60_000, log }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('finally');
+    expect(server.requests).toHaveLength(3);
+    const retries = lines.map((line) => JSON.parse(line) as { msg: string; status?: number }).filter((entry) => entry.msg === 'model-call-retry');
+    expect(retries.map((entry) => entry.status)).toEqual([429, 429]);
+  });
+
+  it('honours retry-after-ms', async () => {
+    server.enqueue({ status: 503, retryAfterMs: 200 });
+    const started = Date.now();
+    await client({ baseDelayMs: 1 }).complete(request(hello), { role: 'worker' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('gives up on a permanent 500 after maxRetries + 1 attempts with a retryable ModelError', async () => {
+    server.respond(() => ({ status: 500, errorMessage: 'upstream exploded' }));
+    const error = await expectRejection(client({ maxRetries: 2 }).complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.retryable).toBe(true);
+    expect(error.status).toBe(500);
+    expect(error.message).toContain('upstream exploded');
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('does not retry a 400 and marks it not retryable', async () => {
+    server.respond(() => ({ status: 400, errorMessage: 'bad messages' }));
+    const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.retryable).toBe(false);
+    expect(error.status).toBe(400);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('retries a 408 but not a 404', async () => {
+    server.enqueue({ status: 408 }, { status: 404 });
+    const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.status).toBe(404);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('retries connection failures', async () => {
+    const url = server.url;
+    await server.close();
+    const error = await expectRejection(
+      new OpenAIModelClient({ apiKey: 'k', baseURL: url, maxRetries: 1, baseDelayMs: 1 }).complete(request(hello), { role: 'worker' }),
+      ModelError,
+    );
+    expect(error.retryable).toBe(true);
+    expect(error.status).toBeUndefined();
+    server = await startFakeModelServer();
+  });
+
+  it('times out an attempt that gets no data, and retries it', async () => {
+    server.enqueue({ hang: true });
+    const response = await client({ timeoutMs: 100 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('ok');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('times out a stalled stream and does not retry once text has streamed', async () => {
+    server.enqueue({ content: 'partial answer here', hangAfterChunks: 3 });
+    const deltas: string[] = [];
+    const error = await expectRejection(
+      client({ timeoutMs: 150 }).complete(request(hello), { role: 'worker', onTextDelta: (delta) => deltas.push(delta) }),
+      ModelError,
+    );
+    expect(error.retryable).toBe(true);
+    expect(error.message).toContain('timed out');
+    expect(deltas.join('')).toBe('partia'); // two 3-character chunks after the role chunk
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not retry a stream cut after the first chunk', async () => {
+    server.enqueue({ content: 'partial answer here', dropAfterChunks: 2 });
+    const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.retryable).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('throws CancelledError with the reason, quickly, when aborted while the server hangs', async () => {
+    server.enqueue({ hang: true });
+    const controller = new AbortController();
+    const pending = client().complete(request(hello), { role: 'worker', signal: controller.signal });
+    const [recorded] = await server.waitForRequests(1);
+    const abortedAt = Date.now();
+    controller.abort('pause');
+    const error = await expectRejection(pending, CancelledError);
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+    expect(error.reason).toBe('pause');
+    await expect.poll(() => recorded?.respondedAt).toBeDefined();
+  });
+
+  it('throws CancelledError when aborted mid-stream rather than returning partial text', async () => {
+    server.enqueue({ content: 'a long answer that keeps coming', chunkDelayMs: 20 });
+    const controller = new AbortController();
+    const error = await expectRejection(
+      client().complete(request(hello), { role: 'worker', signal: controller.signal, onTextDelta: () => controller.abort('shutdown') }),
+      CancelledError,
+    );
+    expect(error.reason).toBe('shutdown');
+  });
+
+  it('throws CancelledError when aborted during a backoff sleep', async () => {
+    server.respond(() => ({ status: 500 }));
+    const controller = new AbortController();
+    const pending = client({ baseDelayMs: 60_000 }).complete(request(hello), { role: 'worker', signal: controller.signal });
+    await server.waitForRequests(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort(new Error('deadline'));
+    const error = await expectRejection(pending, CancelledError);
+    expect(error.reason).toBe('deadline');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not call the server when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort('paused');
+    await expectRejection(client().complete(request(hello), { role: 'worker', signal: controller.signal }), CancelledError);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('repeats an earlier assistant message (with reasoning_content) byte for byte', async () => {
+    server.enqueue(
+      { reasoningContent: 'Think: "quotes", unicode é 🦛, newline\n.', toolCalls: [{ id: 'call_9', name: 'search', arguments: { query: 'ü' } }] },
+      { content: 'done' },
+    );
+    const model = client();
+    const first = await model.complete(request(hello, [searchTool]), { role: 'worker' });
+    const toolResult: ChatMessage = { role: 'tool', tool_call_id: 'call_9', content: 'no results' };
+    await model.complete(request([...hello, first.message, toolResult], [searchTool]), { role: 'worker' });
+    const rawBody = server.requests[1]?.rawBody ?? '';
+    const serialized = JSON.stringify(first.message);
+    expect(rawBody).toContain(serialized);
+    expect(first.message.reasoning_content).toBe('Think: "quotes", unicode é 🦛, newline\n.');
+    const sent = (JSON.parse(rawBody) as { messages: unknown[] }).messages[2];
+    expect(JSON.stringify(sent)).toBe(serialized);
+  });
+});
