@@ -1,7 +1,7 @@
 // The tool contract shared by every role (R1: one set of definitions; permissions by role at
 // execution). Tools live in src/tools and src/core/memory-tools.ts; core executes them.
-import type { z } from 'zod';
-import type { AgentRole } from './messages.js';
+import { z } from 'zod';
+import type { AgentRole, ToolDefinition } from './messages.js';
 
 /** Who is calling a tool, and on behalf of which session. */
 export interface ToolContext {
@@ -24,6 +24,10 @@ export interface Tool<Input = unknown> {
   input: z.ZodType<Input>;
   /** Per-call time limit in milliseconds (default: the executor's). */
   timeoutMs?: number;
+  /** Roles allowed to run it (default: the worker only). Every role sees every definition (R1). */
+  roles?: readonly AgentRole[];
+  /** JSON Schema to show the model instead of the one derived from `input` (MCP tools). */
+  parameters?: Record<string, unknown>;
   /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */
   execute(input: Input, context: ToolContext): Promise<string>;
 }
@@ -34,4 +38,13 @@ export type AnyTool = Tool<unknown>;
 /** Helper that keeps the input type while declaring a tool. */
 export function defineTool<Input>(tool: Tool<Input>): Tool<Input> {
   return tool;
+}
+
+/** The definitions the model sees, in the given (stable) order; the prompt cache depends on it. */
+export function toolDefinitions(tools: readonly AnyTool[]): ToolDefinition[] {
+  return tools.map((tool) => {
+    const parameters = tool.parameters ?? (z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>);
+    const { $schema: _schema, ...rest } = parameters;
+    return { type: 'function', function: { name: tool.name, description: tool.description, parameters: rest } };
+  });
 }

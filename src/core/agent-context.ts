@@ -1,0 +1,49 @@
+// The context object every core piece takes (style.md §2): settings, stores, model, tools, events.
+import type { EventBus } from './events.js';
+import type { Log } from './log.js';
+import type { ModelClient } from './model-client.js';
+import type { MemoryScope, Stores } from './store.js';
+import type { ToolExecutor } from './tool-executor.js';
+
+/** Tunables of the agent; defaults come from config (src/config.ts). */
+export interface AgentSettings {
+  model: string;
+  /** Model context window in tokens. */
+  contextWindow: number;
+  /** R2: memory runs fire every time usage grows by this many percent of the window. */
+  stepPercent: number;
+  memoryScope: MemoryScope;
+  /** R4: summarizer caps. */
+  summarizerMaxSteps: number;
+  summarizerTimeoutMs: number;
+  /** R5: a decider that keeps calling tools gives up after this many steps. */
+  deciderMaxSteps: number;
+  deciderTimeoutMs: number;
+  /** Name of the platform shown in the system prompt. */
+  platformName: (platform: string) => string;
+}
+
+export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
+  stepPercent: 3,
+  memoryScope: 'channel',
+  summarizerMaxSteps: 24,
+  summarizerTimeoutMs: 5 * 60_000,
+  deciderMaxSteps: 3,
+  deciderTimeoutMs: 2 * 60_000,
+  platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
+};
+
+/** Clock and id sources, injectable for tests. */
+export interface Clock {
+  now(): Date;
+}
+
+export interface AgentDeps {
+  settings: AgentSettings;
+  stores: Stores;
+  model: ModelClient;
+  tools: ToolExecutor;
+  events: EventBus;
+  log: Log;
+  clock: Clock;
+}

@@ -1,0 +1,109 @@
+// The agent as adapters see it: submit a person's message, send commands, read status, listen to
+// events. Adapters only enqueue and render (R16); everything else happens in core.
+import type { AgentDeps } from './agent-context.js';
+import { RunnerRegistry } from './runner-registry.js';
+import type { RunnerState, SessionRunner } from './session-runner.js';
+import type { SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+
+/** A person's message in a thread. */
+export interface IncomingMessage {
+  address: ThreadAddress;
+  /** Unique per platform message, e.g. "slack:T1:C1:1700000000.000100". */
+  platformMessageKey: string;
+  authorId: string;
+  authorName: string;
+  text: string;
+}
+
+export interface SessionStatus {
+  session: SessionRecord;
+  state: RunnerState;
+  segmentOrdinal: number;
+  /** Context usage in percent of the window. */
+  contextPercent: number;
+  contextTokens: number;
+  queued: number;
+  usage: UsageSummary;
+  /** Cached prompt tokens over all prompt tokens, all roles. */
+  cacheRatio: number;
+}
+
+export class Agent {
+  readonly runners: RunnerRegistry;
+
+  constructor(readonly deps: AgentDeps) {
+    this.runners = new RunnerRegistry(deps);
+  }
+
+  /**
+   * Starts a session for the thread (if none) and queues the message durably before anything
+   * else happens. Returns `inserted: false` for a duplicate delivery (nothing else is done).
+   */
+  async submit(message: IncomingMessage, options: { startSession: boolean; title?: string }): Promise<{ session: SessionRecord | null; steer: SteerRecord | null; inserted: boolean }> {
+    const session = options.startSession
+      ? (await this.deps.stores.sessions.open(message.address, { title: options.title ?? message.text.slice(0, 80), scope: this.deps.settings.memoryScope })).session
+      : await this.deps.stores.sessions.find(message.address);
+    if (!session) return { session: null, steer: null, inserted: false };
+    const { steer, inserted } = await this.deps.stores.steers.enqueue({
+      sessionId: session.id,
+      platformMessageKey: message.platformMessageKey,
+      authorId: message.authorId,
+      authorName: message.authorName,
+      text: message.text,
+    });
+    if (inserted) {
+      this.deps.events.emit({ type: 'steer-received', session, steer });
+      await (await this.runners.get(session.id)).steerArrived();
+    }
+    return { session, steer, inserted };
+  }
+
+  /** The session bound to a thread, if any. */
+  findSession(address: ThreadAddress): Promise<SessionRecord | null> {
+    return this.deps.stores.sessions.find(address);
+  }
+
+  runner(sessionId: string): Promise<SessionRunner> {
+    return this.runners.get(sessionId);
+  }
+
+  async pause(sessionId: string): Promise<void> {
+    await (await this.runner(sessionId)).pause();
+  }
+
+  async resume(sessionId: string): Promise<void> {
+    await (await this.runner(sessionId)).resume();
+  }
+
+  /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */
+  async reset(sessionId: string): Promise<boolean> {
+    return (await this.runner(sessionId)).requestReset();
+  }
+
+  async status(sessionId: string): Promise<SessionStatus> {
+    const runner = await this.runner(sessionId);
+    const usage = await this.deps.stores.usage.summary(sessionId);
+    const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
+    const cached = usage.worker.cachedTokens + usage.summarizer.cachedTokens + usage.decider.cachedTokens;
+    const tokens = runner.context.lastPromptTokens ?? runner.context.segment.contextTokens;
+    return {
+      session: runner.session,
+      state: runner.state,
+      segmentOrdinal: runner.context.segment.ordinal,
+      contextTokens: tokens,
+      contextPercent: Math.round((tokens * 1000) / this.deps.settings.contextWindow) / 10,
+      queued: await this.deps.stores.steers.countQueued(sessionId),
+      usage,
+      cacheRatio: prompt === 0 ? 0 : cached / prompt,
+    };
+  }
+
+  /** Drives sessions left with backlog by a crash or restart. */
+  recover(): Promise<number> {
+    return this.runners.recover();
+  }
+
+  stop(graceMs?: number): Promise<void> {
+    return this.runners.stop(graceMs);
+  }
+}

@@ -1,0 +1,33 @@
+// Context windows of common models, in tokens (R2 measures usage as a percent of this).
+
+const table: Array<[RegExp, number]> = [
+  [/^(openai\/)?gpt-4\.1/, 1_047_576],
+  [/^(openai\/)?gpt-5/, 400_000],
+  [/^(openai\/)?(o3|o4-mini)/, 200_000],
+  [/^(openai\/)?gpt-4o/, 128_000],
+  [/^(openai\/)?codex/, 400_000],
+  [/deepseek-v4/, 1_000_000],
+  [/deepseek/, 128_000],
+  [/qwen3\.5/, 256_000],
+  [/qwen/, 131_072],
+  [/claude/, 200_000],
+  [/gemini/, 1_048_576],
+  [/llama-?3/, 128_000],
+  [/mistral|mixtral/, 32_768],
+];
+
+/** Default for unknown models. */
+export const defaultContextWindow = 128_000;
+
+/** The window for `model`: the override if given, else the table, else 128k. */
+export function contextWindowFor(model: string, override?: number): { tokens: number; known: boolean } {
+  if (override) return { tokens: override, known: true };
+  const name = model.toLowerCase();
+  for (const [pattern, tokens] of table) if (pattern.test(name)) return { tokens, known: true };
+  return { tokens: defaultContextWindow, known: false };
+}
+
+/** Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up. */
+export function estimateTokens(messages: readonly unknown[]): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify(messages), 'utf8') / 4);
+}

@@ -1,0 +1,84 @@
+// Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
+import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
+import type { SessionRecord, SteerRecord } from './store.js';
+
+/** Line-diff statistics of one memory document change. */
+export interface DocumentChange {
+  documentId: string;
+  path: string;
+  /** The version this change created, and the one before it (0 = created). */
+  version: number;
+  previousVersion: number;
+  added: number;
+  removed: number;
+  deleted: boolean;
+}
+
+export interface RunUsage {
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown';
+
+/** Everything a session reports while it works. */
+export type AgentEvent =
+  | { type: 'run-start'; session: SessionRecord }
+  | { type: 'run-end'; session: SessionRecord; reason: StopReason }
+  | { type: 'text-delta'; session: SessionRecord; delta: string }
+  | { type: 'assistant-message'; session: SessionRecord; message: ChatMessage; segmentId: string; seq: number }
+  /** A final answer (assistant message without tool calls) to post in the thread. */
+  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number }
+  | { type: 'tool-call-start'; session: SessionRecord; call: ToolCall }
+  | { type: 'tool-call-end'; session: SessionRecord; call: ToolCall; ok: boolean; result: string }
+  | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }
+  | { type: 'steer-taken'; session: SessionRecord; steers: SteerRecord[] }
+  | { type: 'pause-requested'; session: SessionRecord }
+  | { type: 'paused'; session: SessionRecord }
+  | { type: 'resumed'; session: SessionRecord }
+  | { type: 'error'; session: SessionRecord; error: { code: string; message: string; retryable: boolean } }
+  | {
+      type: 'memory-updated';
+      session: SessionRecord;
+      memoryRunId: string;
+      round: number;
+      changes: DocumentChange[];
+      usage: RunUsage;
+    }
+  | {
+      type: 'context-reset';
+      session: SessionRecord;
+      segmentId: string;
+      segmentOrdinal: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      carriedMessages: number;
+    }
+  | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string };
+
+export type AgentEventType = AgentEvent['type'];
+export type EventListener = (event: AgentEvent) => void;
+
+/** Fans events out to listeners; a throwing listener never breaks the run. */
+export class EventBus {
+  private readonly listeners = new Set<EventListener>();
+
+  constructor(private readonly onListenerError: (error: unknown, event: AgentEvent) => void = () => undefined) {}
+
+  /** Adds a listener; returns a function that removes it. */
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(event: AgentEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.onListenerError(error, event);
+      }
+    }
+  }
+}

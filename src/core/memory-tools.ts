@@ -1,0 +1,153 @@
+// Memory tools (R13, R15): one set of definitions for every role (R1); permissions are checked
+// here, when a tool runs. The worker reads, searches and writes its own TODO.md; the summarizer
+// curates every other document of the memory space.
+import { z } from 'zod';
+import { ToolError } from './errors.js';
+import { mainDocumentPath, todoDocumentPath } from './init-messages.js';
+import type { AgentRole } from './messages.js';
+import type { ContextStore, DocumentAuthor, DocumentKey, DocumentStore } from './store.js';
+import { defineTool, type AnyTool, type ToolContext } from './tool.js';
+
+const path = z.string().min(1).max(200).describe('Document path inside the memory space, e.g. "MAIN.md" or "projects/billing.md"');
+const expectedVersion = z.number().int().min(0).describe('The version you last read (0 to create a new document); a mismatch means someone changed it');
+
+/** The memory tools, in a stable order. */
+export function memoryTools(stores: { documents: DocumentStore; context: ContextStore }): AnyTool[] {
+  const { documents } = stores;
+  return [
+    defineTool({
+      name: 'memory_read',
+      description: 'Read a memory document (MAIN.md, TODO.md or any other) with its version number.',
+      input: z.object({ path }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw }, context) => {
+        const document = await documents.read(keyFor(raw, context));
+        if (!document || document.deleted) throw new ToolError(`no memory document ${normalize(raw)}; memory_list shows what exists`);
+        return `${document.path} (version ${document.version}):\n${document.content}`;
+      },
+    }),
+    defineTool({
+      name: 'memory_list',
+      description: 'List the memory documents of this space with their versions and sizes.',
+      input: z.object({}),
+      roles: ['worker', 'summarizer'],
+      execute: async (_input, context) => {
+        const list = await documents.list(context.memorySpaceId, context.sessionId);
+        if (list.length === 0) return 'No memory documents yet.';
+        return list.map((document) => `${document.path}  v${document.version}  ${document.content.length} chars`).join('\n');
+      },
+    }),
+    defineTool({
+      name: 'memory_search',
+      description: 'Full-text search over earlier conversations of this memory space (contexts before the last resets and other threads). Use it when you suspect you have seen something before.',
+      input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).default(10) }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ query, limit }, context) => {
+        const hits = await stores.context.searchOriginals(context.memorySpaceId, query, context.segmentId, limit);
+        if (hits.length === 0) return `No earlier messages match "${query}".`;
+        return hits.map((hit) => `[session ${hit.sessionId.slice(0, 8)} · context ${hit.segmentOrdinal} · #${hit.seq} · ${hit.role}] ${hit.snippet}`).join('\n');
+      },
+    }),
+    defineTool({
+      name: 'todo_write',
+      description: 'Replace your TODO.md for this thread. Use "- [ ] open item" and "- [x] done item" lines.',
+      input: z.object({ content: z.string().max(20_000), expected_version: expectedVersion.optional() }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ content, expected_version }, context) => {
+        if (context.role !== 'worker') throw new ToolError('TODO.md belongs to the worker; as the summarizer, edit MAIN.md or other documents instead');
+        const key = { spaceId: context.memorySpaceId, sessionKey: context.sessionId, path: todoDocumentPath };
+        const written = await documents.write(key, content, { kind: 'worker', sessionId: context.sessionId }, expected_version);
+        return `TODO.md saved (version ${written.version}).`;
+      },
+    }),
+    defineTool({
+      name: 'memory_write',
+      description: 'Create or overwrite a memory document (summarizer only).',
+      input: z.object({ path, content: z.string().max(100_000), expected_version: expectedVersion }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw, content, expected_version }, context) => {
+        const key = writableKey(raw, context);
+        const written = await documents.write(key, content, author(context), expected_version);
+        return `${written.path} saved (version ${written.version}).`;
+      },
+    }),
+    defineTool({
+      name: 'memory_edit',
+      description: 'Replace one exact, unique passage of a memory document (summarizer only).',
+      input: z.object({ path, old_text: z.string().min(1), new_text: z.string(), expected_version: expectedVersion.optional() }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw, old_text, new_text, expected_version }, context) => {
+        const key = writableKey(raw, context);
+        const document = await documents.read(key);
+        if (!document || document.deleted) throw new ToolError(`no memory document ${key.path}; create it with memory_write`);
+        const count = document.content.split(old_text).length - 1;
+        if (count !== 1) throw new ToolError(`old_text occurs ${count} times in ${key.path}; it must occur exactly once (nothing changed)`);
+        const version = expected_version ?? document.version;
+        const written = await documents.write(key, document.content.replace(old_text, () => new_text), author(context), version);
+        return `${written.path} edited (version ${written.version}).`;
+      },
+    }),
+    defineTool({
+      name: 'memory_move',
+      description: 'Rename or move a memory document (summarizer only).',
+      input: z.object({ from: path, to: path }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ from, to }, context) => {
+        const source = writableKey(from, context);
+        const target = writableKey(to, context);
+        if (source.path === mainDocumentPath) throw new ToolError('MAIN.md cannot be moved: it is loaded into every context');
+        const document = await documents.read(source);
+        if (!document || document.deleted) throw new ToolError(`no memory document ${source.path}`);
+        await documents.write(target, document.content, author(context), 0);
+        await documents.remove(source, author(context), document.version);
+        return `${source.path} moved to ${target.path}.`;
+      },
+    }),
+    defineTool({
+      name: 'memory_delete',
+      description: 'Delete a memory document (summarizer only; its history is kept and people can revert).',
+      input: z.object({ path, expected_version: expectedVersion.optional() }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw, expected_version }, context) => {
+        const key = writableKey(raw, context);
+        if (key.path === mainDocumentPath) throw new ToolError('MAIN.md cannot be deleted: rewrite it instead');
+        await documents.remove(key, author(context), expected_version);
+        return `${key.path} deleted.`;
+      },
+    }),
+  ];
+}
+
+/** Normalizes a document path: relative, no "..", forward slashes. */
+export function normalize(raw: string): string {
+  const parts = raw.replace(/\\/g, '/').split('/').filter((part) => part !== '' && part !== '.');
+  if (raw.startsWith('/') || parts.some((part) => part === '..')) {
+    throw new ToolError(`invalid document path "${raw}": use a relative path without ".."`);
+  }
+  if (parts.length === 0) throw new ToolError('document path is empty');
+  return parts.join('/');
+}
+
+function keyFor(raw: string, context: ToolContext): DocumentKey {
+  const normalized = normalize(raw);
+  const sessionKey = normalized === todoDocumentPath ? context.sessionId : '';
+  return { spaceId: context.memorySpaceId, sessionKey, path: normalized };
+}
+
+/** Only the summarizer writes space documents, and never TODO.md. */
+function writableKey(raw: string, context: ToolContext): DocumentKey {
+  const key = keyFor(raw, context);
+  const role: AgentRole = context.role;
+  if (role === 'worker') {
+    throw new ToolError(`you are the worker: ${key.path} is kept by the background memory and you cannot change it; you may only edit your TODO.md with todo_write`);
+  }
+  if (key.path === todoDocumentPath) {
+    throw new ToolError('TODO.md belongs to the worker; as the summarizer, edit MAIN.md or other documents instead');
+  }
+  return key;
+}
+
+function author(context: ToolContext): DocumentAuthor {
+  if (context.role === 'summarizer' && context.memoryRunId) return { kind: 'summarizer', memoryRunId: context.memoryRunId };
+  return { kind: 'worker', sessionId: context.sessionId };
+}

@@ -1,0 +1,69 @@
+// The live session runners of this process: one per session (R10), created on demand, evicted
+// when idle, and woken at start-up for sessions with backlog (R12).
+import type { AgentDeps } from './agent-context.js';
+import { SessionRunner } from './session-runner.js';
+
+export class RunnerRegistry {
+  private readonly runners = new Map<string, Promise<SessionRunner>>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: AgentDeps,
+    /** Idle runners are dropped after this long (ms); their state lives in the store. */
+    private readonly idleAfterMs = 10 * 60_000,
+  ) {}
+
+  /** The runner of a session, loading it on first use. */
+  get(sessionId: string): Promise<SessionRunner> {
+    let runner = this.runners.get(sessionId);
+    if (!runner) {
+      runner = SessionRunner.load(this.deps, sessionId);
+      this.runners.set(sessionId, runner);
+      runner.catch(() => this.runners.delete(sessionId));
+    }
+    return runner;
+  }
+
+  /** The runner if it is loaded, without loading it. */
+  async peek(sessionId: string): Promise<SessionRunner | undefined> {
+    return this.runners.get(sessionId);
+  }
+
+  get size(): number {
+    return this.runners.size;
+  }
+
+  /** Drives every session that has backlog without a new message (crash recovery, R12). */
+  async recover(): Promise<number> {
+    const ids = await this.deps.stores.sessions.withBacklog();
+    for (const id of ids) (await this.get(id)).wake();
+    if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
+    return ids.length;
+  }
+
+  /** Starts the periodic eviction of idle runners. */
+  startSweeping(intervalMs = 60_000): void {
+    this.sweeper = setInterval(() => void this.evictIdle(), intervalMs);
+    this.sweeper.unref();
+  }
+
+  /** Drops runners that have been quiet for idleAfterMs. */
+  async evictIdle(now = Date.now()): Promise<number> {
+    let evicted = 0;
+    for (const [id, pending] of this.runners) {
+      const runner = await pending.catch(() => undefined);
+      if (runner && runner.quiet && runner.state !== 'running' && now - runner.lastActivityAt >= this.idleAfterMs) {
+        this.runners.delete(id);
+        evicted += 1;
+      }
+    }
+    return evicted;
+  }
+
+  /** Stops every runner: running drives stop at their next checkpoint. */
+  async stop(graceMs?: number): Promise<void> {
+    clearInterval(this.sweeper);
+    const runners = await Promise.all([...this.runners.values()].map((runner) => runner.catch(() => undefined)));
+    await Promise.all(runners.map((runner) => runner?.stop(graceMs)));
+  }
+}

@@ -1,0 +1,207 @@
+// One runner per session (R10): it alone drives the worker loop, takes pause/resume requests from
+// people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
+// small state machine in pump(): at most one activity (a drive or a reset) at a time.
+import type { AgentDeps } from './agent-context.js';
+import type { StopReason } from './events.js';
+import { buildInitMessages } from './init-messages.js';
+import { LiveContext } from './live-context.js';
+import { MemoryManager } from './memory-manager.js';
+import { renderSteer } from './prompts.js';
+import { resetContext } from './reset.js';
+import type { SessionRecord, SteerRecord } from './store.js';
+import { runWorkerLoop, type CheckpointKind } from './worker-loop.js';
+
+export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
+
+export class SessionRunner {
+  readonly memory: MemoryManager;
+  /** When the runner last did anything (the registry evicts idle runners). */
+  lastActivityAt = Date.now();
+  private activity: Promise<void> | null = null;
+  private activityKind: 'drive' | 'reset' | 'pause' | null = null;
+  /** The last drive failed: wait for a person (steer or resume) instead of retrying forever. */
+  private failed = false;
+  private stopping = false;
+  private readonly lifetime = new AbortController();
+
+  private constructor(
+    private readonly deps: AgentDeps,
+    private record: SessionRecord,
+    readonly context: LiveContext,
+  ) {
+    this.memory = new MemoryManager(deps, {
+      session: () => this.record,
+      context,
+      requestReset: (segmentId) => void this.requestReset(segmentId),
+      signal: this.lifetime.signal,
+    });
+  }
+
+  /** Loads a session's current segment, writing its init messages if it has none yet. */
+  static async load(deps: AgentDeps, sessionId: string): Promise<SessionRunner> {
+    const session = await deps.stores.sessions.get(sessionId);
+    if (!session) throw new Error(`no session ${sessionId}`);
+    const { segment, messages } = await deps.stores.context.load(sessionId);
+    const context = new LiveContext(deps.stores.context, segment, messages);
+    if (messages.length === 0) {
+      for (const message of await buildInitMessages(deps, session)) await context.append(message, { isInit: true });
+    }
+    if (segment.contextTokens > 0) context.lastPromptTokens = segment.contextTokens;
+    return new SessionRunner(deps, session, context);
+  }
+
+  get session(): SessionRecord {
+    return this.record;
+  }
+
+  get state(): RunnerState {
+    if (this.activityKind === 'reset' || this.record.resetRequested) return 'resetting';
+    if (this.activityKind === 'drive') return 'running';
+    if (this.record.paused) return 'paused';
+    return this.failed ? 'failed' : 'idle';
+  }
+
+  /** True when nothing runs: no drive, no reset, no memory run. */
+  get quiet(): boolean {
+    return this.activity === null && !this.memory.summarizerRunning;
+  }
+
+  /** Starts driving if there is backlog (recovery after a restart, R12). */
+  wake(): void {
+    this.pump();
+  }
+
+  /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
+  async steerArrived(): Promise<void> {
+    this.failed = false;
+    if (!this.record.resetRequested && (this.record.paused || this.record.pauseRequested)) {
+      await this.resume();
+      return;
+    }
+    this.pump();
+  }
+
+  /** R11: takes effect at the next checkpoint; at once when idle. */
+  async pause(): Promise<void> {
+    if (this.record.paused) return;
+    await this.setFlags({ pauseRequested: true });
+    this.deps.events.emit({ type: 'pause-requested', session: this.record });
+    if (!this.activity) await this.enterPaused();
+  }
+
+  /** R11: clears the pause and continues with any backlog, without a new message. */
+  async resume(): Promise<void> {
+    this.failed = false;
+    if (this.record.paused || this.record.pauseRequested) {
+      await this.setFlags({ paused: false, pauseRequested: false });
+      this.deps.events.emit({ type: 'resumed', session: this.record });
+    }
+    this.pump();
+  }
+
+  /**
+   * R6/R8: asks for a reset of the given segment (default: the current one). Ignored when the
+   * segment already ended (a stale decider) or a reset is already pending.
+   */
+  async requestReset(segmentId = this.context.segment.id): Promise<boolean> {
+    if (segmentId !== this.context.segment.id || this.record.resetRequested || this.stopping) {
+      this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
+      return false;
+    }
+    await this.setFlags({ resetRequested: true });
+    this.pump();
+    return true;
+  }
+
+  /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
+  async stop(graceMs = 25_000): Promise<void> {
+    this.stopping = true;
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([this.activity ?? Promise.resolve(), deadline]);
+    this.lifetime.abort(new Error('shutdown'));
+    await Promise.race([Promise.all([this.activity, this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  }
+
+  /** Resolves when the current drive or reset (and any that follows from it) is over. */
+  async whenIdle(): Promise<void> {
+    while (this.activity) await this.activity;
+  }
+
+  private pump(): void {
+    if (this.activity || this.stopping) return;
+    if (this.record.resetRequested) this.begin('reset', () => this.performReset());
+    else if (this.record.pauseRequested) this.begin('pause', () => this.enterPaused());
+    else if (!this.record.paused && !this.failed) this.begin('drive', () => this.drive());
+  }
+
+  private begin(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): void {
+    this.activityKind = kind;
+    this.lastActivityAt = Date.now();
+    this.activity = work()
+      .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
+      .finally(() => {
+        this.activity = null;
+        this.activityKind = null;
+        this.lastActivityAt = Date.now();
+        this.pump();
+      });
+  }
+
+  private async drive(): Promise<void> {
+    if (this.context.tail() === 'settled' && (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return;
+    const session = this.record;
+    this.deps.events.emit({ type: 'run-start', session });
+    let reason: StopReason;
+    try {
+      reason = await runWorkerLoop({
+        deps: this.deps,
+        session: () => this.record,
+        context: this.context,
+        checkpoint: (kind) => this.checkpoint(kind),
+        renderSteer: (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }),
+        signal: this.lifetime.signal,
+      });
+    } catch (error) {
+      reason = this.stopping ? 'shutdown' : 'error';
+      if (!this.stopping) this.failed = true;
+      const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
+      const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.log.error({ sessionId: session.id, err: message, code }, 'run-failed');
+      this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
+    }
+    this.deps.events.emit({ type: 'run-end', session: this.record, reason });
+  }
+
+  /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
+  private async checkpoint(_kind: CheckpointKind): Promise<StopReason | null> {
+    this.lastActivityAt = Date.now();
+    await this.memory.onCheckpoint();
+    if (this.record.resetRequested) return 'reset';
+    if (this.record.pauseRequested) {
+      await this.enterPaused();
+      return 'paused';
+    }
+    if (this.stopping) return 'shutdown';
+    return null;
+  }
+
+  private async enterPaused(): Promise<void> {
+    await this.setFlags({ paused: true, pauseRequested: false });
+    this.deps.events.emit({ type: 'paused', session: this.record });
+  }
+
+  private async performReset(): Promise<void> {
+    try {
+      await resetContext(this.deps, this.record, this.context, this.memory);
+    } finally {
+      // R7: a person's pause survives; the worker continues by itself when there is backlog.
+      await this.setFlags({ resetRequested: false });
+    }
+  }
+
+  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested'>>): Promise<void> {
+    await this.deps.stores.sessions.setFlags(this.record.id, flags);
+    this.record = { ...this.record, ...flags };
+  }
+}

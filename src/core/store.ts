@@ -1,0 +1,226 @@
+// The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
+import type { AgentRole, ChatMessage } from './messages.js';
+
+export type Platform = 'slack' | 'discord' | 'console';
+export type MemoryScope = 'channel' | 'thread' | 'workspace';
+
+/** Where a session lives on its platform. */
+export interface ThreadAddress {
+  platform: Platform;
+  /** Slack team id, Discord guild id ("@me" for DMs), "local" for the console. */
+  workspaceId: string;
+  channelId: string;
+  /** Slack thread_ts, Discord thread (or DM channel) id. */
+  threadKey: string;
+}
+
+/** A session as core sees it. */
+export interface SessionRecord extends ThreadAddress {
+  id: string;
+  memorySpaceId: string;
+  title: string;
+  /** R11: a person asked for a pause, effective at the next checkpoint. */
+  pauseRequested: boolean;
+  /** R11: stopped until resume or a steer message. */
+  paused: boolean;
+  /** R6: a reset was decided and is not finished. */
+  resetRequested: boolean;
+}
+
+export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested'>;
+
+/** One worker context between two resets. */
+export interface SegmentRecord {
+  id: string;
+  sessionId: string;
+  ordinal: number;
+  lastStep: number;
+  summarizerRounds: number;
+  deciderRounds: number;
+  contextTokens: number;
+  carriedMessages: number;
+}
+
+/** A context message with its storage flags. */
+export interface StoredMessage {
+  seq: number;
+  message: ChatMessage;
+  isInit: boolean;
+  isMarker: boolean;
+  /** For markers: the summarizer run placed with it. */
+  memoryRunId: string | null;
+}
+
+/** A steer message waiting in the inbound queue. */
+export interface SteerRecord {
+  id: number;
+  sessionId: string;
+  platformMessageKey: string;
+  authorId: string;
+  authorName: string;
+  text: string;
+  status: 'queued' | 'taken' | 'withdrawn';
+  receivedAt: Date;
+}
+
+export interface NewSteer {
+  sessionId: string;
+  platformMessageKey: string;
+  authorId: string;
+  authorName: string;
+  text: string;
+}
+
+export interface MemoryRunRecord {
+  id: string;
+  sessionId: string;
+  segmentId: string;
+  role: 'summarizer' | 'decider';
+  round: number;
+  status: 'running' | 'succeeded' | 'failed';
+  forkPoint: number;
+}
+
+export interface ModelCallRecord {
+  sessionId: string;
+  segmentId: string | null;
+  memoryRunId: string | null;
+  role: AgentRole;
+  model: string;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** Usage so far for a session, by role. */
+export type UsageSummary = Record<AgentRole, { calls: number; promptTokens: number; cachedTokens: number; completionTokens: number }>;
+
+export interface SessionStore {
+  /** Finds the session of a thread, or creates it with its memory space and first segment. */
+  open(address: ThreadAddress, options: { title: string; scope: MemoryScope }): Promise<{ session: SessionRecord; created: boolean }>;
+  find(address: ThreadAddress): Promise<SessionRecord | null>;
+  get(sessionId: string): Promise<SessionRecord | null>;
+  setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;
+  /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
+  withBacklog(): Promise<string[]>;
+}
+
+export interface ContextStore {
+  /** The session's current segment and its messages in order. */
+  load(sessionId: string): Promise<{ segment: SegmentRecord; messages: StoredMessage[] }>;
+  /** Appends one message at `seq`; fails if that position is taken (a second writer). */
+  append(segmentId: string, entry: StoredMessage): Promise<void>;
+  updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
+  /**
+   * Atomically moves every queued steer message of the session into the segment, starting at
+   * `seq`, rendered by `render`; returns the steers taken (empty when none were queued).
+   */
+  takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]>;
+  /** Ends the current segment and starts the next with `messages` (init + carry-over), atomically. */
+  startSegment(sessionId: string, messages: StoredMessage[], carriedMessages: number): Promise<SegmentRecord>;
+  /** Full-text search over earlier segments of sessions in the memory space (R15). */
+  searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
+}
+
+export interface SearchHit {
+  sessionId: string;
+  segmentOrdinal: number;
+  seq: number;
+  role: string;
+  snippet: string;
+}
+
+export interface SteerStore {
+  /** Inserts if the platform key is new; `inserted` false means a duplicate delivery. */
+  enqueue(steer: NewSteer): Promise<{ steer: SteerRecord; inserted: boolean }>;
+  /** Edits a still-queued steer; false when it was already taken. */
+  edit(platformMessageKey: string, text: string): Promise<boolean>;
+  /** Withdraws a still-queued steer; false when it was already taken. */
+  withdraw(platformMessageKey: string): Promise<boolean>;
+  countQueued(sessionId: string): Promise<number>;
+}
+
+export interface EventLog {
+  /** Records a platform event id; false when it was seen before (insert-if-absent). */
+  markProcessed(key: string): Promise<boolean>;
+}
+
+export interface MemoryRunStore {
+  start(run: Omit<MemoryRunRecord, 'id' | 'status'>): Promise<MemoryRunRecord>;
+  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }): Promise<void>;
+  statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
+}
+
+export interface UsageStore {
+  record(call: ModelCallRecord): Promise<void>;
+  summary(sessionId: string): Promise<UsageSummary>;
+}
+
+/** Everything core stores, grouped. */
+export interface Stores {
+  sessions: SessionStore;
+  context: ContextStore;
+  steers: SteerStore;
+  events: EventLog;
+  memoryRuns: MemoryRunStore;
+  usage: UsageStore;
+  documents: DocumentStore;
+}
+
+// ── memory documents (R13, R15) ─────────────────────────────────────────────────────────────
+
+export type DocumentAuthor =
+  | { kind: 'summarizer'; memoryRunId: string }
+  | { kind: 'worker'; sessionId: string }
+  | { kind: 'person'; userId: string; name: string }
+  | { kind: 'system' };
+
+export interface DocumentRecord {
+  id: string;
+  spaceId: string;
+  /** '' for space documents; the session id for its TODO.md. */
+  sessionKey: string;
+  path: string;
+  version: number;
+  content: string;
+  deleted: boolean;
+  updatedAt: Date;
+}
+
+export interface DocumentVersionRecord {
+  documentId: string;
+  path: string;
+  version: number;
+  content: string;
+  deleted: boolean;
+  author: DocumentAuthor;
+  reviewedBy: string | null;
+  createdAt: Date;
+}
+
+export interface DocumentKey {
+  spaceId: string;
+  sessionKey: string;
+  path: string;
+}
+
+export interface DocumentStore {
+  read(key: DocumentKey): Promise<DocumentRecord | null>;
+  /** Live documents of the space plus the session's own (TODO.md). */
+  list(spaceId: string, sessionId: string): Promise<DocumentRecord[]>;
+  /**
+   * Writes a new version. `expectedVersion`: the version the writer read (compare-and-set);
+   * 0 = the document must not exist yet; undefined = no check. Throws ConflictError on a race.
+   */
+  write(key: DocumentKey, content: string, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
+  /** Marks the document deleted (a new version); throws ConflictError like write. */
+  remove(key: DocumentKey, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
+  versions(documentId: string): Promise<DocumentVersionRecord[]>;
+  /** The versions a memory run wrote, newest first. */
+  versionsByRun(memoryRunId: string): Promise<DocumentVersionRecord[]>;
+  /** Restores the version before `version` as a new version written by `author`. */
+  revert(documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord>;
+  markReviewed(memoryRunId: string, reviewer: string): Promise<number>;
+}

@@ -1,0 +1,79 @@
+// Executes the tool calls of an assistant message. Whatever goes wrong (unknown tool, invalid
+// JSON, invalid arguments, a thrown error, a timeout, a role without permission) becomes a tool
+// result describing the problem: a tool never crashes a run.
+import type { ToolCall } from './messages.js';
+import type { AnyTool, ToolContext } from './tool.js';
+import { toolDefinitions } from './tool.js';
+import type { ToolDefinition } from './messages.js';
+
+export interface ToolOutcome {
+  ok: boolean;
+  /** The tool message content sent back to the model. */
+  content: string;
+}
+
+/** Runs tools by name with validation, permissions and time limits. */
+export class ToolExecutor {
+  /** The definitions every role receives, in a stable order (R1). */
+  readonly definitions: ToolDefinition[];
+  private readonly byName: Map<string, AnyTool>;
+
+  constructor(
+    readonly tools: readonly AnyTool[],
+    private readonly defaultTimeoutMs = 120_000,
+  ) {
+    this.byName = new Map();
+    for (const tool of tools) {
+      if (this.byName.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+      this.byName.set(tool.name, tool);
+    }
+    this.definitions = toolDefinitions(tools);
+  }
+
+  /** Executes one call for `context.role`; never throws. */
+  async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
+    const name = call.function?.name ?? '';
+    const tool = this.byName.get(name);
+    if (!tool) return failure(`unknown tool "${name}"; available tools: ${[...this.byName.keys()].join(', ')}`);
+    if (!(tool.roles ?? ['worker']).includes(context.role)) {
+      return failure(`${name} is not available to the ${context.role}`);
+    }
+    let args: unknown;
+    try {
+      const text = call.function.arguments.trim();
+      args = text === '' ? {} : JSON.parse(text);
+    } catch (error) {
+      return failure(`arguments of ${name} are not valid JSON (${(error as Error).message})`);
+    }
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
+      return failure(`invalid arguments for ${name}: ${problems.join('; ')}`);
+    }
+    const timeoutMs = tool.timeoutMs ?? this.defaultTimeoutMs;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(context.signal.reason);
+    context.signal.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        // Abort first so the tool really stops, then answer.
+        controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+        reject(new Error(`${name} timed out after ${Math.round(timeoutMs / 1000)} s and was stopped`));
+      }, timeoutMs);
+    });
+    try {
+      const content = await Promise.race([tool.execute(parsed.data, { ...context, signal: controller.signal }), timeout]);
+      return { ok: true, content };
+    } catch (error) {
+      return failure(error instanceof Error ? error.message : String(error));
+    } finally {
+      clearTimeout(timer);
+      context.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function failure(message: string): ToolOutcome {
+  return { ok: false, content: `Error: ${message}` };
+}

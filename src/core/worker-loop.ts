@@ -1,0 +1,107 @@
+// The worker loop (spec/memory.md R9–R12). Reads like the spec:
+//   model call → execute tool calls → checkpoint → drain steer messages → repeat;
+//   an answer without tool calls → checkpoint → drain (or idle).
+// A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
+import type { AgentDeps } from './agent-context.js';
+import { estimateTokens } from './context-window.js';
+import type { StopReason } from './events.js';
+import type { LiveContext } from './live-context.js';
+import type { ChatMessage } from './messages.js';
+import { buildRequest, callModel } from './model-call.js';
+import type { SessionRecord, SteerRecord } from './store.js';
+
+export type CheckpointKind = 'after-tools' | 'after-answer';
+
+/** What the loop needs from its session runner. */
+export interface WorkerScope {
+  deps: AgentDeps;
+  /** The live session record (flags change while the loop runs). */
+  session: () => SessionRecord;
+  context: LiveContext;
+  /** Memory trigger, then the pause/reset gate; a non-null result stops the loop. */
+  checkpoint: (kind: CheckpointKind) => Promise<StopReason | null>;
+  /** Renders a steer message for the model. */
+  renderSteer: (steer: SteerRecord) => ChatMessage;
+  signal: AbortSignal;
+}
+
+/** Drives the worker until it is idle or stopped at a checkpoint. Throws on model failure. */
+export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
+  const { context } = scope;
+  for (;;) {
+    switch (context.tail()) {
+      case 'tools-pending': {
+        // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
+        await executePendingToolCalls(scope);
+        const stop = await scope.checkpoint('after-tools');
+        if (stop) return stop;
+        await drainSteers(scope);
+        continue;
+      }
+      case 'needs-answer': {
+        if (scope.signal.aborted) return 'shutdown';
+        const message = await callWorkerModel(scope);
+        if (message.tool_calls?.length) continue;
+        const stop = await scope.checkpoint('after-answer');
+        if (stop) return stop;
+        if (await drainSteers(scope)) continue;
+        return 'idle';
+      }
+      case 'settled': {
+        if (await drainSteers(scope)) continue;
+        return 'idle';
+      }
+    }
+  }
+}
+
+async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  const response = await callModel(deps, buildRequest(deps, session.id, context.messages), {
+    sessionId: session.id,
+    segmentId: context.segment.id,
+    role: 'worker',
+    signal: scope.signal,
+    onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+  });
+  const entry = await context.append(response.message);
+  // R2: provider usage first; the estimate when the provider reports none.
+  const tokens = response.usage?.promptTokens ?? estimateTokens(context.messages);
+  context.lastPromptTokens = tokens;
+  await deps.stores.context.updateSegment(context.segment.id, { contextTokens: tokens });
+  context.segment.contextTokens = tokens;
+  deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
+  if (!response.message.tool_calls?.length) {
+    deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq });
+  }
+  return response.message;
+}
+
+/** Runs the tool calls that have no result yet, in order, persisting each result (R12). */
+async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  for (const call of context.pendingToolCalls()) {
+    deps.events.emit({ type: 'tool-call-start', session, call });
+    const outcome = await deps.tools.execute(call, {
+      role: 'worker',
+      sessionId: session.id,
+      segmentId: context.segment.id,
+      memorySpaceId: session.memorySpaceId,
+      contextWindow: deps.settings.contextWindow,
+      signal: scope.signal,
+    });
+    await context.append({ role: 'tool', tool_call_id: call.id, content: outcome.content });
+    deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
+  }
+}
+
+/** R9: moves queued steer messages into the context; returns whether any were taken. */
+async function drainSteers(scope: WorkerScope): Promise<boolean> {
+  const session = scope.session();
+  const taken = await scope.context.takeSteers(session.id, scope.renderSteer);
+  if (taken.length === 0) return false;
+  scope.deps.events.emit({ type: 'steer-taken', session, steers: taken });
+  return true;
+}
