@@ -1,0 +1,165 @@
+// The worker context: segments and their messages, byte-exact (the prompt cache depends on it),
+// steer injection at checkpoints (R9), segment rotation on reset (R6) and search of originals (R15).
+import type { ChatMessage } from '../../core/messages.js';
+import { messageText } from '../../core/messages.js';
+import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
+import type { ContextMessage, Prisma, PrismaClient, Segment } from './generated/client.js';
+import { pickDefined, type TransactionClient } from './prisma-support.js';
+import { toSteerRecord } from './steer-store.js';
+
+// ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
+const maxSnippetChars = 300;
+
+/** Creates the Prisma-backed ContextStore. */
+export function createContextStore(prisma: PrismaClient): ContextStore {
+  return {
+    async load(sessionId) {
+      const segmentId = await currentSegmentId(prisma, sessionId);
+      const segment = await prisma.segment.findUniqueOrThrow({
+        where: { id: segmentId },
+        include: { messages: { orderBy: { seq: 'asc' } } },
+      });
+      return { segment: toSegmentRecord(segment), messages: segment.messages.map(toStoredMessage) };
+    },
+
+    async append(segmentId, entry) {
+      // The unique (segment_id, seq) refuses a second writer at the same position: let it throw.
+      await prisma.contextMessage.create({ data: toMessageRow(segmentId, entry) });
+    },
+
+    async updateSegment(segmentId, patch) {
+      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'contextTokens']);
+      await prisma.segment.update({ where: { id: segmentId }, data });
+    },
+
+    takeSteers(sessionId, segmentId, seq, render) {
+      return prisma.$transaction(async (tx) => {
+        // FOR UPDATE (not SKIP LOCKED): a concurrent taker waits, then re-checks status = 'queued'
+        // on the committed rows and finds none, so no steer is ever injected twice.
+        const locked = await tx.$queryRaw<Array<{ id: bigint }>>`
+          SELECT id FROM steer_messages
+          WHERE session_id = ${sessionId} AND status = 'queued'
+          ORDER BY id
+          FOR UPDATE`;
+        if (locked.length === 0) return [];
+        const ids = locked.map((row) => row.id);
+        const rows = await tx.steerMessage.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
+        const steers = rows.map(toSteerRecord);
+        await tx.contextMessage.createMany({
+          data: steers.map((steer, index) =>
+            toMessageRow(segmentId, { seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }),
+          ),
+        });
+        await tx.steerMessage.updateMany({ where: { id: { in: ids } }, data: { status: 'taken', takenAt: new Date() } });
+        return steers.map((steer) => ({ ...steer, status: 'taken' as const }));
+      });
+    },
+
+    startSegment(sessionId, messages, carriedMessages) {
+      return prisma.$transaction(async (tx) => {
+        const previous = await tx.segment.findUniqueOrThrow({ where: { id: await currentSegmentId(tx, sessionId) } });
+        await tx.segment.update({ where: { id: previous.id }, data: { endedAt: new Date() } });
+        // A racing second rotation picks the same ordinal and fails on unique (session_id, ordinal).
+        const segment = await tx.segment.create({ data: { sessionId, ordinal: previous.ordinal + 1, carriedMessages } });
+        await tx.contextMessage.createMany({ data: messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq })) });
+        await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id } });
+        return toSegmentRecord(segment);
+      });
+    },
+
+    async searchOriginals(memorySpaceId, query, excludeSegmentId, limit) {
+      if (query.trim() === '' || limit <= 0) return [];
+      // Rank and cut first, then build headlines only for the rows returned (ts_headline re-parses
+      // the whole text, so it is the expensive part).
+      const rows = await prisma.$queryRaw<SearchRow[]>`
+        WITH query AS (SELECT websearch_to_tsquery('english', ${query}) AS q),
+        ranked AS (
+          SELECT m.search_text, m.seq, m.role, g.session_id, g.ordinal,
+                 ts_rank(to_tsvector('english', m.search_text), query.q) AS rank, m.id
+          FROM query, context_messages m
+          JOIN segments g ON g.id = m.segment_id
+          JOIN sessions s ON s.id = g.session_id
+          WHERE s.memory_space_id = ${memorySpaceId}
+            AND m.segment_id <> ${excludeSegmentId}
+            AND NOT m.is_init AND NOT m.is_marker
+            AND to_tsvector('english', m.search_text) @@ query.q
+          ORDER BY rank DESC, m.id DESC
+          LIMIT ${limit}::int)
+        SELECT ranked.session_id AS "sessionId", ranked.ordinal AS "segmentOrdinal", ranked.seq, ranked.role,
+               ts_headline('english', ranked.search_text, query.q,
+                           'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
+        FROM ranked, query
+        ORDER BY ranked.rank DESC, ranked.id DESC`;
+      return rows.map((row): SearchHit => ({
+        sessionId: row.sessionId,
+        segmentOrdinal: row.segmentOrdinal,
+        seq: row.seq,
+        role: row.role,
+        snippet: clip(row.snippet.replace(/\s+/g, ' ').trim(), maxSnippetChars),
+      }));
+    },
+  };
+}
+
+interface SearchRow {
+  sessionId: string;
+  segmentOrdinal: number;
+  seq: number;
+  role: string;
+  snippet: string;
+}
+
+async function currentSegmentId(client: PrismaClient | TransactionClient, sessionId: string): Promise<string> {
+  const session = await client.session.findUnique({ where: { id: sessionId }, select: { currentSegmentId: true } });
+  if (!session) throw new Error(`session ${sessionId} does not exist`);
+  if (!session.currentSegmentId) throw new Error(`session ${sessionId} has no current segment`);
+  return session.currentSegmentId;
+}
+
+/** The row of one context message; `content` is the exact JSON text the model is sent. */
+function toMessageRow(segmentId: string, entry: StoredMessage): Prisma.ContextMessageCreateManyInput {
+  const { message } = entry;
+  return {
+    segmentId,
+    seq: entry.seq,
+    role: message.role,
+    content: JSON.stringify(message),
+    toolCallId: message.tool_call_id ?? null,
+    toolCallIds: (message.tool_calls ?? []).map((call) => call.id),
+    isInit: entry.isInit,
+    isMarker: entry.isMarker,
+    memoryRunId: entry.memoryRunId,
+    // Postgres text cannot hold NUL; `content` is safe because JSON.stringify escapes it.
+    searchText: messageText(message).replaceAll('\u0000', ' '),
+  };
+}
+
+function toStoredMessage(row: ContextMessage): StoredMessage {
+  return { seq: row.seq, message: parseMessage(row), isInit: row.isInit, isMarker: row.isMarker, memoryRunId: row.memoryRunId };
+}
+
+function parseMessage(row: ContextMessage): ChatMessage {
+  const parsed: unknown = JSON.parse(row.content);
+  if (typeof parsed !== 'object' || parsed === null || !('role' in parsed) || typeof parsed.role !== 'string') {
+    throw new Error(`context message ${row.segmentId}#${String(row.seq)} is not a chat message`);
+  }
+  // Only this module writes the column, always from a ChatMessage.
+  return parsed as ChatMessage;
+}
+
+function toSegmentRecord(row: Segment): SegmentRecord {
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    ordinal: row.ordinal,
+    lastStep: row.lastStep,
+    summarizerRounds: row.summarizerRounds,
+    deciderRounds: row.deciderRounds,
+    contextTokens: row.contextTokens,
+    carriedMessages: row.carriedMessages,
+  };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

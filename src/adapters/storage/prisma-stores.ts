@@ -1,0 +1,133 @@
+// The storage ports of src/core/store.ts on Prisma (Postgres or PGlite). The larger stores live in
+// their own files; the small ones (event log, memory runs, usage) are here.
+import type { AgentRole, ChatMessage } from '../../core/messages.js';
+import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
+import { createContextStore } from './context-store.js';
+import { createDocumentStore } from './document-store.js';
+import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
+import { createSessionStore } from './session-store.js';
+import { createSteerStore } from './steer-store.js';
+
+const roles: readonly AgentRole[] = ['worker', 'summarizer', 'decider'];
+const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider'];
+const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed'];
+
+/** Every store core needs, on one Prisma client. */
+export function createPrismaStores(prisma: PrismaClient): Stores {
+  return {
+    sessions: createSessionStore(prisma),
+    context: createContextStore(prisma),
+    steers: createSteerStore(prisma),
+    events: createEventLog(prisma),
+    memoryRuns: createMemoryRunStore(prisma),
+    usage: createUsageStore(prisma),
+    documents: createDocumentStore(prisma),
+  };
+}
+
+function createEventLog(prisma: PrismaClient): EventLog {
+  return {
+    async markProcessed(key) {
+      // One statement, so two replicas receiving the same retry cannot both see "new".
+      const inserted = await prisma.$executeRaw`INSERT INTO processed_events (key) VALUES (${key}) ON CONFLICT DO NOTHING`;
+      return inserted > 0;
+    },
+  };
+}
+
+function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
+  return {
+    async start(run) {
+      const row = await prisma.memoryRun.create({
+        data: { sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint },
+      });
+      return toMemoryRunRecord(row);
+    },
+
+    async finish(runId, result) {
+      await prisma.memoryRun.update({
+        where: { id: runId },
+        data: {
+          status: result.status,
+          decision: result.decision ?? null,
+          error: result.error ?? null,
+          transcript: toJson(result.transcript),
+          promptTokens: result.usage.promptTokens,
+          cachedTokens: result.usage.cachedTokens,
+          completionTokens: result.usage.completionTokens,
+          finishedAt: new Date(),
+        },
+      });
+    },
+
+    async statuses(runIds) {
+      const rows = await prisma.memoryRun.findMany({ where: { id: { in: runIds } }, select: { id: true, status: true } });
+      return new Map(rows.map((row) => [row.id, parseRunStatus(row.id, row.status)]));
+    },
+  };
+}
+
+function createUsageStore(prisma: PrismaClient): UsageStore {
+  return {
+    async record(call) {
+      const { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error } = call;
+      await prisma.modelCall.create({
+        data: { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error },
+      });
+    },
+
+    async summary(sessionId) {
+      const groups = await prisma.modelCall.groupBy({
+        by: ['role'],
+        where: { sessionId },
+        _count: { _all: true },
+        _sum: { promptTokens: true, cachedTokens: true, completionTokens: true },
+      });
+      const zero = { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
+      const summary: UsageSummary = { worker: { ...zero }, summarizer: { ...zero }, decider: { ...zero } };
+      for (const group of groups) {
+        const role = roles.find((candidate) => candidate === group.role);
+        if (!role) continue; // a role core no longer knows is not part of its summary
+        summary[role] = {
+          calls: group._count._all,
+          promptTokens: group._sum.promptTokens ?? 0,
+          cachedTokens: group._sum.cachedTokens ?? 0,
+          completionTokens: group._sum.completionTokens ?? 0,
+        };
+      }
+      return summary;
+    },
+  };
+}
+
+/**
+ * The transcript as a JSON column value. jsonb rejects the NUL character (\u0000) that a model may
+ * emit, and a run's result must not be lost over it, so NUL becomes U+FFFD here.
+ */
+function toJson(transcript: ChatMessage[]): Prisma.InputJsonValue {
+  const text = JSON.stringify(transcript, (_key, value: unknown) =>
+    typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
+  );
+  // JSON.parse of JSON.stringify output is JSON by construction.
+  return JSON.parse(text) as Prisma.InputJsonValue;
+}
+
+function toMemoryRunRecord(row: MemoryRun): MemoryRunRecord {
+  const role = runRoles.find((candidate) => candidate === row.role);
+  if (!role) throw new Error(`memory run ${row.id} has an unknown role "${row.role}"`);
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    segmentId: row.segmentId,
+    role,
+    round: row.round,
+    status: parseRunStatus(row.id, row.status),
+    forkPoint: row.forkPoint,
+  };
+}
+
+function parseRunStatus(runId: string, status: string): MemoryRunRecord['status'] {
+  const parsed = runStatuses.find((candidate) => candidate === status);
+  if (!parsed) throw new Error(`memory run ${runId} has an unknown status "${status}"`);
+  return parsed;
+}

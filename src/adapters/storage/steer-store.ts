@@ -1,0 +1,54 @@
+// The inbound steer queue (R9): written before anything else, idempotent on the platform message.
+import type { SteerRecord, SteerStore } from '../../core/store.js';
+import type { PrismaClient, SteerMessage } from './generated/client.js';
+
+const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];
+
+/** Creates the Prisma-backed SteerStore. */
+export function createSteerStore(prisma: PrismaClient): SteerStore {
+  return {
+    async enqueue(steer) {
+      // Insert-if-absent in one statement: a redelivered platform event finds the row already there.
+      const inserted = await prisma.$queryRaw<Array<{ id: bigint }>>`
+        INSERT INTO steer_messages (session_id, platform_message_key, author_id, author_name, text)
+        VALUES (${steer.sessionId}, ${steer.platformMessageKey}, ${steer.authorId}, ${steer.authorName}, ${steer.text})
+        ON CONFLICT (platform_message_key) DO NOTHING
+        RETURNING id`;
+      const row = await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } });
+      return { steer: toSteerRecord(row), inserted: inserted.length > 0 };
+    },
+
+    async edit(platformMessageKey, text) {
+      const { count } = await prisma.steerMessage.updateMany({ where: { platformMessageKey, status: 'queued' }, data: { text } });
+      return count > 0;
+    },
+
+    async withdraw(platformMessageKey) {
+      const { count } = await prisma.steerMessage.updateMany({
+        where: { platformMessageKey, status: 'queued' },
+        data: { status: 'withdrawn' },
+      });
+      return count > 0;
+    },
+
+    countQueued(sessionId) {
+      return prisma.steerMessage.count({ where: { sessionId, status: 'queued' } });
+    },
+  };
+}
+
+/** Maps a steer row to core's record (the BigInt id fits a number for any realistic queue). */
+export function toSteerRecord(row: SteerMessage): SteerRecord {
+  const status = statuses.find((candidate) => candidate === row.status);
+  if (!status) throw new Error(`steer message ${String(row.id)} has an unknown status "${row.status}"`);
+  return {
+    id: Number(row.id),
+    sessionId: row.sessionId,
+    platformMessageKey: row.platformMessageKey,
+    authorId: row.authorId,
+    authorName: row.authorName,
+    text: row.text,
+    status,
+    receivedAt: row.receivedAt,
+  };
+}

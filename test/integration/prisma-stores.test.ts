@@ -1,0 +1,573 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { ConflictError } from '../../src/core/errors.js';
+import type { ChatMessage } from '../../src/core/messages.js';
+import type { DocumentAuthor, MemoryScope, SessionRecord, StoredMessage, Stores, ThreadAddress } from '../../src/core/store.js';
+import { createLogger } from '../../src/log.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+interface Harness {
+  stores: Stores;
+  database: Database;
+}
+
+let threadCounter = 0;
+
+/** A thread no other test uses. */
+function thread(overrides: Partial<ThreadAddress> = {}): ThreadAddress {
+  threadCounter += 1;
+  return { platform: 'slack', workspaceId: 'T1', channelId: `C${String(threadCounter)}`, threadKey: `${String(threadCounter)}.0001`, ...overrides };
+}
+
+const user = (content: string): ChatMessage => ({ role: 'user', content });
+const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
+const toolResult = (id: string, content: string): ChatMessage => ({ role: 'tool', tool_call_id: id, content });
+const system = (content: string): ChatMessage => ({ role: 'system', content });
+
+function assistantCalling(...ids: string[]): ChatMessage {
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'search', arguments: `{"query":"${id}"}` } })),
+  };
+}
+
+function entry(seq: number, message: ChatMessage, flags: Partial<Pick<StoredMessage, 'isInit' | 'isMarker' | 'memoryRunId'>> = {}): StoredMessage {
+  return { seq, message, isInit: false, isMarker: false, memoryRunId: null, ...flags };
+}
+
+function isStored(item: ChatMessage | StoredMessage): item is StoredMessage {
+  return typeof item.isInit === 'boolean';
+}
+
+const marker = (seq: number): StoredMessage => entry(seq, user('<memory-checkpoint n="1"/>'), { isMarker: true });
+
+function describeStores(getHarness: () => Harness): void {
+  const stores = (): Stores => getHarness().stores;
+  const prisma = () => getHarness().database.prisma;
+
+  async function open(address = thread(), scope: MemoryScope = 'channel'): Promise<SessionRecord> {
+    return (await stores().sessions.open(address, { title: 'a task', scope })).session;
+  }
+
+  /** Opens a session and appends `messages` at seq 0, 1, … of its first segment. */
+  async function sessionWith(entries: Array<ChatMessage | StoredMessage>, address = thread()): Promise<{ session: SessionRecord; segmentId: string }> {
+    const session = await open(address);
+    const { segment } = await stores().context.load(session.id);
+    for (const [seq, item] of entries.entries()) {
+      await stores().context.append(segment.id, isStored(item) ? { ...item, seq } : entry(seq, item));
+    }
+    return { session, segmentId: segment.id };
+  }
+
+  describe('sessions', () => {
+    it('opens a thread once and finds it again', async () => {
+      const address = thread({ platform: 'discord', workspaceId: 'G1' });
+      const first = await stores().sessions.open(address, { title: 'plan the launch', scope: 'channel' });
+      const second = await stores().sessions.open(address, { title: 'other title', scope: 'channel' });
+      expect(first.created).toBe(true);
+      expect(second).toEqual({ session: first.session, created: false });
+      expect(first.session).toMatchObject({ ...address, title: 'plan the launch', paused: false, pauseRequested: false, resetRequested: false });
+      expect(await stores().sessions.find(address)).toEqual(first.session);
+      expect(await stores().sessions.get(first.session.id)).toEqual(first.session);
+      expect(await stores().sessions.find(thread())).toBeNull();
+      const { segment, messages } = await stores().context.load(first.session.id);
+      expect(segment).toMatchObject({ sessionId: first.session.id, ordinal: 1, lastStep: 0, carriedMessages: 0 });
+      expect(messages).toEqual([]);
+    });
+
+    it('returns the same session to concurrent opens of one thread', async () => {
+      const address = thread();
+      const results = await Promise.all(Array.from({ length: 6 }, () => stores().sessions.open(address, { title: 't', scope: 'channel' })));
+      expect(new Set(results.map((result) => result.session.id)).size).toBe(1);
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      expect(await prisma().segment.count({ where: { sessionId: results[0]?.session.id ?? '' } })).toBe(1);
+    });
+
+    it('shares a channel space between the threads of one channel only', async () => {
+      const first = await open(thread({ channelId: 'C-shared', threadKey: '1.1' }));
+      const second = await open(thread({ channelId: 'C-shared', threadKey: '2.2' }));
+      const otherChannel = await open(thread({ channelId: 'C-other', threadKey: '1.1' }));
+      const otherWorkspace = await open(thread({ workspaceId: 'T2', channelId: 'C-shared', threadKey: '1.1' }));
+      expect(second.memorySpaceId).toBe(first.memorySpaceId);
+      expect(otherChannel.memorySpaceId).not.toBe(first.memorySpaceId);
+      expect(otherWorkspace.memorySpaceId).not.toBe(first.memorySpaceId);
+      const space = await prisma().memorySpace.findUniqueOrThrow({ where: { id: first.memorySpaceId } });
+      expect(space).toMatchObject({ platform: 'slack', workspaceId: 'T1', scope: 'channel', scopeKey: 'C-shared' });
+    });
+
+    it('gives each thread its own space under the thread scope and one per workspace under the workspace scope', async () => {
+      const threadA = await open(thread({ channelId: 'C-t', threadKey: '1.1' }), 'thread');
+      const threadB = await open(thread({ channelId: 'C-t', threadKey: '2.2' }), 'thread');
+      expect(threadA.memorySpaceId).not.toBe(threadB.memorySpaceId);
+      expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: threadA.memorySpaceId } })).toMatchObject({ scope: 'thread', scopeKey: 'C-t/1.1' });
+
+      const channelA = await open(thread({ workspaceId: 'W-ws', channelId: 'C-a' }), 'workspace');
+      const channelB = await open(thread({ workspaceId: 'W-ws', channelId: 'C-b' }), 'workspace');
+      const elsewhere = await open(thread({ workspaceId: 'W-other', channelId: 'C-a' }), 'workspace');
+      expect(channelA.memorySpaceId).toBe(channelB.memorySpaceId);
+      expect(elsewhere.memorySpaceId).not.toBe(channelA.memorySpaceId);
+      expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: channelA.memorySpaceId } })).toMatchObject({ scope: 'workspace', scopeKey: '' });
+    });
+
+    it('sets only the flags it is given', async () => {
+      const session = await open();
+      await stores().sessions.setFlags(session.id, { pauseRequested: true });
+      await stores().sessions.setFlags(session.id, { paused: true, pauseRequested: false });
+      expect(await stores().sessions.get(session.id)).toMatchObject({ pauseRequested: false, paused: true, resetRequested: false });
+    });
+  });
+
+  describe('context', () => {
+    it('returns every message exactly as appended, with its flags', async () => {
+      const init = system('You are Hippo.');
+      const call: ChatMessage = { ...assistantCalling('call_1', 'call_2'), reasoning_content: 'think', provider_extra: { z: 1, a: [2] } };
+      const { session } = await sessionWith([
+        entry(0, init, { isInit: true }),
+        user('hello'),
+        call,
+        toolResult('call_1', 'one'),
+        entry(4, user('<memory-checkpoint n="1"/>'), { isMarker: true }),
+      ]);
+      const { messages } = await stores().context.load(session.id);
+      expect(messages.map((message) => message.seq)).toEqual([0, 1, 2, 3, 4]);
+      expect(messages[0]).toEqual(entry(0, init, { isInit: true }));
+      expect(JSON.stringify(messages[2]?.message)).toBe(JSON.stringify(call));
+      expect(messages[4]).toMatchObject({ isMarker: true, isInit: false });
+      const rows = await prisma().contextMessage.findMany({ where: { segment: { sessionId: session.id } }, orderBy: { seq: 'asc' } });
+      expect(rows[2]).toMatchObject({ role: 'assistant', toolCallIds: ['call_1', 'call_2'], content: JSON.stringify(call) });
+      expect(rows[2]?.searchText).toContain('search {"query":"call_1"}');
+      expect(rows[3]).toMatchObject({ role: 'tool', toolCallId: 'call_1', searchText: 'one' });
+    });
+
+    it('refuses a second message at a taken position', async () => {
+      const { segmentId } = await sessionWith([user('first')]);
+      await expect(stores().context.append(segmentId, entry(0, user('second writer')))).rejects.toThrow();
+      await stores().context.append(segmentId, entry(1, assistant('fine')));
+    });
+
+    it('updates the segment counters', async () => {
+      const { session, segmentId } = await sessionWith([]);
+      await stores().context.updateSegment(segmentId, { lastStep: 9, summarizerRounds: 2 });
+      await stores().context.updateSegment(segmentId, { contextTokens: 1234 });
+      expect((await stores().context.load(session.id)).segment).toMatchObject({ lastStep: 9, summarizerRounds: 2, deciderRounds: 0, contextTokens: 1234 });
+    });
+
+    it('starts the next segment with its messages and ends the current one', async () => {
+      const { session, segmentId } = await sessionWith([system('old init'), user('old work')]);
+      await stores().context.updateSegment(segmentId, { lastStep: 12 });
+      const next = await stores().context.startSegment(session.id, [entry(0, system('new init'), { isInit: true }), entry(1, user('carried'))], 1);
+      expect(next).toMatchObject({ sessionId: session.id, ordinal: 2, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, carriedMessages: 1 });
+      const { segment, messages } = await stores().context.load(session.id);
+      expect(segment).toEqual(next);
+      expect(messages.map((message) => [message.seq, message.message.content, message.isInit])).toEqual([[0, 'new init', true], [1, 'carried', false]]);
+      const previous = await prisma().segment.findUniqueOrThrow({ where: { id: segmentId } });
+      expect(previous.endedAt).toBeInstanceOf(Date);
+      expect(await prisma().contextMessage.count({ where: { segmentId } })).toBe(2);
+    });
+  });
+
+  describe('steers', () => {
+    const render = (steer: { authorName: string; text: string }): ChatMessage => user(`${steer.authorName}: ${steer.text}`);
+
+    async function enqueue(sessionId: string, key: string, text: string) {
+      return stores().steers.enqueue({ sessionId, platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text });
+    }
+
+    it('ignores a duplicate delivery and keeps the first text', async () => {
+      const session = await open();
+      const first = await enqueue(session.id, `dup-${session.id}`, 'first');
+      const again = await enqueue(session.id, `dup-${session.id}`, 'redelivered');
+      expect(first.inserted).toBe(true);
+      expect(again).toEqual({ steer: first.steer, inserted: false });
+      expect(first.steer).toMatchObject({ status: 'queued', text: 'first', authorName: 'Ann' });
+      expect(typeof first.steer.id).toBe('number');
+      expect(await stores().steers.countQueued(session.id)).toBe(1);
+    });
+
+    it('moves queued steers into the segment in arrival order, once', async () => {
+      const { session, segmentId } = await sessionWith([user('go'), assistant('done')]);
+      await enqueue(session.id, `${session.id}-a`, 'one');
+      await enqueue(session.id, `${session.id}-b`, 'two');
+      await enqueue(session.id, `${session.id}-c`, 'three');
+      await stores().steers.withdraw(`${session.id}-b`);
+
+      const taken = await stores().context.takeSteers(session.id, segmentId, 2, render);
+      expect(taken.map((steer) => [steer.text, steer.status])).toEqual([['one', 'taken'], ['three', 'taken']]);
+      expect(await stores().context.takeSteers(session.id, segmentId, 4, render)).toEqual([]);
+      expect(await stores().steers.countQueued(session.id)).toBe(0);
+      const { messages } = await stores().context.load(session.id);
+      expect(messages.slice(2).map((message) => [message.seq, message.message.content])).toEqual([[2, 'Ann: one'], [3, 'Ann: three']]);
+    });
+
+    it('takes nothing when the insert fails, leaving the steers queued', async () => {
+      const { session, segmentId } = await sessionWith([user('go')]);
+      await enqueue(session.id, `${session.id}-x`, 'late');
+      await expect(stores().context.takeSteers(session.id, segmentId, 0, render)).rejects.toThrow();
+      expect(await stores().steers.countQueued(session.id)).toBe(1);
+    });
+
+    it('hands each steer to one of two concurrent takers', async () => {
+      const { session, segmentId } = await sessionWith([user('go')]);
+      for (const key of ['a', 'b', 'c']) await enqueue(session.id, `${session.id}-${key}`, key);
+      const results = await Promise.allSettled([
+        stores().context.takeSteers(session.id, segmentId, 1, render),
+        stores().context.takeSteers(session.id, segmentId, 1, render),
+      ]);
+      const taken = results.flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
+      expect(taken.map((steer) => steer.text).sort()).toEqual(['a', 'b', 'c']);
+      expect(await prisma().contextMessage.count({ where: { segmentId } })).toBe(4);
+    });
+
+    it('edits and withdraws a steer only while it is queued', async () => {
+      const { session, segmentId } = await sessionWith([]);
+      await enqueue(session.id, `${session.id}-e`, 'typo');
+      expect(await stores().steers.edit(`${session.id}-e`, 'fixed')).toBe(true);
+      const [steer] = await stores().context.takeSteers(session.id, segmentId, 0, render);
+      expect(steer?.text).toBe('fixed');
+      expect(await stores().steers.edit(`${session.id}-e`, 'too late')).toBe(false);
+      expect(await stores().steers.withdraw(`${session.id}-e`)).toBe(false);
+      expect(await stores().steers.edit('no-such-key', 'x')).toBe(false);
+      await enqueue(session.id, `${session.id}-w`, 'never mind');
+      expect(await stores().steers.withdraw(`${session.id}-w`)).toBe(true);
+      expect(await stores().steers.edit(`${session.id}-w`, 'changed')).toBe(false);
+      expect(await stores().steers.countQueued(session.id)).toBe(0);
+    });
+
+    it('records a platform event once', async () => {
+      expect(await stores().events.markProcessed(`slack:Ev-${String(threadCounter)}`)).toBe(true);
+      expect(await stores().events.markProcessed(`slack:Ev-${String(threadCounter)}`)).toBe(false);
+    });
+  });
+
+  describe('withBacklog', () => {
+    it('lists sessions with queued steers or an unfinished tail, except paused ones', async () => {
+      const init = entry(0, system('init'), { isInit: true });
+      const steered = await sessionWith([init, user('hi'), assistant('hello')]);
+      await stores().steers.enqueue({ sessionId: steered.session.id, platformMessageKey: `bl-${steered.session.id}`, authorId: '', authorName: '', text: 'more' });
+      const pendingCalls = await sessionWith([init, user('go'), assistantCalling('c1', 'c2')]);
+      const partial = await sessionWith([init, user('go'), assistantCalling('c1', 'c2'), toolResult('c1', 'r1')]);
+      const unanswered = await sessionWith([init, user('go'), assistant('ok'), user('and now?')]);
+      const markerAfterTool = await sessionWith([init, user('go'), assistantCalling('c1'), toolResult('c1', 'r1'), marker(4)]);
+      const finished = await sessionWith([init, user('go'), assistantCalling('c1'), toolResult('c1', 'r1'), assistant('done')]);
+      const finishedThenMarker = await sessionWith([init, user('go'), assistant('done'), marker(3)]);
+      const initOnly = await sessionWith([init]);
+      const paused = await sessionWith([init, user('go')]);
+      await stores().sessions.setFlags(paused.session.id, { paused: true });
+      const pausedSteered = await sessionWith([init]);
+      await stores().steers.enqueue({ sessionId: pausedSteered.session.id, platformMessageKey: `bl-${pausedSteered.session.id}`, authorId: '', authorName: '', text: 'x' });
+      await stores().sessions.setFlags(pausedSteered.session.id, { paused: true });
+      const resetting = await sessionWith([init, user('go'), assistant('done')]);
+      await stores().sessions.setFlags(resetting.session.id, { resetRequested: true, paused: true });
+
+      const backlog = new Set(await stores().sessions.withBacklog());
+      const has = (item: { session: SessionRecord }): boolean => backlog.has(item.session.id);
+      expect({
+        steered: has(steered),
+        pendingCalls: has(pendingCalls),
+        partial: has(partial),
+        unanswered: has(unanswered),
+        markerAfterTool: has(markerAfterTool),
+        resetting: has(resetting),
+        finished: has(finished),
+        finishedThenMarker: has(finishedThenMarker),
+        initOnly: has(initOnly),
+        paused: has(paused),
+        pausedSteered: has(pausedSteered),
+      }).toEqual({
+        steered: true,
+        pendingCalls: true,
+        partial: true,
+        unanswered: true,
+        markerAfterTool: true,
+        resetting: true,
+        finished: false,
+        finishedThenMarker: false,
+        initOnly: false,
+        paused: false,
+        pausedSteered: false,
+      });
+    });
+
+    it('looks only at the current segment', async () => {
+      const { session } = await sessionWith([user('go')]);
+      await stores().context.startSegment(session.id, [entry(0, system('init'), { isInit: true }), entry(1, assistant('all done'))], 1);
+      expect(await stores().sessions.withBacklog()).not.toContain(session.id);
+    });
+  });
+
+  describe('searchOriginals', () => {
+    it('finds words in earlier segments of the space, not the current segment, markers, init or other spaces', async () => {
+      const channel = `C-search-${String(threadCounter)}`;
+      const a = await sessionWith(
+        [entry(0, system('init mentions zebra'), { isInit: true }), user('please plan the zebra migration for Tuesday'), entry(2, user('<checkpoint zebra/>'), { isMarker: true })],
+        thread({ channelId: channel }),
+      );
+      const current = await stores().context.startSegment(a.session.id, [entry(0, user('zebra in the current segment'))], 1);
+      const b = await sessionWith([assistant(`${'filler words here. '.repeat(60)}the zebras are striped ${'more filler text. '.repeat(60)}`)], thread({ channelId: channel }));
+      await sessionWith([user('zebra in another channel')], thread());
+
+      const hits = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 10);
+      expect(hits.map((hit) => [hit.sessionId, hit.segmentOrdinal, hit.seq, hit.role]).sort()).toEqual(
+        [[a.session.id, 1, 1, 'user'], [b.session.id, 1, 0, 'assistant']].sort(),
+      );
+      for (const hit of hits) {
+        expect(hit.snippet).toMatch(/zebra/i);
+        expect(hit.snippet.length).toBeLessThanOrEqual(300);
+      }
+      const withoutStripes = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra -striped', current.id, 10);
+      expect(withoutStripes.map((hit) => hit.sessionId)).toEqual([a.session.id]);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 1)).toHaveLength(1);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, '   ', current.id, 10)).toEqual([]);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'the', current.id, 10)).toEqual([]);
+    });
+  });
+
+  describe('documents', () => {
+    const worker = (sessionId: string): DocumentAuthor => ({ kind: 'worker', sessionId });
+    const person: DocumentAuthor = { kind: 'person', userId: 'U7', name: 'Ada' };
+
+    async function space(): Promise<SessionRecord> {
+      return open(thread(), 'channel');
+    }
+
+    it('writes with compare-and-set and names both versions on a conflict', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      const created = await stores().documents.write(key, 'v1', person, 0);
+      expect(created).toMatchObject({ ...key, version: 1, content: 'v1', deleted: false });
+      expect((await stores().documents.write(key, 'v2', person, 1)).version).toBe(2);
+      const stale = stores().documents.write(key, 'lost edit', person, 1);
+      await expect(stale).rejects.toThrow(ConflictError);
+      await expect(stale).rejects.toThrow('MAIN.md changed since you read it (you read version 1, it is now version 2); read it again and reapply your edit');
+      await expect(stores().documents.write(key, 'again', person, 0)).rejects.toThrow(/MAIN\.md was created since you read it/);
+      await expect(stores().documents.write({ ...key, path: 'NEW.md' }, 'x', person, 3)).rejects.toThrow(ConflictError);
+      expect((await stores().documents.write(key, 'unchecked', { kind: 'system' }, undefined)).version).toBe(3);
+      expect(await stores().documents.read(key)).toMatchObject({ version: 3, content: 'unchecked' });
+    });
+
+    it('lets one of two writers that read the same version win', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      await stores().documents.write(key, 'base', person, 0);
+      const results = await Promise.allSettled([
+        stores().documents.write(key, 'edit A', person, 1),
+        stores().documents.write(key, 'edit B', person, 1),
+      ]);
+      expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const rejected = results.find((result) => result.status === 'rejected');
+      expect(rejected?.status === 'rejected' && rejected.reason).toBeInstanceOf(ConflictError);
+      expect((await stores().documents.read(key))?.version).toBe(2);
+    });
+
+    it('lets one of two creators win and stacks unchecked creations as versions', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'NEW.md' };
+      const checked = await Promise.allSettled([
+        stores().documents.write(key, 'A', person, 0),
+        stores().documents.write(key, 'B', person, 0),
+      ]);
+      expect(checked.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+
+      const other = { ...key, path: 'OTHER.md' };
+      const unchecked = await Promise.all([stores().documents.write(other, 'A', person), stores().documents.write(other, 'B', person)]);
+      expect(unchecked.map((doc) => doc.version).sort()).toEqual([1, 2]);
+      expect(new Set(unchecked.map((doc) => doc.id)).size).toBe(1);
+    });
+
+    it('records every version with its author, newest first', async () => {
+      const session = await space();
+      const run = await startRun(session);
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'notes/people.md' };
+      const doc = await stores().documents.write(key, 'one', { kind: 'summarizer', memoryRunId: run.id });
+      await stores().documents.write(key, 'two', worker(session.id));
+      await stores().documents.write(key, 'three', person);
+      await stores().documents.write(key, 'four', { kind: 'system' });
+      const versions = await stores().documents.versions(doc.id);
+      expect(versions.map((version) => [version.version, version.content, version.author])).toEqual([
+        [4, 'four', { kind: 'system' }],
+        [3, 'three', person],
+        [2, 'two', worker(session.id)],
+        [1, 'one', { kind: 'summarizer', memoryRunId: run.id }],
+      ]);
+      expect(versions[0]).toMatchObject({ documentId: doc.id, path: 'notes/people.md', deleted: false, reviewedBy: null });
+    });
+
+    it('removes a document as a new version and continues its numbers when it is written again', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'OLD.md' };
+      await stores().documents.write(key, 'old', person, 0);
+      await expect(stores().documents.remove(key, person, 7)).rejects.toThrow(ConflictError);
+      const removed = await stores().documents.remove(key, person, 1);
+      expect(removed).toMatchObject({ version: 2, deleted: true });
+      expect(await stores().documents.read(key)).toBeNull();
+      expect(await stores().documents.list(session.memorySpaceId, session.id)).toEqual([]);
+      await expect(stores().documents.remove(key, person)).rejects.toThrow(/OLD\.md does not exist/);
+      expect(await stores().documents.write(key, 'reborn', person, 0)).toMatchObject({ version: 3, content: 'reborn', deleted: false });
+    });
+
+    it('reverts a version by restoring the one before it as a new version', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      const doc = await stores().documents.write(key, 'good', person);
+      await stores().documents.write(key, 'bad', worker(session.id));
+      const reverted = await stores().documents.revert(doc.id, 2, person);
+      expect(reverted).toMatchObject({ version: 3, content: 'good', deleted: false });
+      const [latest] = await stores().documents.versions(doc.id);
+      expect(latest).toMatchObject({ version: 3, content: 'good', author: person });
+
+      const removed = await stores().documents.remove(key, person);
+      expect(await stores().documents.revert(doc.id, removed.version, person)).toMatchObject({ version: 5, content: 'good', deleted: false });
+    });
+
+    it('reverts the version that created a document by deleting it', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MISTAKE.md' };
+      const doc = await stores().documents.write(key, 'oops', worker(session.id));
+      expect(await stores().documents.revert(doc.id, 1, person)).toMatchObject({ version: 2, deleted: true });
+      expect(await stores().documents.read(key)).toBeNull();
+    });
+
+    it("lists the space's documents and the session's own, by path", async () => {
+      const session = await space();
+      const neighbour = await open(thread({ channelId: session.channelId }));
+      expect(neighbour.memorySpaceId).toBe(session.memorySpaceId);
+      const spaceId = session.memorySpaceId;
+      await stores().documents.write({ spaceId, sessionKey: '', path: 'b.md' }, 'b', person);
+      await stores().documents.write({ spaceId, sessionKey: '', path: 'MAIN.md' }, 'main', person);
+      await stores().documents.write({ spaceId, sessionKey: session.id, path: 'TODO.md' }, 'mine', worker(session.id));
+      await stores().documents.write({ spaceId, sessionKey: neighbour.id, path: 'TODO.md' }, 'theirs', worker(neighbour.id));
+      await stores().documents.write({ spaceId, sessionKey: '', path: 'gone.md' }, 'x', person);
+      await stores().documents.remove({ spaceId, sessionKey: '', path: 'gone.md' }, person);
+      const listed = await stores().documents.list(spaceId, session.id);
+      expect(listed.map((doc) => [doc.path, doc.sessionKey, doc.content])).toEqual([
+        ['MAIN.md', '', 'main'],
+        ['TODO.md', session.id, 'mine'],
+        ['b.md', '', 'b'],
+      ]);
+    });
+
+    it('lists and marks reviewed the versions a memory run wrote', async () => {
+      const session = await space();
+      const run = await startRun(session);
+      const author: DocumentAuthor = { kind: 'summarizer', memoryRunId: run.id };
+      const main = await stores().documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, 'a', author);
+      await stores().documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, 'b', person);
+      await stores().documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'topics.md' }, 't', author);
+      const written = await stores().documents.versionsByRun(run.id);
+      expect(written.map((version) => [version.path, version.version])).toEqual([['topics.md', 1], ['MAIN.md', 1]]);
+      expect(await stores().documents.markReviewed(run.id, 'U9')).toBe(2);
+      expect((await stores().documents.versionsByRun(run.id)).map((version) => version.reviewedBy)).toEqual(['U9', 'U9']);
+      expect((await stores().documents.versions(main.id)).map((version) => version.reviewedBy)).toEqual([null, 'U9']);
+    });
+  });
+
+  async function startRun(session: SessionRecord) {
+    const { segment } = await stores().context.load(session.id);
+    return stores().memoryRuns.start({ sessionId: session.id, segmentId: segment.id, role: 'summarizer', round: 1, forkPoint: 4 });
+  }
+
+  describe('memory runs and usage', () => {
+    it('starts and finishes memory runs and reports their statuses', async () => {
+      const session = await open();
+      const summarizer = await startRun(session);
+      expect(summarizer).toMatchObject({ sessionId: session.id, role: 'summarizer', round: 1, status: 'running', forkPoint: 4 });
+      const { segment } = await stores().context.load(session.id);
+      const decider = await stores().memoryRuns.start({ sessionId: session.id, segmentId: segment.id, role: 'decider', round: 1, forkPoint: 5 });
+      const transcript: ChatMessage[] = [user('instruction'), assistant('RESET_CONTEXT\u0000')];
+      await stores().memoryRuns.finish(decider.id, {
+        status: 'succeeded',
+        decision: 'reset',
+        transcript,
+        usage: { promptTokens: 100, cachedTokens: 90, completionTokens: 5 },
+      });
+      const statuses = await stores().memoryRuns.statuses([summarizer.id, decider.id, 'unknown-run']);
+      expect(statuses).toEqual(new Map([[summarizer.id, 'running'], [decider.id, 'succeeded']]));
+      const row = await prisma().memoryRun.findUniqueOrThrow({ where: { id: decider.id } });
+      expect(row).toMatchObject({ decision: 'reset', promptTokens: 100, cachedTokens: 90, completionTokens: 5 });
+      expect(row.finishedAt).toBeInstanceOf(Date);
+      expect(row.transcript).toEqual([user('instruction'), assistant('RESET_CONTEXT\uFFFD')]);
+    });
+
+    it('sums usage by role, with zeros for roles that made no call', async () => {
+      const session = await open();
+      const call = { sessionId: session.id, segmentId: null, memoryRunId: null, model: 'm', latencyMs: 10, error: null };
+      await stores().usage.record({ ...call, role: 'worker', promptTokens: 100, cachedTokens: 50, completionTokens: 10 });
+      await stores().usage.record({ ...call, role: 'worker', promptTokens: 200, cachedTokens: 150, completionTokens: 20 });
+      await stores().usage.record({ ...call, role: 'summarizer', promptTokens: 210, cachedTokens: 200, completionTokens: 30 });
+      expect(await stores().usage.summary(session.id)).toEqual({
+        worker: { calls: 2, promptTokens: 300, cachedTokens: 200, completionTokens: 30 },
+        summarizer: { calls: 1, promptTokens: 210, cachedTokens: 200, completionTokens: 30 },
+        decider: { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
+      });
+    });
+  });
+}
+
+describe('Prisma stores on Postgres', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+  const harness = (): Harness => ({ stores: createPrismaStores(database.prisma), database });
+
+  describeStores(harness);
+
+  it('gives the steers to the first of two takers that waited on the same lock', async () => {
+    const { stores } = harness();
+    const session = (await stores.sessions.open(thread(), { title: 't', scope: 'channel' })).session;
+    const { segment } = await stores.context.load(session.id);
+    for (const key of ['a', 'b']) {
+      await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `${session.id}-${key}`, authorId: '', authorName: '', text: key });
+    }
+    // Hold the rows locked from another connection so both takers are queued behind the lock.
+    const blocker = new pg.Client({ connectionString: database.url });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT id FROM steer_messages WHERE session_id = $1 FOR UPDATE', [session.id]);
+    const render = (steer: { text: string }): ChatMessage => user(steer.text);
+    const takers = [
+      stores.context.takeSteers(session.id, segment.id, 0, render),
+      stores.context.takeSteers(session.id, segment.id, 0, render),
+    ];
+    await waitForLockWaiters(blocker, 2);
+    await blocker.query('COMMIT');
+    await blocker.end();
+    const results = await Promise.allSettled(takers);
+    const taken = results.map((result) => (result.status === 'fulfilled' ? result.value.map((steer) => steer.text) : 'failed'));
+    expect(taken.map(String).sort()).toEqual(['', 'a,b']);
+  });
+});
+
+/** Waits until `count` other backends wait for a lock (the takers are blocked, not yet to come). */
+async function waitForLockWaiters(client: pg.Client, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const result = await client.query<{ waiting: string }>(
+      "SELECT count(*) AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    if (Number(result.rows[0]?.waiting) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`fewer than ${String(count)} sessions waited for the lock`);
+}
+
+describe('Prisma stores on PGlite', () => {
+  let database: Database;
+  beforeAll(async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-stores-'));
+    database = await openDatabase({ dataDir, log: createLogger('silent') });
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  describeStores(() => ({ stores: createPrismaStores(database.prisma), database }));
+});
