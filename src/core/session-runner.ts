@@ -21,6 +21,8 @@ export class SessionRunner {
   private activityKind: 'drive' | 'reset' | 'pause' | null = null;
   /** The last drive failed: wait for a person (steer or resume) instead of retrying forever. */
   private failed = false;
+  /** Something may have given the worker work since the last drive began (steer, resume, reset). */
+  private workPending = false;
   private stopping = false;
   private readonly lifetime = new AbortController();
 
@@ -68,12 +70,14 @@ export class SessionRunner {
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
   wake(): void {
+    this.workPending = true;
     this.pump();
   }
 
   /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
   async steerArrived(): Promise<void> {
     this.failed = false;
+    this.workPending = true;
     if (!this.record.resetRequested && (this.record.paused || this.record.pauseRequested)) {
       await this.resume();
       return;
@@ -92,6 +96,7 @@ export class SessionRunner {
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
     this.failed = false;
+    this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.setFlags({ paused: false, pauseRequested: false });
       this.deps.events.emit({ type: 'resumed', session: this.record });
@@ -131,7 +136,10 @@ export class SessionRunner {
     if (this.activity || this.stopping) return;
     if (this.record.resetRequested) this.begin('reset', () => this.performReset());
     else if (this.record.pauseRequested) this.begin('pause', () => this.enterPaused());
-    else if (!this.record.paused && !this.failed) this.begin('drive', () => this.drive());
+    else if (this.workPending && !this.record.paused && !this.failed) {
+      this.workPending = false;
+      this.begin('drive', () => this.drive());
+    }
   }
 
   private begin(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): void {
@@ -195,6 +203,7 @@ export class SessionRunner {
     try {
       await resetContext(this.deps, this.record, this.context, this.memory);
     } finally {
+      this.workPending = true;
       // R7: a person's pause survives; the worker continues by itself when there is backlog.
       await this.setFlags({ resetRequested: false });
     }

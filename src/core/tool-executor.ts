@@ -57,9 +57,10 @@ export class ToolExecutor {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
-        // Abort first so the tool really stops, then answer.
-        controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-        reject(new Error(`${name} timed out after ${Math.round(timeoutMs / 1000)} s and was stopped`));
+        // Settle with the timeout first, then abort so the tool really stops (it may reject too).
+        const limit = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
+        reject(new Error(`${name} timed out after ${limit} and was stopped`));
+        controller.abort(new Error(`timed out after ${limit}`));
       }, timeoutMs);
     });
     try {

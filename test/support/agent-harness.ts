@@ -1,0 +1,105 @@
+// A real agent for tests: Prisma stores on an isolated Postgres database, the real OpenAI client
+// pointed at the fake model server, real tools. Collects every event.
+import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { Agent } from '../../src/core/agent.js';
+import { defaultAgentSettings, type AgentDeps, type AgentSettings } from '../../src/core/agent-context.js';
+import { EventBus, type AgentEvent } from '../../src/core/events.js';
+import { memoryTools } from '../../src/core/memory-tools.js';
+import type { Stores, ThreadAddress } from '../../src/core/store.js';
+import type { AnyTool } from '../../src/core/tool.js';
+import { ToolExecutor } from '../../src/core/tool-executor.js';
+import { createLogger } from '../../src/log.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import type { Database } from '../../src/adapters/storage/database.js';
+
+export interface AgentHarness {
+  agent: Agent;
+  deps: AgentDeps;
+  stores: Stores;
+  model: FakeModelServer;
+  events: AgentEvent[];
+  /** Resolves with the first event (already seen or future) matching the predicate. */
+  waitForEvent<T extends AgentEvent['type']>(type: T, predicate?: (event: Extract<AgentEvent, { type: T }>) => boolean, timeoutMs?: number): Promise<Extract<AgentEvent, { type: T }>>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  database: Database;
+  settings?: Partial<AgentSettings>;
+  /** Extra tools after the memory tools. */
+  tools?: AnyTool[];
+  model?: FakeModelServer;
+  toolTimeoutMs?: number;
+}
+
+export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
+  const model = options.model ?? (await startFakeModelServer());
+  const stores = createPrismaStores(options.database.prisma);
+  const events: AgentEvent[] = [];
+  const waiters = new Set<() => void>();
+  const bus = new EventBus((error) => {
+    throw error;
+  });
+  bus.subscribe((event) => {
+    events.push(event);
+    for (const wake of [...waiters]) wake();
+  });
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const deps: AgentDeps = {
+    settings: { ...defaultAgentSettings, model: 'test-model', contextWindow: 100_000, ...options.settings },
+    stores,
+    model: new OpenAIModelClient({ apiKey: 'test-key', baseURL: model.url, maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20 }),
+    tools: new ToolExecutor([...memoryTools(stores), ...(options.tools ?? [])], options.toolTimeoutMs),
+    events: bus,
+    log,
+    clock: { now: () => new Date() },
+  };
+  const agent = new Agent(deps);
+  return {
+    agent,
+    deps,
+    stores,
+    model,
+    events,
+    waitForEvent: (type, predicate, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        let seen = 0;
+        const check = () => {
+          for (; seen < events.length; seen += 1) {
+            const event = events[seen];
+            if (event?.type === type && (!predicate || predicate(event as never))) {
+              waiters.delete(check);
+              clearTimeout(timer);
+              resolve(event as never);
+              return;
+            }
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no ${type} event within ${timeoutMs} ms; saw: ${events.map((event) => event.type).join(', ')}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+    close: async () => {
+      await agent.stop(1_000);
+      if (!options.model) await model.close();
+    },
+  };
+}
+
+let counter = 0;
+
+/** A fresh console thread address. */
+export function newThread(channelId = 'general'): ThreadAddress {
+  counter += 1;
+  return { platform: 'console', workspaceId: 'local', channelId, threadKey: `t${Date.now()}-${counter}` };
+}
+
+/** A person's message for `submit`. */
+export function personMessage(address: ThreadAddress, text: string, author = 'Ada'): { address: ThreadAddress; platformMessageKey: string; authorId: string; authorName: string; text: string } {
+  counter += 1;
+  return { address, platformMessageKey: `console:${address.threadKey}:${counter}`, authorId: author.toLowerCase(), authorName: author, text };
+}
