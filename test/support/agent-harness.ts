@@ -92,10 +92,10 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
 
 let counter = 0;
 
-/** A fresh console thread address. */
-export function newThread(channelId = 'general'): ThreadAddress {
+/** A fresh console thread address; in a channel of its own unless one is named. */
+export function newThread(channelId?: string): ThreadAddress {
   counter += 1;
-  return { platform: 'console', workspaceId: 'local', channelId, threadKey: `t${Date.now()}-${counter}` };
+  return { platform: 'console', workspaceId: 'local', channelId: channelId ?? `c${Date.now()}-${counter}`, threadKey: `t${Date.now()}-${counter}` };
 }
 
 /** A person's message for `submit`. */

@@ -1,5 +1,5 @@
 // Helpers for scripting the fake model server by role.
-import type { FakeRequestBody, RecordedRequest } from '../fakes/fake-model-server.js';
+import type { FakeModelServer, FakeReply, FakeRequestBody, RecordedRequest } from '../fakes/fake-model-server.js';
 
 export type ScriptRole = 'worker' | 'summarizer' | 'decider';
 
@@ -39,4 +39,38 @@ export function shape(messages: ReadonlyArray<Record<string, unknown>>): string[
     if (content.startsWith('<memory-checkpoint')) return 'marker';
     return `${role}:${content.split('\n').at(-1)?.replace(/^> /, '') ?? ''}`;
   });
+}
+
+
+export type RoleScript = FakeReply[] | ((body: FakeRequestBody, index: number) => FakeReply | Promise<FakeReply>);
+
+const roleDefaults: Record<ScriptRole, FakeReply> = {
+  // Explicit usage: the fake's estimate of our long init messages would cross steps by itself.
+  worker: { content: 'ok', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 5 } },
+  summarizer: { content: 'no change', usage: { promptTokens: 100, cachedTokens: 90, completionTokens: 5 } },
+  decider: { content: 'Mostly still relevant.\nKEEP_CONTEXT', usage: { promptTokens: 100, cachedTokens: 90, completionTokens: 5 } },
+};
+
+/** Routes each request to its role's script (a list consumed in order, or a function). */
+export function scriptRoles(model: FakeModelServer, scripts: Partial<Record<ScriptRole, RoleScript>>): void {
+  const counters: Record<ScriptRole, number> = { worker: 0, summarizer: 0, decider: 0 };
+  model.respond(async (body) => {
+    const role = roleOf(body);
+    const index = counters[role]++;
+    const script = scripts[role];
+    const reply = !script ? undefined : Array.isArray(script) ? script[index] : await script(body, index);
+    return { ...roleDefaults[role], ...(reply ?? {}), usage: reply?.usage ?? roleDefaults[role].usage ?? null };
+  });
+}
+
+/** A worker reply with the given prompt tokens (drives the R2 trigger). */
+export function at(promptTokens: number, reply: FakeReply = {}): FakeReply {
+  return { content: 'ok', ...reply, usage: { promptTokens, cachedTokens: 0, completionTokens: 5 } };
+}
+
+/** A promise the test resolves later. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
 }
