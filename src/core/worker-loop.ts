@@ -40,6 +40,8 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
       }
       case 'needs-answer': {
         if (scope.signal.aborted) return 'shutdown';
+        // After tool results (e.g. resuming after a pause or reset) queued steers join first.
+        await drainSteers(scope);
         const message = await callWorkerModel(scope);
         if (message.tool_calls?.length) continue;
         const stop = await scope.checkpoint('after-answer');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,16 +19,21 @@ const context = (overrides: Partial<ToolContext> = {}): ToolContext => ({
 });
 
 let root: string;
+// A fresh HOME keeps the login shell from running the machine's ~/.profile: fast, and a timeout
+// kill cannot interrupt someone's profile script half-way (and leave its lock files behind).
+let baseEnv: Record<string, string | undefined>;
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'hippo-shell-'));
+  const home = path.join(root, 'home');
+  await mkdir(home);
+  baseEnv = { PATH: process.env.PATH, HOME: home };
 });
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
 
 async function shell(args: { command: string; timeout_seconds?: number }, options: Partial<ShellToolsOptions> = {}, overrides: Partial<ToolContext> = {}): Promise<string> {
   const [tool] = shellTools({ root, env: baseEnv, ...options }) as [AnyTool];

@@ -1,0 +1,250 @@
+// spec/memory.md R6–R9 on real Postgres and the fake model server (reference §10 behaviors 27–40b).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { carryOver } from '../../src/core/reset.js';
+import type { StoredMessage } from '../../src/core/store.js';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+
+const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
+
+let database: TestDatabase;
+let model: FakeModelServer;
+let harness: AgentHarness | undefined;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+});
+afterAll(async () => {
+  await model.close();
+  await database.drop();
+});
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+  model.reset();
+});
+
+async function start(tools: AnyTool[] = [echo]): Promise<AgentHarness> {
+  harness = await createAgentHarness({ database, model, tools, settings: { contextWindow: 10_000 } });
+  return harness;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('reset (R6–R8)', () => {
+  it('stops the worker after the tool batch, waits for the summarizer, carries over, and continues by itself', async () => {
+    const toolGate = gate();
+    const summarizerGate = gate();
+    const deciderGate = gate();
+    let toolStarted = false;
+    const slow = defineTool({
+      name: 'slow_step', description: 'Slow.', input: z.object({}),
+      execute: async () => {
+        toolStarted = true;
+        await toolGate.promise;
+        return 'slow step finished';
+      },
+    }) as AnyTool;
+    const h = await start([echo, slow]);
+    scriptRoles(model, {
+      worker: [
+        at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
+        at(450, { toolCalls: [{ id: 'c2', name: 'slow_step', arguments: {} }] }),
+        at(300, { content: 'continued in the new context' }),
+      ],
+      summarizer: async (_body, index) => {
+        if (index === 0) {
+          await summarizerGate.promise;
+          return { toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'MAIN.md', content: '# Memory\nWe are migrating the billing database.\n', expected_version: 1 } }] };
+        }
+        return { content: 'updated MAIN.md' };
+      },
+      decider: async () => {
+        await deciderGate.promise;
+        return { content: 'Most of this is finished work.\nRESET_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'migrate billing'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await until(() => toolStarted);
+    // The decider says reset while the worker is inside a tool batch.
+    deciderGate.open();
+    await until(() => runner.session.resetRequested);
+    expect(runner.context.segment.ordinal).toBe(1);
+    toolGate.open();
+    // The worker stops after the batch (the tool was not interrupted) …
+    const end = await h.waitForEvent('run-end');
+    expect(end.reason).toBe('reset');
+    expect(runner.context.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'c2', content: 'slow step finished' });
+    // … and the reset waits for the running summarizer. A steer sent now waits for the reset.
+    await h.agent.submit(personMessage(thread, 'sent during the reset', 'Grace'), { startSession: false });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(runner.context.segment.ordinal).toBe(1);
+    expect(requestsOf(model.requests, 'worker')).toHaveLength(2);
+    summarizerGate.open();
+
+    const reset = await h.waitForEvent('context-reset');
+    expect(reset.segmentOrdinal).toBe(2);
+    expect(reset.carriedMessages).toBe(2);
+    const answer = await h.waitForEvent('answer', (event) => event.text === 'continued in the new context');
+    expect(answer.segmentId).toBe(reset.segmentId);
+    const third = requestsOf(model.requests, 'worker')[2]!;
+    // Fresh init messages: MAIN.md as the summarizer left it.
+    expect(String(third.body.messages[1]?.['content'])).toContain('We are migrating the billing database.');
+    // Carry-over starts after the marker of the successful summarizer; the steer comes after it.
+    expect(shape(conversation(third.body))).toEqual(['assistant→[c2]', 'tool(c2)', 'user:sent during the reset']);
+    await runner.whenIdle();
+    expect(runner.session.resetRequested).toBe(false);
+    const segments = await database.prisma.segment.findMany({ where: { sessionId: session!.id }, orderBy: { ordinal: 'asc' } });
+    expect(segments.map((segment) => [segment.ordinal, segment.endedAt !== null, segment.carriedMessages])).toEqual([[1, true, 0], [2, false, 2]]);
+    // No immediate re-trigger: the new segment starts at its own current step.
+    expect(segments[1]!.lastStep).toBeGreaterThan(0);
+    await runner.memory.settle();
+    expect(requestsOf(model.requests, 'summarizer').filter((request) => request.body.messages[1]?.['content'] === third.body.messages[1]?.['content'])).toHaveLength(0);
+  });
+
+  it('ignores the marker of a failed summarizer when computing the carry-over', async () => {
+    const h = await start();
+    let firstRunId = '';
+    let sessionId = '';
+    scriptRoles(model, {
+      worker: async (_body, index) => {
+        if (index === 1) {
+          // Let summarizer 1 succeed before the next step is crossed.
+          await until(async () => (await database.prisma.memoryRun.count({ where: { id: firstRunId, status: 'succeeded' } })) === 1);
+        }
+        if (index === 2) {
+          // Answer only once decider 2 asked for the reset (so the worker stops right after).
+          await until(async () => (await database.prisma.session.count({ where: { id: sessionId, resetRequested: true } })) === 1);
+        }
+        return [
+          at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
+          at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'two' } }] }),
+          at(710, { content: 'answer in the old context' }),
+        ][index] ?? at(300);
+      },
+      summarizer: (body) => {
+        const instruction = String(body.messages.at(-1)?.['content']);
+        return instruction.includes('round="1"') ? { content: 'no change' } : { status: 400, errorMessage: 'summarizer broke' };
+      },
+      decider: (body) => (String(body.messages.at(-1)?.['content']).includes('round="2"') ? { content: 'RESET_CONTEXT' } : { content: 'KEEP_CONTEXT' }),
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
+    sessionId = session!.id;
+    await until(async () => {
+      const run = await database.prisma.memoryRun.findFirst({ where: { sessionId, role: 'summarizer', round: 1 } });
+      firstRunId = run?.id ?? '';
+      return firstRunId !== '';
+    });
+    const reset = await h.waitForEvent('context-reset');
+    const failed = await h.waitForEvent('memory-run-failed');
+    expect(failed.role).toBe('summarizer');
+    // Marker 1 (succeeded) is the boundary; marker 2 (failed) is not, and is not carried.
+    const runner = await h.agent.runner(sessionId);
+    expect(shape(runner.context.entries.filter((entry) => !entry.isInit).map((entry) => entry.message))).toEqual([
+      'assistant→[c2]',
+      'tool(c2)',
+      'assistant:answer in the old context',
+    ]);
+    expect(reset.carriedMessages).toBe(3);
+  });
+
+  it('keeps a person\'s pause through a reset, and ignores a second reset request meanwhile', async () => {
+    const h = await start();
+    scriptRoles(model, { worker: [at(100, { content: 'hello' })] });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'hi'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await h.agent.pause(session!.id);
+    expect(runner.state).toBe('paused');
+    expect(await h.agent.reset(session!.id)).toBe(true);
+    expect(await h.agent.reset(session!.id)).toBe(false);
+    await h.waitForEvent('context-reset');
+    await runner.whenIdle();
+    expect(runner.session.paused).toBe(true);
+    expect(runner.state).toBe('paused');
+    expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    expect(requestsOf(model.requests, 'worker')).toHaveLength(1);
+  });
+
+  it('ignores a decider that answers after its segment ended', async () => {
+    const deciderGate = gate();
+    const h = await start();
+    scriptRoles(model, {
+      worker: [at(400, { content: 'first' }), at(100, { content: 'second' })],
+      decider: async () => {
+        await deciderGate.promise;
+        return { content: 'RESET_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'hi'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await h.agent.reset(session!.id); // a person resets first
+    await h.waitForEvent('context-reset');
+    await runner.whenIdle();
+    deciderGate.open(); // the old segment's decider now says reset
+    await runner.memory.settle();
+    await runner.whenIdle();
+    expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    expect(h.events.filter((event) => event.type === 'context-reset')).toHaveLength(1);
+  });
+
+  it('resets an idle worker at once and leaves it idle when there is no backlog', async () => {
+    const h = await start();
+    scriptRoles(model, { worker: [at(100, { content: 'hello' })] });
+    const { session } = await h.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await h.agent.reset(session!.id);
+    const reset = await h.waitForEvent('context-reset');
+    await runner.whenIdle();
+    // Nothing after a final answer needs carrying when no summarizer ran: everything is carried.
+    expect(reset.carriedMessages).toBe(2);
+    expect(runner.state).toBe('idle');
+    expect(requestsOf(model.requests, 'worker')).toHaveLength(1);
+    // The visible context of the new segment is exactly what follows its init messages.
+    expect(runner.context.entries.filter((entry) => entry.isInit)).toHaveLength(2);
+  });
+});
+
+describe('carryOver', () => {
+  const entry = (seq: number, message: StoredMessage['message'], flags: Partial<StoredMessage> = {}): StoredMessage => ({
+    seq, message, isInit: false, isMarker: false, memoryRunId: null, ...flags,
+  });
+  const init = entry(0, { role: 'system', content: 'init' }, { isInit: true });
+  const user = entry(1, { role: 'user', content: 'Ada wrote:\n> go' });
+  const marker = (seq: number, runId: string) => entry(seq, { role: 'user', content: '<memory-checkpoint/>' }, { isMarker: true, memoryRunId: runId });
+  const assistant = entry(3, { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'echo', arguments: '{}' } }] });
+  const tool = entry(4, { role: 'tool', tool_call_id: 'a', content: 'x' });
+
+  it('keeps the messages after the last marker of a successful run', () => {
+    expect(carryOver([init, user, marker(2, 'r1'), assistant, tool], new Set(['r1'])).map((item) => item.seq)).toEqual([3, 4]);
+  });
+  it('uses the latest of several successful markers', () => {
+    const later = entry(5, { role: 'assistant', content: 'done' });
+    expect(carryOver([init, user, marker(2, 'r1'), assistant, tool, marker(5, 'r2'), later], new Set(['r1', 'r2'])).map((item) => item.seq)).toEqual([5]);
+  });
+  it('carries everything without a successful marker, and never carries markers or init messages', () => {
+    expect(carryOver([init, user, marker(2, 'r1'), assistant, tool], new Set()).map((item) => item.seq)).toEqual([1, 3, 4]);
+  });
+  it('never starts with a tool message', () => {
+    const result = carryOver([init, user, assistant, tool, marker(5, 'r1')], new Set(['r1']));
+    expect(result).toEqual([]);
+  });
+});
