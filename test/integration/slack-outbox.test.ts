@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Outbox, PermanentPlatformError, type OutboxDelivery } from '../../src/adapters/chat/outbox.js';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { PlatformError } from '../../src/core/errors.js';
+import { createLogger } from '../../src/log.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+let database: TestDatabase;
+const log = createLogger('silent');
+let threads = 0;
+
+async function newSession(): Promise<string> {
+  threads += 1;
+  const stores = createPrismaStores(database.prisma);
+  const { session } = await stores.sessions.open(
+    { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: `${Date.now()}.${threads}` },
+    { title: 'outbox test', scope: 'channel' },
+  );
+  return session.id;
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function statusOf(key: string) {
+  return database.prisma.outboxItem.findUniqueOrThrow({ where: { idempotencyKey: key } });
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await database.drop();
+});
+
+describe('Outbox', () => {
+  it('stores a key once and sends it once, recording the platform message id', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const sent: string[] = [];
+    expect(await outbox.enqueue({ idempotencyKey: 'once:1', sessionId, platform: 'p-once', operation: 'post', payload: { text: 'hi' } })).toEqual({ inserted: true });
+    expect(await outbox.enqueue({ idempotencyKey: 'once:1', sessionId, platform: 'p-once', operation: 'post', payload: { text: 'again' } })).toEqual({ inserted: false });
+    const sender = outbox.startSender('p-once', async (item) => {
+      sent.push(`${item.idempotencyKey}:${JSON.stringify(item.payload)}`);
+      return { platformMessageId: '111.1' };
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('once:1')).status === 'sent' ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sender.stop();
+    expect(sent).toEqual(['once:1:{"text":"hi"}']);
+    expect(await outbox.messageIdOf('once:1')).toBe('111.1');
+  });
+
+  it('sends in order per session, honours Retry-After, and lets other sessions pass', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const [slow, fast] = [await newSession(), await newSession()];
+    const order: string[] = [];
+    let limited = false;
+    const times = new Map<string, number>();
+    for (const key of ['a1', 'a2']) await outbox.enqueue({ idempotencyKey: `order:${key}`, sessionId: slow, platform: 'p-order', operation: 'post', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'order:b1', sessionId: fast, platform: 'p-order', operation: 'post', payload: {} });
+    const started = Date.now();
+    const sender = outbox.startSender('p-order', async (item) => {
+      if (item.idempotencyKey === 'order:a1' && !limited) {
+        limited = true;
+        throw new PlatformError('test', 'post', 'ratelimited', 400);
+      }
+      order.push(item.idempotencyKey);
+      times.set(item.idempotencyKey, Date.now() - started);
+      return { platformMessageId: item.idempotencyKey };
+    }, { pollMs: 20 });
+    await waitFor(() => (order.length === 3 ? true : undefined));
+    await sender.stop();
+    expect(order).toEqual(['order:b1', 'order:a1', 'order:a2']);
+    expect(times.get('order:a1')).toBeGreaterThanOrEqual(350);
+    expect((await statusOf('order:a1')).attempts).toBe(2);
+  });
+
+  it('resolves the target of an edit and sends only the newest pending edit of a card', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const deliveries: OutboxDelivery[] = [];
+    await outbox.enqueue({ idempotencyKey: 'card:1', sessionId, platform: 'p-card', operation: 'post', payload: { n: 0 } });
+    for (const n of [1, 2, 3]) {
+      await outbox.enqueue({ idempotencyKey: `card:1:u${n}`, sessionId, platform: 'p-card', operation: 'update', targetKey: 'card:1', replacesPending: true, payload: { n } });
+    }
+    const sender = outbox.startSender('p-card', async (item) => {
+      deliveries.push(item);
+      return item.operation === 'post' ? { platformMessageId: '999.5' } : {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('card:1:u3')).status === 'sent' ? true : undefined));
+    await sender.stop();
+    expect(deliveries.map((item) => [item.idempotencyKey, item.targetMessageId])).toEqual([
+      ['card:1', null],
+      ['card:1:u3', '999.5'],
+    ]);
+    expect((await statusOf('card:1:u1')).status).toBe('superseded');
+  });
+
+  it('fails an item at once on a permanent error and moves on', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const sent: string[] = [];
+    await outbox.enqueue({ idempotencyKey: 'perm:1', sessionId, platform: 'p-perm', operation: 'post', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'perm:2', sessionId, platform: 'p-perm', operation: 'react', targetKey: 'perm:1', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'perm:3', sessionId, platform: 'p-perm', operation: 'post', payload: {} });
+    const sender = outbox.startSender('p-perm', async (item) => {
+      if (item.idempotencyKey === 'perm:1') throw new PermanentPlatformError('test', 'post', 'channel_not_found');
+      sent.push(item.idempotencyKey);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('perm:3')).status === 'sent' ? true : undefined));
+    await sender.stop();
+    expect(sent).toEqual(['perm:3']);
+    expect(await statusOf('perm:1')).toMatchObject({ status: 'failed', lastError: 'channel_not_found', attempts: 1 });
+    expect(await statusOf('perm:2')).toMatchObject({ status: 'failed', lastError: 'target perm:1 was never sent' });
+  });
+
+  it('never sends a key twice when two replicas drain the same table', async () => {
+    const outboxes = [new Outbox(database.prisma, log), new Outbox(database.prisma, log)];
+    const sessions = await Promise.all(Array.from({ length: 5 }, () => newSession()));
+    const sent: string[] = [];
+    for (const [index, sessionId] of sessions.entries()) {
+      for (let n = 0; n < 4; n += 1) {
+        await outboxes[0]?.enqueue({ idempotencyKey: `race:${index}:${n}`, sessionId, platform: 'p-race', operation: 'post', payload: {} });
+      }
+    }
+    const deliver = async (item: OutboxDelivery) => {
+      sent.push(item.idempotencyKey);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return {};
+    };
+    const senders = outboxes.map((outbox) => outbox.startSender('p-race', deliver, { pollMs: 10 }));
+    await waitFor(() => (sent.length >= 20 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.all(senders.map((sender) => sender.stop()));
+    expect(sent).toHaveLength(20);
+    expect(new Set(sent).size).toBe(20);
+    for (const index of sessions.keys()) {
+      expect(sent.filter((key) => key.startsWith(`race:${index}:`))).toEqual([0, 1, 2, 3].map((n) => `race:${index}:${n}`));
+    }
+  });
+
+  it('takes over a claim whose lease expired (a sender that crashed mid-send)', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    await outbox.enqueue({ idempotencyKey: 'lease:1', sessionId, platform: 'p-lease', operation: 'post', payload: {} });
+    await database.prisma.outboxItem.update({
+      where: { idempotencyKey: 'lease:1' },
+      data: { status: 'sending', attempts: 1, nextAttemptAt: new Date(Date.now() - 1_000) },
+    });
+    const sent: number[] = [];
+    const sender = outbox.startSender('p-lease', async (item) => {
+      sent.push(item.attempt);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('lease:1')).status === 'sent' ? true : undefined));
+    await sender.stop();
+    expect(sent).toEqual([2]);
+  });
+});
