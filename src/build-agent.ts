@@ -1,0 +1,78 @@
+// Builds the agent from configuration: model client, storage ports, tools, settings. Shared by
+// the bot service (src/service.ts) and the terminal chat (src/chat.ts).
+import { join, resolve } from 'node:path';
+import { OpenAIModelClient } from './adapters/model/openai-model-client.js';
+import type { Database } from './adapters/storage/database.js';
+import { createPrismaStores } from './adapters/storage/prisma-stores.js';
+import type { Config } from './config.js';
+import { Agent } from './core/agent.js';
+import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
+import { contextWindowFor } from './core/context-window.js';
+import { ConfigError } from './core/errors.js';
+import { EventBus } from './core/events.js';
+import { memoryTools } from './core/memory-tools.js';
+import type { Stores } from './core/store.js';
+import type { AnyTool } from './core/tool.js';
+import { ToolExecutor } from './core/tool-executor.js';
+import type { Logger } from './log.js';
+import { McpToolSource } from './tools/mcp.js';
+import { parseToolGroups, selectToolGroups } from './tools/registry.js';
+import { shellTools } from './tools/shell.js';
+import { webTools } from './tools/web.js';
+import { workspaceTools } from './tools/workspace.js';
+
+export interface BuiltAgent {
+  agent: Agent;
+  stores: Stores;
+  events: EventBus;
+  /** Closes MCP servers; stop the agent first. */
+  close(): Promise<void>;
+}
+
+export interface BuildAgentOptions {
+  config: Config;
+  database: Database;
+  log: Logger;
+  /** The process environment the shell tool starts from (secrets are removed by the tool). */
+  environment: Record<string, string | undefined>;
+}
+
+/** Wires the agent; throws ConfigError when the model settings or TOOLS are unusable. */
+export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent> {
+  const { config, database, log } = options;
+  if (!config.OPENAI_API_KEY || !config.MODEL) {
+    throw new ConfigError('config: OPENAI_API_KEY and MODEL are required to run the agent');
+  }
+  const stores = createPrismaStores(database.prisma);
+  const window = contextWindowFor(config.MODEL, config.MODEL_CONTEXT_WINDOW);
+  if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
+  const groups = parseToolGroups(config.TOOLS);
+  const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
+  const mcp = groups.includes('mcp') && config.MCP_CONFIG ? await McpToolSource.start({ configPath: config.MCP_CONFIG, log }) : undefined;
+  const tools: AnyTool[] = selectToolGroups(groups, {
+    memory: () => memoryTools(stores),
+    workspace: () => workspaceTools({ root: workspaces }),
+    web: () => webTools({ allowPrivate: config.WEB_FETCH_ALLOW_PRIVATE }),
+    shell: () => shellTools({ root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment }),
+    ...(mcp ? { mcp: () => mcp.tools() } : {}),
+  });
+  const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
+  const deps: AgentDeps = {
+    settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
+    stores,
+    model: new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log }),
+    tools: new ToolExecutor(tools),
+    events,
+    log,
+    clock: { now: () => new Date() },
+  };
+  log.info({ model: config.MODEL, contextWindow: window.tokens, tools: tools.map((tool) => tool.name) }, 'agent-ready');
+  return {
+    agent: new Agent(deps),
+    stores,
+    events,
+    close: async () => {
+      await mcp?.close();
+    },
+  };
+}
