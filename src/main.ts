@@ -12,7 +12,7 @@ if (!parsed.ok) {
 const log = createLogger(parsed.config.LOG_LEVEL);
 
 try {
-  const service = await startService(parsed.config, log);
+  const service = await startService(parsed.config, log, { environment: process.env });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,4 +1,5 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
+import { buildAgent, type BuiltAgent } from './build-agent.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
@@ -7,9 +8,11 @@ import type { Logger } from './log.js';
 /** A running service. */
 export interface Service {
   database: Database;
+  /** The agent, when the model is configured. */
+  agent?: BuiltAgent;
   /** The port the HTTP server listens on. */
   port: number;
-  /** Stops taking work, finishes what runs, closes everything. */
+  /** Stops taking work, lets running sessions reach a checkpoint, closes everything. */
   stop(): Promise<void>;
 }
 
@@ -23,23 +26,39 @@ export function configuredAdapters(config: Config): string[] {
   return adapters;
 }
 
-/** Starts the service: storage and migrations first, then HTTP, then adapters. */
-export async function startService(config: Config, log: Logger): Promise<Service> {
+export interface ServiceOptions {
+  /** The process environment (the shell tool starts from it, minus secrets). */
+  environment: Record<string, string | undefined>;
+}
+
+/** Starts the service: storage and migrations first, then the agent, HTTP, and adapters. */
+export async function startService(config: Config, log: Logger, options: ServiceOptions = { environment: {} }): Promise<Service> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
-  log.info(
-    { storage: database.kind, migrationsApplied: database.appliedMigrations.length },
-    'storage-ready',
-  );
+  log.info({ storage: database.kind, migrationsApplied: database.appliedMigrations.length }, 'storage-ready');
   const http = new HttpServer(log);
   http.addReadinessCheck({ name: 'database', check: async () => (await database.ping(), true) });
+
+  let agent: BuiltAgent | undefined;
+  if (config.OPENAI_API_KEY && config.MODEL) {
+    agent = await buildAgent({ config, database, log, environment: options.environment });
+    agent.agent.runners.startSweeping();
+  } else {
+    log.warn('agent-disabled: set OPENAI_API_KEY and MODEL to answer messages');
+  }
+
   const port = await http.listen(config.PORT);
   const adapters = configuredAdapters(config);
   log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
+  // Sessions left with backlog by a crash or restart continue without a new message (R12).
+  if (agent) await agent.agent.recover();
   return {
     database,
+    ...(agent ? { agent } : {}),
     port,
     stop: async () => {
       await http.close();
+      await agent?.agent.stop(25_000);
+      await agent?.close();
       await database.close();
       log.info('service-stopped');
     },

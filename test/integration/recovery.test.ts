@@ -1,0 +1,173 @@
+// R12 crash safety: sessions with backlog are driven again without a new message; pending tool
+// calls run before queued steers; answered tool calls are not run twice.
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import type { ChatMessage } from '../../src/core/messages.js';
+import type { Stores, ThreadAddress } from '../../src/core/store.js';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { createAgentHarness, newThread, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { conversation, shape } from '../support/model-script.js';
+import { startScript } from '../support/processes.js';
+
+let database: TestDatabase;
+let model: FakeModelServer;
+let stores: Stores;
+let harness: AgentHarness | undefined;
+const executed: string[] = [];
+const recorder = defineTool({
+  name: 'record',
+  description: 'Records its label.',
+  input: z.object({ label: z.string() }),
+  execute: async ({ label }) => {
+    executed.push(label);
+    return `recorded ${label}`;
+  },
+}) as AnyTool;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+  stores = createPrismaStores(database.prisma);
+});
+afterAll(async () => {
+  await model.close();
+  await database.drop();
+});
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+  model.reset();
+  executed.length = 0;
+});
+
+const call = (id: string, label: string) => ({ id, type: 'function' as const, function: { name: 'record', arguments: JSON.stringify({ label }) } });
+
+/** Writes a session as a crashed process would have left it. */
+async function crashedSession(address: ThreadAddress, tail: Array<{ message: ChatMessage; isMarker?: boolean }>, steers: string[] = []): Promise<string> {
+  const { session } = await stores.sessions.open(address, { title: 't', scope: 'channel' });
+  const { segment } = await stores.context.load(session.id);
+  const entries: Array<{ message: ChatMessage; isMarker?: boolean; isInit?: boolean }> = [
+    { message: { role: 'system', content: 'init' }, isInit: true },
+    { message: { role: 'user', content: 'memory' }, isInit: true },
+    ...tail,
+  ];
+  for (const [seq, entry] of entries.entries()) {
+    await stores.context.append(segment.id, { seq, message: entry.message, isInit: entry.isInit ?? false, isMarker: entry.isMarker ?? false, memoryRunId: null });
+  }
+  for (const [index, text] of steers.entries()) {
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${address.threadKey}:s${index}`, authorId: 'u', authorName: 'Ada', text });
+  }
+  return session.id;
+}
+
+describe('recovery at start-up (R12)', () => {
+  it('runs the pending tool calls of a crashed turn before a queued steer message', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> go' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('r1', 'one')] } },
+    ], ['new instructions']);
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ content: 'recovered' });
+    expect(await harness.agent.recover()).toBeGreaterThanOrEqual(1);
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(executed).toEqual(['one']);
+    expect(shape(conversation(model.requests[0]!.body))).toEqual(['user:go', 'assistant→[r1]', 'tool(r1)', 'user:new instructions']);
+  });
+
+  it('runs only the calls of a partial batch that have no result yet', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> go' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('p1', 'first'), call('p2', 'second')] } },
+      { message: { role: 'tool', tool_call_id: 'p1', content: 'recorded first' } },
+    ]);
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ content: 'recovered' });
+    await harness.agent.recover();
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(executed).toEqual(['second']);
+    expect(shape(conversation(model.requests[0]!.body))).toEqual(['user:go', 'assistant→[p1,p2]', 'tool(p1)', 'tool(p2)']);
+  });
+
+  it('gives a tool result without follow-up its model call, even when a marker is last', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> go' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('m1', 'x')] } },
+      { message: { role: 'tool', tool_call_id: 'm1', content: 'recorded x' } },
+      { message: { role: 'user', content: '<memory-checkpoint n="1"/>' }, isMarker: true },
+    ]);
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ content: 'followed up' });
+    await harness.agent.recover();
+    const answer = await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(answer.text).toBe('followed up');
+    expect(executed).toEqual([]);
+  });
+
+  it('leaves a paused session alone and settled sessions idle', async () => {
+    const paused = await crashedSession(newThread(), [{ message: { role: 'user', content: 'Ada wrote:\n> go' } }]);
+    await stores.sessions.setFlags(paused, { paused: true });
+    const settled = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> hi' } },
+      { message: { role: 'assistant', content: 'hello' } },
+    ]);
+    const backlog = await stores.sessions.withBacklog();
+    expect(backlog).not.toContain(paused);
+    expect(backlog).not.toContain(settled);
+  });
+});
+
+describe('a process killed during a tool call', () => {
+  it('is recovered by the next process: nothing lost or duplicated, every tool call answered once', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-crash-'));
+    const address = newThread();
+    const sessionId = await crashedSession(address, [], ['please run the job']);
+    // The job blocks the first time it runs (the process is killed then) and finishes the second.
+    const command = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; if [ $n -eq 1 ]; then sleep 60; fi; echo "run $n done"';
+    model.respond((body) => {
+      const last = body.messages.at(-1);
+      if (last?.['role'] === 'tool') return { content: 'The job is done.', usage: { promptTokens: 500, cachedTokens: 0, completionTokens: 5 } };
+      return { toolCalls: [{ id: 'job_1', name: 'shell', arguments: { command } }], usage: { promptTokens: 400, cachedTokens: 0, completionTokens: 5 } };
+    });
+    const env = {
+      DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell',
+    };
+    const first = startScript('src/main.ts', env);
+    const workspace = join(dataDir, 'workspaces', sessionId);
+    const deadline = Date.now() + 30_000;
+    while ((await readFile(join(workspace, 'count'), 'utf8').catch(() => '')).trim() !== '1') {
+      if (Date.now() > deadline) throw new Error(`the job never started; stderr: ${first.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    first.kill('SIGKILL');
+    await first.exited;
+
+    const second = startScript('src/main.ts', env);
+    try {
+      const deadline2 = Date.now() + 30_000;
+      while (!(await database.prisma.contextMessage.findFirst({ where: { segment: { sessionId }, role: 'assistant', content: { contains: 'The job is done.' } } }))) {
+        if (Date.now() > deadline2) throw new Error(`no recovery; stderr: ${second.stderr()}\n${second.lines.join('\n')}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      second.kill('SIGTERM');
+      await second.exited;
+    }
+    expect((await readFile(join(workspace, 'count'), 'utf8')).trim()).toBe('2');
+    // What the model received: the steer once, the tool call once, its result once.
+    const final = model.requests.filter((request) => request.body.messages.at(-1)?.['role'] === 'tool');
+    expect(final).toHaveLength(1);
+    const messages = conversation(final[0]!.body);
+    expect(shape(messages)).toEqual(['user:please run the job', 'assistant→[job_1]', 'tool(job_1)']);
+    expect(String(messages[2]?.['content'])).toContain('run 2 done');
+    const rows = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId }, isInit: false }, orderBy: { seq: 'asc' } });
+    expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(await database.prisma.steerMessage.count({ where: { sessionId, status: 'queued' } })).toBe(0);
+  }, 90_000);
+});
