@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../src/core/errors.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { parseToolGroups, selectToolGroups, toolDefinitions, type ToolWithParameters } from '../../src/tools/registry.js';
+import { parseToolGroups, selectToolGroups, toolDefinitions } from '../../src/tools/registry.js';
 
 const tool = (name: string): AnyTool =>
   defineTool({ name, description: `${name} tool`, input: z.object({}), execute: async () => name });
@@ -45,7 +45,7 @@ describe('toolDefinitions', () => {
 
   it('uses a tool’s own JSON Schema when it brings one', () => {
     const parameters = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
-    const mcpTool: ToolWithParameters = { ...tool('files__read'), input: z.record(z.string(), z.unknown()), parameters: { $schema: 'http://json-schema.org/draft-07/schema#', ...parameters } };
+    const mcpTool: AnyTool = { ...tool('files__read'), input: z.record(z.string(), z.unknown()), parameters: { $schema: 'http://json-schema.org/draft-07/schema#', ...parameters } };
     expect(toolDefinitions([mcpTool])[0]?.function.parameters).toEqual(parameters);
   });
 

@@ -1,0 +1,89 @@
+// Where a session's files live and how a path from the model is confined to them. Shared by the
+// workspace tools and the shell tool, so both see the same directory.
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError } from '../core/errors.js';
+
+/** Directory name of a session inside the workspaces root (session ids are kept readable). */
+export function sessionDirectoryName(sessionId: string): string {
+  // Characters outside this set are percent-encoded so an id can never contain a separator.
+  const name = sessionId.replace(/[^A-Za-z0-9._:@-]/g, (character) =>
+    [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
+  if (name === '' || name === '.' || name === '..') throw new ToolError(`session id ${JSON.stringify(sessionId)} cannot name a workspace`);
+  return name;
+}
+
+/** Path of a session's workspace: `<root>/<sessionId>` (not created). */
+export function sessionWorkspacePath(root: string, sessionId: string): string {
+  return path.join(path.resolve(root), sessionDirectoryName(sessionId));
+}
+
+/** Creates the session's workspace if needed; returns its real path (symlinks resolved). */
+export async function ensureSessionWorkspace(root: string, sessionId: string): Promise<string> {
+  const directory = sessionWorkspacePath(root, sessionId);
+  await mkdir(directory, { recursive: true });
+  return realpath(directory);
+}
+
+/**
+ * Resolves a model-supplied relative path inside `workspace` (a real path). Refuses absolute
+ * paths, `..` escapes and symlinks that lead outside; returns the absolute (unresolved) path.
+ */
+export async function resolveInWorkspace(workspace: string, relativePath: string): Promise<string> {
+  if (relativePath.includes('\0')) throw new ToolError('path contains a NUL character');
+  if (path.isAbsolute(relativePath) || /^[A-Za-z]:[\\/]/.test(relativePath) || relativePath.startsWith('~')) {
+    throw new ToolError(`path "${relativePath}" is absolute; use a path relative to the session workspace`);
+  }
+  const target = path.resolve(workspace, relativePath);
+  if (!isInside(workspace, target)) {
+    throw new ToolError(`path "${relativePath}" leaves the session workspace; use a path inside it`);
+  }
+  // The lexical check is not enough: a symlink on the way may point elsewhere. The deepest part
+  // of the path that exists decides where the rest would land.
+  const real = await realDeepestExisting(target, relativePath);
+  if (!isInside(workspace, real)) {
+    throw new ToolError(`path "${relativePath}" goes through a symbolic link that leads outside the session workspace`);
+  }
+  return target;
+}
+
+/** True when `candidate` is `directory` itself or below it. */
+export function isInside(directory: string, candidate: string): boolean {
+  const relative = path.relative(directory, candidate);
+  return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
+}
+
+async function realDeepestExisting(target: string, shownPath: string): Promise<string> {
+  let current = target;
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      return path.join(await realpath(current), ...missing);
+    } catch (error) {
+      if (!isErrorCode(error, 'ENOENT') && !isErrorCode(error, 'ENOTDIR')) throw error;
+    }
+    // realpath also fails on a dangling symlink; writing through it would create its target,
+    // which may be anywhere, so such links are refused rather than followed.
+    if (await isSymbolicLink(current)) {
+      throw new ToolError(`path "${shownPath}" goes through a symbolic link whose target does not exist`);
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return current;
+    missing.unshift(path.basename(current));
+    current = parent;
+  }
+}
+
+async function isSymbolicLink(candidate: string): Promise<boolean> {
+  try {
+    return (await lstat(candidate)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** True when `error` is a Node system error with the given code (e.g. ENOENT). */
+export function isErrorCode(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}
