@@ -1,9 +1,13 @@
 // Builds the agent from configuration: model client, storage ports, tools, settings. Shared by
 // the bot service (src/service.ts) and the terminal chat (src/chat.ts).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OpenAIModelClient } from './adapters/model/openai-model-client.js';
 import type { Database } from './adapters/storage/database.js';
+import { createLeaseStore } from './adapters/storage/lease-store.js';
 import { createPrismaStores } from './adapters/storage/prisma-stores.js';
+import { LocalWakeups, PostgresWakeups } from './adapters/storage/wakeups.js';
 import type { Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
@@ -56,9 +60,17 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     shell: () => shellTools({ root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });
+  const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
   const deps: AgentDeps = {
     settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
+    replica: {
+      owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+      leases: createLeaseStore(database.prisma),
+      wakeups,
+      leaseTtlMs: 15_000,
+      sweepIntervalMs: 5_000,
+    },
     stores,
     model: new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log }),
     tools: new ToolExecutor(tools),
@@ -73,6 +85,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     events,
     close: async () => {
       await mcp?.close();
+      await wakeups.close();
     },
   };
 }

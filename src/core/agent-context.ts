@@ -2,7 +2,7 @@
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
-import type { MemoryScope, Stores } from './store.js';
+import type { LeaseStore, MemoryScope, Stores, Wakeups } from './store.js';
 import type { ToolExecutor } from './tool-executor.js';
 
 /** Tunables of the agent; defaults come from config (src/config.ts). */
@@ -38,8 +38,21 @@ export interface Clock {
   now(): Date;
 }
 
+/** How this process takes part among replicas (one driver per session, R10). */
+export interface ReplicaSettings {
+  /** This replica's name in session leases (unique per process). */
+  owner: string;
+  leases: LeaseStore;
+  wakeups: Wakeups;
+  /** A lease not renewed for this long is free for another replica. */
+  leaseTtlMs: number;
+  /** How often every replica looks for sessions whose driver died. */
+  sweepIntervalMs: number;
+}
+
 export interface AgentDeps {
   settings: AgentSettings;
+  replica: ReplicaSettings;
   stores: Stores;
   model: ModelClient;
   tools: ToolExecutor;

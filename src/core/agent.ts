@@ -53,6 +53,9 @@ export class Agent {
     });
     if (inserted) {
       this.deps.events.emit({ type: 'steer-received', session, steer });
+      // The owner (on any replica) wakes on the notification; with no live owner, this replica
+      // takes the lease itself.
+      await this.deps.replica.wakeups.notify(session.id);
       await (await this.runners.get(session.id)).steerArrived();
     }
     return { session, steer, inserted };
@@ -96,6 +99,11 @@ export class Agent {
       usage,
       cacheRatio: prompt === 0 ? 0 : cached / prompt,
     };
+  }
+
+  /** The fencing token of the lease this replica holds for the session, if any. */
+  async leaseToken(sessionId: string): Promise<number | null> {
+    return (await this.runners.peek(sessionId))?.lease.token ?? null;
   }
 
   /** Drives sessions left with backlog by a crash or restart. */

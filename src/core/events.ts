@@ -20,7 +20,7 @@ export interface RunUsage {
   completionTokens: number;
 }
 
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown';
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =

@@ -6,6 +6,7 @@ import { SessionRunner } from './session-runner.js';
 export class RunnerRegistry {
   private readonly runners = new Map<string, Promise<SessionRunner>>();
   private sweeper: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly deps: AgentDeps,
@@ -41,10 +42,34 @@ export class RunnerRegistry {
     return ids.length;
   }
 
-  /** Starts the periodic eviction of idle runners. */
-  startSweeping(intervalMs = 60_000): void {
-    this.sweeper = setInterval(() => void this.evictIdle(), intervalMs);
+  /**
+   * Starts the background duties: waking loaded runners on wake-ups from any replica, taking
+   * over sessions whose driver died (expired lease), and evicting idle runners.
+   */
+  startSweeping(): void {
+    this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId) => {
+      void this.runners.get(sessionId)?.then((runner) => runner.wake(), () => undefined);
+    });
+    let sweeps = 0;
+    this.sweeper = setInterval(() => {
+      sweeps += 1;
+      void this.sweep();
+      if (sweeps % 20 === 0) void this.evictIdle();
+    }, this.deps.replica.sweepIntervalMs);
     this.sweeper.unref();
+  }
+
+  /** Wakes sessions with backlog whose driver is gone (crashed replica, missed wake-up). */
+  async sweep(): Promise<number> {
+    try {
+      const ids = await this.deps.replica.leases.orphaned();
+      for (const id of ids) (await this.get(id)).wake();
+      if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-swept');
+      return ids.length;
+    } catch (error) {
+      this.deps.log.warn({ err: String(error) }, 'sweep-failed');
+      return 0;
+    }
   }
 
   /** Drops runners that have been quiet for idleAfterMs. */
@@ -63,6 +88,7 @@ export class RunnerRegistry {
   /** Stops every runner: running drives stop at their next checkpoint. */
   async stop(graceMs?: number): Promise<void> {
     clearInterval(this.sweeper);
+    this.unsubscribe?.();
     const runners = await Promise.all([...this.runners.values()].map((runner) => runner.catch(() => undefined)));
     await Promise.all(runners.map((runner) => runner?.stop(graceMs)));
   }

@@ -4,6 +4,7 @@
 import type { AgentDeps } from './agent-context.js';
 import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
 import { MemoryManager } from './memory-manager.js';
 import { renderSteer } from './prompts.js';
@@ -25,12 +26,17 @@ export class SessionRunner {
   private workPending = false;
   private stopping = false;
   private readonly lifetime = new AbortController();
+  /** One driver across replicas: every activity runs under the session's lease. */
+  readonly lease: LeaseKeeper;
+  /** The mirror was just loaded from the store (no reload needed on the first claim). */
+  private justLoaded = true;
 
   private constructor(
     private readonly deps: AgentDeps,
     private record: SessionRecord,
     readonly context: LiveContext,
   ) {
+    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
     this.memory = new MemoryManager(deps, {
       session: () => this.record,
       context,
@@ -76,6 +82,7 @@ export class SessionRunner {
 
   /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
   async steerArrived(): Promise<void> {
+    await this.refreshUnlessDriving();
     this.failed = false;
     this.workPending = true;
     if (!this.record.resetRequested && (this.record.paused || this.record.pauseRequested)) {
@@ -87,6 +94,7 @@ export class SessionRunner {
 
   /** R11: takes effect at the next checkpoint; at once when idle. */
   async pause(): Promise<void> {
+    await this.refreshUnlessDriving();
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
@@ -95,6 +103,7 @@ export class SessionRunner {
 
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
+    await this.refreshUnlessDriving();
     this.failed = false;
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
@@ -145,14 +154,57 @@ export class SessionRunner {
   private begin(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): void {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
-    this.activity = work()
+    this.activity = this.underLease(work)
       .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
       .finally(() => {
         this.activity = null;
         this.activityKind = null;
         this.lastActivityAt = Date.now();
         this.pump();
+        if (!this.activity) void this.releaseLease();
       });
+  }
+
+  /** Runs `work` while holding the lease; another replica's live lease means it drives instead. */
+  private async underLease(work: () => Promise<void>): Promise<void> {
+    const claim = await this.lease.claim();
+    if (claim === 'refused') {
+      this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
+      return;
+    }
+    if (claim === 'changed-hands' && !this.justLoaded) await this.reload();
+    this.justLoaded = false;
+    await work();
+  }
+
+  /** Gives the lease up at idle; work that slipped in meanwhile (a steer) is picked up again. */
+  private async releaseLease(): Promise<void> {
+    if (this.lease.token === null) return;
+    try {
+      await this.lease.release();
+      if (!this.stopping && !this.record.paused && (await this.deps.stores.steers.countQueued(this.record.id)) > 0) {
+        this.workPending = true;
+        this.pump();
+      }
+    } catch (error) {
+      this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'lease-release-failed');
+    }
+  }
+
+  /** Re-reads the session and its context after another replica may have changed them. */
+  private async reload(): Promise<void> {
+    const session = await this.deps.stores.sessions.get(this.record.id);
+    if (session) this.record = session;
+    const { segment, messages } = await this.deps.stores.context.load(this.record.id);
+    this.context.replace(segment, messages);
+    if (segment.contextTokens > 0) this.context.lastPromptTokens = segment.contextTokens;
+  }
+
+  /** Flags may have been changed by another replica while this one was not driving. */
+  private async refreshUnlessDriving(): Promise<void> {
+    if (this.activity) return;
+    const session = await this.deps.stores.sessions.get(this.record.id);
+    if (session) this.record = session;
   }
 
   private async drive(): Promise<void> {
@@ -191,6 +243,7 @@ export class SessionRunner {
       return 'paused';
     }
     if (this.stopping) return 'shutdown';
+    if (this.lease.lost) return 'lease-lost';
     return null;
   }
 

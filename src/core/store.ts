@@ -224,3 +224,37 @@ export interface DocumentStore {
   revert(documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord>;
   markReviewed(memoryRunId: string, reviewer: string): Promise<number>;
 }
+
+// ── replicas: leases and wake-ups (one driver per session across processes, R10) ───────────
+
+/** Who drives a session, and the fencing token that orders its writers. */
+export interface Lease {
+  sessionId: string;
+  owner: string;
+  fencingToken: number;
+  expiresAt: Date;
+}
+
+export interface LeaseStore {
+  /**
+   * Takes the lease for `owner` unless another owner holds an unexpired one (then null). The
+   * token grows whenever ownership may have changed; it stays the same for a holder re-claiming.
+   */
+  acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease | null>;
+  /** Extends a held lease; false when it was lost (expired and taken). */
+  renew(sessionId: string, owner: string, fencingToken: number, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up (its token is kept, so tokens only grow). */
+  release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
+  /** Current fencing token of a session (0 when none was ever taken). */
+  currentToken(sessionId: string): Promise<number>;
+  /** Sessions with backlog whose driver is gone: an expired lease, or no live owner at all. */
+  orphaned(): Promise<string[]>;
+}
+
+/** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
+export interface Wakeups {
+  notify(sessionId: string): Promise<void>;
+  /** Calls `handler` for every notification, from any replica (this one included). */
+  subscribe(handler: (sessionId: string) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,7 +1,9 @@
 // A real agent for tests: Prisma stores on an isolated Postgres database, the real OpenAI client
 // pointed at the fake model server, real tools. Collects every event.
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
+import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { LocalWakeups } from '../../src/adapters/storage/wakeups.js';
 import { Agent } from '../../src/core/agent.js';
 import { defaultAgentSettings, type AgentDeps, type AgentSettings } from '../../src/core/agent-context.js';
 import { EventBus, type AgentEvent } from '../../src/core/events.js';
@@ -31,6 +33,8 @@ export interface HarnessOptions {
   tools?: AnyTool[];
   model?: FakeModelServer;
   toolTimeoutMs?: number;
+  /** Replica coordination (default: a lease owner of its own, in-process wake-ups). */
+  replica?: Partial<AgentDeps['replica']>;
 }
 
 export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
@@ -48,6 +52,14 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const deps: AgentDeps = {
     settings: { ...defaultAgentSettings, model: 'test-model', contextWindow: 100_000, ...options.settings },
+    replica: {
+      owner: `test-${Math.random().toString(36).slice(2, 8)}`,
+      leases: createLeaseStore(options.database.prisma),
+      wakeups: new LocalWakeups(),
+      leaseTtlMs: 10_000,
+      sweepIntervalMs: 500,
+      ...options.replica,
+    },
     stores,
     model: new OpenAIModelClient({ apiKey: 'test-key', baseURL: model.url, maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20 }),
     tools: new ToolExecutor([...memoryTools(stores), ...(options.tools ?? [])], options.toolTimeoutMs),

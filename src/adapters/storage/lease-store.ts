@@ -1,0 +1,72 @@
+// Session leases on Postgres (or PGlite): one row per session, taken and renewed with single
+// statements so two replicas can never both believe they hold it.
+import type { Lease, LeaseStore } from '../../core/store.js';
+import type { PrismaClient } from './generated/client.js';
+
+interface LeaseRow {
+  session_id: string;
+  owner: string;
+  fencing_token: bigint;
+  expires_at: Date;
+}
+
+/** Creates the Prisma-backed LeaseStore. */
+export function createLeaseStore(prisma: PrismaClient): LeaseStore {
+  return {
+    async acquire(sessionId, owner, ttlMs) {
+      // Taken when free (released or expired) or already ours. The token grows unless the same
+      // owner re-claims a live lease, so every change of hands gets a larger token.
+      const rows = await prisma.$queryRaw<LeaseRow[]>`
+        INSERT INTO session_leases (session_id, owner, fencing_token, expires_at)
+        VALUES (${sessionId}, ${owner}, 1, now() + ${ttlMs} * interval '1 millisecond')
+        ON CONFLICT (session_id) DO UPDATE SET
+          owner = EXCLUDED.owner,
+          fencing_token = CASE
+            WHEN session_leases.owner = EXCLUDED.owner AND session_leases.expires_at > now() THEN session_leases.fencing_token
+            ELSE session_leases.fencing_token + 1 END,
+          expires_at = EXCLUDED.expires_at
+        WHERE session_leases.owner = EXCLUDED.owner OR session_leases.owner = '' OR session_leases.expires_at <= now()
+        RETURNING session_id, owner, fencing_token, expires_at`;
+      const row = rows[0];
+      return row ? toLease(row) : null;
+    },
+
+    async renew(sessionId, owner, fencingToken, ttlMs) {
+      const updated = await prisma.$executeRaw`
+        UPDATE session_leases SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
+        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`;
+      return updated > 0;
+    },
+
+    async release(sessionId, owner, fencingToken) {
+      await prisma.$executeRaw`
+        UPDATE session_leases SET owner = '', expires_at = now()
+        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`;
+    },
+
+    async currentToken(sessionId) {
+      const rows = await prisma.$queryRaw<Array<{ fencing_token: bigint }>>`
+        SELECT fencing_token FROM session_leases WHERE session_id = ${sessionId}`;
+      return Number(rows[0]?.fencing_token ?? 0n);
+    },
+
+    async orphaned() {
+      // A driver died mid-work (its lease is still named but expired), or work is waiting with
+      // nobody holding the lease (a wake-up was missed). Failed runs that wait for a person are
+      // neither: their lease was released and nothing is queued.
+      const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+        SELECT s.id FROM sessions s
+        LEFT JOIN session_leases l ON l.session_id = s.id
+        WHERE (l.owner IS NOT NULL AND l.owner <> '' AND l.expires_at <= now())
+           OR ((l.session_id IS NULL OR l.owner = '' OR l.expires_at <= now()) AND (
+                s.reset_requested
+                OR (NOT s.paused AND EXISTS (SELECT 1 FROM steer_messages q WHERE q.session_id = s.id AND q.status = 'queued'))))
+        ORDER BY s.id`;
+      return rows.map((row) => row.id);
+    },
+  };
+}
+
+function toLease(row: LeaseRow): Lease {
+  return { sessionId: row.session_id, owner: row.owner, fencingToken: Number(row.fencing_token), expiresAt: row.expires_at };
+}
