@@ -19,6 +19,7 @@ import type { Stores } from './core/store.js';
 import type { AnyTool } from './core/tool.js';
 import { ToolExecutor } from './core/tool-executor.js';
 import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
 import { McpToolSource } from './tools/mcp.js';
 import { parseToolGroups, selectToolGroups } from './tools/registry.js';
 import { shellTools } from './tools/shell.js';
@@ -29,6 +30,7 @@ export interface BuiltAgent {
   agent: Agent;
   stores: Stores;
   events: EventBus;
+  metrics: Metrics;
   /** Closes MCP servers; stop the agent first. */
   close(): Promise<void>;
 }
@@ -62,17 +64,19 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   });
   const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
+  const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const metrics = new Metrics({ events, prisma: database.prisma, owner });
   const deps: AgentDeps = {
     settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
     replica: {
-      owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+      owner,
       leases: createLeaseStore(database.prisma),
       wakeups,
-      leaseTtlMs: 15_000,
-      sweepIntervalMs: 5_000,
+      leaseTtlMs: config.LEASE_TTL_SECONDS * 1000,
+      sweepIntervalMs: Math.max(500, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
     },
     stores,
-    model: new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log }),
+    model: metrics.instrument(new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log })),
     tools: new ToolExecutor(tools),
     events,
     log,
@@ -83,7 +87,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     agent: new Agent(deps),
     stores,
     events,
+    metrics,
     close: async () => {
+      metrics.stop();
       await mcp?.close();
       await wakeups.close();
     },

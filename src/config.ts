@@ -49,6 +49,8 @@ export const configSchema = z.object({
   SHELL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** Path of a JSON file in the common `mcpServers` format. */
   MCP_CONFIG: optionalText,
+  /** A replica that stops renewing a session lease for this long loses it to another replica. */
+  LEASE_TTL_SECONDS: z.coerce.number().min(1).max(600).default(15),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -42,6 +42,12 @@ export async function startService(config: Config, log: Logger, options: Service
   if (config.OPENAI_API_KEY && config.MODEL) {
     agent = await buildAgent({ config, database, log, environment: options.environment });
     agent.agent.runners.startSweeping();
+    const registry = agent.metrics.registry;
+    http.route('GET', '/metrics', async (_request, response) => {
+      const body = await registry.metrics();
+      response.writeHead(200, { 'content-type': registry.contentType });
+      response.end(body);
+    });
   } else {
     log.warn('agent-disabled: set OPENAI_API_KEY and MODEL to answer messages');
   }

@@ -55,7 +55,9 @@ export type AgentEvent =
       tokensAfter: number;
       carriedMessages: number;
     }
-  | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string };
+  | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
+  /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */
+  | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep' };
 
 export type AgentEventType = AgentEvent['type'];
 export type EventListener = (event: AgentEvent) => void;

@@ -109,6 +109,7 @@ export class MemoryManager {
           status: 'succeeded', decision: result.reset ? 'reset' : 'keep', transcript: result.transcript, usage: result.usage,
         });
         this.deps.log.info({ sessionId: session.id, memoryRunId: run.id, reset: result.reset }, 'decider-end');
+        this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: run.id, status: 'succeeded', decision: result.reset ? 'reset' : 'keep' });
         if (result.reset) this.host.requestReset(segment.id);
       },
       (error: unknown) => this.runFailed(session, 'decider', run.id, error),
@@ -122,6 +123,7 @@ export class MemoryManager {
     await this.deps.stores.memoryRuns.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage });
     const changes = await this.changesOf(memoryRunId);
     this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
+    this.deps.events.emit({ type: 'memory-run-end', session, role: 'summarizer', memoryRunId, status: 'succeeded' });
     if (changes.length > 0) {
       this.deps.events.emit({ type: 'memory-updated', session, memoryRunId, round, changes, usage: result.usage });
     }
@@ -138,6 +140,7 @@ export class MemoryManager {
       })
       .catch((finishError: unknown) => this.deps.log.error({ memoryRunId, err: String(finishError) }, 'memory-run-finish-failed'));
     this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
+    this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status: 'failed' });
   }
 
   /** One change per document the run wrote: from before its first write to after its last. */

@@ -47,8 +47,12 @@ export class RunnerRegistry {
    * over sessions whose driver died (expired lease), and evicting idle runners.
    */
   startSweeping(): void {
+    // Only the replica holding the lease acts on a wake-up; with no live owner, the replica that
+    // received the message takes the lease itself (Agent.submit), and the sweeper covers the rest.
     this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId) => {
-      void this.runners.get(sessionId)?.then((runner) => runner.wake(), () => undefined);
+      void this.runners.get(sessionId)?.then((runner) => {
+        if (runner.lease.token !== null) runner.wake();
+      }, () => undefined);
     });
     let sweeps = 0;
     this.sweeper = setInterval(() => {

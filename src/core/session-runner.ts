@@ -28,8 +28,6 @@ export class SessionRunner {
   private readonly lifetime = new AbortController();
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
-  /** The mirror was just loaded from the store (no reload needed on the first claim). */
-  private justLoaded = true;
 
   private constructor(
     private readonly deps: AgentDeps,
@@ -134,6 +132,7 @@ export class SessionRunner {
     await Promise.race([this.activity ?? Promise.resolve(), deadline]);
     this.lifetime.abort(new Error('shutdown'));
     await Promise.race([Promise.all([this.activity, this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'lease-release-failed'));
   }
 
   /** Resolves when the current drive or reset (and any that follows from it) is over. */
@@ -172,8 +171,9 @@ export class SessionRunner {
       this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
       return;
     }
-    if (claim === 'changed-hands' && !this.justLoaded) await this.reload();
-    this.justLoaded = false;
+    // Another replica may have written since this mirror was loaded (even a just-loaded runner
+    // may have waited for the lease): re-read unless the lease stayed ours.
+    if (claim === 'changed-hands') await this.reload();
     await work();
   }
 

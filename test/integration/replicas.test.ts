@@ -1,0 +1,215 @@
+// Several replicas on one Postgres: one driver per session (leases), wake-ups, take-over after a
+// crash, fencing of stale writers, graceful shutdown.
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Outbox } from '../../src/adapters/chat/outbox.js';
+import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
+import { LeaseKeeper } from '../../src/core/lease-keeper.js';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import { createLogger } from '../../src/log.js';
+import { shellTools } from '../../src/tools/shell.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { conversation, gate, shape } from '../support/model-script.js';
+import { startScript } from '../support/processes.js';
+
+const log = createLogger('silent');
+let database: TestDatabase;
+let model: FakeModelServer;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+});
+afterAll(async () => {
+  await model.close();
+  await database.drop();
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  model.reset();
+});
+
+/** A replica in this process: its own connection pool, lease owner and LISTEN connection. */
+async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlMs?: number } = {}): Promise<AgentHarness> {
+  const connection: Database = await openDatabase({ databaseUrl: database.url, dataDir: '/nonexistent', log });
+  const wakeups = await PostgresWakeups.start(connection.pool!, database.url, log);
+  const harness = await createAgentHarness({
+    database: connection,
+    model,
+    tools,
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300 },
+  });
+  harness.agent.runners.startSweeping();
+  closers.push(async () => {
+    await harness.close();
+    await wakeups.close();
+    await connection.close();
+  });
+  return harness;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('replicas on one Postgres', () => {
+  it('lets one replica drive while the other only enqueues and notifies', async () => {
+    const toolGate = gate();
+    let started = false;
+    const slow = defineTool({
+      name: 'slow_step', description: 'Slow.', input: z.object({}),
+      execute: async () => {
+        started = true;
+        await toolGate.promise;
+        return 'slow done';
+      },
+    }) as AnyTool;
+    const first = await replica('replica-a', [slow]);
+    const second = await replica('replica-b', [slow]);
+    model.enqueue({ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'answered both' });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await until(() => started, 10_000, 'tool start');
+    const result = await second.agent.submit(personMessage(thread, 'from the other replica', 'Grace'), { startSession: false });
+    expect(result.inserted).toBe(true);
+    toolGate.open();
+    await first.waitForEvent('answer', (event) => event.text === 'answered both');
+    await (await first.agent.runner(session!.id)).whenIdle();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
+    expect(first.events.filter((event) => event.type === 'run-start')).toHaveLength(1);
+    expect(shape(conversation(model.requests[1]!.body)).slice(-1)).toEqual(['user:from the other replica']);
+    // Released at idle, with its token kept.
+    const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } });
+    expect(lease.owner).toBe('');
+  });
+
+  it('drives a message on the replica that received it when nobody holds the lease', async () => {
+    const first = await replica('replica-c');
+    const second = await replica('replica-d');
+    model.enqueue({ content: 'first answer' }, { content: 'second answer' });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'one'), { startSession: true });
+    await first.waitForEvent('answer');
+    await (await first.agent.runner(session!.id)).whenIdle();
+    await until(async () => (await database.prisma.sessionLease.findUnique({ where: { sessionId: session!.id } }))?.owner === '', 5_000, 'release');
+    await second.agent.submit(personMessage(thread, 'two'), { startSession: false });
+    const answer = await Promise.race([
+      second.waitForEvent('answer'),
+      second.waitForEvent('error').then((event) => Promise.reject(new Error(event.error.message))),
+    ]);
+    expect(answer.text).toBe('second answer');
+    // The second replica reloaded the context the first one wrote.
+    expect(shape(conversation(model.requests[1]!.body))).toEqual(['user:one', 'assistant:first answer', 'user:two']);
+  });
+
+  it('continues a killed replica\'s session elsewhere once its lease expires', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-replica-'));
+    const workspaces = join(dataDir, 'workspaces');
+    const stores = createPrismaStores(database.prisma);
+    const thread = newThread();
+    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'run it' });
+    const command = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; if [ $n -eq 1 ]; then sleep 60; fi; echo "run $n done"';
+    model.respond((body) =>
+      body.messages.at(-1)?.['role'] === 'tool'
+        ? { content: 'Done on the other replica.', usage: { promptTokens: 300, cachedTokens: 0, completionTokens: 5 } }
+        : { toolCalls: [{ id: 'job', name: 'shell', arguments: { command } }], usage: { promptTokens: 300, cachedTokens: 0, completionTokens: 5 } },
+    );
+    const doomed = startScript('src/main.ts', {
+      DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', LEASE_TTL_SECONDS: '2',
+    });
+    await until(async () => (await readFile(join(workspaces, session.id, 'count'), 'utf8').catch(() => '')).trim() === '1', 30_000, 'job start');
+    const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
+    expect(lease.owner).not.toBe('');
+    doomed.kill('SIGKILL');
+    await doomed.exited;
+
+    const survivor = await replica('replica-e', shellTools({ root: workspaces, env: { PATH: process.env['PATH'] ?? '' } }), { leaseTtlMs: 2_000 });
+    const answer = await survivor.waitForEvent('answer', undefined, 30_000);
+    expect(answer.text).toBe('Done on the other replica.');
+    const taken = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
+    expect(Number(taken.fencingToken)).toBeGreaterThan(Number(lease.fencingToken));
+    const final = model.requests.filter((request) => request.body.messages.at(-1)?.['role'] === 'tool');
+    expect(final).toHaveLength(1);
+    expect(shape(conversation(final[0]!.body))).toEqual(['user:run it', 'assistant→[job]', 'tool(job)']);
+  }, 90_000);
+
+  it('refuses the writes of a replica whose lease was taken (fencing)', async () => {
+    const stores = createPrismaStores(database.prisma);
+    const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const leases = createLeaseStore(database.prisma);
+    const stale = new LeaseKeeper(leases, session.id, 'stale-replica', 200, log);
+    expect(await stale.claim()).toBe('changed-hands');
+    const staleToken = stale.token!;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await database.prisma.$executeRaw`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${session.id}`;
+    const fresh = new LeaseKeeper(leases, session.id, 'new-owner', 10_000, log);
+    expect(await fresh.claim()).toBe('changed-hands');
+    expect(fresh.token).toBeGreaterThan(staleToken);
+
+    const delivered: string[] = [];
+    const outbox = new Outbox(database.prisma, log);
+    const sender = outbox.startSender('console', async (item) => {
+      delivered.push(item.idempotencyKey);
+      return { platformMessageId: `m-${item.idempotencyKey}` };
+    }, { pollMs: 50 });
+    closers.push(async () => sender.stop());
+    await outbox.enqueue({ idempotencyKey: `stale:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'from the past' }, fencingToken: BigInt(staleToken) });
+    await outbox.enqueue({ idempotencyKey: `fresh:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'current' }, fencingToken: BigInt(fresh.token!) });
+    await until(() => delivered.length === 1, 10_000, 'delivery');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(delivered).toEqual([`fresh:${session.id}`]);
+    const staleItem = await database.prisma.outboxItem.findUniqueOrThrow({ where: { idempotencyKey: `stale:${session.id}` } });
+    expect(staleItem.status).toBe('failed');
+    expect(staleItem.lastError).toMatch(/newer session lease/);
+    // The stale keeper notices at its next renewal.
+    await until(() => stale.lost, 5_000, 'lease loss noticed');
+    await fresh.release();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes the running tool batch on SIGTERM, releases the lease and exits within 30 s', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-sigterm-'));
+    const stores = createPrismaStores(database.prisma);
+    const thread = newThread();
+    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'build' });
+    model.respond((body) =>
+      body.messages.at(-1)?.['role'] === 'tool'
+        ? { content: 'all built' }
+        : { toolCalls: [{ id: 'build', name: 'shell', arguments: { command: 'echo started > started; sleep 2; echo built' } }], usage: { promptTokens: 300, cachedTokens: 0, completionTokens: 5 } },
+    );
+    const service = startScript('src/main.ts', {
+      DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell',
+    });
+    await until(async () => (await readFile(join(dataDir, 'workspaces', session.id, 'started'), 'utf8').catch(() => '')) !== '', 30_000, 'build start');
+    const stopAt = Date.now();
+    service.kill('SIGTERM');
+    const { code } = await service.exited;
+    expect(code).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(30_000);
+    const toolRow = await database.prisma.contextMessage.findFirstOrThrow({ where: { segment: { sessionId: session.id }, role: 'tool' } });
+    expect(toolRow.content).toContain('built');
+    const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
+    expect(lease.owner).toBe('');
+    // The follow-up is left as backlog for the next start.
+    expect(await stores.sessions.withBacklog()).toContain(session.id);
+  }, 60_000);
+});
