@@ -1,0 +1,88 @@
+// Carries out a command word for a session and says what happened, in Markdown. The same on every
+// platform; adapters decide where the answer goes (thread reply, ephemeral reply).
+import type { Agent, SessionStatus } from '../../core/agent.js';
+import type { SessionRecord, Stores } from '../../core/store.js';
+import { helpText, type CommandVerb } from './commands.js';
+import { latestMemoryRunId, revertMemoryRun } from './memory-actions.js';
+import { formatTokens, revertNoteLine } from './notes.js';
+
+/** Who asks, for which session, and how they invoke Hippo on this platform. */
+export interface CommandScope {
+  agent: Agent;
+  stores: Pick<Stores, 'documents' | 'events'>;
+  session: SessionRecord;
+  actor: { userId: string; name: string };
+  /** How people address Hippo here, e.g. "@hippo" or "/hippo" (used in help and hints). */
+  prefix: string;
+}
+
+/** MAIN.md is shown up to this many characters in `memory`. */
+const mainPreviewChars = 2_500;
+
+/** Runs the command and returns the answer text (Markdown). */
+export async function runCommand(verb: CommandVerb, scope: CommandScope): Promise<string> {
+  const { agent, session } = scope;
+  switch (verb) {
+    case 'pause':
+      if (session.paused) return '⏸️ Already paused.';
+      await agent.pause(session.id);
+      return `⏸️ Pausing at the next safe point. Say \`${scope.prefix} resume\` (or reply in the thread) to continue.`;
+    case 'resume':
+      await agent.resume(session.id);
+      return '▶️ Resuming.';
+    case 'reset':
+      return (await agent.reset(session.id))
+        ? '♻️ Starting a fresh context at the next safe point; memory documents are kept.'
+        : 'A reset is already under way.';
+    case 'status':
+      return statusText(await agent.status(session.id));
+    case 'memory':
+      return memoryText(scope);
+    case 'revert':
+    case 'forget':
+      return revertLatest(scope);
+    case 'help':
+      return helpText(scope.prefix);
+  }
+}
+
+/** State, context use, tokens and cache ratio of a session. */
+export function statusText(status: SessionStatus): string {
+  const { usage } = status;
+  const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
+  const completion = usage.worker.completionTokens + usage.summarizer.completionTokens + usage.decider.completionTokens;
+  const queued = status.queued > 0 ? ` · ${status.queued} message${status.queued === 1 ? '' : 's'} queued` : '';
+  return [
+    `**Status:** ${status.state}${queued}`,
+    `**Context:** ${status.contextPercent}% (${formatTokens(status.contextTokens)} tokens, context ${status.segmentOrdinal})`,
+    `**Tokens so far:** ${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion · cache ${Math.round(status.cacheRatio * 100)}%`,
+    `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
+  ].join('\n');
+}
+
+async function memoryText(scope: CommandScope): Promise<string> {
+  const { session } = scope;
+  const documents = await scope.stores.documents.list(session.memorySpaceId, session.id);
+  if (documents.length === 0) return 'No memory documents yet.';
+  const main = documents.find((document) => document.path === 'MAIN.md' && document.sessionKey === '');
+  const list = documents.map((document) => `• ${document.path} v${document.version} (${document.content.length} chars)`).join('\n');
+  if (!main) return `**Memory documents:**\n${list}`;
+  const preview = main.content.length > mainPreviewChars
+    ? `${main.content.slice(0, mainPreviewChars)}\n… (${main.content.length - mainPreviewChars} more characters)`
+    : main.content;
+  return `**MAIN.md** (v${main.version})\n\`\`\`\n${preview.replace(/```/g, "'''")}\n\`\`\`\n**Memory documents:**\n${list}`;
+}
+
+async function revertLatest(scope: CommandScope): Promise<string> {
+  const runId = await latestMemoryRunId(scope.stores.documents, scope.session);
+  if (!runId) return 'There is no memory change to undo in this space.';
+  const outcome = await revertMemoryRun(scope.stores, runId, { kind: 'person', userId: scope.actor.userId, name: scope.actor.name });
+  switch (outcome.status) {
+    case 'reverted':
+      return revertNoteLine(scope.actor.name, outcome.paths);
+    case 'already-reverted':
+      return 'The last memory change was already reverted.';
+    case 'nothing-to-revert':
+      return 'There is no memory change to undo in this space.';
+  }
+}

@@ -1,0 +1,103 @@
+// The words of Hippo's notes in a thread, the same on every platform: one-line summaries of memory
+// changes and resets, and the diffs people review. Platforms wrap them in their own UI.
+import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js';
+import { compactDiff, diffLines } from '../../core/line-diff.js';
+import type { DocumentStore } from '../../core/store.js';
+
+/** 118000 → "118k", 1234 → "1.2k", 950 → "950". */
+export function formatTokens(tokens: number): string {
+  if (tokens < 1000) return String(Math.round(tokens));
+  if (tokens < 10_000) return `${(tokens / 1000).toFixed(1).replace(/\.0$/, '')}k`;
+  if (tokens < 1_000_000) return `${Math.round(tokens / 1000)}k`;
+  return `${(tokens / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
+/** Cached share of prompt tokens in whole percent, or null when nothing was sent. */
+export function cachePercent(usage: Pick<RunUsage, 'promptTokens' | 'cachedTokens'>): number | null {
+  return usage.promptTokens > 0 ? Math.round((usage.cachedTokens * 100) / usage.promptTokens) : null;
+}
+
+/** "MAIN.md +8 −2", or "old.md deleted". */
+export function changeSummary(change: Pick<DocumentChange, 'path' | 'added' | 'removed' | 'deleted'>): string {
+  return change.deleted ? `${change.path} deleted` : `${change.path} +${change.added} −${change.removed}`;
+}
+
+/** "🧠 Memory updated · MAIN.md +8 −2 · 2 documents · cache 92%". */
+export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsage }): string {
+  const { changes } = event;
+  // MAIN.md first: it is the document people know; the others are named by the count.
+  const primary = changes.find((change) => change.path === 'MAIN.md') ?? changes[0];
+  const parts = ['🧠 Memory updated'];
+  if (primary) parts.push(changeSummary(primary));
+  if (changes.length > 1) parts.push(`${changes.length} documents`);
+  const cache = cachePercent(event.usage);
+  if (cache !== null) parts.push(`cache ${cache}%`);
+  return parts.join(' · ');
+}
+
+/** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over". */
+export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'>): string {
+  const carried = event.carriedMessages === 1 ? '1 message' : `${event.carriedMessages} messages`;
+  return `♻️ Context reset · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over`;
+}
+
+/** "↩️ Ada reverted the memory change to MAIN.md and notes.md". */
+export function revertNoteLine(name: string, paths: string[]): string {
+  const list = paths.length <= 1 ? (paths[0] ?? 'memory') : `${paths.slice(0, -1).join(', ')} and ${paths.at(-1) ?? ''}`;
+  return `↩️ ${name} reverted the memory change to ${list}`;
+}
+
+/** The thread note after a failed run; `resumeHint` is how to resume, e.g. "@hippo resume". */
+export function errorNoteText(error: { code: string; message: string }, resumeHint: string): string {
+  const message = error.message.length > 300 ? `${error.message.slice(0, 300)}…` : error.message;
+  return `⚠️ I stopped because of an error (${error.code}): ${message}\nNothing is lost: say \`${resumeHint}\` to continue from here.`;
+}
+
+/** One document as a memory run changed it. */
+export interface DocumentDiff {
+  documentId: string;
+  path: string;
+  /** The version before the run (0 = created by it) and the run's last version. */
+  previousVersion: number;
+  version: number;
+  added: number;
+  removed: number;
+  deleted: boolean;
+  /** Changed lines with two lines of context ("+ ", "- ", "  " prefixes, "…" between hunks). */
+  diff: string;
+  /** The document as the run left it. */
+  content: string;
+}
+
+/** What a memory run changed, per document, from before its first write to after its last. */
+export async function memoryRunDiffs(documents: DocumentStore, memoryRunId: string): Promise<DocumentDiff[]> {
+  const written = await documents.versionsByRun(memoryRunId);
+  const byDocument = new Map<string, typeof written>();
+  for (const version of written) byDocument.set(version.documentId, [...(byDocument.get(version.documentId) ?? []), version]);
+  const diffs: DocumentDiff[] = [];
+  for (const [documentId, versions] of byDocument) {
+    versions.sort((left, right) => left.version - right.version);
+    const first = versions[0];
+    const last = versions.at(-1);
+    if (!first || !last) continue;
+    const history = await documents.versions(documentId);
+    const before = history.find((version) => version.version === first.version - 1);
+    const beforeText = before && !before.deleted ? before.content : '';
+    const afterText = last.deleted ? '' : last.content;
+    const lines = diffLines(beforeText, afterText);
+    diffs.push({
+      documentId, path: last.path, previousVersion: first.version - 1, version: last.version,
+      added: lines.added, removed: lines.removed, deleted: last.deleted,
+      diff: compactDiff(lines) || '(no line changes)', content: afterText,
+    });
+  }
+  return diffs.sort((left, right) => left.path.localeCompare(right.path));
+}
+
+/** A memory run's diffs as Markdown, for platforms that show them as text. */
+export function memoryDiffMarkdown(diffs: DocumentDiff[]): string {
+  if (diffs.length === 0) return 'This memory change touched no documents.';
+  return diffs
+    .map((entry) => `**${changeSummary(entry)}** (v${entry.previousVersion} → v${entry.version})\n\`\`\`diff\n${entry.diff}\n\`\`\``)
+    .join('\n\n');
+}

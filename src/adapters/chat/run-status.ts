@@ -1,0 +1,120 @@
+// The state shown on a run's status card, folded from agent events. Pure, so every platform renders
+// the same states (thinking / running tool X / waiting / paused / done / error).
+import type { AgentEvent, StopReason } from '../../core/events.js';
+
+/** What the run is doing now. */
+export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped';
+
+/** One card's state. Times are epoch milliseconds. */
+export interface RunStatus {
+  phase: RunPhase;
+  /** The tool running now (phase 'tool'). */
+  tool: string | null;
+  toolCalls: number;
+  startedAt: number;
+  endedAt: number | null;
+  /** Context use in percent of the window, when known. */
+  contextPercent: number | null;
+  error: string | null;
+}
+
+/** A card's first state, at run-start. */
+export function startRunStatus(now: number): RunStatus {
+  return { phase: 'thinking', tool: null, toolCalls: 0, startedAt: now, endedAt: null, contextPercent: null, error: null };
+}
+
+/** The state after an event; unchanged (same object) when the event does not concern the card. */
+export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number): RunStatus {
+  switch (event.type) {
+    case 'tool-call-start':
+      return { ...status, phase: 'tool', tool: event.call.function.name, toolCalls: status.toolCalls + 1 };
+    case 'tool-call-end':
+      return status.phase === 'tool' ? { ...status, phase: 'thinking', tool: null } : status;
+    case 'pause-requested':
+      return isActive(status) ? { ...status, phase: 'waiting', tool: null } : status;
+    case 'paused':
+      return { ...status, phase: 'paused', tool: null, endedAt: status.endedAt ?? now };
+    case 'resumed':
+      if (status.phase === 'waiting') return { ...status, phase: 'thinking' };
+      return status.phase === 'paused' || status.phase === 'error' ? { ...status, phase: 'resumed' } : status;
+    case 'error':
+      return { ...status, phase: 'error', tool: null, error: event.error.message, endedAt: now };
+    case 'run-end':
+      return endRun(status, event.reason, now);
+    default:
+      return status;
+  }
+}
+
+function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
+  const ended = { ...status, tool: null, endedAt: status.endedAt ?? now };
+  switch (reason) {
+    case 'idle':
+      return { ...ended, phase: 'done' };
+    case 'paused':
+      return { ...ended, phase: 'paused' };
+    case 'reset':
+      return { ...ended, phase: 'resetting' };
+    case 'error':
+      return { ...ended, phase: 'error' };
+    default:
+      // shutdown, or the session moved to another replica: this card stops here, work goes on.
+      return { ...ended, phase: 'stopped' };
+  }
+}
+
+/** True while the run works (a Pause button makes sense). */
+export function isActive(status: RunStatus): boolean {
+  return status.phase === 'thinking' || status.phase === 'tool';
+}
+
+/** True when a Resume button makes sense. */
+export function isResumable(status: RunStatus): boolean {
+  return status.phase === 'paused' || status.phase === 'waiting' || status.phase === 'error';
+}
+
+/** "1m 05s", "12s". */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/** The card's line, e.g. "🔧 Running tool `web_fetch` · 12s · context 34%". */
+export function runStatusLine(status: RunStatus, now: number): string {
+  const parts = [phaseText(status)];
+  parts.push(formatElapsed((status.endedAt ?? now) - status.startedAt));
+  if (status.toolCalls > 0) parts.push(`${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'}`);
+  if (status.contextPercent !== null) parts.push(`context ${status.contextPercent}%`);
+  return parts.join(' · ');
+}
+
+/** A few words for the platform's own "is typing"-style indicator; empty when the run is over. */
+export function runIndicatorText(status: RunStatus): string {
+  if (status.phase === 'thinking') return 'is thinking…';
+  if (status.phase === 'tool') return `is running ${status.tool ?? 'a tool'}…`;
+  return '';
+}
+
+function phaseText(status: RunStatus): string {
+  switch (status.phase) {
+    case 'thinking':
+      return '🤔 Thinking';
+    case 'tool':
+      return `🔧 Running tool \`${status.tool ?? '?'}\``;
+    case 'waiting':
+      return '⏳ Waiting for a safe point to pause';
+    case 'paused':
+      return '⏸️ Paused';
+    case 'resumed':
+      return '▶️ Resumed';
+    case 'resetting':
+      return '♻️ Resetting context';
+    case 'done':
+      return '✅ Done';
+    case 'error':
+      return `❌ Error${status.error ? `: ${status.error.slice(0, 200)}` : ''}`;
+    case 'stopped':
+      return '⏹️ Stopped here (the service restarted or handed over); the work continues';
+  }
+}

@@ -1,0 +1,145 @@
+// Sends outbox items to the Slack Web API, and turns Slack's errors into the outbox's terms:
+// rate limits carry Retry-After, refusals that cannot change are permanent. Also learns, once, what
+// this workspace allows: `markdown_text` posts and assistant thread statuses.
+import { webApi } from '@slack/bolt';
+import { z } from 'zod';
+import { PlatformError } from '../../core/errors.js';
+import type { Logger } from '../../log.js';
+import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
+import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox.js';
+
+const postPayload = z.looseObject({
+  channel: z.string(),
+  thread_ts: z.string().optional(),
+  /** Markdown text: sent as markdown_text, or converted to mrkdwn where Slack refuses that. */
+  markdown: z.string().optional(),
+  text: z.string().optional(),
+  blocks: z.array(z.unknown()).optional(),
+  metadata: z.looseObject({ event_type: z.string(), event_payload: z.record(z.string(), z.unknown()) }).optional(),
+});
+const updatePayload = z.looseObject({ channel: z.string(), text: z.string(), blocks: z.array(z.unknown()).optional() });
+const messageResult = z.looseObject({ ts: z.string().optional() });
+const reactionPayload = z.looseObject({ channel: z.string(), timestamp: z.string(), name: z.string() });
+
+/** Slack errors that will not go away by trying again. */
+const permanentErrors = new Set([
+  'channel_not_found', 'not_in_channel', 'is_archived', 'msg_too_long', 'no_text', 'invalid_blocks', 'invalid_arguments',
+  'message_not_found', 'cant_update_message', 'edit_window_closed', 'invalid_auth', 'not_authed', 'account_inactive',
+  'token_revoked', 'missing_scope', 'restricted_action', 'thread_not_found', 'invalid_metadata_format',
+]);
+/** Errors from a `markdown_text` post that mean "not here": post mrkdwn instead from now on. */
+const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_supported', 'invalid_markdown', 'unknown_method', 'not_allowed']);
+
+/** The Slack side of the outbox plus the one-time capability detection. */
+export class SlackDelivery {
+  /** null until the first markdown post tells. */
+  private markdownAccepted: boolean | null = null;
+  private statusAllowed = true;
+
+  constructor(
+    private readonly client: webApi.WebClient,
+    private readonly log: Logger,
+  ) {}
+
+  /** The outbox deliver function. */
+  readonly deliver: Deliver = async (item) => {
+    switch (item.operation) {
+      case 'post':
+        return { platformMessageId: await this.post(item) };
+      case 'update': {
+        const payload = updatePayload.parse(item.payload);
+        await this.call('chat.update', { ...payload, ts: item.targetMessageId });
+        return {};
+      }
+      case 'react':
+      case 'unreact':
+        await this.react(item);
+        return {};
+      default:
+        throw new PermanentPlatformError('slack', item.operation, `unknown outbox operation "${item.operation}"`);
+    }
+  };
+
+  /** Sets the assistant thread status ("is thinking…"); quietly stops where Slack does not allow it. */
+  async setThreadStatus(channelId: string, threadTs: string, status: string): Promise<void> {
+    if (!this.statusAllowed) return;
+    try {
+      await this.client.apiCall('assistant.threads.setStatus', { channel_id: channelId, thread_ts: threadTs, status });
+    } catch (error) {
+      const code = platformErrorCode(error);
+      if (code === null || code === 'ratelimited') return;
+      // Outside assistant threads (or without the scope) Slack refuses; detect once, then stop asking.
+      this.statusAllowed = false;
+      this.log.info({ error: code }, 'slack-thread-status-unavailable');
+    }
+  }
+
+  private async post(item: OutboxDelivery): Promise<string> {
+    const { markdown, ...payload } = postPayload.parse(item.payload);
+    if (markdown === undefined) return this.call('chat.postMessage', payload);
+    if (this.markdownAccepted !== false) {
+      try {
+        const ts = await this.call('chat.postMessage', { ...payload, markdown_text: markdown });
+        this.markdownAccepted = true;
+        return ts;
+      } catch (error) {
+        const code = error instanceof PlatformError ? error.message : '';
+        if (this.markdownAccepted === true || !markdownRefusals.has(code)) throw error;
+        this.markdownAccepted = false;
+        this.log.info({ error: code }, 'slack-markdown-text-refused: posting mrkdwn from now on');
+      }
+    }
+    return this.call('chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+  }
+
+  private async react(item: OutboxDelivery): Promise<void> {
+    const payload = reactionPayload.parse(item.payload);
+    const adding = item.operation === 'react';
+    try {
+      await this.call(adding ? 'reactions.add' : 'reactions.remove', payload);
+    } catch (error) {
+      const code = error instanceof PlatformError ? error.message : '';
+      // Already in the wanted state: the reaction's purpose is met.
+      if ((adding && code === 'already_reacted') || (!adding && code === 'no_reaction')) return;
+      throw error;
+    }
+  }
+
+  /** Calls a Web API method; returns the message ts when there is one. Throws PlatformError. */
+  private async call(method: string, args: Record<string, unknown>): Promise<string> {
+    try {
+      const result = await this.client.apiCall(method, args);
+      return messageResult.parse(result).ts ?? '';
+    } catch (error) {
+      throw toPlatformError(method, error);
+    }
+  }
+}
+
+/** Maps a Web API client error to PlatformError (message = Slack's error code). */
+export function toPlatformError(method: string, error: unknown): PlatformError {
+  if (error instanceof Error && 'code' in error) {
+    switch (error.code) {
+      case webApi.ErrorCode.RateLimitedError: {
+        const seconds = 'retryAfter' in error && typeof error.retryAfter === 'number' ? error.retryAfter : 1;
+        return new PlatformError('slack', method, 'ratelimited', seconds * 1000, { cause: error });
+      }
+      case webApi.ErrorCode.PlatformError: {
+        const code = platformErrorCode(error) ?? 'unknown_error';
+        const ErrorClass = permanentErrors.has(code) ? PermanentPlatformError : PlatformError;
+        return new ErrorClass('slack', method, code, undefined, { cause: error });
+      }
+      default:
+        break;
+    }
+  }
+  return new PlatformError('slack', method, error instanceof Error ? error.message : String(error), undefined, { cause: error });
+}
+
+/** Slack's error code of a platform error (e.g. "not_allowed"), else null. */
+export function platformErrorCode(error: unknown): string | null {
+  if (!(error instanceof Error) || !('code' in error) || error.code !== webApi.ErrorCode.PlatformError) return null;
+  const data = 'data' in error ? error.data : undefined;
+  const code = typeof data === 'object' && data !== null && 'error' in data ? data.error : undefined;
+  return typeof code === 'string' ? code : 'unknown_error';
+}

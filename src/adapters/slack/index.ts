@@ -1,0 +1,95 @@
+// The Slack adapter: people's messages in, agent events out (product.md "How people use it").
+// Wiring only; each part lives in its own file.
+import type { Config } from '../../config.js';
+import type { Agent } from '../../core/agent.js';
+import type { Stores } from '../../core/store.js';
+import type { HttpServer } from '../../http-server.js';
+import type { Logger } from '../../log.js';
+import { Background } from '../chat/background.js';
+import { Outbox, type SenderOptions } from '../chat/outbox.js';
+import type { PrismaClient } from '../storage/generated/client.js';
+import { SlackDelivery } from './deliver.js';
+import { handleMessageEvent } from './inbound.js';
+import { registerInteractions } from './interactions.js';
+import { eventEnvelope } from './payloads.js';
+import { SlackPeople } from './people.js';
+import { SlackRenderer } from './renderer.js';
+import { connectSlack } from './slack-app.js';
+import { slackPlatform, type SlackContext } from './slack-context.js';
+import { registerSlashCommand } from './slash-command.js';
+
+/** What startSlackAdapter needs; the last two are for tests and tuning. */
+export interface SlackAdapterOptions {
+  config: Config;
+  agent: Agent;
+  stores: Stores;
+  prisma: PrismaClient;
+  http: HttpServer;
+  log: Logger;
+  /** Web API retries of network and 5xx failures (default 2). */
+  webApiRetries?: number;
+  /** Outbox sender tuning (poll interval, backoff, …). */
+  outbox?: SenderOptions;
+}
+
+/** A running Slack adapter. */
+export interface SlackAdapter {
+  /** Stops receiving, writes pending card edits to the outbox, and stops the sender. */
+  stop(): Promise<void>;
+  /** True while Slack can reach us (HTTP mode: after start; Socket Mode: while the socket is up). */
+  connected(): boolean;
+}
+
+/** Connects to Slack, renders the agent's events there, and starts the outbox sender. */
+export async function startSlackAdapter(options: SlackAdapterOptions): Promise<SlackAdapter> {
+  const log = options.log.child({ adapter: 'slack' });
+  const connection = await connectSlack({
+    config: options.config, http: options.http, log, ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
+  });
+  const outbox = new Outbox(options.prisma, log);
+  const context: SlackContext = {
+    agent: options.agent,
+    stores: options.stores,
+    prisma: options.prisma,
+    outbox,
+    client: connection.client,
+    identity: connection.identity,
+    people: new SlackPeople(connection.client, log),
+    background: new Background(log),
+    log,
+  };
+  const delivery = new SlackDelivery(connection.client, log);
+  const renderer = new SlackRenderer(context, delivery);
+  const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
+  const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
+
+  const { app } = connection;
+  const onMessage = async ({ event, body }: { event: unknown; body: unknown }) => {
+    const envelope = eventEnvelope.parse(body);
+    await handleMessageEvent(context, envelope.team_id, envelope.event_id, event);
+  };
+  app.event('app_mention', onMessage);
+  app.event('message', onMessage);
+  registerInteractions(app, context);
+  registerSlashCommand(app, context);
+  app.error(async (error) => {
+    log.error({ err: error }, 'slack-handler-failed');
+    // Rethrown so the HTTP answer is a 500 and Slack retries; nothing was marked processed.
+    throw error;
+  });
+  options.http.addReadinessCheck({ name: 'slack', check: async () => connection.connected() });
+  await connection.start();
+  log.info({ mode: connection.mode }, 'slack-adapter-started');
+
+  return {
+    connected: () => connection.connected(),
+    stop: async () => {
+      await connection.stop();
+      await context.background.settle();
+      await renderer.settle();
+      unsubscribe();
+      await sender.stop();
+      log.info('slack-adapter-stopped');
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Display names of Slack users (users.info, cached in memory) and the one-time read of a thread
+// that existed before Hippo was mentioned in it (conversations.replies).
+import type { webApi } from '@slack/bolt';
+import { z } from 'zod';
+import type { Logger } from '../../log.js';
+import { threadMessage } from './payloads.js';
+
+const userInfo = z.looseObject({
+  user: z.looseObject({
+    name: z.string().optional(),
+    real_name: z.string().optional(),
+    profile: z.looseObject({ display_name: z.string().optional(), real_name: z.string().optional() }).optional(),
+  }),
+});
+
+/** Limits of the thread read, in messages and characters. */
+const historyLimits = { messages: 40, perMessage: 1_500, total: 12_000 };
+
+/** Slack lookups bounded in time: the ack deadline (3 s) must hold even when Slack is slow. */
+export class SlackPeople {
+  private readonly names = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly client: webApi.WebClient,
+    private readonly log: Logger,
+    /** Longest wait for one lookup before falling back (ms). */
+    private readonly timeoutMs = 1_000,
+  ) {}
+
+  /** The user's display name (or real name); the user id when Slack does not answer in time. */
+  async name(teamId: string, userId: string): Promise<string> {
+    const key = `${teamId}:${userId}`;
+    let pending = this.names.get(key);
+    if (!pending) {
+      pending = this.client.users.info({ user: userId }).then((result) => {
+        const { user } = userInfo.parse(result);
+        return user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
+      });
+      this.names.set(key, pending);
+      // A failed lookup is retried next time instead of caching the failure.
+      pending.catch(() => this.names.delete(key));
+    }
+    return withTimeout(pending, this.timeoutMs).catch((error: unknown) => {
+      this.log.warn({ userId, err: error instanceof Error ? error.message : String(error) }, 'slack-user-lookup-failed');
+      return userId;
+    });
+  }
+
+  /**
+   * The thread's messages before `beforeTs` as "Name: text" lines (newest kept when over the
+   * caps), or '' when there are none or Slack does not answer in time.
+   */
+  async threadSoFar(teamId: string, channelId: string, threadTs: string, beforeTs: string): Promise<string> {
+    try {
+      const result = await withTimeout(this.client.conversations.replies({ channel: channelId, ts: threadTs, limit: 200 }), this.timeoutMs * 1.5);
+      const messages = z.array(threadMessage).parse(result.messages ?? []).filter((message) => Number(message.ts) < Number(beforeTs));
+      const lines: string[] = [];
+      let total = 0;
+      for (const message of messages.slice(-historyLimits.messages).reverse()) {
+        const author = message.user ? await this.name(teamId, message.user) : (message.bot_profile?.name ?? message.username ?? 'a bot');
+        const text = (message.text ?? '').slice(0, historyLimits.perMessage).replace(/\n/g, '\n  ');
+        const line = `${author}: ${text}`;
+        if (total + line.length > historyLimits.total) break;
+        total += line.length;
+        lines.unshift(line);
+      }
+      return lines.join('\n');
+    } catch (error) {
+      this.log.warn({ channelId, threadTs, err: error instanceof Error ? error.message : String(error) }, 'slack-thread-read-failed');
+      return '';
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

@@ -1,0 +1,197 @@
+// Renders agent events of Slack sessions into outbox items (style.md §8): a status card per run
+// (updated at most once a second), answers as new thread replies split at Slack's limits,
+// reactions on steer messages, and the collapsed memory and reset notes.
+import type { AgentEvent } from '../../core/events.js';
+import type { SessionRecord, SteerRecord } from '../../core/store.js';
+import type { OutboxEntry } from '../chat/outbox.js';
+import { errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
+import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from '../chat/run-status.js';
+import { splitMessage } from '../chat/split-message.js';
+import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
+import type { SlackDelivery } from './deliver.js';
+import { slackMessageLimit } from './inbound.js';
+import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './slack-context.js';
+
+/** One run's card. */
+interface Card {
+  key: string;
+  session: SessionRecord;
+  status: RunStatus;
+  updates: number;
+  lastFlushAt: number;
+  timer: NodeJS.Timeout | null;
+  /** The indicator text last sent, so assistant.threads.setStatus is only called on a change. */
+  indicator: string;
+}
+
+/** Minimum time between two edits of a card (ms). */
+const cardIntervalMs = 1_000;
+
+/** Turns events into outbox items; one instance per adapter. */
+export class SlackRenderer {
+  /** The latest card of each session (pause and resume may come after its run ended). */
+  private readonly cards = new Map<string, Card>();
+  /** Per-session chains keep outbox order equal to event order. */
+  private readonly chains = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly context: SlackContext,
+    private readonly delivery: SlackDelivery,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The EventBus listener. */
+  readonly listener = (event: AgentEvent): void => {
+    if (event.session.platform !== 'slack' || event.type === 'text-delta') return;
+    this.queue(event.session.id, () => this.render(event));
+  };
+
+  /** Flushes pending card edits and waits until every event seen so far is in the outbox. */
+  async settle(): Promise<void> {
+    for (const card of this.cards.values()) {
+      if (card.timer) {
+        clearTimeout(card.timer);
+        card.timer = null;
+        this.queue(card.session.id, () => this.flushCard(card));
+      }
+    }
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
+  private async render(event: AgentEvent): Promise<void> {
+    const { session } = event;
+    switch (event.type) {
+      case 'run-start':
+        return this.startCard(session);
+      case 'steer-received':
+        return this.react(session, event.steer, 'react', 'eyes');
+      case 'steer-taken':
+        for (const steer of event.steers) {
+          await this.react(session, steer, 'react', 'white_check_mark');
+          await this.react(session, steer, 'unreact', 'eyes');
+        }
+        return;
+      case 'answer':
+        return this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`);
+      case 'error':
+        this.updateCard(event);
+        return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
+      case 'memory-updated':
+        return this.memoryUpdated(event);
+      case 'context-reset':
+        return this.contextReset(event);
+      default:
+        return this.updateCard(event);
+    }
+  }
+
+  private async startCard(session: SessionRecord): Promise<void> {
+    const previous = this.cards.get(session.id);
+    if (previous?.timer) {
+      clearTimeout(previous.timer);
+      await this.flushCard(previous);
+    }
+    const now = this.now();
+    // The start time makes the key unique across restarts and replicas (a counter would not be).
+    const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '' };
+    this.cards.set(session.id, card);
+    await this.post(session, card.key, await this.cardBody(card));
+    this.indicate(card);
+  }
+
+  private updateCard(event: AgentEvent): void {
+    const card = this.cards.get(event.session.id);
+    if (!card) return;
+    const status = applyRunEvent(card.status, event, this.now());
+    if (status === card.status) return;
+    card.status = status;
+    card.session = event.session;
+    if (card.timer) return; // an edit is already scheduled and will show the latest state
+    const wait = Math.max(0, card.lastFlushAt + cardIntervalMs - this.now());
+    card.timer = setTimeout(() => {
+      card.timer = null;
+      this.queue(card.session.id, () => this.flushCard(card));
+    }, wait);
+    card.timer.unref();
+  }
+
+  private async flushCard(card: Card): Promise<void> {
+    card.lastFlushAt = this.now();
+    card.updates += 1;
+    const body = await this.cardBody(card);
+    await this.context.outbox.enqueue(this.entry(card.session, `${card.key}:u${card.updates}`, 'update', body, { targetKey: card.key, replacesPending: true }));
+    this.indicate(card);
+  }
+
+  /** The card's message body, with the context use of the live runner (no database round trip). */
+  private async cardBody(card: Card): Promise<{ [key: string]: Json }> {
+    const runner = await this.context.agent.runners.peek(card.session.id);
+    if (runner) {
+      const tokens = runner.context.lastPromptTokens ?? runner.context.segment.contextTokens;
+      const contextPercent = Math.round((tokens * 1000) / this.context.agent.deps.settings.contextWindow) / 10;
+      card.status = { ...card.status, contextPercent };
+    }
+    return { channel: card.session.channelId, ...runCard(card.status, card.session.id, this.now()) };
+  }
+
+  /** Mirrors the card in Slack's assistant thread status, on changes only. */
+  private indicate(card: Card): void {
+    const indicator = runIndicatorText(card.status);
+    if (indicator === card.indicator) return;
+    card.indicator = indicator;
+    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, indicator));
+  }
+
+  private async answer(session: SessionRecord, text: string, keyPrefix: string): Promise<void> {
+    if (text.trim() === '') return;
+    const parts = splitMessage(text, { limit: slackMessageLimit });
+    for (const [index, part] of parts.entries()) await this.post(session, `${keyPrefix}:${index + 1}`, { markdown: part });
+  }
+
+  private async memoryUpdated(event: Extract<AgentEvent, { type: 'memory-updated' }>): Promise<void> {
+    const versions = event.changes.map((change) => ({ path: change.path, documentId: change.documentId, version: change.version, previousVersion: change.previousVersion }));
+    await this.post(event.session, `note:${event.memoryRunId}`, {
+      ...memoryNote(memoryNoteLine(event), event.memoryRunId),
+      metadata: { event_type: 'hippo_memory_updated', event_payload: { memoryRunId: event.memoryRunId, round: event.round, versions } },
+    });
+  }
+
+  private async contextReset(event: Extract<AgentEvent, { type: 'context-reset' }>): Promise<void> {
+    const { session } = event;
+    // The new context read MAIN.md just now; remember which version, for the View button.
+    const main = await this.context.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
+    const ref = {
+      sessionId: session.id, segmentOrdinal: event.segmentOrdinal, carriedMessages: event.carriedMessages,
+      tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter, mainDocumentId: main?.id ?? null, mainVersion: main?.version ?? null,
+    };
+    await this.post(session, `reset:${event.segmentId}`, {
+      ...resetNote(resetNoteLine(event), ref),
+      metadata: { event_type: 'hippo_context_reset', event_payload: { segmentId: event.segmentId, ...ref } },
+    });
+  }
+
+  private async react(session: SessionRecord, steer: SteerRecord, operation: 'react' | 'unreact', name: string): Promise<void> {
+    const message = parseSlackMessageKey(steer.platformMessageKey);
+    if (!message) return;
+    const label = name === 'white_check_mark' ? 'check' : name;
+    await this.context.outbox.enqueue(this.entry(session, `${operation}:${steer.platformMessageKey}:${label}`, operation, { channel: message.channelId, timestamp: message.ts, name }));
+  }
+
+  private async post(session: SessionRecord, key: string, body: { [key: string]: Json }): Promise<void> {
+    await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, ...body }));
+  }
+
+  private entry(session: SessionRecord, key: string, operation: string, payload: { [key: string]: Json }, extra: Partial<OutboxEntry> = {}): OutboxEntry {
+    return { idempotencyKey: key, sessionId: session.id, platform: slackPlatform, operation, payload, ...extra };
+  }
+
+  private queue(sessionId: string, work: () => Promise<void>): void {
+    const next = (this.chains.get(sessionId) ?? Promise.resolve())
+      .then(work)
+      .catch((error: unknown) => this.context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
+    this.chains.set(sessionId, next);
+    void next.then(() => {
+      if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
+    });
+  }
+}

@@ -1,0 +1,110 @@
+// The connection to Slack through Bolt: the HTTP Events API mounted on Hippo's own HTTP server
+// (POST /slack/events, signatures checked by Bolt, stale requests refused), or Socket Mode when an
+// app token is set. Interactivity and the slash command arrive the same way.
+import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
+import type { Config } from '../../config.js';
+import { ConfigError, PlatformError } from '../../core/errors.js';
+import type { HttpServer } from '../../http-server.js';
+import { sendJson } from '../../http-server.js';
+import type { Logger } from '../../log.js';
+import { boltLogger } from './bolt-logger.js';
+import type { SlackIdentity } from './slack-context.js';
+
+/** Where Slack posts events, interactions and slash commands in HTTP mode. */
+export const slackEventsPath = '/slack/events';
+
+/** A Bolt app bound to our server or socket, with the bot's identity. */
+export interface SlackConnection {
+  app: App;
+  client: webApi.WebClient;
+  identity: SlackIdentity;
+  mode: 'http' | 'socket';
+  /** Starts receiving (after the listeners are registered). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  connected(): boolean;
+}
+
+/** Options of connectSlack. */
+export interface ConnectOptions {
+  config: Config;
+  http: HttpServer;
+  log: Logger;
+  /** Web API retries of network and 5xx failures (default 2; the outbox retries after that). */
+  webApiRetries?: number;
+}
+
+/** Checks the token with auth.test and builds the Bolt app; throws ConfigError or PlatformError. */
+export async function connectSlack(options: ConnectOptions): Promise<SlackConnection> {
+  const { config, log } = options;
+  const token = config.SLACK_BOT_TOKEN;
+  if (!token) throw new ConfigError('config: SLACK_BOT_TOKEN is required for Slack');
+  if (!config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
+    throw new ConfigError('config: SLACK_SIGNING_SECRET is required for the Slack Events API (or set SLACK_APP_TOKEN for Socket Mode)');
+  }
+  const logger = boltLogger(log);
+  const clientOptions: webApi.WebClientOptions = {
+    logger,
+    // Rate limits come back to the outbox as errors with Retry-After instead of blocking the client.
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries: options.webApiRetries ?? 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
+    timeout: 15_000,
+    ...(config.SLACK_API_URL ? { slackApiUrl: apiBase(config.SLACK_API_URL) } : {}),
+  };
+  const client = new webApi.WebClient(token, clientOptions);
+  const identity = await authTest(client);
+  log.info({ teamId: identity.teamId, botUserId: identity.botUserId, mode: config.SLACK_APP_TOKEN ? 'socket' : 'http' }, 'slack-authenticated');
+  const appOptions = { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId };
+
+  if (config.SLACK_APP_TOKEN) {
+    const receiver = new SocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, logger });
+    let connected = false;
+    receiver.client.on('connected', () => void (connected = true));
+    receiver.client.on('disconnected', () => void (connected = false));
+    const app = new App({ ...appOptions, receiver });
+    return {
+      app, client, identity, mode: 'socket',
+      start: async () => void (await app.start()),
+      stop: () => app.stop().then(() => undefined),
+      connected: () => connected,
+    };
+  }
+
+  const receiver = new HTTPReceiver({
+    signingSecret: config.SLACK_SIGNING_SECRET ?? '',
+    endpoints: slackEventsPath,
+    // The response waits for the listeners, which only store the inbound message (product.md:
+    // "inbound messages are written before the ack"); everything slower runs after it.
+    processBeforeResponse: true,
+    logger,
+  });
+  const app = new App({ ...appOptions, receiver });
+  let receiving = false;
+  // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
+  options.http.route('POST', slackEventsPath, (request, response) => {
+    if (!receiving) return sendJson(response, 503, { error: 'slack adapter stopped' });
+    receiver.requestListener(request, response);
+  });
+  return {
+    app, client, identity, mode: 'http',
+    start: async () => void (receiving = true),
+    stop: async () => void (receiving = false),
+    connected: () => receiving,
+  };
+}
+
+async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {
+  try {
+    const result = await client.auth.test();
+    if (!result.team_id || !result.user_id || !result.bot_id) throw new Error('auth.test did not name the team, bot user and bot (is SLACK_BOT_TOKEN a bot token?)');
+    return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+  }
+}
+
+/** The Web API base with the trailing slash the client expects ("https://slack.com/api/"). */
+function apiBase(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}

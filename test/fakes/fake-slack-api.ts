@@ -1,0 +1,230 @@
+// A fake Slack Web API speaking the real wire protocol (node:http; form-encoded or JSON bodies in,
+// JSON out), so the real @slack/bolt client can be pointed at it. Records every call; answers the
+// methods Hippo uses; can be scripted to fail or rate-limit. Also signs requests the way Slack
+// does, for sending events and interactions to the real receiver.
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
+export interface SlackCall {
+  method: string;
+  args: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
+  at: number;
+  /** What the fake answered (absent for scripted rate limits). */
+  response?: Record<string, unknown>;
+}
+
+/** A scripted answer: a Slack error (`ok: false`), a rate limit, or a custom body. */
+export type ScriptedReply = { error: string } | { rateLimitSeconds: number } | { body: Record<string, unknown> };
+
+/** A user the fake knows (users.info). */
+export interface FakeUser {
+  id: string;
+  displayName: string;
+  realName?: string;
+}
+
+/** Options of `startFakeSlackApi`. */
+export interface FakeSlackOptions {
+  teamId?: string;
+  botUserId?: string;
+  botId?: string;
+  /** assistant.threads.setStatus answers this error ('not_allowed' by default; null = ok). */
+  threadStatusError?: string | null;
+  /** chat.postMessage with markdown_text answers this error (null = accepted, the default). */
+  markdownTextError?: string | null;
+}
+
+/** A running fake; see `startFakeSlackApi`. */
+export interface FakeSlackApi {
+  readonly url: string;
+  /** The Web API base for `SLACK_API_URL` / `slackApiUrl` (ends with "/api/"). */
+  readonly apiUrl: string;
+  readonly teamId: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly calls: readonly SlackCall[];
+  readonly options: Required<FakeSlackOptions>;
+  callsTo(method: string): SlackCall[];
+  /** Resolves with the first call (already made or future) to `method` matching `predicate`. */
+  waitForCall(method: string, predicate?: (call: SlackCall) => boolean, timeoutMs?: number): Promise<SlackCall>;
+  /** Queues answers for the next calls to `method`, one per call, before the normal answer. */
+  script(method: string, ...replies: ScriptedReply[]): void;
+  addUser(user: FakeUser): void;
+  /** Sets the messages conversations.replies returns for a thread. */
+  setThread(channel: string, threadTs: string, messages: Array<Record<string, unknown>>): void;
+  /** A response_url that records what is posted to it. */
+  responseUrl(id: string): string;
+  close(): Promise<void>;
+}
+
+const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks']);
+
+/** Starts the fake on 127.0.0.1 on a random port. */
+export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise<FakeSlackApi> {
+  const settings: Required<FakeSlackOptions> = {
+    teamId: options.teamId ?? 'T0HIPPO',
+    botUserId: options.botUserId ?? 'UHIPPOBOT',
+    botId: options.botId ?? 'BHIPPO',
+    threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
+    markdownTextError: options.markdownTextError ?? null,
+  };
+  const calls: SlackCall[] = [];
+  const scripts = new Map<string, ScriptedReply[]>();
+  const users = new Map<string, FakeUser>();
+  const threads = new Map<string, Array<Record<string, unknown>>>();
+  const waiters = new Set<() => void>();
+  const sockets = new Set<Socket>();
+  let tsCounter = 0;
+  let viewCounter = 0;
+
+  const server = createServer((request, response) => {
+    void serve(request, response).catch((error: unknown) => send(response, 500, { ok: false, error: String(error) }));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const raw = await readBody(request);
+    const path = (request.url ?? '').split('?')[0] ?? '';
+    const args = parseBody(raw, String(request.headers['content-type'] ?? ''));
+    const method = path.startsWith('/api/') ? path.slice('/api/'.length) : path.startsWith('/respond/') ? `response_url:${path.slice('/respond/'.length)}` : path;
+    const call: SlackCall = { method, args, headers: request.headers, at: Date.now() };
+    const scripted = scripts.get(method)?.shift();
+    if (scripted && 'rateLimitSeconds' in scripted) {
+      record(call);
+      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(scripted.rateLimitSeconds) });
+      response.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      return;
+    }
+    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answer(method, args);
+    record(call);
+    send(response, 200, call.response);
+  }
+
+  function record(call: SlackCall): void {
+    calls.push(call);
+    for (const wake of [...waiters]) wake();
+  }
+
+  function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, url: 'https://hippo-test.slack.com/', team: 'Hippo Test', user: 'hippo', team_id: settings.teamId, user_id: settings.botUserId, bot_id: settings.botId };
+      case 'chat.postMessage': {
+        if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
+        tsCounter += 1;
+        const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
+        return { ok: true, channel: args['channel'], ts, message: { ...args, ts, bot_id: settings.botId, user: settings.botUserId } };
+      }
+      case 'chat.update':
+        return { ok: true, channel: args['channel'], ts: args['ts'], text: args['text'] };
+      case 'chat.postEphemeral':
+        return { ok: true, message_ts: `1800000000.9${String(calls.length).padStart(5, '0')}` };
+      case 'users.info': {
+        const user = users.get(String(args['user']));
+        if (!user) return { ok: false, error: 'user_not_found' };
+        return { ok: true, user: { id: user.id, name: user.displayName.toLowerCase(), real_name: user.realName ?? user.displayName, profile: { display_name: user.displayName, real_name: user.realName ?? user.displayName } } };
+      }
+      case 'conversations.replies':
+        return { ok: true, messages: threads.get(`${String(args['channel'])}:${String(args['ts'])}`) ?? [], has_more: false };
+      case 'views.open':
+      case 'views.update':
+        viewCounter += 1;
+        return { ok: true, view: { id: String(args['view_id'] ?? `V${viewCounter}`), hash: `h${viewCounter}`, ...(typeof args['view'] === 'object' ? args['view'] : {}) } };
+      case 'assistant.threads.setStatus':
+        return settings.threadStatusError ? { ok: false, error: settings.threadStatusError } : { ok: true };
+      default:
+        return { ok: true };
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    apiUrl: `${url}/api/`,
+    teamId: settings.teamId,
+    botUserId: settings.botUserId,
+    botId: settings.botId,
+    calls,
+    options: settings,
+    callsTo: (method) => calls.filter((call) => call.method === method),
+    waitForCall: (method, predicate, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = calls.find((call) => call.method === method && (!predicate || predicate(call)));
+          if (!found) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`fake slack: no matching ${method} call within ${timeoutMs} ms; calls: ${calls.map((call) => call.method).join(', ')}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+    script: (method, ...replies) => void scripts.set(method, [...(scripts.get(method) ?? []), ...replies]),
+    addUser: (user) => void users.set(user.id, user),
+    setThread: (channel, threadTs, messages) => void threads.set(`${channel}:${threadTs}`, messages),
+    responseUrl: (id) => `${url}/respond/${id}`,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+/** Slack's v0 request signature headers for `body` (timestamp in seconds, default now). */
+export function signedHeaders(signingSecret: string, body: string, timestamp = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const signature = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+  return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature };
+}
+
+/** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
+export function formBody(fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString();
+}
+
+function parseBody(raw: string, contentType: string): Record<string, unknown> {
+  if (raw === '') return {};
+  if (contentType.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
+  const args: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    args[key] = jsonFields.has(key) ? tryJson(value) : value;
+  }
+  return args;
+}
+
+function tryJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    request.on('data', (part: Buffer) => parts.push(part));
+    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('error', reject);
+  });
+}

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import { parseConfig } from '../../src/config.js';
+import { HttpServer } from '../../src/http-server.js';
+import { createLogger } from '../../src/log.js';
+import { startFakeSlackApi, signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { lastMessageText } from '../fakes/fake-model-server.js';
+import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+const signingSecret = 'test-signing-secret';
+const channel = 'C0GENERAL';
+let database: TestDatabase;
+let slack: FakeSlackApi;
+let harness: AgentHarness;
+let http: HttpServer;
+let adapter: SlackAdapter;
+let eventsUrl: string;
+let counter = 0;
+
+/** A fresh Slack ts, increasing. */
+function nextTs(): string {
+  counter += 1;
+  return `1700000${String(counter).padStart(3, '0')}.000100`;
+}
+
+function envelope(event: Record<string, unknown>, eventId = `Ev${++counter}`): Record<string, unknown> {
+  return { token: 'legacy', team_id: slack.teamId, api_app_id: 'A1', type: 'event_callback', event_id: eventId, event_time: 1, event };
+}
+
+async function postEvent(body: unknown, headers: Record<string, string> = {}, sign = true): Promise<Response> {
+  const text = JSON.stringify(body);
+  return fetch(eventsUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(sign ? signedHeaders(signingSecret, text) : {}), ...headers },
+    body: text,
+  });
+}
+
+function mention(text: string, ts: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts, ...extra };
+}
+
+function reply(text: string, ts: string, threadTs: string, user = 'UBOB'): Record<string, unknown> {
+  return { type: 'message', channel_type: 'channel', user, text, ts, thread_ts: threadTs, channel, event_ts: ts };
+}
+
+const posts = (threadTs: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === threadTs);
+const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const reactions = (method: string, ts: string) => slack.callsTo(method).filter((call) => call.args['timestamp'] === ts).map((call) => String(call.args['name']));
+
+async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  slack = await startFakeSlackApi();
+  slack.addUser({ id: 'UADA', displayName: 'Ada' });
+  slack.addUser({ id: 'UBOB', displayName: 'Bob' });
+  harness = await createAgentHarness({ database });
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  http = new HttpServer(log);
+  const port = await http.listen(0, '127.0.0.1');
+  eventsUrl = `http://127.0.0.1:${port}/slack/events`;
+  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  adapter = await startSlackAdapter({
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
+    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
+  });
+});
+
+afterAll(async () => {
+  await adapter?.stop();
+  await harness?.close();
+  await http?.close();
+  await slack?.close();
+  await database?.drop();
+});
+
+describe('Slack events', () => {
+  it('answers url_verification and is connected', async () => {
+    const response = await postEvent({ type: 'url_verification', challenge: 'abc123', token: 'legacy' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ challenge: 'abc123' });
+    expect(adapter.connected()).toBe(true);
+  });
+
+  it('refuses an unsigned, a badly signed or a stale request with 401 and stores nothing', async () => {
+    const ts = nextTs();
+    const body = envelope(mention('do not store me', ts));
+    expect((await postEvent(body, {}, false)).status).toBe(401);
+    expect((await postEvent(body, { 'x-slack-signature': 'v0=deadbeef', 'x-slack-request-timestamp': String(Math.floor(Date.now() / 1000)) }, false)).status).toBe(401);
+    const text = JSON.stringify(body);
+    const stale = signedHeaders(signingSecret, text, Math.floor(Date.now() / 1000) - 6 * 60);
+    expect((await postEvent(body, stale, false)).status).toBe(401);
+    expect(await database.prisma.processedEvent.count()).toBe(0);
+    expect(await database.prisma.session.count()).toBe(0);
+    expect(await database.prisma.steerMessage.count()).toBe(0);
+  });
+
+  it('starts a session on a mention and answers in its thread; a reply steers it with 👀 then ✅', async () => {
+    harness.model.reset();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The first answer waits on the gate, so the reply arrives while the worker is busy.
+    harness.model.respond(async (body) => {
+      const last = lastMessageText(body);
+      if (last.includes('plan the launch')) {
+        await gate;
+        return { content: 'Here is a **plan**: step one.' };
+      }
+      if (last.includes('add a budget')) return { content: 'Budget added: 10k.' };
+      return { content: 'ok' };
+    });
+    const root = nextTs();
+    const started = Date.now();
+    const response = await postEvent(envelope(mention('plan the launch', root)));
+    expect(response.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    expect(session).toMatchObject({ platform: 'slack', workspaceId: slack.teamId, channelId: channel });
+    const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { sessionId: session.id } });
+    expect(steer).toMatchObject({ platformMessageKey: `slack:${slack.teamId}:${channel}:${root}`, authorName: 'Ada', text: 'plan the launch' });
+
+    const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && JSON.stringify(call.args['blocks'] ?? '').includes('hippo_pause'));
+    expect(card.args['channel']).toBe(channel);
+
+    // The reply comes while the worker waits for the model: it is taken at the next checkpoint.
+    await harness.model.waitFor((request) => lastMessageText(request.body).includes('plan the launch'));
+    const replyTs = nextTs();
+    expect((await postEvent(envelope(reply('please add a budget', replyTs, root)))).status).toBe(200);
+    await slack.waitForCall('reactions.add', (call) => call.args['timestamp'] === replyTs && call.args['name'] === 'eyes');
+    release();
+    await slack.waitForCall('chat.postMessage', (call) => textOf(call).includes('Budget added'));
+    await slack.waitForCall('reactions.add', (call) => call.args['timestamp'] === replyTs && call.args['name'] === 'white_check_mark');
+    expect(reactions('reactions.add', replyTs)).toEqual(['eyes', 'white_check_mark']);
+    await until(() => reactions('reactions.remove', replyTs).includes('eyes'));
+
+    const answers = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    expect(answers).toEqual(['Here is a **plan**: step one.', 'Budget added: 10k.']);
+    // The reply was taken at the checkpoint after the first answer: the model saw it quoted with the author.
+    const second = harness.model.requests.find((request) => lastMessageText(request.body).includes('add a budget'));
+    expect(lastMessageText(second?.body ?? { messages: [] })).toBe('Bob wrote:\n> please add a budget');
+    // The card ends as done, edited in place.
+    await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).includes('Done')));
+  });
+
+  it('handles a retried event and the app_mention + message pair of one message once', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Only once.' }));
+    const root = nextTs();
+    const event = envelope(mention('count me once', root), 'EvRetry1');
+    const [first, retry] = await Promise.all([postEvent(event), postEvent(event, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })]);
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    // The same message as a plain message event (message.channels), with its own event id.
+    const asMessage = { type: 'message', channel_type: 'channel', user: 'UADA', text: `<@${slack.botUserId}> count me once`, ts: root, channel, event_ts: root };
+    expect((await postEvent(envelope(asMessage, 'EvRetry2'))).status).toBe(200);
+    expect((await postEvent(envelope(asMessage, 'EvRetry2'), { 'x-slack-retry-num': '2' })).status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Only once.');
+    await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    expect(await database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
+    expect(posts(root).filter((call) => textOf(call) === 'Only once.')).toHaveLength(1);
+    expect(harness.model.requests).toHaveLength(1);
+  });
+
+  it('ignores bot messages, its own messages and chatter in threads without a session', async () => {
+    const root = nextTs();
+    const before = await database.prisma.steerMessage.count();
+    await postEvent(envelope({ type: 'message', subtype: 'bot_message', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: root, channel }));
+    await postEvent(envelope({ type: 'message', user: slack.botUserId, bot_id: slack.botId, text: 'my own post', ts: nextTs(), channel }));
+    await postEvent(envelope({ type: 'app_mention', user: 'UOTHERBOT', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: nextTs(), channel }));
+    await postEvent(envelope(reply('just chatting', nextTs(), root)));
+    expect(await database.prisma.steerMessage.count()).toBe(before);
+    expect(await database.prisma.session.count({ where: { threadKey: root } })).toBe(0);
+  });
+
+  it('reads an existing thread once when mentioned in it, then uses its own history', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Read it.' }));
+    const root = nextTs();
+    const earlier = nextTs();
+    const mentionTs = nextTs();
+    slack.setThread(channel, root, [
+      { ts: root, user: 'UADA', text: 'Which database should we use?' },
+      { ts: earlier, user: 'UBOB', text: 'Postgres, surely' },
+      { ts: mentionTs, user: 'UADA', text: `<@${slack.botUserId}> what do you think?` },
+    ]);
+    await postEvent(envelope(mention('what do you think?', mentionTs, { thread_ts: root })));
+    await postEvent(envelope({ ...reply(`<@${slack.botUserId}> what do you think?`, mentionTs, root, 'UADA') }));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Read it.');
+    const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${mentionTs}` } });
+    expect(steer.text).toContain('Ada: Which database should we use?\nBob: Postgres, surely');
+    expect(steer.text.endsWith('what do you think?')).toBe(true);
+    expect(steer.text).not.toContain('<@');
+    await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
+    await postEvent(envelope(reply('and for caching?', nextTs(), root)));
+    await until(async () => (await database.prisma.steerMessage.count({ where: { sessionId: steer.sessionId } })) === 2);
+    expect(slack.callsTo('conversations.replies').filter((call) => call.args['ts'] === root)).toHaveLength(1);
+  });
+
+  it('updates a queued reply when it is edited and withdraws it when it is deleted', async () => {
+    harness.model.reset();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    harness.model.respond(async (body) => {
+      if (lastMessageText(body).includes('slow task')) await gate;
+      return { content: 'done' };
+    });
+    const root = nextTs();
+    await postEvent(envelope(mention('slow task', root)));
+    await harness.model.waitFor((request) => lastMessageText(request.body).includes('slow task'));
+    const [edited, deleted] = [nextTs(), nextTs()];
+    await postEvent(envelope(reply('first version', edited, root)));
+    await postEvent(envelope(reply('never mind', deleted, root)));
+    await postEvent(envelope({ type: 'message', subtype: 'message_changed', channel, ts: nextTs(), message: { type: 'message', user: 'UBOB', text: 'second version', ts: edited, thread_ts: root } }));
+    await postEvent(envelope({ type: 'message', subtype: 'message_deleted', channel, ts: nextTs(), deleted_ts: deleted, previous_message: { ts: deleted } }));
+    const key = (ts: string) => `slack:${slack.teamId}:${channel}:${ts}`;
+    expect(await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: key(edited) } })).toMatchObject({ text: 'second version', status: 'queued' });
+    expect(await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: key(deleted) } })).toMatchObject({ status: 'withdrawn' });
+    release();
+    await harness.waitForEvent('steer-taken', (event) => event.steers.some((steer) => steer.platformMessageKey === key(edited)));
+    const taken = await harness.model.waitFor((request) => JSON.stringify(request.body.messages).includes('second version'));
+    expect(JSON.stringify(taken.body.messages)).not.toContain('first version');
+    expect(JSON.stringify(taken.body.messages)).not.toContain('never mind');
+  });
+
+  it('starts a session per DM thread without a mention', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Hello in private.' }));
+    const ts = nextTs();
+    await postEvent(envelope({ type: 'message', channel_type: 'im', user: 'UADA', text: 'hi hippo', ts, channel: 'D0ADA', event_ts: ts }));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === 'D0ADA' && call.args['thread_ts'] === ts && textOf(call) === 'Hello in private.');
+  });
+});

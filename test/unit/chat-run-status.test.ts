@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { applyRunEvent, isActive, isResumable, runIndicatorText, runStatusLine, startRunStatus } from '../../src/adapters/chat/run-status.js';
+import type { AgentEvent } from '../../src/core/events.js';
+import type { SessionRecord } from '../../src/core/store.js';
+
+const session: SessionRecord = {
+  id: 's1', platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0', memorySpaceId: 'm1', title: 't',
+  pauseRequested: false, paused: false, resetRequested: false,
+};
+const call = { id: 'c1', type: 'function' as const, function: { name: 'web_fetch', arguments: '{}' } };
+
+describe('run status', () => {
+  it('follows a run through a tool call to done', () => {
+    let status = startRunStatus(0);
+    expect(runStatusLine(status, 2_000)).toBe('🤔 Thinking · 2s');
+    status = applyRunEvent(status, { type: 'tool-call-start', session, call }, 3_000);
+    expect(runStatusLine(status, 4_000)).toBe('🔧 Running tool `web_fetch` · 4s · 1 tool call');
+    expect(runIndicatorText(status)).toBe('is running web_fetch…');
+    status = applyRunEvent(status, { type: 'tool-call-end', session, call, ok: true, result: '' }, 5_000);
+    expect(status.phase).toBe('thinking');
+    status = applyRunEvent(status, { type: 'run-end', session, reason: 'idle' }, 65_000);
+    expect(runStatusLine({ ...status, contextPercent: 12 }, 99_000)).toBe('✅ Done · 1m 05s · 1 tool call · context 12%');
+    expect(isActive(status)).toBe(false);
+  });
+
+  it('waits for a checkpoint, then shows paused and offers resume', () => {
+    let status = startRunStatus(0);
+    const events: AgentEvent[] = [{ type: 'pause-requested', session }];
+    for (const event of events) status = applyRunEvent(status, event, 1_000);
+    expect(status.phase).toBe('waiting');
+    status = applyRunEvent(status, { type: 'paused', session }, 2_000);
+    status = applyRunEvent(status, { type: 'run-end', session, reason: 'paused' }, 2_500);
+    expect(status.phase).toBe('paused');
+    expect(isResumable(status)).toBe(true);
+    expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
+  });
+
+  it('keeps the error message', () => {
+    const status = applyRunEvent(startRunStatus(0), { type: 'error', session, error: { code: 'model', message: 'boom', retryable: true } }, 1_000);
+    expect(runStatusLine(status, 5_000)).toBe('❌ Error: boom · 1s');
+  });
+});
