@@ -239,4 +239,41 @@ describe('Slack events', () => {
     await postEvent(envelope({ type: 'message', channel_type: 'im', user: 'UADA', text: 'hi hippo', ts, channel: 'D0ADA', event_ts: ts }));
     await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === 'D0ADA' && call.args['thread_ts'] === ts && textOf(call) === 'Hello in private.');
   });
+
+  it('splits a long answer into numbered replies without cutting a code block, and retries after a rate limit', async () => {
+    harness.model.reset();
+    const code = ['```ts', ...Array.from({ length: 60 }, (_unused, index) => `export const value${index} = compute(${index}); // keep together`), '```'].join('\n');
+    const prose = (label: string) => Array.from({ length: 25 }, (_unused, index) => `${label} sentence ${index} explains one more detail.`).join(' ');
+    const long = [`# Report\n\n${prose('Intro')}`, code, prose('Middle'), code, prose('End')].join('\n\n');
+    harness.model.respond(() => ({ content: long }));
+    slack.script('chat.postMessage', { rateLimitSeconds: 1 });
+    const root = nextTs();
+    const started = Date.now();
+    await postEvent(envelope(mention('write the report', root)));
+    await harness.waitForEvent('answer', (event) => event.session.threadKey === root);
+    await until(() => posts(root).filter((call) => /\(\d+\/\d+\)$/.test(textOf(call))).length >= 2 && posts(root).some((call) => textOf(call).includes('End sentence 24')));
+    // The card's post met the rate limit and went out after Retry-After; nothing was lost.
+    expect(slack.calls.some((call) => call.method === 'chat.postMessage' && call.response === undefined)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    const parts = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    const total = parts.length;
+    expect(total).toBeGreaterThan(2);
+    parts.forEach((part, index) => {
+      expect(part.length).toBeLessThanOrEqual(3_000);
+      expect(part.endsWith(`(${index + 1}/${total})`)).toBe(true);
+      expect((part.match(/^```/gm) ?? []).length % 2).toBe(0);
+    });
+    const joined = parts.join('\n');
+    for (let index = 0; index < 60; index += 1) expect(joined).toContain(`export const value${index} = compute(${index}); // keep together`);
+  });
+
+  it('posts an error note saying the session can be resumed, and asks for assistant thread status only until Slack refuses', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ status: 400, errorMessage: 'model refused the request' }));
+    const root = nextTs();
+    await postEvent(envelope(mention('this will fail', root)));
+    const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⚠️'));
+    expect(textOf(note)).toContain('`@hippo resume`');
+    expect(slack.callsTo('assistant.threads.setStatus')).toHaveLength(1);
+  });
 });

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import { parseConfig } from '../../src/config.js';
+import { HttpServer } from '../../src/http-server.js';
+import { createLogger } from '../../src/log.js';
+import { formBody, signedHeaders, startFakeSlackApi, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
+import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+const signingSecret = 'interaction-secret';
+const channel = 'C0PROJECT';
+let database: TestDatabase;
+let slack: FakeSlackApi;
+let harness: AgentHarness;
+let http: HttpServer;
+let adapter: SlackAdapter;
+let eventsUrl: string;
+let counter = 0;
+
+function nextTs(): string {
+  counter += 1;
+  return `1710000${String(counter).padStart(3, '0')}.000200`;
+}
+
+async function post(body: string, contentType: string): Promise<Response> {
+  return fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(signingSecret, body) }, body });
+}
+
+async function mention(text: string, ts: string, threadTs?: string): Promise<void> {
+  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
+  const response = await post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json');
+  expect(response.status).toBe(200);
+}
+
+/** Clicks a button of a message in a thread, as Slack posts a block_actions interaction. */
+async function click(actionId: string, value: string, message: { ts: string; threadTs: string }, extra: Record<string, unknown> = {}): Promise<void> {
+  const payload = {
+    type: 'block_actions', team: { id: slack.teamId, domain: 'hippo' }, user: { id: 'UADA', username: 'ada', name: 'ada', team_id: slack.teamId },
+    api_app_id: 'A1', token: 'legacy', trigger_id: `trigger-${++counter}`, response_url: slack.responseUrl(`action-${counter}`),
+    container: { type: 'message', message_ts: message.ts, channel_id: channel, is_ephemeral: false, thread_ts: message.threadTs },
+    channel: { id: channel, name: 'project' }, message: { type: 'message', ts: message.ts, thread_ts: message.threadTs, text: '' },
+    actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
+    ...extra,
+  };
+  const response = await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded');
+  expect(response.status).toBe(200);
+}
+
+async function slash(text: string, id: string): Promise<SlackCall> {
+  const body = formBody({
+    token: 'legacy', team_id: slack.teamId, channel_id: channel, user_id: 'UADA', user_name: 'ada', command: '/hippo', text,
+    response_url: slack.responseUrl(id), trigger_id: `trigger-${id}`, api_app_id: 'A1',
+  });
+  const response = await post(body, 'application/x-www-form-urlencoded');
+  expect(response.status).toBe(200);
+  return slack.waitForCall(`response_url:${id}`);
+}
+
+const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? call.args['view'] ?? '');
+
+/** Which role a model request is for: memory forks end their context with a role change. */
+function roleOf(body: FakeRequestBody): 'worker' | 'summarizer' | 'decider' {
+  for (const message of body.messages) {
+    const content = typeof message['content'] === 'string' ? message['content'] : '';
+    if (message['role'] === 'user' && content.startsWith('<role-change role="summarizer"')) return 'summarizer';
+    if (message['role'] === 'user' && content.startsWith('<role-change role="decider"')) return 'decider';
+  }
+  return 'worker';
+}
+
+async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // This workspace refuses markdown_text: answers fall back to mrkdwn.
+  slack = await startFakeSlackApi({ markdownTextError: 'invalid_arguments' });
+  slack.addUser({ id: 'UADA', displayName: 'Ada' });
+  harness = await createAgentHarness({ database, settings: { contextWindow: 10_000 } });
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  http = new HttpServer(log);
+  eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
+  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  adapter = await startSlackAdapter({
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
+    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
+  });
+});
+
+afterAll(async () => {
+  await adapter?.stop();
+  await harness?.close();
+  await http?.close();
+  await slack?.close();
+  await database?.drop();
+});
+
+describe('Slack memory notes', () => {
+  it('posts a collapsed note; View opens the diff in a modal, 👍 marks it reviewed, Revert restores the document', async () => {
+    harness.model.reset();
+    let summarizerSteps = 0;
+    harness.model.respond((body): FakeReply => {
+      const role = roleOf(body);
+      if (role === 'decider') return { content: 'KEEP_CONTEXT' };
+      if (role === 'summarizer') {
+        summarizerSteps += 1;
+        if (summarizerSteps === 1) {
+          return { toolCalls: [{ name: 'memory_write', arguments: { path: 'MAIN.md', content: '# Memory\n\nThe launch is on Friday.\nBudget: 10k.\n', expected_version: 1 } }] };
+        }
+        return { content: 'Memory updated.' };
+      }
+      // 400 of 10,000 tokens: past the 3% step, so the checkpoint after this answer forks memory.
+      return { content: 'Noted: launch on Friday.', usage: { promptTokens: 400, cachedTokens: 300, completionTokens: 10 } };
+    });
+    const root = nextTs();
+    await mention('the launch is on Friday, budget 10k', root);
+    const note = await slack.waitForCall('chat.postMessage', (call) => (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_memory_updated');
+    expect(note.args['thread_ts']).toBe(root);
+    expect(textOf(note)).toMatch(/^🧠 Memory updated · MAIN\.md \+2 −1/);
+    const metadata = note.args['metadata'] as { event_payload: { memoryRunId: string; versions: Array<{ path: string; version: number }> } };
+    const runId = metadata.event_payload.memoryRunId;
+    expect(metadata.event_payload.versions).toEqual([expect.objectContaining({ path: 'MAIN.md', version: 2, previousVersion: 1 })]);
+    expect(blocksOf(note)).toContain('hippo_memory_revert');
+    const noteTs = String(note.response?.['ts']);
+
+    await click('hippo_memory_view', runId, { ts: noteTs, threadTs: root });
+    const opened = await slack.waitForCall('views.open');
+    const view = opened.args['view'] as { type: string; title: { text: string }; blocks: Array<{ type: string; text?: { text: string } }> };
+    expect(view.type).toBe('modal');
+    expect(opened.args['trigger_id']).toMatch(/^trigger-/);
+    expect(view.blocks.length).toBeLessThanOrEqual(100);
+    const viewText = JSON.stringify(view.blocks);
+    expect(viewText).toContain('MAIN.md +2 −1 (v1 → v2)');
+    expect(viewText).toContain('+ The launch is on Friday.');
+    expect(viewText).toContain('- Nothing remembered yet');
+    for (const block of view.blocks) expect((block.text?.text ?? '').length).toBeLessThanOrEqual(3_000);
+
+    await click('hippo_memory_ack', runId, { ts: noteTs, threadTs: root });
+    await slack.waitForCall('chat.postEphemeral', (call) => String(call.args['text']).includes('reviewed'));
+    expect(await database.prisma.memoryDocumentVersion.findMany({ where: { memoryRunId: runId }, select: { reviewedBy: true } })).toEqual([{ reviewedBy: 'UADA' }]);
+
+    await click('hippo_memory_revert', runId, { ts: noteTs, threadTs: root });
+    const reverted = await slack.waitForCall('chat.postMessage', (call) => textOf(call).startsWith('↩️'));
+    expect(textOf(reverted)).toBe('↩️ Ada reverted the memory change to MAIN.md');
+    const main = await database.prisma.memoryDocument.findFirstOrThrow({ where: { path: 'MAIN.md' } });
+    expect(main.version).toBe(3);
+    expect(main.content).toContain('Nothing remembered yet');
+    const latest = await database.prisma.memoryDocumentVersion.findFirstOrThrow({ where: { documentId: main.id, version: 3 } });
+    expect(latest).toMatchObject({ authorKind: 'person', authorId: 'UADA', authorName: 'Ada' });
+
+    // A second click does not revert again.
+    await click('hippo_memory_revert', runId, { ts: noteTs, threadTs: root });
+    await slack.waitForCall('chat.postEphemeral', (call) => String(call.args['text']).includes('already reverted'));
+    expect((await database.prisma.memoryDocument.findFirstOrThrow({ where: { path: 'MAIN.md' } })).version).toBe(3);
+  });
+
+  it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
+    const [refused, sent, ...more] = slack.callsTo('chat.postMessage').filter((call) => textOf(call) === 'Noted: launch on Friday.');
+    expect(refused?.response).toEqual({ ok: false, error: 'invalid_arguments' });
+    expect(sent?.args['markdown_text']).toBeUndefined();
+    expect(sent?.args['mrkdwn']).toBe('true');
+    expect(more).toEqual([]);
+    // Detected once: one refused markdown_text post, none after.
+    expect(slack.callsTo('chat.postMessage').filter((call) => call.args['markdown_text'] !== undefined)).toHaveLength(1);
+  });
+});
+
+describe('Slack run controls', () => {
+  it('pauses at the next checkpoint when Pause is clicked, and continues on Resume', async () => {
+    harness.model.reset();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    harness.model.respond(async (body): Promise<FakeReply> => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      if (lastMessageText(body).includes('long job')) {
+        await gate;
+        return { toolCalls: [{ name: 'memory_list', arguments: {} }], usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 5 } };
+      }
+      return { content: 'Finished the long job.', usage: { promptTokens: 120, cachedTokens: 100, completionTokens: 5 } };
+    });
+    const root = nextTs();
+    await mention('run the long job', root);
+    const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && blocksOf(call).includes('hippo_pause'));
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    await harness.model.waitFor((request) => lastMessageText(request.body).includes('long job'));
+
+    await click('hippo_pause', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await harness.waitForEvent('pause-requested', (event) => event.session.id === session.id);
+    release();
+    await harness.waitForEvent('paused', (event) => event.session.id === session.id);
+    expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: true, pauseRequested: false });
+    // Stopped after the tool results, before asking the model again.
+    expect(harness.model.requests.filter((request) => roleOf(request.body) === 'worker')).toHaveLength(1);
+    await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).startsWith('⏸️ Paused') && blocksOf(call).includes('hippo_resume')));
+
+    await click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Finished the long job.');
+    expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: false });
+  });
+});
+
+describe('Slack commands', () => {
+  it('answers `@hippo status` in the thread and treats other mentions there as steers', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Sure.', usage: { promptTokens: 50, cachedTokens: 25, completionTokens: 2 } }));
+    const root = nextTs();
+    await mention('keep an eye on the build', root);
+    await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
+    const statusTs = nextTs();
+    await mention('status', statusTs, root);
+    const status = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('Status:'));
+    expect(textOf(status)).toMatch(/\*Status:\* idle/);
+    expect(textOf(status)).toContain('cache 50%');
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    expect(await database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
+    await mention('status of the build, please', nextTs(), root);
+    await until(async () => (await database.prisma.steerMessage.count({ where: { sessionId: session.id } })) === 2);
+  });
+
+  it('answers /hippo ephemerally: help for an unknown word, a channel fallback for status, a hint for the rest', async () => {
+    const unknown = await slash('frobnicate', 's1');
+    expect(unknown.args['response_type']).toBe('ephemeral');
+    expect(String(unknown.args['text'])).toContain('"frobnicate"');
+    expect(String(unknown.args['text'])).toContain('/hippo pause');
+
+    const status = await slash('status', 's2');
+    expect(status.args['response_type']).toBe('ephemeral');
+    expect(String(status.args['text'])).toContain('most recent Hippo session in this channel');
+    expect(String(status.args['text'])).toContain('*Status:*');
+
+    const pause = await slash('pause', 's3');
+    expect(String(pause.args['text'])).toContain('Use this in a Hippo thread');
+  });
+});
