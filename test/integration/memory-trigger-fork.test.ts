@@ -209,6 +209,30 @@ describe('fork (R1) and marker (R3)', () => {
   });
 });
 
+describe('summarizer caps (R4)', () => {
+  async function summarizerFailure(settings: { summarizerMaxSteps: number; summarizerTimeoutMs: number }, summarizer: Parameters<typeof scriptRoles>[1]['summarizer']) {
+    harness = await createAgentHarness({ database, model, tools: [echo], settings: { contextWindow: 10_000, ...settings } });
+    scriptRoles(model, { worker: [at(400, { content: 'one' })], ...(summarizer ? { summarizer } : {}) });
+    const { session } = await runToIdle(harness, 'go');
+    const failed = await harness.waitForEvent('memory-run-failed');
+    const run = await database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    return { failed, run };
+  }
+
+  it('fails a summarizer that keeps calling tools past its step cap', async () => {
+    const { failed, run } = await summarizerFailure({ summarizerMaxSteps: 3, summarizerTimeoutMs: 60_000 }, () => ({ toolCalls: [{ id: `s${Math.random()}`, name: 'memory_list', arguments: {} }] }));
+    expect(failed.error).toBe('summarizer stopped at its cap of 3 steps');
+    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(3);
+    expect(run.status).toBe('failed');
+  });
+
+  it('fails a summarizer that runs past its time cap, stopping its request', async () => {
+    const { failed, run } = await summarizerFailure({ summarizerMaxSteps: 24, summarizerTimeoutMs: 300 }, () => ({ content: 'too late', delayMs: 5_000 }));
+    expect(failed.error).toMatch(/cancelled|abort|timeout/i);
+    expect(run.status).toBe('failed');
+  });
+});
+
 describe('memory writes and permissions (R13, R15)', () => {
   it('refuses MAIN.md to the worker and TODO.md to the summarizer; records every summarizer write with its author', async () => {
     const h = await start();

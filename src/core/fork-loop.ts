@@ -1,0 +1,63 @@
+// The loop both forks run (R4, R5): call the model, answer its tool calls, repeat until it
+// answers without tool calls or reaches its step cap, within a time cap.
+import type { AgentDeps } from './agent-context.js';
+import type { ChatMessage, ToolCall } from './messages.js';
+import { callModel } from './model-call.js';
+import type { ModelRequest } from './model-client.js';
+
+export interface ForkRun {
+  role: 'summarizer' | 'decider';
+  sessionId: string;
+  segmentId: string;
+  memoryRunId: string;
+  /** The fork request: the worker's request plus the role instruction. */
+  request: ModelRequest;
+  signal: AbortSignal;
+  maxSteps: number;
+  timeoutMs: number;
+  /** The tool message answering one call (executed, or a canned answer). */
+  answer: (call: ToolCall, signal: AbortSignal) => Promise<ChatMessage>;
+}
+
+export interface MemoryRunResult {
+  /** Messages appended after the fork (the instruction, steps, tool results). */
+  transcript: ChatMessage[];
+  usage: { promptTokens: number; cachedTokens: number; completionTokens: number };
+  /** The first message without tool calls; null when the step cap was reached first. */
+  finalMessage: ChatMessage | null;
+}
+
+/** Runs the fork's loop; model failures and the time cap throw (with the partial result attached). */
+export async function runForkLoop(deps: AgentDeps, run: ForkRun): Promise<MemoryRunResult> {
+  const messages = [...run.request.messages];
+  const result: MemoryRunResult = {
+    transcript: [messages[messages.length - 1] as ChatMessage],
+    usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
+    finalMessage: null,
+  };
+  const signal = AbortSignal.any([run.signal, AbortSignal.timeout(run.timeoutMs)]);
+  try {
+    for (let step = 0; step < run.maxSteps; step += 1) {
+      const response = await callModel(deps, { ...run.request, messages }, {
+        sessionId: run.sessionId, segmentId: run.segmentId, memoryRunId: run.memoryRunId, role: run.role, signal,
+      });
+      result.usage.promptTokens += response.usage?.promptTokens ?? 0;
+      result.usage.cachedTokens += response.usage?.cachedTokens ?? 0;
+      result.usage.completionTokens += response.usage?.completionTokens ?? 0;
+      messages.push(response.message);
+      result.transcript.push(response.message);
+      if (!response.message.tool_calls?.length) {
+        result.finalMessage = response.message;
+        return result;
+      }
+      for (const call of response.message.tool_calls) {
+        const answer = await run.answer(call, signal);
+        messages.push(answer);
+        result.transcript.push(answer);
+      }
+    }
+    return result;
+  } catch (error) {
+    throw Object.assign(error instanceof Error ? error : new Error(String(error)), { transcript: result.transcript, usage: result.usage });
+  }
+}
