@@ -239,4 +239,25 @@ describe('Slack commands', () => {
     const pause = await slash('pause', 's3');
     expect(String(pause.args['text'])).toContain('Use this in a Hippo thread');
   });
+
+  it('resets on `@hippo reset` and posts a reset note whose View shows what the new context started from', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Build 42 noted.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } }));
+    const root = nextTs();
+    await mention('remember build number 42', root);
+    await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
+    await mention('reset', nextTs(), root);
+    const note = await slack.waitForCall('chat.postMessage', (call) => (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_context_reset');
+    expect(note.args['thread_ts']).toBe(root);
+    expect(textOf(note)).toMatch(/^♻️ Context reset · 200 → [\d.k]+ tokens · 2 messages carried over$/);
+    const blocks = note.args['blocks'] as Array<{ elements?: Array<{ action_id: string; value: string }> }>;
+    const view = blocks[1]?.elements?.find((element) => element.action_id === 'hippo_reset_view');
+    expect(view).toBeDefined();
+    await click('hippo_reset_view', view?.value ?? '', { ts: String(note.response?.['ts']), threadTs: root });
+    const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('Context reset'));
+    const text = JSON.stringify(opened.args['view']);
+    expect(text).toContain('the last 2 messages of the previous context');
+    expect(text).toMatch(/MAIN\.md \(v\d+\) at that moment/);
+    expect(text).toContain('# Memory');
+  });
 });

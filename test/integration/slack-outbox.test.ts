@@ -166,4 +166,18 @@ describe('Outbox', () => {
     await sender.stop();
     expect(sent).toEqual([2]);
   });
+
+  it('deletes delivered items after the retention period, keeping failed ones for inspection', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    await outbox.enqueue({ idempotencyKey: 'old:1', sessionId, platform: 'p-old', operation: 'post', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'old:2', sessionId, platform: 'p-old', operation: 'post', payload: {} });
+    const sender = outbox.startSender('p-old', async (item) => {
+      if (item.idempotencyKey === 'old:2') throw new PermanentPlatformError('test', 'post', 'is_archived');
+      return {};
+    }, { pollMs: 20, retentionMs: 0 });
+    await waitFor(async () => ((await database.prisma.outboxItem.count({ where: { platform: 'p-old' } })) === 1 ? true : undefined));
+    await sender.stop();
+    expect(await statusOf('old:2')).toMatchObject({ status: 'failed' });
+  });
 });

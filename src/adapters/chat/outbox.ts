@@ -57,6 +57,8 @@ export interface SenderOptions {
   maxBackoffMs?: number;
   /** Items claimed per round; at most one per session (default 10). */
   batchSize?: number;
+  /** Sent and superseded items are deleted after this long (default 14 days). */
+  retentionMs?: number;
 }
 
 interface ClaimedRow {
@@ -128,6 +130,8 @@ export class OutboxSender {
   private readonly baseBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly batchSize: number;
+  private readonly retentionMs: number;
+  private lastCleanupAt = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -142,6 +146,7 @@ export class OutboxSender {
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
     this.batchSize = options.batchSize ?? 10;
+    this.retentionMs = options.retentionMs ?? 14 * 24 * 3_600_000;
   }
 
   start(): void {
@@ -179,7 +184,24 @@ export class OutboxSender {
       } catch (error) {
         this.log.error({ err: error, platform: this.platform }, 'outbox-round-failed');
       }
-      if (attempted === 0 && this.running && !this.woken) await this.sleep(this.pollMs);
+      if (attempted === 0 && this.running && !this.woken) {
+        await this.cleanUp();
+        await this.sleep(this.pollMs);
+      }
+    }
+  }
+
+  /** Deletes delivered items past retention, at most hourly (keys only matter while retries can come). */
+  private async cleanUp(): Promise<void> {
+    if (Date.now() - this.lastCleanupAt < 3_600_000) return;
+    this.lastCleanupAt = Date.now();
+    try {
+      const deleted = await this.prisma.$executeRaw`
+        DELETE FROM outbox WHERE platform = ${this.platform} AND status IN ('sent', 'superseded')
+          AND created_at < now() - make_interval(secs => ${this.retentionMs / 1000}::double precision)`;
+      if (deleted > 0) this.log.info({ platform: this.platform, deleted }, 'outbox-cleaned');
+    } catch (error) {
+      this.log.warn({ err: error, platform: this.platform }, 'outbox-cleanup-failed');
     }
   }
 

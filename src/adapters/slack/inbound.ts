@@ -38,7 +38,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   const mention = `<@${identity.botUserId}>`;
   const mentioned = event.type === 'app_mention' || (event.text ?? '').includes(mention);
   const direct = event.channel_type === 'im' || event.channel.startsWith('D');
-  const text = stripMention(event.text ?? '', identity.botUserId);
+  const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   const session = await agent.findSession(address);

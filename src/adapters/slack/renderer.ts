@@ -26,6 +26,8 @@ interface Card {
 
 /** Minimum time between two edits of a card (ms). */
 const cardIntervalMs = 1_000;
+/** How long an ended run's card stays editable by pause/resume events (ms). */
+const cardRetentionMs = 60 * 60_000;
 
 /** Turns events into outbox items; one instance per adapter. */
 export class SlackRenderer {
@@ -92,11 +94,19 @@ export class SlackRenderer {
       await this.flushCard(previous);
     }
     const now = this.now();
+    this.forgetOldCards(now);
     // The start time makes the key unique across restarts and replicas (a counter would not be).
     const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '' };
     this.cards.set(session.id, card);
     await this.post(session, card.key, await this.cardBody(card));
     this.indicate(card);
+  }
+
+  /** Cards of runs that ended long ago will not change again; dropping them bounds memory. */
+  private forgetOldCards(now: number): void {
+    for (const [sessionId, card] of this.cards) {
+      if (!card.timer && card.status.endedAt !== null && now - card.status.endedAt > cardRetentionMs) this.cards.delete(sessionId);
+    }
   }
 
   private updateCard(event: AgentEvent): void {
