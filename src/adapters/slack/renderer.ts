@@ -135,7 +135,7 @@ export class SlackRenderer {
 
   /** The card's message body, with the context use of the live runner (no database round trip). */
   private async cardBody(card: Card): Promise<{ [key: string]: Json }> {
-    const runner = await this.context.agent.runners.peek(card.session.id);
+    const runner = await this.context.agent.runners.peek(card.session.id).catch(() => undefined);
     if (runner) {
       const tokens = runner.context.lastPromptTokens ?? runner.context.segment.contextTokens;
       const contextPercent = Math.round((tokens * 1000) / this.context.agent.deps.settings.contextWindow) / 10;
