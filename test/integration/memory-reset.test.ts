@@ -1,37 +1,19 @@
 // spec/memory.md R6–R9 on real Postgres and the fake model server (reference §10 behaviors 27–40b).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { carryOver } from '../../src/core/reset.js';
 import type { StoredMessage } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { useTestBed } from '../support/test-bed.js';
 import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
-let database: TestDatabase;
-let model: FakeModelServer;
-let harness: AgentHarness | undefined;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-});
-afterAll(async () => {
-  await model.close();
-  await database.drop();
-});
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-  model.reset();
-});
+const bed = useTestBed();
 
 async function start(tools: AnyTool[] = [echo]): Promise<AgentHarness> {
-  harness = await createAgentHarness({ database, model, tools, settings: { contextWindow: 10_000 } });
-  return harness;
+  return bed.harness({ tools, settings: { contextWindow: 10_000 } });
 }
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -57,7 +39,7 @@ describe('reset (R6–R8)', () => {
       },
     }) as AnyTool;
     const h = await start([echo, slow]);
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [
         at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
         at(450, { toolCalls: [{ id: 'c2', name: 'slow_step', arguments: {} }] }),
@@ -92,7 +74,7 @@ describe('reset (R6–R8)', () => {
     await h.agent.submit(personMessage(thread, 'sent during the reset', 'Grace'), { startSession: false });
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(runner.context.segment.ordinal).toBe(1);
-    expect(requestsOf(model.requests, 'worker')).toHaveLength(2);
+    expect(requestsOf(bed.model.requests, 'worker')).toHaveLength(2);
     summarizerGate.open();
 
     const reset = await h.waitForEvent('context-reset');
@@ -100,34 +82,34 @@ describe('reset (R6–R8)', () => {
     expect(reset.carriedMessages).toBe(2);
     const answer = await h.waitForEvent('answer', (event) => event.text === 'continued in the new context');
     expect(answer.segmentId).toBe(reset.segmentId);
-    const third = requestsOf(model.requests, 'worker')[2]!;
+    const third = requestsOf(bed.model.requests, 'worker')[2]!;
     // Fresh init messages: MAIN.md as the summarizer left it.
     expect(String(third.body.messages[1]?.['content'])).toContain('We are migrating the billing database.');
     // Carry-over starts after the marker of the successful summarizer; the steer comes after it.
     expect(shape(conversation(third.body))).toEqual(['assistant→[c2]', 'tool(c2)', 'user:sent during the reset']);
     await runner.whenIdle();
     expect(runner.session.resetRequested).toBe(false);
-    const segments = await database.prisma.segment.findMany({ where: { sessionId: session!.id }, orderBy: { ordinal: 'asc' } });
+    const segments = await bed.database.prisma.segment.findMany({ where: { sessionId: session!.id }, orderBy: { ordinal: 'asc' } });
     expect(segments.map((segment) => [segment.ordinal, segment.endedAt !== null, segment.carriedMessages])).toEqual([[1, true, 0], [2, false, 2]]);
     // No immediate re-trigger: the new segment starts at its own current step.
     expect(segments[1]!.lastStep).toBeGreaterThan(0);
     await runner.memory.settle();
-    expect(requestsOf(model.requests, 'summarizer').filter((request) => request.body.messages[1]?.['content'] === third.body.messages[1]?.['content'])).toHaveLength(0);
+    expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => request.body.messages[1]?.['content'] === third.body.messages[1]?.['content'])).toHaveLength(0);
   });
 
   it('ignores the marker of a failed summarizer when computing the carry-over', async () => {
     const h = await start();
     let firstRunId = '';
     let sessionId = '';
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: async (_body, index) => {
         if (index === 1) {
           // Let summarizer 1 succeed before the next step is crossed.
-          await until(async () => (await database.prisma.memoryRun.count({ where: { id: firstRunId, status: 'succeeded' } })) === 1);
+          await until(async () => (await bed.database.prisma.memoryRun.count({ where: { id: firstRunId, status: 'succeeded' } })) === 1);
         }
         if (index === 2) {
           // Answer only once decider 2 asked for the reset (so the worker stops right after).
-          await until(async () => (await database.prisma.session.count({ where: { id: sessionId, resetRequested: true } })) === 1);
+          await until(async () => (await bed.database.prisma.session.count({ where: { id: sessionId, resetRequested: true } })) === 1);
         }
         return [
           at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
@@ -145,7 +127,7 @@ describe('reset (R6–R8)', () => {
     const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
     sessionId = session!.id;
     await until(async () => {
-      const run = await database.prisma.memoryRun.findFirst({ where: { sessionId, role: 'summarizer', round: 1 } });
+      const run = await bed.database.prisma.memoryRun.findFirst({ where: { sessionId, role: 'summarizer', round: 1 } });
       firstRunId = run?.id ?? '';
       return firstRunId !== '';
     });
@@ -164,7 +146,7 @@ describe('reset (R6–R8)', () => {
 
   it('keeps a person\'s pause through a reset, and ignores a second reset request meanwhile', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(100, { content: 'hello' })] });
+    scriptRoles(bed.model, { worker: [at(100, { content: 'hello' })] });
     const thread = newThread();
     const { session } = await h.agent.submit(personMessage(thread, 'hi'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
@@ -177,14 +159,14 @@ describe('reset (R6–R8)', () => {
     await runner.whenIdle();
     expect(runner.session.paused).toBe(true);
     expect(runner.state).toBe('paused');
-    expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
-    expect(requestsOf(model.requests, 'worker')).toHaveLength(1);
+    expect(await bed.database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    expect(requestsOf(bed.model.requests, 'worker')).toHaveLength(1);
   });
 
   it('ignores a decider that answers after its segment ended', async () => {
     const deciderGate = gate();
     const h = await start();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [at(400, { content: 'first' }), at(100, { content: 'second' })],
       decider: async () => {
         await deciderGate.promise;
@@ -201,13 +183,13 @@ describe('reset (R6–R8)', () => {
     deciderGate.open(); // the old segment's decider now says reset
     await runner.memory.settle();
     await runner.whenIdle();
-    expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    expect(await bed.database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
     expect(h.events.filter((event) => event.type === 'context-reset')).toHaveLength(1);
   });
 
   it('resets an idle worker at once and leaves it idle when there is no backlog', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(100, { content: 'hello' })] });
+    scriptRoles(bed.model, { worker: [at(100, { content: 'hello' })] });
     const { session } = await h.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
     await runner.whenIdle();
@@ -217,7 +199,7 @@ describe('reset (R6–R8)', () => {
     // Nothing after a final answer needs carrying when no summarizer ran: everything is carried.
     expect(reset.carriedMessages).toBe(2);
     expect(runner.state).toBe('idle');
-    expect(requestsOf(model.requests, 'worker')).toHaveLength(1);
+    expect(requestsOf(bed.model.requests, 'worker')).toHaveLength(1);
     // The visible context of the new segment is exactly what follows its init messages.
     expect(runner.context.entries.filter((entry) => entry.isInit)).toHaveLength(2);
   });

@@ -1,36 +1,18 @@
 // spec/memory.md R1–R5 on real Postgres and the fake model server (reference §10 behaviors 1–26).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { useTestBed } from '../support/test-bed.js';
 import { at, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
-let database: TestDatabase;
-let model: FakeModelServer;
-let harness: AgentHarness | undefined;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-});
-afterAll(async () => {
-  await model.close();
-  await database.drop();
-});
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-  model.reset();
-});
+const bed = useTestBed();
 
 // Window 10,000 tokens: one 3% step is 300 tokens.
 async function start(options: { tools?: AnyTool[] } = {}): Promise<AgentHarness> {
-  harness = await createAgentHarness({ database, model, tools: options.tools ?? [echo], settings: { contextWindow: 10_000 } });
-  return harness;
+  return bed.harness({ tools: options.tools ?? [echo], settings: { contextWindow: 10_000 } });
 }
 
 async function runToIdle(h: AgentHarness, text: string, thread = newThread()) {
@@ -44,48 +26,48 @@ async function runToIdle(h: AgentHarness, text: string, thread = newThread()) {
 describe('trigger policy (R2)', () => {
   it('does not fork below the first step', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(200)] }); // 2%
+    scriptRoles(bed.model, { worker: [at(200)] }); // 2%
     const { runner } = await runToIdle(h, 'hi');
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(0);
-    expect(requestsOf(model.requests, 'decider')).toHaveLength(0);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(0);
+    expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(0);
     expect(runner.context.segment.lastStep).toBe(0);
     expect(runner.context.segment.summarizerRounds).toBe(0);
   });
 
   it('forks one summarizer and one decider when a tool turn and the answer share a step', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(1000, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1000, { content: 'done' })] });
+    scriptRoles(bed.model, { worker: [at(1000, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1000, { content: 'done' })] });
     const { runner, session } = await runToIdle(h, 'work');
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(1);
-    expect(requestsOf(model.requests, 'decider')).toHaveLength(1);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
+    expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(1);
     expect(runner.context.segment).toMatchObject({ lastStep: 9, summarizerRounds: 1, deciderRounds: 1 });
-    const stored = await database.prisma.segment.findUniqueOrThrow({ where: { id: runner.context.segment.id } });
+    const stored = await bed.database.prisma.segment.findUniqueOrThrow({ where: { id: runner.context.segment.id } });
     expect(stored).toMatchObject({ lastStep: 9, summarizerRounds: 1, deciderRounds: 1 });
-    const summarizerInstruction = String(requestsOf(model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
+    const summarizerInstruction = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
     expect(summarizerInstruction).toContain('first awakening');
-    const runs = await database.prisma.memoryRun.findMany({ where: { sessionId: session.id }, orderBy: { role: 'desc' } });
+    const runs = await bed.database.prisma.memoryRun.findMany({ where: { sessionId: session.id }, orderBy: { role: 'desc' } });
     expect(runs.map((run) => [run.role, run.round, run.status])).toEqual([['summarizer', 1, 'succeeded'], ['decider', 1, 'succeeded']]);
   });
 
   it('fires once when usage jumps over several steps, storing the highest step', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(350, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1420, { content: 'done' })] });
+    scriptRoles(bed.model, { worker: [at(350, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1420, { content: 'done' })] });
     const { runner } = await runToIdle(h, 'work');
     // 3% fires (step 3), then a jump to 14% fires once more (step 12).
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(2);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(2);
     expect(runner.context.segment.lastStep).toBe(12);
   });
 
   it('forks on a final answer without tool calls (pure chat triggers)', async () => {
     const h = await start();
-    scriptRoles(model, { worker: [at(700, { content: 'just chatting' })] });
+    scriptRoles(bed.model, { worker: [at(700, { content: 'just chatting' })] });
     await runToIdle(h, 'hello');
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(1);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
   });
 
   it('estimates tokens from the serialized context when the provider reports no usage', async () => {
     const h = await start();
-    model.respond((body) => (requestsOf([{ body } as never], 'worker').length ? { content: 'no usage here', usage: null } : { content: 'KEEP_CONTEXT', usage: null }));
+    bed.model.respond((body) => (requestsOf([{ body } as never], 'worker').length ? { content: 'no usage here', usage: null } : { content: 'KEEP_CONTEXT', usage: null }));
     const { runner } = await runToIdle(h, 'x'.repeat(4000));
     // The estimate (init messages + a 4,000-character message ≈ 1,000+ tokens) is over 3% of 10k.
     expect(runner.context.lastPromptTokens).toBeGreaterThan(1000);
@@ -97,7 +79,7 @@ describe('fork (R1) and marker (R3)', () => {
   it('sends forks the worker request byte for byte plus one message, without stalling the worker', async () => {
     const h = await start();
     const summarizerGate = gate();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }), at(450, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }), at(460, { content: 'finished' })],
       summarizer: async () => {
         await summarizerGate.promise;
@@ -107,16 +89,16 @@ describe('fork (R1) and marker (R3)', () => {
     const thread = newThread();
     const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
     // The worker's later requests reach the server while the summarizer's request is still pending.
-    await model.waitFor((request) => requestsOf([request], 'worker').length === 1 && request.body.messages.some((message) => message['tool_call_id'] === 'c2'), { timeoutMs: 10_000 });
-    const summarizerRequest = requestsOf(model.requests, 'summarizer')[0]!;
+    await bed.model.waitFor((request) => requestsOf([request], 'worker').length === 1 && request.body.messages.some((message) => message['tool_call_id'] === 'c2'), { timeoutMs: 10_000 });
+    const summarizerRequest = requestsOf(bed.model.requests, 'summarizer')[0]!;
     expect(summarizerRequest.respondedAt).toBeUndefined();
     summarizerGate.open();
     const runner = await h.agent.runner(session!.id);
     await runner.whenIdle();
     await runner.memory.settle();
 
-    const workers = requestsOf(model.requests, 'worker');
-    const decider = requestsOf(model.requests, 'decider')[0]!;
+    const workers = requestsOf(bed.model.requests, 'worker');
+    const decider = requestsOf(bed.model.requests, 'decider')[0]!;
     const nextWorker = workers[1]!; // the first worker request after the fork
     const forkPrefix = summarizerRequest.body.messages.slice(0, -1);
     // Summarizer: the worker's context at fork time, then its instruction; the marker came after.
@@ -131,7 +113,7 @@ describe('fork (R1) and marker (R3)', () => {
       expect(fork.body.messages.at(-1)?.['role']).toBe('user');
     }
     // The marker is a flagged row, stored right after the fork point.
-    const marker = await database.prisma.contextMessage.findFirstOrThrow({ where: { segmentId: runner.context.segment.id, isMarker: true } });
+    const marker = await bed.database.prisma.contextMessage.findFirstOrThrow({ where: { segmentId: runner.context.segment.id, isMarker: true } });
     expect(marker.seq).toBe(forkPrefix.length);
     expect(marker.memoryRunId).not.toBeNull();
   });
@@ -139,7 +121,7 @@ describe('fork (R1) and marker (R3)', () => {
   it('skips the summarizer and its marker while one runs, but consumes the step', async () => {
     const h = await start();
     const summarizerGate = gate();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [
         at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }),
         at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }),
@@ -155,10 +137,10 @@ describe('fork (R1) and marker (R3)', () => {
     await runner.whenIdle();
     // Second crossing (step 6) happened while the summarizer was still pending.
     expect(runner.context.segment.lastStep).toBe(6);
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(1);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
     expect(runner.context.entries.filter((entry) => entry.isMarker)).toHaveLength(1);
     // The decider had finished, so a second decider was forked (behavior 10), seeing the one marker.
-    expect(requestsOf(model.requests, 'decider')).toHaveLength(2);
+    expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(2);
     summarizerGate.open();
     await runner.memory.settle();
   });
@@ -167,25 +149,25 @@ describe('fork (R1) and marker (R3)', () => {
     let executed = 0;
     const counting = defineTool({ name: 'count', description: 'Counts.', input: z.object({}), roles: ['worker', 'summarizer', 'decider'], execute: async () => `count ${++executed}` }) as AnyTool;
     const h = await start({ tools: [counting] });
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [at(400, { content: 'hello' })],
       decider: [{ toolCalls: [{ id: 'd1', name: 'count', arguments: {} }, { id: 'd2', name: 'memory_write', arguments: { path: 'MAIN.md', content: 'x', expected_version: 1 } }] }, { content: 'RESET_CONTEXT is tempting but\nKEEP_CONTEXT' }],
     });
     const { session } = await runToIdle(h, 'hi');
     expect(executed).toBe(0);
-    const second = requestsOf(model.requests, 'decider')[1]!;
+    const second = requestsOf(bed.model.requests, 'decider')[1]!;
     const answers = second.body.messages.filter((message) => message['role'] === 'tool');
     expect(answers.map((message) => message['tool_call_id'])).toEqual(['d1', 'd2']);
     for (const answer of answers) expect(String(answer['content'])).toMatch(/^Not needed/);
     const main = await h.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
     expect(main?.version).toBe(1);
-    const run = await database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'decider' } });
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'decider' } });
     expect(run.decision).toBe('keep');
   });
 
   it('gives later summarizers the latest marker as their starting point and the current MAIN.md', async () => {
     const h = await start();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }), at(700, { content: 'done' })],
       summarizer: (_body, index) =>
         index === 0 ? { toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'MAIN.md', content: '# Memory\nThe team ships on Fridays.\n', expected_version: 1 } }] } : { content: 'updated' },
@@ -196,11 +178,11 @@ describe('fork (R1) and marker (R3)', () => {
     await runner.whenIdle();
     await runner.memory.settle();
     // The worker reached step 6 while summarizer 1 ran; drive once more to cross step 9 after it.
-    scriptRoles(model, { worker: [at(950, { content: 'again' })] });
+    scriptRoles(bed.model, { worker: [at(950, { content: 'again' })] });
     await h.agent.submit(personMessage(thread, 'more'), { startSession: false });
     await runner.whenIdle();
     await runner.memory.settle();
-    const summarizers = requestsOf(model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
+    const summarizers = requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
     const later = String(summarizers.at(-1)!.body.messages.at(-1)?.['content']);
     expect(later).toContain('most recent <memory-checkpoint/>');
     expect(later).toContain('The team ships on Fridays.');
@@ -211,18 +193,18 @@ describe('fork (R1) and marker (R3)', () => {
 
 describe('summarizer caps (R4)', () => {
   async function summarizerFailure(settings: { summarizerMaxSteps: number; summarizerTimeoutMs: number }, summarizer: Parameters<typeof scriptRoles>[1]['summarizer']) {
-    harness = await createAgentHarness({ database, model, tools: [echo], settings: { contextWindow: 10_000, ...settings } });
-    scriptRoles(model, { worker: [at(400, { content: 'one' })], ...(summarizer ? { summarizer } : {}) });
+    const harness = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, ...settings } });
+    scriptRoles(bed.model, { worker: [at(400, { content: 'one' })], ...(summarizer ? { summarizer } : {}) });
     const { session } = await runToIdle(harness, 'go');
     const failed = await harness.waitForEvent('memory-run-failed');
-    const run = await database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
     return { failed, run };
   }
 
   it('fails a summarizer that keeps calling tools past its step cap', async () => {
     const { failed, run } = await summarizerFailure({ summarizerMaxSteps: 3, summarizerTimeoutMs: 60_000 }, () => ({ toolCalls: [{ id: `s${Math.random()}`, name: 'memory_list', arguments: {} }] }));
     expect(failed.error).toBe('summarizer stopped at its cap of 3 steps');
-    expect(requestsOf(model.requests, 'summarizer')).toHaveLength(3);
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(3);
     expect(run.status).toBe('failed');
   });
 
@@ -236,7 +218,7 @@ describe('summarizer caps (R4)', () => {
 describe('memory writes and permissions (R13, R15)', () => {
   it('refuses MAIN.md to the worker and TODO.md to the summarizer; records every summarizer write with its author', async () => {
     const h = await start();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [
         at(100, { toolCalls: [{ id: 'w1', name: 'memory_write', arguments: { path: 'MAIN.md', content: 'hijack', expected_version: 1 } }, { id: 'w2', name: 'todo_write', arguments: { content: '- [ ] ship it' } }] }),
         at(400, { content: 'done' }),
@@ -247,11 +229,11 @@ describe('memory writes and permissions (R13, R15)', () => {
       ],
     });
     const { session } = await runToIdle(h, 'go');
-    const workerFollowUp = requestsOf(model.requests, 'worker')[1]!;
+    const workerFollowUp = requestsOf(bed.model.requests, 'worker')[1]!;
     const toolResults = workerFollowUp.body.messages.filter((message) => message['role'] === 'tool').map((message) => String(message['content']));
     expect(toolResults[0]).toMatch(/^Error: you are the worker: MAIN.md is kept by the background memory/);
     expect(toolResults[1]).toMatch(/^TODO.md saved \(version 1\)/);
-    const summarizerSecond = requestsOf(model.requests, 'summarizer')[1]!;
+    const summarizerSecond = requestsOf(bed.model.requests, 'summarizer')[1]!;
     const instructionAt = summarizerSecond.body.messages.findIndex((message) => String(message['content']).startsWith('<role-change'));
     const summarizerResults = summarizerSecond.body.messages.slice(instructionAt).filter((message) => message['role'] === 'tool').map((message) => String(message['content']));
     expect(summarizerResults[0]).toMatch(/^Error: TODO.md belongs to the worker/);
@@ -259,7 +241,7 @@ describe('memory writes and permissions (R13, R15)', () => {
 
     const todo = await h.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: 'TODO.md' });
     expect(todo?.content).toBe('- [ ] ship it');
-    const run = await database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
     const versions = await h.stores.documents.versionsByRun(run.id);
     expect(versions.map((version) => version.path).sort()).toEqual(['MAIN.md', 'projects/ship.md']);
     for (const version of versions) expect(version.author).toEqual({ kind: 'summarizer', memoryRunId: run.id });
@@ -280,12 +262,12 @@ describe('memory writes and permissions (R13, R15)', () => {
 
   it('keeps memory spaces of two channels apart, for documents and for search', async () => {
     const h = await start();
-    scriptRoles(model, {
+    scriptRoles(bed.model, {
       worker: [at(400, { content: 'the secret word is pelican' })],
       summarizer: [{ toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'notes.md', content: 'pelican', expected_version: 0 } }] }, { content: 'saved' }],
     });
     const first = await runToIdle(h, 'remember pelican', newThread('channel-a'));
-    scriptRoles(model, { worker: [at(100, { content: 'ok' })] });
+    scriptRoles(bed.model, { worker: [at(100, { content: 'ok' })] });
     const second = await runToIdle(h, 'hello', newThread('channel-b'));
     expect(first.session.memorySpaceId).not.toBe(second.session.memorySpaceId);
     const listB = await h.stores.documents.list(second.session.memorySpaceId, second.session.id);

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { useTestBed } from '../support/test-bed.js';
 import { conversation, shape } from '../support/model-script.js';
 
 /** A tool that waits until the test opens its gate. */
@@ -37,29 +36,13 @@ const echoTool = defineTool({
   execute: async ({ text }) => `echo: ${text}`,
 }) as AnyTool;
 
-let database: TestDatabase;
-let model: FakeModelServer;
-let harness: AgentHarness | undefined;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-});
-afterAll(async () => {
-  await model.close();
-  await database.drop();
-});
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-  model.reset();
-});
+const bed = useTestBed();
 
 describe('worker loop', () => {
   it('appends a steer message after all results of the tool batch and before the next model call', async () => {
     const { tool, state } = gatedTool();
-    harness = await createAgentHarness({ database, model, tools: [tool, echoTool] });
-    model.enqueue(
+    const harness = await bed.harness({ tools: [tool, echoTool] });
+    bed.model.enqueue(
       { toolCalls: [{ id: 'call_a', name: 'slow_step', arguments: { label: 'a' } }, { id: 'call_b', name: 'echo', arguments: { text: 'b' } }] },
       { content: 'all done' },
     );
@@ -69,7 +52,7 @@ describe('worker loop', () => {
     await harness.agent.submit(personMessage(thread, 'also check the logs', 'Grace'), { startSession: false });
     state.open();
     await harness.waitForEvent('run-end');
-    const second = model.requests[1];
+    const second = bed.model.requests[1];
     expect(second).toBeDefined();
     expect(shape(conversation(second!.body))).toEqual([
       'user:start the job',
@@ -84,8 +67,8 @@ describe('worker loop', () => {
 
   it('handles two steer messages sent while busy in the one running drive, in order', async () => {
     const { tool, state } = gatedTool();
-    harness = await createAgentHarness({ database, model, tools: [tool] });
-    model.enqueue({ toolCalls: [{ id: 'call_1', name: 'slow_step', arguments: { label: 'x' } }] }, { content: 'first answer' }, { content: 'second answer' });
+    const harness = await bed.harness({ tools: [tool] });
+    bed.model.enqueue({ toolCalls: [{ id: 'call_1', name: 'slow_step', arguments: { label: 'x' } }] }, { content: 'first answer' }, { content: 'second answer' });
     const thread = newThread();
     await harness.agent.submit(personMessage(thread, 'go'), { startSession: true });
     await state.started;
@@ -96,15 +79,15 @@ describe('worker loop', () => {
     const runner = await harness.agent.runner((await harness.agent.findSession(thread))!.id);
     await runner.whenIdle();
     expect(harness.events.filter((event) => event.type === 'run-start')).toHaveLength(1);
-    expect(shape(conversation(model.requests[1]!.body)).slice(-2)).toEqual(['user:one', 'user:two']);
+    expect(shape(conversation(bed.model.requests[1]!.body)).slice(-2)).toEqual(['user:one', 'user:two']);
     const taken = harness.events.flatMap((event) => (event.type === 'steer-taken' ? event.steers.map((steer) => steer.text) : []));
     expect(taken).toEqual(['go', 'one', 'two']);
   });
 
   it('pauses after the running tool batch; resume continues without a new message', async () => {
     const { tool, state } = gatedTool();
-    harness = await createAgentHarness({ database, model, tools: [tool] });
-    model.enqueue({ toolCalls: [{ id: 'call_p', name: 'slow_step', arguments: { label: 'p' } }] }, { content: 'finished after resume' });
+    const harness = await bed.harness({ tools: [tool] });
+    bed.model.enqueue({ toolCalls: [{ id: 'call_p', name: 'slow_step', arguments: { label: 'p' } }] }, { content: 'finished after resume' });
     const thread = newThread();
     const { session } = await harness.agent.submit(personMessage(thread, 'work'), { startSession: true });
     await state.started;
@@ -113,20 +96,20 @@ describe('worker loop', () => {
     await harness.waitForEvent('paused');
     const end = await harness.waitForEvent('run-end');
     expect(end.reason).toBe('paused');
-    expect(model.requests).toHaveLength(1);
+    expect(bed.model.requests).toHaveLength(1);
     const runner = await harness.agent.runner(session!.id);
     expect(runner.context.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_p' });
     expect((await harness.stores.sessions.get(session!.id))?.paused).toBe(true);
 
     await harness.agent.resume(session!.id);
     await harness.waitForEvent('answer', (event) => event.text === 'finished after resume');
-    expect(model.requests).toHaveLength(2);
+    expect(bed.model.requests).toHaveLength(2);
     expect(harness.events.filter((event) => event.type === 'resumed')).toHaveLength(1);
   });
 
   it('resumes a paused session when a steer message arrives', async () => {
-    harness = await createAgentHarness({ database, model });
-    model.enqueue({ content: 'first' }, { content: 'second' });
+    const harness = await bed.harness();
+    bed.model.enqueue({ content: 'first' }, { content: 'second' });
     const thread = newThread();
     const { session } = await harness.agent.submit(personMessage(thread, 'hello'), { startSession: true });
     await harness.waitForEvent('answer');
@@ -154,8 +137,8 @@ describe('worker loop', () => {
       timeoutMs: 200,
       execute: (_input, context) => new Promise<string>((_resolve, reject) => context.signal.addEventListener('abort', () => reject(new Error('aborted')))),
     }) as AnyTool;
-    harness = await createAgentHarness({ database, model, tools: [echoTool, failing, hanging] });
-    model.enqueue(
+    const harness = await bed.harness({ tools: [echoTool, failing, hanging] });
+    bed.model.enqueue(
       {
         toolCalls: [
           { id: 'u1', name: 'no_such_tool', arguments: {} },
@@ -170,7 +153,7 @@ describe('worker loop', () => {
     );
     await harness.agent.submit(personMessage(newThread(), 'try things'), { startSession: true });
     await harness.waitForEvent('answer', undefined, 15_000);
-    const results = conversation(model.requests[1]!.body).filter((message) => message['role'] === 'tool').map((message) => String(message['content']));
+    const results = conversation(bed.model.requests[1]!.body).filter((message) => message['role'] === 'tool').map((message) => String(message['content']));
     expect(results[0]).toMatch(/^Error: unknown tool "no_such_tool"/);
     expect(results[1]).toMatch(/^Error: arguments of echo are not valid JSON/);
     expect(results[2]).toMatch(/^Error: invalid arguments for echo: text:/);
@@ -182,17 +165,17 @@ describe('worker loop', () => {
 
 describe('model failures', () => {
   it('completes the run after two 429 responses', async () => {
-    harness = await createAgentHarness({ database, model });
-    model.enqueue({ status: 429, retryAfter: 0 }, { status: 429, retryAfter: 0 }, { content: 'made it' });
+    const harness = await bed.harness();
+    bed.model.enqueue({ status: 429, retryAfter: 0 }, { status: 429, retryAfter: 0 }, { content: 'made it' });
     await harness.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
     const answer = await harness.waitForEvent('answer');
     expect(answer.text).toBe('made it');
-    expect(model.requests).toHaveLength(3);
+    expect(bed.model.requests).toHaveLength(3);
   });
 
   it('reports a permanent 500 as an error event and can be resumed later', async () => {
-    harness = await createAgentHarness({ database, model });
-    model.respond(() => ({ status: 500, errorMessage: 'upstream down' }));
+    const harness = await bed.harness();
+    bed.model.respond(() => ({ status: 500, errorMessage: 'upstream down' }));
     const thread = newThread();
     const { session } = await harness.agent.submit(personMessage(thread, 'hi'), { startSession: true });
     const error = await harness.waitForEvent('error');
@@ -201,25 +184,25 @@ describe('model failures', () => {
     const runner = await harness.agent.runner(session!.id);
     await runner.whenIdle();
     expect(runner.state).toBe('failed');
-    expect(model.requests).toHaveLength(3); // first try + 2 retries, then it stops (no busy loop)
+    expect(bed.model.requests).toHaveLength(3); // first try + 2 retries, then it stops (no busy loop)
 
-    model.reset();
-    model.enqueue({ content: 'back online' });
+    bed.model.reset();
+    bed.model.enqueue({ content: 'back online' });
     await harness.agent.resume(session!.id);
     const answer = await harness.waitForEvent('answer');
     expect(answer.text).toBe('back online');
-    expect(shape(conversation(model.requests[0]!.body))).toEqual(['user:hi']);
+    expect(shape(conversation(bed.model.requests[0]!.body))).toEqual(['user:hi']);
   });
 });
 
 describe('usage', () => {
   it('records usage per call with cached tokens and sends the session id as prompt_cache_key', async () => {
-    harness = await createAgentHarness({ database, model });
-    model.enqueue({ content: 'cached answer', usage: { promptTokens: 1500, cachedTokens: 1280, completionTokens: 7 } });
+    const harness = await bed.harness();
+    bed.model.enqueue({ content: 'cached answer', usage: { promptTokens: 1500, cachedTokens: 1280, completionTokens: 7 } });
     const { session } = await harness.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
     await harness.waitForEvent('answer');
-    expect(model.requests[0]!.body.prompt_cache_key).toBe(session!.id);
-    const calls = await database.prisma.modelCall.findMany({ where: { sessionId: session!.id } });
+    expect(bed.model.requests[0]!.body.prompt_cache_key).toBe(session!.id);
+    const calls = await bed.database.prisma.modelCall.findMany({ where: { sessionId: session!.id } });
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ role: 'worker', model: 'test-model', promptTokens: 1500, cachedTokens: 1280, completionTokens: 7 });
     const status = await harness.agent.status(session!.id);
