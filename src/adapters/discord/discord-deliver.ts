@@ -1,0 +1,108 @@
+// Sends outbox items to Discord over REST: posts, edits and reactions. Payloads are stored as
+// JSON in the outbox, so they are built here too (`outboxPayload`) and checked again when sent.
+// Posts carry a nonce derived from the idempotency key with enforce_nonce, so a post repeated after
+// a crash (sent, but not yet recorded) is answered with the first message instead of a duplicate.
+import { createHash } from 'node:crypto';
+import {
+  DiscordAPIError, HTTPError, RateLimitError, Routes,
+  type APIMessage, type REST, type RESTPatchAPIChannelMessageJSONBody, type RESTPostAPIChannelMessageJSONBody,
+} from 'discord.js';
+import { z } from 'zod';
+import { PlatformError } from '../../core/errors.js';
+import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox.js';
+import type { Prisma } from '../storage/generated/client.js';
+
+/** What an outbox item asks Discord to do. */
+export type DiscordOperation = 'post' | 'update' | 'react' | 'unreact';
+
+/** A message body as Discord's REST API takes it (content, embeds, components, …). */
+export type MessageBody = RESTPostAPIChannelMessageJSONBody | RESTPatchAPIChannelMessageJSONBody;
+
+/** Payload of 'post' and 'update' (the update's message is the outbox target). */
+export interface MessagePayload {
+  channelId: string;
+  body: MessageBody;
+}
+
+/** Payload of 'react' and 'unreact' (our own reaction on someone's message). */
+export interface ReactionPayload {
+  channelId: string;
+  messageId: string;
+  emoji: string;
+}
+
+const messagePayload = z.object({ channelId: z.string().min(1), body: z.record(z.string(), z.unknown()) });
+const reactionPayload = z.object({ channelId: z.string().min(1), messageId: z.string().min(1), emoji: z.string().min(1) });
+
+/** A payload as the outbox stores it (plain JSON). */
+export function outboxPayload(payload: MessagePayload | ReactionPayload): Prisma.InputJsonObject {
+  // Bodies are built from discord.js API types (interfaces, no index signature): round-trip them.
+  return JSON.parse(JSON.stringify(payload)) as Prisma.InputJsonObject;
+}
+
+/** A Discord message nonce (at most 25 characters) for an idempotency key. */
+export function nonceOf(idempotencyKey: string): string {
+  return createHash('sha256').update(idempotencyKey).digest('base64url').slice(0, 25);
+}
+
+/** The outbox deliver function of the Discord sender. */
+export function createDiscordDeliver(rest: REST): Deliver {
+  return async (item: OutboxDelivery) => {
+    try {
+      return await send(rest, item);
+    } catch (error) {
+      throw toPlatformError(item.operation, error);
+    }
+  };
+}
+
+async function send(rest: REST, item: OutboxDelivery): Promise<{ platformMessageId?: string }> {
+  switch (item.operation) {
+    case 'post': {
+      const { channelId, body } = parse(messagePayload, item);
+      const message = (await rest.post(Routes.channelMessages(channelId), { body: { ...body, nonce: nonceOf(item.idempotencyKey), enforce_nonce: true } })) as APIMessage;
+      return { platformMessageId: message.id };
+    }
+    case 'update': {
+      const { channelId, body } = parse(messagePayload, item);
+      if (!item.targetMessageId) throw new PermanentPlatformError('discord', 'update', `update ${item.idempotencyKey} has no target message`);
+      await rest.patch(Routes.channelMessage(channelId, item.targetMessageId), { body });
+      return {};
+    }
+    case 'react':
+    case 'unreact': {
+      const { channelId, messageId, emoji } = parse(reactionPayload, item);
+      const route = Routes.channelMessageOwnReaction(channelId, messageId, encodeURIComponent(emoji));
+      await (item.operation === 'react' ? rest.put(route) : rest.delete(route));
+      return {};
+    }
+    default:
+      throw new PermanentPlatformError('discord', item.operation, `unknown outbox operation "${item.operation}"`);
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, item: OutboxDelivery): T {
+  const result = schema.safeParse(item.payload);
+  if (!result.success) throw new PermanentPlatformError('discord', item.operation, `malformed outbox payload for ${item.idempotencyKey}`);
+  return result.data;
+}
+
+/** Discord refusals that retrying cannot fix fail at once; rate limits and 5xx are retried. */
+export function toPlatformError(operation: string, error: unknown): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (error instanceof DiscordAPIError) {
+    const message = `Discord ${error.method} failed (${error.status}, code ${error.code}): ${error.message}`;
+    if (error.status === 429) return new PlatformError('discord', operation, message, retryAfterMs(error), { cause: error });
+    if (error.status >= 500 || error.status === 408) return new PlatformError('discord', operation, message, undefined, { cause: error });
+    return new PermanentPlatformError('discord', operation, message, undefined, { cause: error });
+  }
+  if (error instanceof RateLimitError) return new PlatformError('discord', operation, `rate limited: ${error.message}`, error.timeToReset, { cause: error });
+  if (error instanceof HTTPError) return new PlatformError('discord', operation, `Discord HTTP ${error.status}: ${error.message}`, undefined, { cause: error });
+  const message = error instanceof Error ? error.message : String(error);
+  return new PlatformError('discord', operation, `Discord request failed: ${message}`, undefined, { cause: error });
+}
+
+function retryAfterMs(error: DiscordAPIError): number | undefined {
+  const raw = error.rawError as { retry_after?: unknown };
+  return typeof raw.retry_after === 'number' ? Math.ceil(raw.retry_after * 1000) : undefined;
+}

@@ -1,0 +1,154 @@
+// Turns agent events of Discord sessions into outbox items (style.md §8): 👀 / ✅ reactions on
+// steer messages, one status card per run edited in place, answers split at 2,000 characters,
+// memory and reset notes, error notes; and the typing indicator while a run works. Items of one
+// session are enqueued in event order (the outbox then sends them in that order).
+import type { AgentEvent } from '../../core/events.js';
+import type { SessionRecord, SteerRecord } from '../../core/store.js';
+import type { Logger } from '../../log.js';
+import { errorNoteText } from '../chat/notes.js';
+import type { OutboxEntry } from '../chat/outbox.js';
+import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
+import { outboxPayload, type MessageBody } from './discord-deliver.js';
+import { parseSteerKey } from './discord-ids.js';
+import { memoryNoteBody, resetNoteBody, statusCardBody, textBodies } from './discord-render.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { TypingIndicator } from './typing-indicator.js';
+
+/** What the renderer needs. */
+export interface DiscordRendererDeps {
+  outbox: { enqueue(entry: OutboxEntry): Promise<{ inserted: boolean }> };
+  typing: TypingIndicator;
+  log: Logger;
+  /** How people resume after an error, shown in the error note (e.g. "/hippo resume"). */
+  resumeHint: string;
+  /** Context use in percent at the end of a run, for the card (optional). */
+  contextPercent?: (sessionId: string) => Promise<number | null>;
+  now?: () => number;
+}
+
+/** Reaction shown when a steer message is queued, and when the agent has taken it. */
+export const queuedEmoji = '👀';
+export const takenEmoji = '✅';
+
+interface Card {
+  key: string;
+  status: RunStatus;
+  edits: number;
+}
+
+/** Renders agent events of Discord sessions; give `handle` to the agent's event bus. */
+export class DiscordEventRenderer {
+  private readonly cards = new Map<string, Card>();
+  private readonly queue: KeyedQueue;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: DiscordRendererDeps) {
+    this.now = deps.now ?? Date.now;
+    this.queue = new KeyedQueue((error, sessionId) => deps.log.error({ err: error, sessionId }, 'discord-render-failed'));
+  }
+
+  /** Takes one event (synchronously; the enqueueing happens in order, in the background). */
+  handle(event: AgentEvent): void {
+    if (event.session.platform !== 'discord') return;
+    void this.queue.run(event.session.id, () => this.render(event));
+  }
+
+  /** Resolves when every event handled so far is in the outbox. */
+  flush(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /** Stops the typing indicators (shutdown). */
+  stop(): void {
+    this.deps.typing.stopAll();
+  }
+
+  private async render(event: AgentEvent): Promise<void> {
+    const { session } = event;
+    switch (event.type) {
+      case 'steer-received':
+        return this.react(session, event.steer, queuedEmoji);
+      case 'steer-taken':
+        for (const steer of event.steers) await this.react(session, steer, takenEmoji);
+        return;
+      case 'run-start':
+        this.deps.typing.start(session.threadKey);
+        return this.startCard(session);
+      case 'answer':
+        return this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text));
+      case 'memory-updated':
+        if (event.changes.length === 0) return;
+        return this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
+      case 'context-reset':
+        return this.post(session, `discord:reset:${event.segmentId}`, [resetNoteBody(event)]);
+      case 'error':
+        await this.updateCard(event);
+        return this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
+      case 'run-end':
+        this.deps.typing.stop(session.threadKey);
+        return this.updateCard(event);
+      default:
+        return this.updateCard(event);
+    }
+  }
+
+  private async react(session: SessionRecord, steer: SteerRecord, emoji: string): Promise<void> {
+    const target = parseSteerKey(steer.platformMessageKey);
+    if (!target) return;
+    await this.deps.outbox.enqueue({
+      idempotencyKey: `discord:react:${target.messageId}:${emoji}`,
+      sessionId: session.id,
+      platform: 'discord',
+      operation: 'react',
+      payload: outboxPayload({ channelId: target.channelId, messageId: target.messageId, emoji }),
+    });
+  }
+
+  private async startCard(session: SessionRecord): Promise<void> {
+    const status = startRunStatus(this.now());
+    const card: Card = { key: `discord:card:${session.id}:${status.startedAt}`, status, edits: 0 };
+    this.cards.set(session.id, card);
+    await this.deps.outbox.enqueue({
+      idempotencyKey: card.key,
+      sessionId: session.id,
+      platform: 'discord',
+      operation: 'post',
+      payload: outboxPayload({ channelId: session.threadKey, body: statusCardBody(session.id, status, this.now()) }),
+    });
+  }
+
+  /** Edits the card when the event changes what it shows (latest edit wins in the outbox). */
+  private async updateCard(event: AgentEvent): Promise<void> {
+    const card = this.cards.get(event.session.id);
+    if (!card) return;
+    let status = applyRunEvent(card.status, event, this.now());
+    if (event.type === 'run-end' && this.deps.contextPercent) {
+      const percent = await this.deps.contextPercent(event.session.id).catch(() => null);
+      if (percent !== null) status = { ...status, contextPercent: percent };
+    }
+    if (status === card.status) return;
+    card.status = status;
+    card.edits += 1;
+    await this.deps.outbox.enqueue({
+      idempotencyKey: `${card.key}:u${card.edits}`,
+      sessionId: event.session.id,
+      platform: 'discord',
+      operation: 'update',
+      targetKey: card.key,
+      replacesPending: true,
+      payload: outboxPayload({ channelId: event.session.threadKey, body: statusCardBody(event.session.id, status, this.now()) }),
+    });
+  }
+
+  private async post(session: SessionRecord, key: string, bodies: MessageBody[]): Promise<void> {
+    for (const [index, body] of bodies.entries()) {
+      await this.deps.outbox.enqueue({
+        idempotencyKey: bodies.length === 1 ? key : `${key}:${index + 1}`,
+        sessionId: session.id,
+        platform: 'discord',
+        operation: 'post',
+        payload: outboxPayload({ channelId: session.threadKey, body }),
+      });
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// How Discord things are named in Hippo: thread addresses of sessions, steer keys of messages,
+// custom ids of buttons, thread names, and the bot mention in message text. Pure functions.
+import type { ThreadAddress } from '../../core/store.js';
+
+/** The session address of a guild thread: workspace = guild, channel = the thread's parent. */
+export function threadAddress(guildId: string, parentId: string, threadId: string): ThreadAddress {
+  return { platform: 'discord', workspaceId: guildId, channelId: parentId, threadKey: threadId };
+}
+
+/** The session address of a DM channel (workspace "@me"). */
+export function dmAddress(channelId: string): ThreadAddress {
+  return { platform: 'discord', workspaceId: '@me', channelId, threadKey: channelId };
+}
+
+/** The steer key of a message: "discord:<channelId>:<messageId>". */
+export function steerKey(channelId: string, messageId: string): string {
+  return `discord:${channelId}:${messageId}`;
+}
+
+/** The channel and message of a Discord steer key, or null for other platforms' keys. */
+export function parseSteerKey(key: string): { channelId: string; messageId: string } | null {
+  const match = /^discord:(\d+):(\d+)$/.exec(key);
+  return match?.[1] && match[2] ? { channelId: match[1], messageId: match[2] } : null;
+}
+
+/** What a button does. */
+export type ButtonAction = 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory';
+
+const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'view', 'revert', 'review', 'memory'];
+
+/** A parsed button custom id. */
+export interface ButtonId {
+  action: ButtonAction;
+  sessionId: string;
+  /** The memory run for view / revert / review. */
+  memoryRunId: string | null;
+}
+
+/** "hippo:<action>:<sessionId>[:<memoryRunId>]" (Discord allows 100 characters; uuids fit). */
+export function buttonId(action: ButtonAction, sessionId: string, memoryRunId?: string): string {
+  return memoryRunId ? `hippo:${action}:${sessionId}:${memoryRunId}` : `hippo:${action}:${sessionId}`;
+}
+
+/** Parses a custom id made by `buttonId`; null for anything else. */
+export function parseButtonId(customId: string): ButtonId | null {
+  const [prefix, action, sessionId, memoryRunId] = customId.split(':');
+  const known = buttonActions.find((candidate) => candidate === action);
+  if (prefix !== 'hippo' || !known || !sessionId) return null;
+  return { action: known, sessionId, memoryRunId: memoryRunId ?? null };
+}
+
+/** Discord limits thread names to 100 characters. */
+export const threadNameLimit = 100;
+
+/** A thread name from the request: its first line, whitespace collapsed, at most 100 characters. */
+export function threadName(request: string): string {
+  const line = request.split('\n').map((part) => part.trim()).find((part) => part !== '') ?? '';
+  const name = line.replace(/\s+/g, ' ');
+  if (name === '') return 'Hippo';
+  return name.length <= threadNameLimit ? name : `${name.slice(0, threadNameLimit - 1).trimEnd()}…`;
+}
+
+/** True when the text mentions the user (`<@id>` or the legacy `<@!id>`). */
+export function mentionsUser(text: string, userId: string): boolean {
+  return text.includes(`<@${userId}>`) || text.includes(`<@!${userId}>`);
+}
+
+/** The text without mentions of the user, trimmed. */
+export function stripMention(text: string, userId: string): string {
+  return text.replace(new RegExp(`<@!?${userId}>`, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
+}

@@ -1,0 +1,42 @@
+// Where a Discord message or interaction happened, as far as Hippo cares: a DM (a session of its
+// own), a guild thread (a session, or one to start), a text channel (a mention starts a thread), or
+// somewhere Hippo does not work (voice, forum posts' parents, …).
+import { ChannelType, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
+import type { ThreadAddress } from '../../core/store.js';
+import { dmAddress, threadAddress } from './discord-ids.js';
+
+/** A resolved place. */
+export type Place =
+  | { kind: 'dm'; address: ThreadAddress }
+  | { kind: 'thread'; address: ThreadAddress; thread: AnyThreadChannel }
+  | { kind: 'channel'; channel: TextChannel | NewsChannel }
+  | { kind: 'other' };
+
+/** Resolves a channel (fetching it when it is unknown or partial) to a place. */
+export async function placeOf(client: Client, channelId: string, known: Channel | null): Promise<Place> {
+  let channel = known ?? (await fetchChannel(client, channelId));
+  if (!channel) return { kind: 'other' };
+  if (channel.type === ChannelType.DM) return { kind: 'dm', address: dmAddress(channel.id) };
+  if (channel.isThread()) {
+    // A thread first seen in a message event can lack its parent: ask Discord.
+    if (!channel.parentId) channel = (await fetchChannel(client, channelId, true)) ?? channel;
+    if (!channel.isThread() || !channel.parentId) return { kind: 'other' };
+    return { kind: 'thread', address: threadAddress(channel.guildId, channel.parentId, channel.id), thread: channel };
+  }
+  if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) return { kind: 'channel', channel };
+  return { kind: 'other' };
+}
+
+/** The session address of a channel, or null where no session can live (a plain text channel). */
+export async function addressOf(client: Client, channelId: string, known: Channel | null): Promise<ThreadAddress | null> {
+  const place = await placeOf(client, channelId, known);
+  return place.kind === 'dm' || place.kind === 'thread' ? place.address : null;
+}
+
+async function fetchChannel(client: Client, channelId: string, force = false): Promise<Channel | null> {
+  try {
+    return await client.channels.fetch(channelId, { force });
+  } catch {
+    return null; // gone, or no access: nothing Hippo can work in
+  }
+}

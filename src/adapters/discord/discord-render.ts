@@ -1,0 +1,87 @@
+// Discord message bodies for what Hippo posts: answers split at 2,000 characters, the run's status
+// card with Pause / Resume, compact memory and reset notes with their buttons. Pure: the words
+// come from the shared chat pieces, this file only wraps them in Discord's JSON.
+import {
+  ButtonStyle, ComponentType,
+  type APIActionRowComponent, type APIAllowedMentions, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow,
+  type RESTPostAPIChannelMessageJSONBody,
+} from 'discord.js';
+import type { AgentEvent } from '../../core/events.js';
+import { memoryNoteLine, resetNoteLine } from '../chat/notes.js';
+import { isActive, isResumable, runStatusLine, type RunStatus } from '../chat/run-status.js';
+import { splitMessage } from '../chat/split-message.js';
+import { buttonId } from './discord-ids.js';
+
+/** Discord's limit on message content, in characters. */
+export const discordMessageLimit = 2_000;
+
+/** Accent colour of Hippo's note embeds (a soft purple). */
+const noteColour = 0x8e7cc3;
+
+/** Hippo never pings anyone by echoing model text: no @everyone, roles or users. */
+const noMentions: APIAllowedMentions = { parse: [] };
+
+type ActionRow = APIActionRowComponent<APIComponentInMessageActionRow>;
+
+/** One message body per part of a Markdown text, split safely (never inside a code block). */
+export function textBodies(text: string): RESTPostAPIChannelMessageJSONBody[] {
+  const content = text.trim() === '' ? '(empty answer)' : text;
+  return splitMessage(content, { limit: discordMessageLimit }).map((part) => ({ content: part, allowed_mentions: noMentions }));
+}
+
+/** The status card of a run: one line, with Pause while it works and Resume when it stopped. */
+export function statusCardBody(sessionId: string, status: RunStatus, now: number): RESTPostAPIChannelMessageJSONBody {
+  const buttons: APIButtonComponentWithCustomId[] = [];
+  if (isActive(status)) buttons.push(button('⏸️', 'Pause', buttonId('pause', sessionId)));
+  if (isResumable(status)) buttons.push(button('▶️', 'Resume', buttonId('resume', sessionId), ButtonStyle.Primary));
+  return { content: runStatusLine(status, now), components: buttons.length ? [row(buttons)] : [], allowed_mentions: noMentions };
+}
+
+/** What people already did to a memory note. */
+export interface NoteState {
+  revertedBy?: string;
+  reviewedBy?: string;
+}
+
+/** The buttons of a memory note: View, Revert, 👍 (done actions show who did them, disabled). */
+export function memoryNoteComponents(sessionId: string, memoryRunId: string, state: NoteState = {}): ActionRow[] {
+  const view = button('🔍', 'View', buttonId('view', sessionId, memoryRunId));
+  const revert = state.revertedBy
+    ? { ...button('↩️', `Reverted by ${clip(state.revertedBy)}`, buttonId('revert', sessionId, memoryRunId)), disabled: true }
+    : button('↩️', 'Revert', buttonId('revert', sessionId, memoryRunId), ButtonStyle.Danger);
+  const review = state.reviewedBy
+    ? { ...button('👍', clip(state.reviewedBy), buttonId('review', sessionId, memoryRunId)), disabled: true }
+    : button('👍', '', buttonId('review', sessionId, memoryRunId));
+  return [row([view, revert, review])];
+}
+
+/** The compact note after a summarizer run changed memory. */
+export function memoryNoteBody(event: Extract<AgentEvent, { type: 'memory-updated' }>): RESTPostAPIChannelMessageJSONBody {
+  return {
+    embeds: [{ description: memoryNoteLine(event), color: noteColour }],
+    components: memoryNoteComponents(event.session.id, event.memoryRunId),
+    allowed_mentions: noMentions,
+  };
+}
+
+/** The note after a context reset, with a button that shows the memory it continues from. */
+export function resetNoteBody(event: Extract<AgentEvent, { type: 'context-reset' }>): RESTPostAPIChannelMessageJSONBody {
+  return {
+    embeds: [{ description: resetNoteLine(event), color: noteColour }],
+    components: [row([button('🧠', 'View memory', buttonId('memory', event.session.id))])],
+    allowed_mentions: noMentions,
+  };
+}
+
+function button(emoji: string, label: string, customId: string, style: ButtonStyle.Primary | ButtonStyle.Secondary | ButtonStyle.Danger = ButtonStyle.Secondary): APIButtonComponentWithCustomId {
+  return { type: ComponentType.Button, style, custom_id: customId, emoji: { name: emoji }, ...(label ? { label } : {}) };
+}
+
+function row(components: APIButtonComponentWithCustomId[]): ActionRow {
+  return { type: ComponentType.ActionRow, components };
+}
+
+/** Button labels are limited to 80 characters. */
+function clip(text: string): string {
+  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
+}

@@ -1,0 +1,115 @@
+// The Discord adapter: connects to the gateway, registers `/hippo`, turns messages and clicks into
+// agent calls, and renders agent events through the durable outbox. Wired in by src/service.ts.
+import { Events, Routes, Status, type Client } from 'discord.js';
+import type { Config } from '../../config.js';
+import type { Agent } from '../../core/agent.js';
+import { ConfigError } from '../../core/errors.js';
+import type { Stores } from '../../core/store.js';
+import type { Logger } from '../../log.js';
+import { Outbox, type SenderOptions } from '../chat/outbox.js';
+import type { PrismaClient } from '../storage/generated/client.js';
+import { connectDiscord, createDiscordClient } from './discord-client.js';
+import type { DiscordContext } from './discord-context.js';
+import { createDiscordDeliver } from './discord-deliver.js';
+import { DiscordEventRenderer } from './discord-event-renderer.js';
+import { DiscordInteractionHandler } from './interaction-handler.js';
+import { DiscordMessageHandler } from './message-handler.js';
+import { parseGuildIds, registerSlashCommands } from './slash-command.js';
+import { TypingIndicator } from './typing-indicator.js';
+
+export { disallowedIntentsMessage, invalidTokenMessage } from './discord-client.js';
+
+/** What the adapter needs; `tuning` is for tests. */
+export interface DiscordAdapterOptions {
+  config: Config;
+  agent: Agent;
+  stores: Stores;
+  prisma: PrismaClient;
+  log: Logger;
+  tuning?: {
+    /** Typing indicator renewal, ms (default 8,000). */
+    typingIntervalMs?: number;
+    /** Outbox sender tunables (defaults: see SenderOptions). */
+    sender?: SenderOptions;
+    /** Give up connecting after this long, ms (default 90,000). */
+    connectTimeoutMs?: number;
+  };
+}
+
+/** A running Discord adapter. */
+export interface DiscordAdapter {
+  /** Stops taking events, drains what was received, disconnects. */
+  stop(): Promise<void>;
+  /** True while the gateway connection is up. */
+  connected(): boolean;
+  /** Resolves when everything received so far is handled and its outbox items are stored (tests). */
+  idle(): Promise<void>;
+  /** The underlying client (tests, diagnostics). */
+  readonly client: Client;
+}
+
+/** Connects to Discord; rejects with a ConfigError (one line for the operator) when Discord refuses. */
+export async function startDiscordAdapter(options: DiscordAdapterOptions): Promise<DiscordAdapter> {
+  const { config, agent, stores, prisma } = options;
+  const token = config.DISCORD_BOT_TOKEN;
+  if (!token) throw new ConfigError('config: DISCORD_BOT_TOKEN is required to start the Discord adapter');
+  const log = options.log.child({ platform: 'discord' });
+  const client = createDiscordClient(config);
+  const outbox = new Outbox(prisma, log);
+  const context: DiscordContext = { client, agent, stores, outbox, log };
+  const messages = new DiscordMessageHandler(context);
+  const interactions = new DiscordInteractionHandler(context);
+  const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
+  const renderer = new DiscordEventRenderer({
+    outbox, typing, log, resumeHint: '/hippo resume',
+    contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
+  });
+
+  // Listeners go on before login: events can arrive right after READY.
+  client.on(Events.MessageCreate, (message) => void messages.created(message));
+  client.on(Events.MessageUpdate, (_old, message) => void messages.updated(message));
+  client.on(Events.MessageDelete, (message) => void messages.deleted(message));
+  client.on(Events.InteractionCreate, (interaction) => {
+    interactions.handle(interaction).catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
+  });
+  client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, 'discord-gateway-closed'));
+  client.on(Events.ShardError, (error) => log.warn({ err: error.message }, 'discord-gateway-error'));
+  client.on(Events.ShardResume, () => log.info('discord-gateway-resumed'));
+  const unsubscribe = agent.deps.events.subscribe((event) => renderer.handle(event));
+
+  try {
+    await connectDiscord(client, token, options.tuning?.connectTimeoutMs);
+  } catch (error) {
+    unsubscribe();
+    client.removeAllListeners();
+    throw error;
+  }
+  const applicationId = client.application?.id ?? client.user?.id;
+  log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, 'discord-connected');
+  if (applicationId) {
+    await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
+      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
+  }
+  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest), options.tuning?.sender);
+
+  let stopped = false;
+  return {
+    client,
+    connected: () => !stopped && client.isReady() && client.ws.status === Status.Ready,
+    idle: async () => {
+      await messages.idle();
+      await renderer.flush();
+    },
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe();
+      renderer.stop();
+      await messages.idle();
+      await renderer.flush();
+      await sender.stop();
+      await client.destroy();
+      log.info('discord-stopped');
+    },
+  };
+}

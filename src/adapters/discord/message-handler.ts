@@ -1,0 +1,135 @@
+// Inbound Discord messages (product.md "How people use it"): a mention in a text channel starts a
+// thread and a session bound to it; a mention in a thread without a session starts one that first
+// reads the thread; a DM is a session; every person's message in a session thread is a steer
+// message; "@Hippo status" and friends are commands. Edits and deletes of queued steers update or
+// withdraw them. Duplicate deliveries (gateway replays, a second replica) are dropped durably: the
+// unique steer key, and the event log for commands.
+import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
+import type { SessionRecord, ThreadAddress } from '../../core/store.js';
+import { runCommand } from '../chat/command-runner.js';
+import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { enqueueText, type DiscordContext } from './discord-context.js';
+import { mentionsUser, steerKey, threadAddress, threadName } from './discord-ids.js';
+import { placeOf } from './discord-place.js';
+import { KeyedQueue } from './keyed-queue.js';
+import { authorName, isPersonMessage, messageText } from './message-text.js';
+import { readThreadSoFar, withThreadHistory } from './thread-history.js';
+
+/** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
+export class DiscordMessageHandler {
+  private readonly queue: KeyedQueue;
+
+  constructor(private readonly context: DiscordContext) {
+    this.queue = new KeyedQueue((error, channelId) => context.log.error({ err: error, channelId }, 'discord-message-failed'));
+  }
+
+  /** A new message. */
+  created(message: Message): Promise<void> {
+    return this.queue.run(message.channelId, () => this.onCreated(message));
+  }
+
+  /** An edited message: a still-queued steer takes the new text. */
+  updated(message: Message | PartialMessage): Promise<void> {
+    return this.queue.run(message.channelId, async () => {
+      const botId = this.context.client.user?.id;
+      if (!botId || message.partial || !isPersonMessage(message, botId)) return;
+      const text = messageText(message, botId);
+      if (text === '') return;
+      const edited = await this.context.stores.steers.edit(steerKey(message.channelId, message.id), text);
+      if (edited) this.context.log.info({ messageId: message.id }, 'discord-steer-edited');
+    });
+  }
+
+  /** A deleted message: a still-queued steer is withdrawn. */
+  deleted(message: Message | PartialMessage): Promise<void> {
+    return this.queue.run(message.channelId, async () => {
+      const withdrawn = await this.context.stores.steers.withdraw(steerKey(message.channelId, message.id));
+      if (withdrawn) this.context.log.info({ messageId: message.id }, 'discord-steer-withdrawn');
+    });
+  }
+
+  /** Resolves when every message received so far is handled. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  private async onCreated(message: Message): Promise<void> {
+    const { client, agent } = this.context;
+    const botId = client.user?.id;
+    if (!botId || !isPersonMessage(message, botId)) return;
+    const mentioned = message.mentions.users.has(botId) || mentionsUser(message.content, botId);
+    const text = messageText(message, botId);
+    // A bare mention asks for help; a mention plus one command word is a command.
+    const verb: CommandVerb | null = mentioned && text === '' ? 'help' : exactCommand(text);
+    const place = await placeOf(client, message.channelId, message.channel);
+    if (place.kind === 'other' || (place.kind === 'channel' && !mentioned)) return;
+    if (place.kind === 'channel') {
+      if (verb) return this.hint(message, verb);
+      return this.startInChannel(message, place.channel, text);
+    }
+    const session = await agent.findSession(place.address);
+    if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
+    if (verb && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, verb) : this.hint(message, verb);
+    if (text === '') return;
+    if (session) return this.steer(message, place.address, text, null);
+    if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
+    const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
+      this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');
+      return '';
+    });
+    return this.steer(message, place.address, withThreadHistory(history, text), threadName(text));
+  }
+
+  /** A mention in a text channel: a thread from the message, then the session bound to it. */
+  private async startInChannel(message: Message, channel: TextChannel | NewsChannel, text: string): Promise<void> {
+    const guildId = channel.guildId;
+    // A thread started from a message has the message's id: a redelivered mention finds its session.
+    const existing = threadAddress(guildId, channel.id, message.id);
+    if (await this.context.agent.findSession(existing)) return this.steer(message, existing, text, null);
+    let threadId = message.id;
+    try {
+      const thread = await message.startThread({ name: threadName(text), autoArchiveDuration: ThreadAutoArchiveDuration.OneDay });
+      threadId = thread.id;
+    } catch (error) {
+      if (!(error instanceof DiscordAPIError) || error.code !== RESTJSONErrorCodes.ThreadAlreadyCreatedForMessage) {
+        this.context.log.warn({ err: error, channelId: channel.id }, 'discord-thread-create-failed');
+        return enqueueText(this.context, { key: `discord:no-thread:${message.id}`, sessionId: null, channelId: channel.id, replyTo: message.id },
+          "I couldn't start a thread here. Please give me the **Create Public Threads** and **Send Messages in Threads** permissions in this channel.");
+      }
+      threadId = message.thread?.id ?? message.id;
+    }
+    return this.steer(message, threadAddress(guildId, channel.id, threadId), text, threadName(text));
+  }
+
+  /** Queues the message as a steer; `title` set → starts the session if there is none. */
+  private async steer(message: Message, address: ThreadAddress, text: string, title: string | null): Promise<void> {
+    const incoming = { address, platformMessageKey: steerKey(message.channelId, message.id), authorId: message.author.id, authorName: authorName(message), text };
+    const { session, inserted } = await this.context.agent.submit(incoming, title === null ? { startSession: false } : { startSession: true, title });
+    this.context.log.debug({ messageId: message.id, sessionId: session?.id, inserted }, inserted ? 'discord-steer-queued' : 'discord-steer-duplicate');
+  }
+
+  /** A command in a session's thread or DM; the answer goes to the thread. Runs once per message. */
+  private async command(message: Message, session: SessionRecord, verb: CommandVerb): Promise<void> {
+    if (!(await this.context.stores.events.markProcessed(`discord:command:${message.id}`))) return;
+    const answer = await runCommand(verb, {
+      agent: this.context.agent,
+      stores: this.context.stores,
+      session,
+      actor: { userId: message.author.id, name: authorName(message) },
+      prefix: this.prefix(),
+    });
+    await enqueueText(this.context, { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey }, answer);
+  }
+
+  /** A command where no session lives: help, or how to start one. */
+  private async hint(message: Message, verb: CommandVerb): Promise<void> {
+    const text = verb === 'help'
+      ? `Mention me with a request to start working on it in a thread, e.g. \`${this.prefix()} summarise this channel\`.\n${helpText(this.prefix())}`
+      : `There is no Hippo session here, so \`${verb}\` has nothing to act on. Mention me with a request to start one.`;
+    await enqueueText(this.context, { key: `discord:hint:${message.id}`, sessionId: null, channelId: message.channelId, replyTo: message.id }, text);
+  }
+
+  private prefix(): string {
+    return `@${this.context.client.user?.username ?? 'Hippo'}`;
+  }
+}

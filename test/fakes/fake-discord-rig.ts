@@ -1,0 +1,79 @@
+// The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
+// a real agent on a per-file Postgres database and the fake model server. One rig per test file.
+import { startDiscordAdapter, type DiscordAdapter } from '../../src/adapters/discord/index.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import type { AnyTool } from '../../src/core/tool.js';
+import { createLogger } from '../../src/log.js';
+import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startFakeDiscord, type FakeDiscord, type FakeMessage } from './fake-discord.js';
+import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+
+export interface DiscordRig {
+  fake: FakeDiscord;
+  model: FakeModelServer;
+  database: TestDatabase;
+  harness: AgentHarness;
+  adapter: DiscordAdapter;
+  config: Config;
+  /** Stops the adapter and starts a new one on the same agent and database (a process restart). */
+  restart(): Promise<void>;
+  /** Waits until the bot posted a message in `channelId` matching `predicate`. */
+  botMessage(channelId: string, predicate: (message: FakeMessage) => boolean, what?: string): Promise<FakeMessage>;
+  /** Waits until the bot reacted with `emoji` on a message. */
+  reaction(messageId: string, emoji: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens). */
+export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string } = {}): Promise<DiscordRig> {
+  const database = await createTestDatabase();
+  const model = await startFakeModelServer();
+  const fake = await startFakeDiscord();
+  const harness = await createAgentHarness({ database, model, ...(options.tools ? { tools: options.tools } : {}), settings: { contextWindow: options.contextWindow ?? 10_000 } });
+  const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}) });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  const config = parsed.config;
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const start = () => startDiscordAdapter({
+    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log,
+    tuning: { typingIntervalMs: 200, sender: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } },
+  });
+  const rig: DiscordRig = {
+    fake, model, database, harness, config,
+    adapter: await start(),
+    restart: async () => {
+      await rig.adapter.stop();
+      rig.adapter = await start();
+    },
+    botMessage: (channelId, predicate, what = 'a bot message') =>
+      fake.waitFor(() => fake.botMessagesIn(channelId).find(predicate), 10_000, `${what} in ${channelId}`),
+    reaction: async (messageId, emoji) => {
+      await fake.waitFor(() => fake.reactions.some((entry) => entry.messageId === messageId && entry.emoji === emoji && !entry.removed), 10_000, `${emoji} on ${messageId}`);
+    },
+    close: async () => {
+      await rig.adapter.stop();
+      await harness.close();
+      await fake.close();
+      await model.close();
+      await database.drop();
+    },
+  };
+  return rig;
+}
+
+/** The text of a bot message: content, embed descriptions and button labels, one per line. */
+export function visibleText(message: FakeMessage): string {
+  const embeds = message.embeds.map((embed) => String(embed['description'] ?? ''));
+  return [message.content, ...embeds, ...buttonsOf(message).map((button) => button.label)].filter(Boolean).join('\n');
+}
+
+/** The buttons of a bot message. */
+export function buttonsOf(message: FakeMessage): Array<{ label: string; customId: string; disabled: boolean }> {
+  const rows = message.components as Array<{ components?: Array<Record<string, unknown>> }>;
+  return rows.flatMap((row) => row.components ?? []).map((button) => ({
+    label: String(button['label'] ?? (button['emoji'] as { name?: string } | undefined)?.name ?? ''),
+    customId: String(button['custom_id'] ?? ''),
+    disabled: button['disabled'] === true,
+  }));
+}

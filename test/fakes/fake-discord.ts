@@ -1,0 +1,347 @@
+// A fake Discord for tests: the REST API (node:http, API v10 routes under /api/v10) and the gateway
+// (fake-discord-gateway.ts) on one port, so the real discord.js client runs against it unchanged.
+// Keeps channels and messages, records every REST call, and lets tests play people: messages,
+// edits, deletes, button clicks and slash commands arrive as gateway dispatches.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { FakeGateway, type GatewayOptions } from './fake-discord-gateway.js';
+import * as wire from './fake-discord-payloads.js';
+import type { FakeChannel, FakeMessage, FakeUser } from './fake-discord-payloads.js';
+
+export type { FakeChannel, FakeMessage, FakeUser };
+
+/** One REST call the fake received. `path` is relative to /api/v10. */
+export interface RecordedCall {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Parsed JSON object body (or multipart `payload_json`), else null. */
+  body: Record<string, unknown> | null;
+  /** The parsed JSON body whatever its shape (arrays for command registration). */
+  json: unknown;
+  /** Files of a multipart body. */
+  files: Array<{ name: string; content: string }>;
+  status: number;
+}
+
+/** A reaction the bot added or removed. */
+export interface ReactionRecord {
+  channelId: string;
+  messageId: string;
+  emoji: string;
+  removed: boolean;
+}
+
+type Reply = { status: number; body?: unknown };
+type Failure = { method: string; path: RegExp; status: number; body: Record<string, unknown>; times: number };
+
+/** Starts the fake on a random port. */
+export async function startFakeDiscord(options: GatewayOptions = {}): Promise<FakeDiscord> {
+  const fake = new FakeDiscord(options);
+  await fake.listen();
+  return fake;
+}
+
+/** The fake's state and the handles tests use. */
+export class FakeDiscord {
+  readonly bot = wire.user('Hippo', null, true);
+  readonly applicationId = wire.snowflake();
+  readonly guildId = wire.snowflake();
+  readonly ada = wire.user('ada', 'Ada Lovelace');
+  readonly bob = wire.user('bob', 'Bob');
+  readonly otherBot = wire.user('otherbot', null, true);
+  readonly general: FakeChannel;
+  readonly calls: RecordedCall[] = [];
+  readonly reactions: ReactionRecord[] = [];
+  readonly gateway: FakeGateway;
+  /** Channels by id (text channels, threads, DMs). */
+  readonly channels = new Map<string, FakeChannel>();
+  private readonly messages = new Map<string, FakeMessage[]>();
+  private readonly failures: Failure[] = [];
+  private readonly server = createServer((request, response) => void this.serve(request, response));
+  private readonly sockets = new Set<Socket>();
+  private base = '';
+
+  constructor(options: GatewayOptions) {
+    this.general = wire.textChannel(this.guildId, 'general');
+    this.channels.set(this.general.id, this.general);
+    this.gateway = new FakeGateway({
+      ready: (sessionId) => ({
+        v: 10, user: this.bot, guilds: [{ id: this.guildId, unavailable: true }], session_id: sessionId, resume_gateway_url: this.gatewayUrl,
+        shard: [0, 1], application: { id: this.applicationId, flags: 0 }, private_channels: [], relationships: [], presences: [],
+        geo_ordered_rtc_regions: [], guild_join_requests: [], user_settings: {},
+      }),
+      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id }, [this.general], this.threads(), this.bot)],
+    }, options);
+    this.server.on('upgrade', (request, socket, head) => this.gateway.handleUpgrade(request, socket, head));
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /** REST base for discord.js: `rest: { api: fake.apiUrl, version: '10' }`. */
+  get apiUrl(): string {
+    return `${this.base}/api`;
+  }
+
+  get gatewayUrl(): string {
+    return `${this.base.replace(/^http/, 'ws')}/gateway`;
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    await this.gateway.close();
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ── people and state ───────────────────────────────────────────────────────────────────
+
+  /** An existing thread in #general (sent to clients as THREAD_CREATE). */
+  createThread(name: string): FakeChannel {
+    const thread = wire.threadChannel(this.guildId, this.general.id, name, this.ada.id);
+    this.channels.set(thread.id, thread);
+    this.gateway.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+    return thread;
+  }
+
+  /** A DM channel between `recipient` and the bot (known to the fake only, as on Discord). */
+  createDm(recipient: FakeUser = this.ada): FakeChannel {
+    const channel = wire.dmChannel(recipient);
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  /** A message by `author` in `channel`; `mention` prefixes `<@bot>`. Stored and dispatched. */
+  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean; nick?: string | null; dispatch?: boolean } = {}): FakeMessage {
+    const author = options.author ?? this.ada;
+    const text = options.mention ? `<@${this.bot.id}> ${content}` : content;
+    const created = wire.message(channel, author, text, { mentions: options.mention ? [this.bot] : [], nick: options.nick ?? null });
+    this.store(created);
+    if (options.dispatch !== false) this.gateway.dispatch('MESSAGE_CREATE', created);
+    return created;
+  }
+
+  /** Delivers a MESSAGE_CREATE again (a gateway replay). */
+  redeliver(payload: FakeMessage): void {
+    this.gateway.dispatch('MESSAGE_CREATE', payload);
+  }
+
+  edit(payload: FakeMessage, content: string): FakeMessage {
+    Object.assign(payload, { content, edited_timestamp: new Date().toISOString() });
+    this.gateway.dispatch('MESSAGE_UPDATE', payload);
+    return payload;
+  }
+
+  remove(payload: FakeMessage): void {
+    this.messages.set(payload.channel_id, this.messagesIn(payload.channel_id).filter((entry) => entry.id !== payload.id));
+    this.gateway.dispatch('MESSAGE_DELETE', { id: payload.id, channel_id: payload.channel_id, ...(payload.guild_id ? { guild_id: payload.guild_id } : {}) });
+  }
+
+  /** A click on a button of a bot message; returns the interaction (its token names the replies). */
+  click(note: FakeMessage, customId: string, by: FakeUser = this.ada): { id: string; token: string } {
+    const channel = this.channelOf(note.channel_id);
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 2 }, message: note });
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return payload;
+  }
+
+  /** `/hippo verb:<verb>` in `channel`. */
+  slash(channel: FakeChannel, verb: string, by: FakeUser = this.ada): { id: string; token: string } {
+    const data = { id: 'cmd-hippo', name: 'hippo', type: 1, options: [{ name: 'verb', type: 3, value: verb }] };
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 2, data });
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return payload;
+  }
+
+  /** Current messages of a channel, oldest first. */
+  messagesIn(channelId: string): FakeMessage[] {
+    return this.messages.get(channelId) ?? [];
+  }
+
+  /** Messages the bot posted in a channel, oldest first. */
+  botMessagesIn(channelId: string): FakeMessage[] {
+    return this.messagesIn(channelId).filter((entry) => entry.author.id === this.bot.id);
+  }
+
+  /** REST calls whose method and path match. */
+  callsTo(method: string, path: RegExp): RecordedCall[] {
+    return this.calls.filter((call) => call.method === method && path.test(call.path));
+  }
+
+  /** Makes the next `times` matching calls fail with `status` and a Discord error body. */
+  fail(method: string, path: RegExp, status: number, body: Record<string, unknown> = { message: 'fake failure', code: 0 }, times = 1): void {
+    this.failures.push({ method, path, status, body, times });
+  }
+
+  /** Polls `probe` until it returns a value other than undefined/false. */
+  async waitFor<T>(probe: () => T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error(`fake discord: timed out waiting for ${what}; calls:\n${this.calls.map((call) => `${call.method} ${call.path} ${call.status}`).join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+  }
+
+  private threads(): FakeChannel[] {
+    return [...this.channels.values()].filter((channel) => channel.type === 11);
+  }
+
+  private channelOf(id: string): FakeChannel {
+    const channel = this.channels.get(id);
+    if (!channel) throw new Error(`fake discord: no channel ${id}`);
+    return channel;
+  }
+
+  private store(entry: FakeMessage): void {
+    this.messages.set(entry.channel_id, [...this.messagesIn(entry.channel_id), entry]);
+  }
+
+  // ── REST ───────────────────────────────────────────────────────────────────────────────
+
+  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.base);
+    // Decoded per segment: "@original" and reaction emoji arrive percent-encoded.
+    const path = url.pathname.replace(/^\/api\/v10/, '').split('/').map(decodeURIComponent).join('/');
+    const raw = await readBody(request);
+    const { json, files } = parseBody(request.headers['content-type'] ?? '', raw);
+    const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
+    const method = request.method ?? 'GET';
+    const failure = this.failures.find((entry) => entry.method === method && entry.path.test(path) && entry.times > 0);
+    let reply: Reply;
+    if (failure) {
+      failure.times -= 1;
+      reply = { status: failure.status, body: failure.body };
+    } else {
+      reply = this.route(method, path, url.searchParams, body, json);
+    }
+    this.calls.push({ method, path, query: url.searchParams, body, json, files, status: reply.status });
+    if (reply.status === 204) {
+      response.writeHead(204); // discord.js reads a JSON content-type as a body to parse
+      response.end();
+      return;
+    }
+    response.writeHead(reply.status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(reply.body ?? {}));
+  }
+
+  private route(method: string, path: string, query: URLSearchParams, body: Record<string, unknown> | null, json: unknown): Reply {
+    const parts = path.split('/').filter(Boolean);
+    const [head, id, sub, subId, leaf] = parts;
+    if (method === 'GET' && path === '/gateway/bot') {
+      return { status: 200, body: { url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } } };
+    }
+    if (method === 'GET' && path === '/users/@me') return { status: 200, body: this.bot };
+    if (head === 'channels' && id) return this.channelRoute(method, id, sub, subId, leaf, parts, query, body ?? {});
+    if (head === 'interactions' && method === 'POST' && parts[3] === 'callback') {
+      return query.get('with_response') === 'true' ? { status: 200, body: { interaction: { id, type: body?.['type'] } } } : { status: 204 };
+    }
+    if (head === 'webhooks' && sub) {
+      // Follow-ups and edits of interaction replies: answer with a message object.
+      return { status: 200, body: { ...wire.message(this.general, this.bot, String(body?.['content'] ?? '')), webhook_id: this.applicationId, flags: body?.['flags'] ?? 0 } };
+    }
+    if (head === 'applications' && method === 'PUT') {
+      const commands = Array.isArray(json) ? (json as Array<Record<string, unknown>>) : [];
+      return { status: 200, body: commands.map((command) => ({ ...command, id: wire.snowflake(), application_id: this.applicationId, version: '1' })) };
+    }
+    return notFound();
+  }
+
+  private channelRoute(method: string, channelId: string, sub: string | undefined, messageId: string | undefined, leaf: string | undefined, parts: string[], query: URLSearchParams, body: Record<string, unknown>): Reply {
+    const channel = this.channels.get(channelId);
+    if (!channel) return { status: 404, body: { message: 'Unknown Channel', code: 10003 } };
+    if (method === 'GET' && !sub) return { status: 200, body: channel };
+    if (sub === 'typing' && method === 'POST') return { status: 204 };
+    if (sub !== 'messages') return notFound();
+    if (!messageId) {
+      if (method === 'GET') return { status: 200, body: this.history(channelId, query) };
+      if (method === 'POST') return this.post(channel, body);
+      return notFound();
+    }
+    const target = this.messagesIn(channelId).find((entry) => entry.id === messageId);
+    if (!target) return { status: 404, body: { message: 'Unknown Message', code: 10008 } };
+    if (!leaf && method === 'GET') return { status: 200, body: target };
+    if (!leaf && method === 'PATCH') {
+      for (const field of ['content', 'embeds', 'components'] as const) if (field in body) Object.assign(target, { [field]: body[field] });
+      this.gateway.dispatch('MESSAGE_UPDATE', target);
+      return { status: 200, body: target };
+    }
+    if (leaf === 'reactions' && (method === 'PUT' || method === 'DELETE')) {
+      this.reactions.push({ channelId, messageId, emoji: parts[5] ?? '', removed: method === 'DELETE' });
+      return { status: 204 };
+    }
+    if (leaf === 'threads' && method === 'POST') {
+      if (this.channels.has(messageId)) return { status: 400, body: { message: 'A thread has already been created for this message', code: 160004 } };
+      // As on Discord, a thread started from a message has the message's id.
+      const thread = wire.threadChannel(this.guildId, channelId, String(body['name'] ?? 'thread'), this.bot.id, messageId);
+      this.channels.set(thread.id, thread);
+      this.gateway.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+      return { status: 201, body: thread };
+    }
+    return notFound();
+  }
+
+  private post(channel: FakeChannel, body: Record<string, unknown>): Reply {
+    const nonce = typeof body['nonce'] === 'string' ? body['nonce'] : undefined;
+    const earlier = nonce && body['enforce_nonce'] ? this.messagesIn(channel.id).find((entry) => entry.nonce === nonce) : undefined;
+    if (earlier) return { status: 200, body: earlier }; // Discord's nonce deduplication
+    const content = String(body['content'] ?? '');
+    if (content.length > 2000) return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } } };
+    const created = wire.message(channel, this.bot, content);
+    Object.assign(created, { embeds: body['embeds'] ?? [], components: body['components'] ?? [], ...(nonce ? { nonce } : {}) });
+    const reference = body['message_reference'] as { message_id?: string } | undefined;
+    if (reference?.message_id) Object.assign(created, { message_reference: { message_id: reference.message_id, channel_id: channel.id }, type: 19 });
+    this.store(created);
+    this.gateway.dispatch('MESSAGE_CREATE', created); // Discord echoes the bot's own messages
+    return { status: 200, body: created };
+  }
+
+  private history(channelId: string, query: URLSearchParams): FakeMessage[] {
+    const before = query.get('before');
+    const limit = Number(query.get('limit') ?? 50);
+    const older = this.messagesIn(channelId).filter((entry) => !before || BigInt(entry.id) < BigInt(before));
+    return older.slice(-limit).reverse(); // newest first, as Discord returns them
+  }
+}
+
+function notFound(): Reply {
+  return { status: 404, body: { message: '404: Not Found', code: 0 } };
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+/** JSON, or multipart/form-data with `payload_json` and `files[n]` parts. */
+function parseBody(contentType: string, raw: Buffer): { json: unknown; files: Array<{ name: string; content: string }> } {
+  if (raw.length === 0) return { json: null, files: [] };
+  if (contentType.startsWith('application/json')) return { json: JSON.parse(raw.toString('utf8')) as unknown, files: [] };
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
+  if (!boundary) return { json: null, files: [] };
+  const text = raw.toString('utf8');
+  let json: unknown = null;
+  const files: Array<{ name: string; content: string }> = [];
+  for (const part of text.split(`--${boundary[1] ?? boundary[2]}`)) {
+    const split = part.indexOf('\r\n\r\n');
+    if (split < 0) continue;
+    const headers = part.slice(0, split);
+    const content = part.slice(split + 4).replace(/\r\n$/, '');
+    const name = /name="([^"]+)"/.exec(headers)?.[1];
+    const filename = /filename="([^"]+)"/.exec(headers)?.[1];
+    if (name === 'payload_json') json = JSON.parse(content) as unknown;
+    else if (filename) files.push({ name: filename, content });
+  }
+  return { json, files };
+}

@@ -1,0 +1,249 @@
+// The Discord adapter end to end: the real discord.js client against the fake Discord (REST and
+// gateway), a real agent on Postgres, the fake model server.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { buttonsOf, startDiscordRig, visibleText, type DiscordRig } from '../fakes/fake-discord-rig.js';
+import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
+
+let rig: DiscordRig;
+
+beforeAll(async () => {
+  rig = await startDiscordRig();
+});
+afterAll(async () => {
+  await rig?.close();
+});
+afterEach(async () => {
+  await rig.adapter.idle();
+  rig.model.reset();
+});
+
+/** Text of every message of a model request. */
+function promptText(body: { messages: Array<Record<string, unknown>> }): string {
+  return body.messages.map((message) => (typeof message['content'] === 'string' ? message['content'] : '')).join('\n');
+}
+
+describe('Discord adapter: sessions', () => {
+  it('registers /hippo, creates a thread from a mention, binds a session and answers in the thread', async () => {
+    const { fake } = rig;
+    expect(fake.gateway.identifies[0]?.intents).toBe(1 | (1 << 9) | (1 << 15) | (1 << 12));
+    const registered = fake.callsTo('PUT', /^\/applications\/\d+\/commands$/);
+    expect(registered).toHaveLength(1);
+    expect((registered[0]?.json as Array<{ name: string }>)[0]?.name).toBe('hippo');
+
+    scriptRoles(rig.model, { worker: [{ content: 'Here is the **plan**.' }] });
+    const mention = fake.say(fake.general, 'plan the billing migration\nwith details', { mention: true });
+    const answer = await rig.botMessage(mention.id, (message) => message.content === 'Here is the **plan**.', 'the answer');
+
+    const [threadCall] = fake.callsTo('POST', new RegExp(`^/channels/${fake.general.id}/messages/${mention.id}/threads$`));
+    expect(threadCall?.body).toMatchObject({ name: 'plan the billing migration', auto_archive_duration: 1440 });
+    const session = await rig.harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, mention.id));
+    expect(session).toMatchObject({ platform: 'discord', title: 'plan the billing migration' });
+    expect(answer.channel_id).toBe(mention.id);
+    // The first request carries the mention's text as a quoted message from its author.
+    const first = requestsOf(rig.model.requests, 'worker')[0]!;
+    expect(promptText(first.body)).toContain('Ada Lovelace wrote:\n> plan the billing migration\n> with details');
+    await rig.reaction(mention.id, '👀');
+    await rig.reaction(mention.id, '✅');
+    // The status card ends as done, without buttons; typing was shown while working.
+    const card = await rig.botMessage(mention.id, (message) => message.content.startsWith('✅ Done'), 'the finished card');
+    expect(buttonsOf(card)).toEqual([]);
+    expect(fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/typing$`)).length).toBeGreaterThan(0);
+    expect(rig.adapter.connected()).toBe(true);
+  });
+
+  it('turns a thread reply into a steer taken at the next checkpoint (👀, then ✅)', async () => {
+    const { fake } = rig;
+    const toolTurn = gate();
+    scriptRoles(rig.model, {
+      worker: async (_body, index) => {
+        if (index === 0) {
+          await toolTurn.promise;
+          return at(100, { toolCalls: [{ id: 'c1', name: 'memory_list', arguments: {} }] });
+        }
+        return at(120, { content: index === 1 ? 'Checked both.' : 'ok' });
+      },
+    });
+    const mention = fake.say(fake.general, 'look into the outage', { mention: true });
+    await rig.model.waitFor((request) => promptText(request.body).includes('look into the outage'));
+    const thread = fake.channels.get(mention.id)!;
+    const reply = fake.say(thread, 'also check the CDN', { author: fake.bob });
+    await rig.reaction(reply.id, '👀');
+    expect(fake.reactions.some((entry) => entry.messageId === reply.id && entry.emoji === '✅')).toBe(false);
+    toolTurn.open();
+    await rig.reaction(reply.id, '✅');
+    await rig.botMessage(thread.id, (message) => message.content === 'Checked both.');
+    const workers = requestsOf(rig.model.requests, 'worker');
+    // Injected after the tool result, as a quoted message with the author's display name.
+    const second = workers[1]!.body.messages;
+    expect(second.at(-2)?.['role']).toBe('tool');
+    expect(second.at(-1)?.['content']).toBe('Bob wrote:\n> also check the CDN');
+  });
+
+  it('queues a message delivered twice (and again after a restart) once', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'started' }, { content: 'got it' }] });
+    const mention = fake.say(fake.general, 'dedupe please', { mention: true });
+    await rig.botMessage(mention.id, (message) => message.content === 'started');
+    const thread = fake.channels.get(mention.id)!;
+    const reply = fake.say(thread, 'one more thing');
+    fake.redeliver(reply);
+    await rig.botMessage(thread.id, (message) => message.content === 'got it');
+    await rig.restart();
+    fake.redeliver(reply);
+    fake.redeliver(mention);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await rig.adapter.idle();
+    const key = `discord:${thread.id}:${reply.id}`;
+    expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: key } })).toBe(1);
+    expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: `discord:${fake.general.id}:${mention.id}` } })).toBe(1);
+    expect(requestsOf(rig.model.requests, 'worker')).toHaveLength(2);
+    expect(fake.callsTo('POST', new RegExp(`/messages/${mention.id}/threads$`))).toHaveLength(1);
+  });
+
+  it('starts a session in an existing thread by reading the thread so far', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'Postgres it is.' }] });
+    const thread = fake.createThread('database choice');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    fake.say(thread, 'we should use postgres', { author: fake.bob });
+    fake.say(thread, 'or maybe sqlite?');
+    const mention = fake.say(thread, 'what do you think?', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content === 'Postgres it is.');
+    const session = await rig.harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, thread.id));
+    expect(session).not.toBeNull();
+    const first = String(requestsOf(rig.model.requests, 'worker')[0]!.body.messages.at(-1)?.['content']);
+    expect(first).toContain('Ada Lovelace wrote:');
+    expect(first).toContain('> Bob: we should use postgres\n> Ada Lovelace: or maybe sqlite?');
+    expect(first.endsWith('> what do you think?')).toBe(true);
+    expect(fake.callsTo('GET', new RegExp(`^/channels/${thread.id}/messages$`))[0]?.query.get('before')).toBe(mention.id);
+  });
+
+  it('gives a DM its own session', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'Hello in private.' }] });
+    const dm = fake.createDm();
+    fake.say(dm, 'hi hippo');
+    await rig.botMessage(dm.id, (message) => message.content === 'Hello in private.');
+    const session = await rig.harness.agent.findSession({ platform: 'discord', workspaceId: '@me', channelId: dm.id, threadKey: dm.id });
+    expect(session?.title).toBe('hi hippo');
+  });
+
+  it('updates a queued steer when it is edited and withdraws it when it is deleted; ignores bots', async () => {
+    const { fake } = rig;
+    const hold = gate();
+    scriptRoles(rig.model, {
+      worker: async (_body, index) => {
+        if (index === 0) await hold.promise;
+        return at(100, { content: index === 0 ? 'first' : 'second' });
+      },
+    });
+    const mention = fake.say(fake.general, 'edit test', { mention: true });
+    await rig.model.waitFor((request) => promptText(request.body).includes('edit test'));
+    const thread = fake.channels.get(mention.id)!;
+    const kept = fake.say(thread, 'use version 1');
+    const dropped = fake.say(thread, 'ignore this');
+    fake.say(thread, 'beep boop', { author: fake.otherBot });
+    await rig.reaction(dropped.id, '👀');
+    fake.edit(kept, 'use version 2');
+    fake.remove(dropped);
+    await rig.adapter.idle();
+    hold.open();
+    await rig.botMessage(thread.id, (message) => message.content === 'second');
+    const last = requestsOf(rig.model.requests, 'worker').at(-1)!.body.messages;
+    const text = promptText({ messages: last });
+    expect(text).toContain('> use version 2');
+    expect(text).not.toContain('ignore this');
+    expect(text).not.toContain('beep boop');
+    expect(text).not.toContain('use version 1');
+  });
+});
+
+describe('Discord adapter: answers, notes and commands', () => {
+  it('splits a 5,000-character answer with a code block into three messages, the block intact', async () => {
+    const { fake } = rig;
+    const paragraph = (word: string, length: number) => `${word} `.repeat(Math.ceil(length / (word.length + 1))).slice(0, length).trim();
+    const code = ['```ts', ...Array.from({ length: 18 }, (_unused, line) => `const value${line} = compute(${line}); // line ${line} of the code`), '```'].join('\n');
+    const answer = [paragraph('alpha', 1000), code, paragraph('beta', 1900), paragraph('gamma', 1200)].join('\n\n');
+    expect(answer.length).toBeGreaterThanOrEqual(5000);
+    scriptRoles(rig.model, { worker: [{ content: answer }] });
+    const mention = fake.say(fake.general, 'write a long answer', { mention: true });
+    await rig.botMessage(mention.id, (message) => message.content.endsWith('(3/3)'), 'the last part');
+    const parts = fake.botMessagesIn(mention.id).filter((message) => /\(\d\/3\)$/.test(message.content));
+    expect(parts.map((message) => message.content.slice(-5))).toEqual(['(1/3)', '(2/3)', '(3/3)']);
+    for (const part of parts) {
+      expect(part.content.length).toBeLessThanOrEqual(2000);
+      expect((part.content.match(/```/g) ?? []).length % 2).toBe(0);
+    }
+    expect(parts[0]!.content).toContain(code);
+    expect(parts.map((message) => message.content.replace(/\n\(\d\/3\)$/, '')).join('\n\n')).toBe(answer);
+  });
+
+  it('posts a compact memory note; View answers ephemerally with the diff, Revert restores the document', async () => {
+    const { fake, harness } = rig;
+    scriptRoles(rig.model, {
+      worker: [at(400, { content: 'Noted: Fridays.' })],
+      summarizer: (_body, index) =>
+        index === 0
+          ? { toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'MAIN.md', content: '# Memory\nThe team ships on Fridays.\n', expected_version: 1 } }] }
+          : { content: 'updated' },
+    });
+    const mention = fake.say(fake.general, 'we ship on Fridays', { mention: true });
+    const note = await rig.botMessage(mention.id, (message) => visibleText(message).includes('🧠 Memory updated'), 'the memory note');
+    expect(String(note.embeds[0]?.['description'])).toMatch(/^🧠 Memory updated · MAIN\.md \+1 −\d+ · cache \d+%$/);
+    expect(buttonsOf(note).map((button) => button.label)).toEqual(['View', 'Revert', '👍']);
+    const session = (await harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, mention.id)))!;
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    expect((await harness.stores.documents.read(key))?.content).toContain('ships on Fridays');
+
+    const view = fake.click(note, buttonsOf(note)[0]!.customId);
+    const [callback] = await fake.waitFor(() => { const calls = fake.callsTo('POST', new RegExp(`^/interactions/${view.id}/`)); return calls.length ? calls : undefined; });
+    expect(callback?.body).toEqual({ type: 5, data: { flags: 64 } });
+    const shown = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${view.token}/messages/@original$`))[0]);
+    expect(String(shown.body?.['content'])).toContain('```diff');
+    expect(String(shown.body?.['content'])).toContain('+ The team ships on Fridays.');
+
+    fake.click(note, buttonsOf(note)[1]!.customId);
+    await rig.botMessage(mention.id, (message) => message.content === '↩️ Ada Lovelace reverted the memory change to MAIN.md');
+    const restored = await harness.stores.documents.read(key);
+    expect(restored?.content).not.toContain('Fridays');
+    expect(restored?.version).toBe(3);
+    await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Reverted by Ada Lovelace' && button.disabled), 10_000, 'the note to show the revert');
+
+    fake.click(note, buttonsOf(note)[2]!.customId, fake.bob);
+    await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Bob' && button.disabled), 10_000, 'the note to show the review');
+    const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { reviewedBy: 'Bob' } });
+    expect(versions.length).toBeGreaterThan(0);
+  });
+
+  it('answers /hippo status ephemerally, @Hippo status in the thread, and pauses from the card', async () => {
+    const { fake, harness } = rig;
+    const hold = gate();
+    scriptRoles(rig.model, {
+      worker: async (_body, index) => {
+        if (index === 0) await hold.promise;
+        return index === 0 ? at(100, { toolCalls: [{ id: 'c1', name: 'memory_list', arguments: {} }] }) : at(100, { content: 'after pause' });
+      },
+    });
+    const mention = fake.say(fake.general, 'long task', { mention: true });
+    const thread = await fake.waitFor(() => fake.channels.get(mention.id), 10_000, 'the thread');
+    const card = await rig.botMessage(thread.id, (message) => message.content.startsWith('🤔 Thinking'), 'the card');
+    const pause = buttonsOf(card).find((button) => button.label === 'Pause')!;
+    fake.click(card, pause.customId);
+    const session = (await harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, thread.id)))!;
+    await fake.waitFor(() => fake.callsTo('PATCH', /\/messages\/@original$/).some((call) => String(call.body?.['content']).includes('Pausing')));
+    hold.open();
+    await rig.botMessage(thread.id, (message) => message.id === card.id && message.content.startsWith('⏸️ Paused'), 'the paused card');
+    expect(buttonsOf(fake.botMessagesIn(thread.id).find((message) => message.id === card.id)!).map((button) => button.label)).toEqual(['Resume']);
+    expect((await harness.stores.sessions.get(session.id))?.paused).toBe(true);
+
+    const slash = fake.slash(thread, 'status');
+    const reply = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${slash.token}/messages/@original$`))[0]);
+    expect(fake.callsTo('POST', new RegExp(`^/interactions/${slash.id}/`))[0]?.body).toEqual({ type: 5, data: { flags: 64 } });
+    expect(String(reply.body?.['content'])).toContain('**Status:** paused');
+
+    fake.say(thread, 'status', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content.startsWith('**Status:** paused'), 'the status reply');
+    expect(await rig.database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
+  });
+});
