@@ -65,8 +65,9 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
 
   const { app } = connection;
   const onMessage = async ({ event, body }: { event: unknown; body: unknown }) => {
-    const envelope = eventEnvelope.parse(body);
-    await handleMessageEvent(context, envelope.team_id, envelope.event_id, event);
+    const envelope = eventEnvelope.safeParse(body);
+    if (!envelope.success) return log.warn('slack-event-without-team: ignored');
+    await handleMessageEvent(context, envelope.data.team_id, envelope.data.event_id, event);
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);

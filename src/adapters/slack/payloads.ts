@@ -24,6 +24,7 @@ export const messageEvent = z.looseObject({
   deleted_ts: z.string().optional(),
 });
 
+/** A parsed message or app_mention event. */
 export type MessageEvent = z.infer<typeof messageEvent>;
 
 /** A block_actions interaction. */
@@ -37,6 +38,7 @@ export const blockActionBody = z.looseObject({
   actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 
+/** A parsed block_actions interaction. */
 export type BlockActionBody = z.infer<typeof blockActionBody>;
 
 /** A slash command; `thread_ts` is absent in most payloads (a Slack limitation). */
