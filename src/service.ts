@@ -2,6 +2,8 @@
 import { buildAgent, type BuiltAgent } from './build-agent.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
+import { startDiscordAdapter } from './adapters/discord/index.js';
+import { startSlackAdapter } from './adapters/slack/index.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
 
@@ -52,8 +54,28 @@ export async function startService(config: Config, log: Logger, options: Service
     log.warn('agent-disabled: set OPENAI_API_KEY and MODEL to answer messages');
   }
 
-  const port = await http.listen(config.PORT);
   const adapters = configuredAdapters(config);
+  const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
+  if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
+  if (agent) {
+    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log };
+    try {
+      // Mounted before listening, so /slack/events never answers 404 while starting.
+      if (adapters.some((name) => name.startsWith('slack'))) running.push({ name: 'slack', ...(await startSlackAdapter({ ...shared, http })) });
+      if (adapters.includes('discord')) running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
+    } catch (error) {
+      for (const adapter of running) await adapter.stop().catch(() => undefined);
+      await agent.agent.stop(1_000);
+      await agent.close();
+      await database.close();
+      throw error;
+    }
+    for (const adapter of running) {
+      http.addReadinessCheck({ name: adapter.name, check: async () => adapter.connected() });
+    }
+  }
+
+  const port = await http.listen(config.PORT);
   log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
   // Sessions left with backlog by a crash or restart continue without a new message (R12).
   if (agent) await agent.agent.recover();
@@ -62,8 +84,10 @@ export async function startService(config: Config, log: Logger, options: Service
     ...(agent ? { agent } : {}),
     port,
     stop: async () => {
+      // Stop taking work, let sessions reach a checkpoint (leases released), then flush the outbox.
       await http.close();
-      await agent?.agent.stop(25_000);
+      await agent?.agent.stop(20_000);
+      for (const adapter of running) await adapter.stop().catch((error: unknown) => log.warn({ adapter: adapter.name, err: String(error) }, 'adapter-stop-failed'));
       await agent?.close();
       await database.close();
       log.info('service-stopped');

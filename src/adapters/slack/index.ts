@@ -78,7 +78,6 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     // Rethrown so the HTTP answer is a 500 and Slack retries; nothing was marked processed.
     throw error;
   });
-  options.http.addReadinessCheck({ name: 'slack', check: async () => connection.connected() });
   await connection.start();
   log.info({ mode: connection.mode }, 'slack-adapter-started');
 
