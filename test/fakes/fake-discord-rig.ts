@@ -1,5 +1,6 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
+import { Events } from 'discord.js';
 import { startDiscordAdapter, type DiscordAdapter } from '../../src/adapters/discord/index.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import type { AnyTool } from '../../src/core/tool.js';
@@ -22,6 +23,8 @@ export interface DiscordRig {
   botMessage(channelId: string, predicate: (message: FakeMessage) => boolean, what?: string): Promise<FakeMessage>;
   /** Waits until the bot reacted with `emoji` on a message. */
   reaction(messageId: string, emoji: string): Promise<void>;
+  /** Resolves when the client has received every dispatch sent so far and the adapter handled them. */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,6 +53,24 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
       fake.waitFor(() => fake.botMessagesIn(channelId).find(predicate), 10_000, `${what} in ${channelId}`),
     reaction: async (messageId, emoji) => {
       await fake.waitFor(() => fake.reactions.some((entry) => entry.messageId === messageId && entry.emoji === emoji && !entry.removed), 10_000, `${emoji} on ${messageId}`);
+    },
+    settle: async () => {
+      // The gateway delivers in order: once a marker dispatch reaches the client, everything
+      // before it has been handed to the adapter's handlers.
+      const marker = `${Date.now()}-${Math.random()}`;
+      const client = rig.adapter.client;
+      const seen = new Promise<void>((resolve) => {
+        const listener = (packet: { t?: string; d?: unknown }) => {
+          if (packet.t === 'HIPPO_TEST_MARKER' && packet.d === marker) {
+            client.off(Events.Raw, listener);
+            resolve();
+          }
+        };
+        client.on(Events.Raw, listener);
+      });
+      fake.gateway.dispatch('HIPPO_TEST_MARKER', marker);
+      await seen;
+      await rig.adapter.idle();
     },
     close: async () => {
       await rig.adapter.stop();

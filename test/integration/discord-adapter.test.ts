@@ -45,6 +45,7 @@ describe('Discord adapter: sessions', () => {
     expect(promptText(first.body)).toContain('Ada Lovelace wrote:\n> plan the billing migration\n> with details');
     await rig.reaction(mention.id, '👀');
     await rig.reaction(mention.id, '✅');
+    await fake.waitFor(() => fake.reactions.some((entry) => entry.messageId === mention.id && entry.emoji === '👀' && entry.removed), 10_000, '👀 removed');
     // The status card ends as done, without buttons; typing was shown while working.
     const card = await rig.botMessage(mention.id, (message) => message.content.startsWith('✅ Done'), 'the finished card');
     expect(buttonsOf(card)).toEqual([]);
@@ -245,5 +246,33 @@ describe('Discord adapter: answers, notes and commands', () => {
     fake.say(thread, 'status', { mention: true });
     await rig.botMessage(thread.id, (message) => message.content.startsWith('**Status:** paused'), 'the status reply');
     expect(await rig.database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
+  });
+
+  it('posts an error note when the model keeps failing; Resume on the card continues', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: (_body, index) => (index < 3 ? { status: 500 } : { content: 'Back on track.' }) });
+    const mention = fake.say(fake.general, 'flaky model', { mention: true });
+    await rig.botMessage(mention.id, (message) => message.content.startsWith('⚠️ I stopped because of an error'), 'the error note');
+    const note = fake.botMessagesIn(mention.id).find((message) => message.content.startsWith('⚠️'))!;
+    expect(note.content).toContain('`/hippo resume`');
+    const card = await rig.botMessage(mention.id, (message) => message.content.startsWith('❌ Error'), 'the failed card');
+    const resume = buttonsOf(card).find((button) => button.label === 'Resume')!;
+    fake.click(card, resume.customId);
+    await rig.botMessage(mention.id, (message) => message.content === 'Back on track.');
+  });
+
+  it('/hippo reset posts a reset note whose button shows the memory', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'first answer' }] });
+    const mention = fake.say(fake.general, 'reset me later', { mention: true });
+    await rig.botMessage(mention.id, (message) => message.content === 'first answer');
+    const thread = fake.channels.get(mention.id)!;
+    const slash = fake.slash(thread, 'reset');
+    await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${slash.token}/messages/@original$`))[0]);
+    expect(fake.callsTo('POST', new RegExp(`^/interactions/${slash.id}/`))[0]?.body).toEqual({ type: 5, data: { flags: 0 } }); // public: everyone sees the reset
+    const note = await rig.botMessage(thread.id, (message) => visibleText(message).includes('♻️ Context reset'), 'the reset note');
+    const view = fake.click(note, buttonsOf(note)[0]!.customId);
+    const shown = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${view.token}/messages/@original$`))[0]);
+    expect(String(shown.body?.['content'])).toMatch(/^\*\*MAIN\.md\*\* \(v\d+\)/); // the channel's memory space
   });
 });

@@ -1,5 +1,6 @@
-// Turns agent events of Discord sessions into outbox items (style.md §8): 👀 / ✅ reactions on
-// steer messages, one status card per run edited in place, answers split at 2,000 characters,
+// Turns agent events of Discord sessions into outbox items (style.md §8): 👀 → ✅ reactions on
+// steer messages, one status card per run edited in place (the outbox sends only the newest pending
+// edit, and discord.js waits out the per-channel edit rate limit, so bursts coalesce), answers split at 2,000 characters,
 // memory and reset notes, error notes; and the typing indicator while a run works. Items of one
 // session are enqueued in event order (the outbox then sends them in that order).
 import type { AgentEvent } from '../../core/events.js';
@@ -26,9 +27,12 @@ export interface DiscordRendererDeps {
   now?: () => number;
 }
 
-/** Reaction shown when a steer message is queued, and when the agent has taken it. */
+/** Reaction shown while a steer message is queued, replaced by the second once the agent took it. */
 export const queuedEmoji = '👀';
 export const takenEmoji = '✅';
+
+/** How long an ended run's card stays editable by later pause/resume events (ms). */
+const cardRetentionMs = 60 * 60_000;
 
 interface Card {
   key: string;
@@ -69,7 +73,10 @@ export class DiscordEventRenderer {
       case 'steer-received':
         return this.react(session, event.steer, queuedEmoji);
       case 'steer-taken':
-        for (const steer of event.steers) await this.react(session, steer, takenEmoji);
+        for (const steer of event.steers) {
+          await this.react(session, steer, takenEmoji);
+          await this.react(session, steer, queuedEmoji, 'unreact');
+        }
         return;
       case 'run-start':
         this.deps.typing.start(session.threadKey);
@@ -92,19 +99,20 @@ export class DiscordEventRenderer {
     }
   }
 
-  private async react(session: SessionRecord, steer: SteerRecord, emoji: string): Promise<void> {
+  private async react(session: SessionRecord, steer: SteerRecord, emoji: string, operation: 'react' | 'unreact' = 'react'): Promise<void> {
     const target = parseSteerKey(steer.platformMessageKey);
     if (!target) return;
     await this.deps.outbox.enqueue({
-      idempotencyKey: `discord:react:${target.messageId}:${emoji}`,
+      idempotencyKey: `discord:${operation}:${target.messageId}:${emoji}`,
       sessionId: session.id,
       platform: 'discord',
-      operation: 'react',
+      operation,
       payload: outboxPayload({ channelId: target.channelId, messageId: target.messageId, emoji }),
     });
   }
 
   private async startCard(session: SessionRecord): Promise<void> {
+    this.forgetOldCards();
     const status = startRunStatus(this.now());
     const card: Card = { key: `discord:card:${session.id}:${status.startedAt}`, status, edits: 0 };
     this.cards.set(session.id, card);
@@ -115,6 +123,13 @@ export class DiscordEventRenderer {
       operation: 'post',
       payload: outboxPayload({ channelId: session.threadKey, body: statusCardBody(session.id, status, this.now()) }),
     });
+  }
+
+  /** Cards of runs that ended long ago will not change again; dropping them bounds memory. */
+  private forgetOldCards(): void {
+    for (const [sessionId, card] of this.cards) {
+      if (card.status.endedAt !== null && this.now() - card.status.endedAt > cardRetentionMs) this.cards.delete(sessionId);
+    }
   }
 
   /** Edits the card when the event changes what it shows (latest edit wins in the outbox). */

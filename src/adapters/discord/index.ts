@@ -13,11 +13,13 @@ import type { DiscordContext } from './discord-context.js';
 import { createDiscordDeliver } from './discord-deliver.js';
 import { DiscordEventRenderer } from './discord-event-renderer.js';
 import { DiscordInteractionHandler } from './interaction-handler.js';
+import { inviteUrl } from './invite.js';
 import { DiscordMessageHandler } from './message-handler.js';
 import { parseGuildIds, registerSlashCommands } from './slash-command.js';
 import { TypingIndicator } from './typing-indicator.js';
 
 export { disallowedIntentsMessage, invalidTokenMessage } from './discord-client.js';
+export { invitePermissions, inviteUrl } from './invite.js';
 
 /** What the adapter needs; `tuning` is for tests. */
 export interface DiscordAdapterOptions {
@@ -85,7 +87,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     throw error;
   }
   const applicationId = client.application?.id ?? client.user?.id;
-  log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, 'discord-connected');
+  log.info({ user: client.user?.tag, guilds: client.guilds.cache.size, ...(applicationId ? { inviteUrl: inviteUrl(applicationId) } : {}) }, 'discord-connected');
   if (applicationId) {
     await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
       log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { DiscordAPIError } from 'discord.js';
+import { PermanentPlatformError } from '../../src/adapters/chat/outbox.js';
+import { startRunStatus } from '../../src/adapters/chat/run-status.js';
+import { nonceOf, toPlatformError } from '../../src/adapters/discord/discord-deliver.js';
+import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, textBodies } from '../../src/adapters/discord/discord-render.js';
+import { PlatformError } from '../../src/core/errors.js';
+import type { SessionRecord } from '../../src/core/store.js';
+
+const session: SessionRecord = {
+  id: 's1', platform: 'discord', workspaceId: 'G', channelId: 'C', threadKey: 'T', memorySpaceId: 'm', title: 't',
+  pauseRequested: false, paused: false, resetRequested: false,
+};
+
+type Row = { components: Array<{ label?: string; custom_id?: string; disabled?: boolean; emoji?: { name?: string } }> };
+const labels = (components: unknown) => (components as Row[]).flatMap((row) => row.components.map((button) => button.label ?? button.emoji?.name));
+
+describe('Discord rendering', () => {
+  it('splits text at 2,000 characters and never lets model text ping anyone', () => {
+    const bodies = textBodies(`${'word '.repeat(300)}\n\n${'more '.repeat(300)}`);
+    expect(bodies.length).toBe(2);
+    for (const body of bodies) {
+      expect(String(body.content).length).toBeLessThanOrEqual(2000);
+      expect(body.allowed_mentions).toEqual({ parse: [] });
+    }
+    expect(textBodies('')[0]?.content).toBe('(empty answer)');
+  });
+
+  it('shows Pause while a run works and Resume when it is paused', () => {
+    const working = statusCardBody('s1', startRunStatus(0), 12_000);
+    expect(working.content).toBe('🤔 Thinking · 12s');
+    expect(labels(working.components)).toEqual(['Pause']);
+    const paused = statusCardBody('s1', { ...startRunStatus(0), phase: 'paused', endedAt: 5_000 }, 9_000);
+    expect(paused.content).toBe('⏸️ Paused · 5s');
+    expect(labels(paused.components)).toEqual(['Resume']);
+    const done = statusCardBody('s1', { ...startRunStatus(0), phase: 'done', endedAt: 5_000 }, 9_000);
+    expect(done.components).toEqual([]);
+  });
+
+  it('renders a memory note as one embed line with View, Revert and 👍', () => {
+    const body = memoryNoteBody({
+      type: 'memory-updated', session, memoryRunId: 'r1', round: 1,
+      changes: [{ documentId: 'd', path: 'MAIN.md', version: 2, previousVersion: 1, added: 8, removed: 2, deleted: false }],
+      usage: { promptTokens: 100, cachedTokens: 50, completionTokens: 1 },
+    });
+    expect(body.embeds?.[0]?.description).toBe('🧠 Memory updated · MAIN.md +8 −2 · cache 50%');
+    expect(labels(body.components)).toEqual(['View', 'Revert', '👍']);
+    const done = memoryNoteComponents('s1', 'r1', { revertedBy: 'Ada', reviewedBy: 'Bob' });
+    expect(labels(done)).toEqual(['View', 'Reverted by Ada', 'Bob']);
+    expect((done as Row[])[0]?.components.slice(1).every((button) => button.disabled)).toBe(true);
+  });
+
+  it('renders a reset note with a button to view the memory', () => {
+    const body = resetNoteBody({ type: 'context-reset', session, segmentId: 'g', segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6 });
+    expect(body.embeds?.[0]?.description).toBe('♻️ Context reset · 118k → 14k tokens · 6 messages carried over');
+    expect(labels(body.components)).toEqual(['View memory']);
+  });
+});
+
+describe('Discord delivery errors', () => {
+  const apiError = (status: number, code: number, extra: Record<string, unknown> = {}) =>
+    new DiscordAPIError({ message: 'nope', code, ...extra }, code, status, 'POST', 'https://discord.test/api/v10/x', { body: undefined, files: undefined });
+
+  it('fails refusals at once and retries rate limits and server errors', () => {
+    expect(toPlatformError('post', apiError(403, 50013))).toBeInstanceOf(PermanentPlatformError);
+    expect(toPlatformError('post', apiError(404, 10003))).toBeInstanceOf(PermanentPlatformError);
+    const limited = toPlatformError('post', apiError(429, 0, { retry_after: 1.5 }));
+    expect(limited).not.toBeInstanceOf(PermanentPlatformError);
+    expect(limited.retryAfterMs).toBe(1500);
+    expect(toPlatformError('post', apiError(502, 0))).not.toBeInstanceOf(PermanentPlatformError);
+    expect(toPlatformError('post', new Error('socket hang up'))).toBeInstanceOf(PlatformError);
+  });
+
+  it('derives a stable nonce of at most 25 characters from the idempotency key', () => {
+    expect(nonceOf('discord:answer:a:1')).toBe(nonceOf('discord:answer:a:1'));
+    expect(nonceOf('discord:answer:a:1')).not.toBe(nonceOf('discord:answer:a:2'));
+    expect(nonceOf('x').length).toBeLessThanOrEqual(25);
+  });
+});
