@@ -1,7 +1,9 @@
 // A fake Slack Web API speaking the real wire protocol (node:http; form-encoded or JSON bodies in,
 // JSON out), so the real @slack/bolt client can be pointed at it. Records every call; answers the
-// methods Hippo uses; can be scripted to fail or rate-limit. Also signs requests the way Slack
-// does, for sending events and interactions to the real receiver.
+// methods Hippo uses; can be scripted to fail or rate-limit. Keeps the messages it was asked to
+// post (with their metadata) per channel and thread, and serves them back through
+// conversations.replies/history as Slack does. Also signs requests the way Slack does, for sending
+// events and interactions to the real receiver.
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -16,8 +18,26 @@ export interface SlackCall {
   response?: Record<string, unknown>;
 }
 
-/** A scripted answer: a Slack error (`ok: false`), a rate limit, or a custom body. */
-export type ScriptedReply = { error: string } | { rateLimitSeconds: number } | { body: Record<string, unknown> };
+/**
+ * A scripted answer: a Slack error (`ok: false`), a rate limit, a custom body, or the normal
+ * answer's effect (e.g. the message is posted) with the connection dropped before the response.
+ */
+export type ScriptedReply = { error: string } | { rateLimitSeconds: number } | { body: Record<string, unknown> } | { dropResponse: true };
+
+/** A message the fake holds (posted through chat.postMessage, later edited by chat.update). */
+export interface FakeSlackMessage {
+  channel: string;
+  ts: string;
+  /** Set for thread replies; absent for top-level posts. */
+  thread_ts?: string;
+  text?: string;
+  markdown_text?: string;
+  blocks?: unknown;
+  /** Slack message metadata as posted; returned only to `include_all_metadata` readers. */
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+  user: string;
+  bot_id: string;
+}
 
 /** A user the fake knows (users.info). */
 export interface FakeUser {
@@ -53,8 +73,12 @@ export interface FakeSlackApi {
   /** Queues answers for the next calls to `method`, one per call, before the normal answer. */
   script(method: string, ...replies: ScriptedReply[]): void;
   addUser(user: FakeUser): void;
-  /** Sets the messages conversations.replies returns for a thread. */
+  /** Sets the messages conversations.replies returns for a thread (before the fake's own posts in it). */
   setThread(channel: string, threadTs: string, messages: Array<Record<string, unknown>>): void;
+  /** Every message posted so far, in posting order (edits applied). */
+  readonly messages: readonly FakeSlackMessage[];
+  /** The posted messages of a thread (replies with this thread_ts), in posting order. */
+  threadMessages(channel: string, threadTs: string): FakeSlackMessage[];
   /** A response_url that records what is posted to it. */
   responseUrl(id: string): string;
   close(): Promise<void>;
@@ -75,6 +99,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   const scripts = new Map<string, ScriptedReply[]>();
   const users = new Map<string, FakeUser>();
   const threads = new Map<string, Array<Record<string, unknown>>>();
+  const messages: FakeSlackMessage[] = [];
+  const messagesByTs = new Map<string, FakeSlackMessage>();
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
   let tsCounter = 0;
@@ -95,6 +121,12 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     const method = path.startsWith('/api/') ? path.slice('/api/'.length) : path.startsWith('/respond/') ? `response_url:${path.slice('/respond/'.length)}` : path;
     const call: SlackCall = { method, args, headers: request.headers, at: Date.now() };
     const scripted = scripts.get(method)?.shift();
+    if (scripted && 'dropResponse' in scripted) {
+      call.response = answer(method, args);
+      record(call);
+      request.socket.destroy();
+      return;
+    }
     if (scripted && 'rateLimitSeconds' in scripted) {
       record(call);
       response.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(scripted.rateLimitSeconds) });
@@ -119,10 +151,17 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
         tsCounter += 1;
         const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
+        store(args, ts);
         return { ok: true, channel: args['channel'], ts, message: { ...args, ts, bot_id: settings.botId, user: settings.botUserId } };
       }
-      case 'chat.update':
+      case 'chat.update': {
+        const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
+        if (message) {
+          if (args['text'] !== undefined) message.text = String(args['text']);
+          if (args['blocks'] !== undefined) message.blocks = args['blocks'];
+        }
         return { ok: true, channel: args['channel'], ts: args['ts'], text: args['text'] };
+      }
       case 'chat.postEphemeral':
         return { ok: true, message_ts: `1800000000.9${String(calls.length).padStart(5, '0')}` };
       case 'users.info': {
@@ -130,8 +169,22 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         if (!user) return { ok: false, error: 'user_not_found' };
         return { ok: true, user: { id: user.id, name: user.displayName.toLowerCase(), real_name: user.realName ?? user.displayName, profile: { display_name: user.displayName, real_name: user.realName ?? user.displayName } } };
       }
-      case 'conversations.replies':
-        return { ok: true, messages: threads.get(`${String(args['channel'])}:${String(args['ts'])}`) ?? [], has_more: false };
+      case 'conversations.replies': {
+        const channel = String(args['channel']);
+        const threadTs = String(args['ts']);
+        const parent = messagesByTs.get(`${channel}:${threadTs}`);
+        const all = [
+          ...(threads.get(`${channel}:${threadTs}`) ?? []),
+          ...(parent && parent.thread_ts === undefined ? [view(parent, args)] : []),
+          ...messages.filter((message) => message.channel === channel && message.thread_ts === threadTs).map((message) => view(message, args)),
+        ];
+        return page(all, args, 1000);
+      }
+      case 'conversations.history': {
+        const channel = String(args['channel']);
+        const topLevel = messages.filter((message) => message.channel === channel && message.thread_ts === undefined).reverse();
+        return page(topLevel.map((message) => view(message, args)), args, 100);
+      }
       case 'views.open':
       case 'views.update':
         viewCounter += 1;
@@ -141,6 +194,24 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       default:
         return { ok: true };
     }
+  }
+
+  function store(args: Record<string, unknown>, ts: string): void {
+    const threadTs = typeof args['thread_ts'] === 'string' && args['thread_ts'] !== '' ? args['thread_ts'] : undefined;
+    const metadata = typeof args['metadata'] === 'object' && args['metadata'] !== null ? (args['metadata'] as FakeSlackMessage['metadata']) : undefined;
+    const message: FakeSlackMessage = {
+      channel: String(args['channel']),
+      ts,
+      ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+      ...(args['text'] !== undefined ? { text: String(args['text']) } : {}),
+      ...(args['markdown_text'] !== undefined ? { markdown_text: String(args['markdown_text']) } : {}),
+      ...(args['blocks'] !== undefined ? { blocks: args['blocks'] } : {}),
+      ...(metadata !== undefined ? { metadata } : {}),
+      user: settings.botUserId,
+      bot_id: settings.botId,
+    };
+    messages.push(message);
+    messagesByTs.set(`${message.channel}:${ts}`, message);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -176,7 +247,9 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       }),
     script: (method, ...replies) => void scripts.set(method, [...(scripts.get(method) ?? []), ...replies]),
     addUser: (user) => void users.set(user.id, user),
-    setThread: (channel, threadTs, messages) => void threads.set(`${channel}:${threadTs}`, messages),
+    setThread: (channel, threadTs, thread) => void threads.set(`${channel}:${threadTs}`, thread),
+    messages,
+    threadMessages: (channel, threadTs) => messages.filter((message) => message.channel === channel && message.thread_ts === threadTs),
     responseUrl: (id) => `${url}/respond/${id}`,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -195,6 +268,22 @@ export function signedHeaders(signingSecret: string, body: string, timestamp = M
 /** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
 export function formBody(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
+}
+
+/** A held message as a reader sees it: metadata only for `include_all_metadata` readers. */
+function view(message: FakeSlackMessage, args: Record<string, unknown>): Record<string, unknown> {
+  const { metadata, ...rest } = message;
+  const withMetadata = args['include_all_metadata'] === true || args['include_all_metadata'] === 'true';
+  return { type: 'message', ...rest, text: message.text ?? message.markdown_text ?? '', ...(withMetadata && metadata ? { metadata } : {}) };
+}
+
+/** One page of a list, with Slack's cursor paging (`cursor` is an offset here). */
+function page(all: Array<Record<string, unknown>>, args: Record<string, unknown>, defaultLimit: number): Record<string, unknown> {
+  const limit = Math.max(1, Number(args['limit'] ?? defaultLimit) || defaultLimit);
+  const start = Math.max(0, Number(args['cursor'] ?? 0) || 0);
+  const slice = all.slice(start, start + limit);
+  const next = start + limit < all.length ? String(start + limit) : '';
+  return { ok: true, messages: slice, has_more: next !== '', response_metadata: { next_cursor: next } };
 }
 
 function parseBody(raw: string, contentType: string): Record<string, unknown> {

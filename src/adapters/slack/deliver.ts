@@ -1,6 +1,8 @@
 // Sends outbox items to the Slack Web API, and turns Slack's errors into the outbox's terms:
 // rate limits carry Retry-After, refusals that cannot change are permanent. Also learns, once, what
-// this workspace allows: `markdown_text` posts and assistant thread statuses.
+// this workspace allows: `markdown_text` posts and assistant thread statuses. Posts carry their
+// idempotency key in message metadata, so a retried post that already reached Slack (its sender
+// died before recording it) is found in the thread instead of being posted twice.
 import { webApi } from '@slack/bolt';
 import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
@@ -19,7 +21,24 @@ const postPayload = z.looseObject({
 });
 const updatePayload = z.looseObject({ channel: z.string(), text: z.string(), blocks: z.array(z.unknown()).optional() });
 const messageResult = z.looseObject({ ts: z.string().optional() });
+const historyPage = z.looseObject({
+  messages: z.array(z.looseObject({
+    ts: z.string(),
+    metadata: z.looseObject({ event_payload: z.record(z.string(), z.unknown()).optional() }).optional(),
+  })).optional(),
+  response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
+});
 const reactionPayload = z.looseObject({ channel: z.string(), timestamp: z.string(), name: z.string() });
+
+/** The metadata event type of posts that have no metadata of their own. */
+export const outboxMetadataType = 'hippo_outbox';
+/** The event_payload field that holds a post's outbox idempotency key. */
+export const idempotencyKeyField = 'idempotency_key';
+/** How far back a retried post looks for itself: pages of replies, and messages per page. */
+const lookupPages = 5;
+const lookupPageSize = 200;
+/** Top-level posts: the channel's latest messages checked. */
+const historyLookupSize = 50;
 
 /** Slack errors that will not go away by trying again. */
 const permanentErrors = new Set([
@@ -75,7 +94,16 @@ export class SlackDelivery {
   }
 
   private async post(item: OutboxDelivery): Promise<string> {
-    const { markdown, ...payload } = postPayload.parse(item.payload);
+    const { markdown, ...parsed } = postPayload.parse(item.payload);
+    const payload = { ...parsed, metadata: withIdempotencyKey(parsed.metadata, item.idempotencyKey) };
+    // An earlier attempt may have reached Slack before its sender died (or lost the answer).
+    if (item.attempt > 1) {
+      const found = await this.findPosted(payload.channel, payload.thread_ts, item.idempotencyKey);
+      if (found !== null) {
+        this.log.info({ key: item.idempotencyKey, ts: found, attempt: item.attempt }, 'slack-post-already-sent');
+        return found;
+      }
+    }
     if (markdown === undefined) return this.call('chat.postMessage', payload);
     if (this.markdownAccepted !== false) {
       try {
@@ -90,6 +118,37 @@ export class SlackDelivery {
       }
     }
     return this.call('chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+  }
+
+  /**
+   * The ts of a message in the thread (or, for top-level posts, among the channel's latest ones)
+   * whose metadata names the key; null when there is none. A failed look-up is not a reason to
+   * stop delivering: it posts (at least once) unless Slack asked to slow down.
+   */
+  private async findPosted(channel: string, threadTs: string | undefined, key: string): Promise<string | null> {
+    const method = threadTs === undefined ? 'conversations.history' : 'conversations.replies';
+    try {
+      if (threadTs === undefined) {
+        const page = historyPage.parse(await this.client.apiCall(method, { channel, limit: historyLookupSize, include_all_metadata: true }));
+        return matchingTs(page, key);
+      }
+      let cursor: string | undefined;
+      for (let pageNumber = 0; pageNumber < lookupPages; pageNumber += 1) {
+        const page = historyPage.parse(await this.client.apiCall(method, {
+          channel, ts: threadTs, limit: lookupPageSize, include_all_metadata: true, ...(cursor ? { cursor } : {}),
+        }));
+        const found = matchingTs(page, key);
+        if (found !== null) return found;
+        cursor = page.response_metadata?.next_cursor || undefined;
+        if (!cursor) return null;
+      }
+      return null;
+    } catch (error) {
+      const failure = toPlatformError(method, error);
+      if (failure.message === 'ratelimited') throw failure;
+      this.log.warn({ key, err: failure.message }, 'slack-post-lookup-failed: posting anyway');
+      return null;
+    }
   }
 
   private async react(item: OutboxDelivery): Promise<void> {
@@ -114,6 +173,17 @@ export class SlackDelivery {
       throw toPlatformError(method, error);
     }
   }
+}
+
+/** The post's metadata with the outbox key added (its own event type and fields kept). */
+function withIdempotencyKey(metadata: { event_type: string; event_payload: Record<string, unknown> } | undefined, key: string) {
+  if (!metadata) return { event_type: outboxMetadataType, event_payload: { [idempotencyKeyField]: key } };
+  return { ...metadata, event_payload: { ...metadata.event_payload, [idempotencyKeyField]: key } };
+}
+
+function matchingTs(page: z.infer<typeof historyPage>, key: string): string | null {
+  const message = (page.messages ?? []).find((candidate) => candidate.metadata?.event_payload?.[idempotencyKeyField] === key);
+  return message?.ts ?? null;
 }
 
 /** Maps a Web API client error to PlatformError (message = Slack's error code). */
