@@ -1,6 +1,7 @@
 // The agent as adapters see it: submit a person's message, send commands, read status, listen to
 // events. Adapters only enqueue and render (R16); everything else happens in core.
 import type { AgentDeps } from './agent-context.js';
+import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner-registry.js';
 import type { RunnerState, SessionRunner } from './session-runner.js';
 import type { SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
@@ -99,6 +100,14 @@ export class Agent {
       usage,
       cacheRatio: prompt === 0 ? 0 : cached / prompt,
     };
+  }
+
+  /** A chat adapter took an answer or note (it is in its outbox): it will not be emitted again. */
+  async delivered(event: AgentEvent): Promise<void> {
+    const deliveries = this.deps.stores.deliveries;
+    if (event.type === 'answer') await deliveries.markAnswer(event.segmentId, event.seq);
+    else if (event.type === 'memory-updated') await deliveries.markMemoryRun(event.memoryRunId);
+    else if (event.type === 'context-reset') await deliveries.markReset(event.segmentId);
   }
 
   /** The fencing token of the lease this replica holds for the session, if any. */

@@ -33,13 +33,14 @@ export class LiveContext {
   }
 
   /** Persists then appends one message. */
-  async append(message: ChatMessage, flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string } = {}): Promise<StoredMessage> {
+  async append(message: ChatMessage, flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
     const entry: StoredMessage = {
       seq: this.nextSeq,
       message,
       isInit: flags.isInit ?? false,
       isMarker: flags.isMarker ?? false,
       memoryRunId: flags.memoryRunId ?? null,
+      awaitingDelivery: flags.awaitingDelivery ?? false,
     };
     await this.store.append(this.segment.id, entry);
     this.entries.push(entry);

@@ -45,8 +45,8 @@ export async function resetContext(
     ...carried.map((entry, index) => ({ ...entry, seq: init.length + index })),
   ];
   const tokensBefore = context.lastPromptTokens ?? (context.segment.contextTokens || estimateTokens(context.messages));
-  const segment = await deps.stores.context.startSegment(session.id, entries, carried.length);
   const tokensAfter = estimateTokens(entries.map((entry) => entry.message));
+  const segment = await deps.stores.context.startSegment(session.id, entries, carried.length, tokensAfter);
   // No immediate re-trigger: the new segment starts at its current step (fixes reference §9.1 #9).
   segment.lastStep = currentStep(tokensAfter, deps.settings.contextWindow, deps.settings.stepPercent);
   segment.contextTokens = tokensAfter;

@@ -18,7 +18,11 @@ export class RunnerRegistry {
   get(sessionId: string): Promise<SessionRunner> {
     let runner = this.runners.get(sessionId);
     if (!runner) {
-      runner = SessionRunner.load(this.deps, sessionId);
+      runner = SessionRunner.load(this.deps, sessionId).then(async (loaded) => {
+        // Whatever a crashed process left owed to the thread goes out first.
+        await loaded.redeliver().catch((error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'redeliver-failed'));
+        return loaded;
+      });
       this.runners.set(sessionId, runner);
       runner.catch(() => this.runners.delete(sessionId));
     }
@@ -34,9 +38,9 @@ export class RunnerRegistry {
     return this.runners.size;
   }
 
-  /** Drives every session that has backlog without a new message (crash recovery, R12). */
+  /** Drives every session that has backlog, and re-sends what is owed (crash recovery, R12). */
   async recover(): Promise<number> {
-    const ids = await this.deps.stores.sessions.withBacklog();
+    const ids = [...new Set([...(await this.deps.stores.sessions.withBacklog()), ...(await this.deps.stores.deliveries.sessionsWithPending())])];
     for (const id of ids) (await this.get(id)).wake();
     if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
     return ids.length;

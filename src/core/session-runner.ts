@@ -6,7 +6,7 @@ import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
-import { MemoryManager } from './memory-manager.js';
+import { MemoryManager, memoryRunChanges } from './memory-manager.js';
 import { renderSteer } from './prompts.js';
 import { resetContext } from './reset.js';
 import type { SessionRecord, SteerRecord } from './store.js';
@@ -70,6 +70,28 @@ export class SessionRunner {
   /** True when nothing runs: no drive, no reset, no memory run. */
   get quiet(): boolean {
     return this.activity === null && !this.memory.summarizerRunning;
+  }
+
+  /**
+   * Emits again what the thread is still owed: answers and notes that were stored but never taken
+   * by a chat adapter (the process died in between). Adapters deduplicate by idempotency key.
+   */
+  async redeliver(): Promise<number> {
+    const session = this.record;
+    const pending = await this.deps.stores.deliveries.pending(session.id);
+    for (const answer of pending.answers) {
+      this.deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq });
+    }
+    for (const reset of pending.resets) {
+      this.deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
+    }
+    for (const run of pending.memoryRuns) {
+      const changes = await memoryRunChanges(this.deps, run.memoryRunId);
+      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage });
+    }
+    const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;
+    if (total) this.deps.log.info({ sessionId: session.id, answers: pending.answers.length, notes: total - pending.answers.length }, 'deliveries-resent');
+    return total;
   }
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
@@ -198,6 +220,8 @@ export class SessionRunner {
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
     this.context.replace(segment, messages);
     if (segment.contextTokens > 0) this.context.lastPromptTokens = segment.contextTokens;
+    // The replica that held the lease may have died with answers or notes still owed.
+    await this.redeliver();
   }
 
   /** Flags may have been changed by another replica while this one was not driving. */

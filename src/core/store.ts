@@ -49,6 +49,8 @@ export interface StoredMessage {
   isMarker: boolean;
   /** For markers: the summarizer run placed with it. */
   memoryRunId: string | null;
+  /** A final answer that the chat adapter has not taken yet (re-sent after a crash). */
+  awaitingDelivery?: boolean;
 }
 
 /** A steer message waiting in the inbound queue. */
@@ -118,8 +120,11 @@ export interface ContextStore {
    * `seq`, rendered by `render`; returns the steers taken (empty when none were queued).
    */
   takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]>;
-  /** Ends the current segment and starts the next with `messages` (init + carry-over), atomically. */
-  startSegment(sessionId: string, messages: StoredMessage[], carriedMessages: number): Promise<SegmentRecord>;
+  /**
+   * Ends the current segment and starts the next with `messages` (init + carry-over), atomically.
+   * The new segment awaits delivery of its reset note.
+   */
+  startSegment(sessionId: string, messages: StoredMessage[], carriedMessages: number, startTokens: number): Promise<SegmentRecord>;
   /** Full-text search over earlier segments of sessions in the memory space (R15). */
   searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
 }
@@ -149,13 +154,33 @@ export interface EventLog {
 
 export interface MemoryRunStore {
   start(run: Omit<MemoryRunRecord, 'id' | 'status'>): Promise<MemoryRunRecord>;
-  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }): Promise<void>;
+  /** Records the outcome; `awaitingDelivery` when a memory note for it is still to be posted. */
+  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
 }
 
 export interface UsageStore {
   record(call: ModelCallRecord): Promise<void>;
   summary(sessionId: string): Promise<UsageSummary>;
+}
+
+/** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */
+export interface PendingDeliveries {
+  answers: Array<{ segmentId: string; seq: number; text: string }>;
+  memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }>;
+  resets: Array<{ segmentId: string; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
+}
+
+/**
+ * Delivery marks: core emits an answer or a note after storing it, and the chat adapter marks it
+ * delivered once it is in the outbox. What is still unmarked after a crash is emitted again.
+ */
+export interface DeliveryStore {
+  pending(sessionId: string): Promise<PendingDeliveries>;
+  sessionsWithPending(): Promise<string[]>;
+  markAnswer(segmentId: string, seq: number): Promise<void>;
+  markMemoryRun(memoryRunId: string): Promise<void>;
+  markReset(segmentId: string): Promise<void>;
 }
 
 /** Everything core stores, grouped. */
@@ -167,6 +192,7 @@ export interface Stores {
   memoryRuns: MemoryRunStore;
   usage: UsageStore;
   documents: DocumentStore;
+  deliveries: DeliveryStore;
 }
 
 // ── memory documents (R13, R15) ─────────────────────────────────────────────────────────────

@@ -67,14 +67,16 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
     signal: scope.signal,
     onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
   });
-  const entry = await context.append(response.message);
+  const isAnswer = !response.message.tool_calls?.length;
+  // An answer is marked until the chat adapter has taken it, so a crash cannot lose it.
+  const entry = await context.append(response.message, { awaitingDelivery: isAnswer });
   // R2: provider usage first; the estimate when the provider reports none.
   const tokens = response.usage?.promptTokens ?? estimateTokens(context.messages);
   context.lastPromptTokens = tokens;
   await deps.stores.context.updateSegment(context.segment.id, { contextTokens: tokens });
   context.segment.contextTokens = tokens;
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
-  if (!response.message.tool_calls?.length) {
+  if (isAnswer) {
     deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq });
   }
   return response.message;

@@ -161,7 +161,7 @@ function describeStores(getHarness: () => Harness): void {
     it('starts the next segment with its messages and ends the current one', async () => {
       const { session, segmentId } = await sessionWith([system('old init'), user('old work')]);
       await stores().context.updateSegment(segmentId, { lastStep: 12 });
-      const next = await stores().context.startSegment(session.id, [entry(0, system('new init'), { isInit: true }), entry(1, user('carried'))], 1);
+      const next = await stores().context.startSegment(session.id, [entry(0, system('new init'), { isInit: true }), entry(1, user('carried'))], 1, 120);
       expect(next).toMatchObject({ sessionId: session.id, ordinal: 2, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, carriedMessages: 1 });
       const { segment, messages } = await stores().context.load(session.id);
       expect(segment).toEqual(next);
@@ -296,7 +296,7 @@ function describeStores(getHarness: () => Harness): void {
 
     it('looks only at the current segment', async () => {
       const { session } = await sessionWith([user('go')]);
-      await stores().context.startSegment(session.id, [entry(0, system('init'), { isInit: true }), entry(1, assistant('all done'))], 1);
+      await stores().context.startSegment(session.id, [entry(0, system('init'), { isInit: true }), entry(1, assistant('all done'))], 1, 120);
       expect(await stores().sessions.withBacklog()).not.toContain(session.id);
     });
   });
@@ -308,7 +308,7 @@ function describeStores(getHarness: () => Harness): void {
         [entry(0, system('init mentions zebra'), { isInit: true }), user('please plan the zebra migration for Tuesday'), entry(2, user('<checkpoint zebra/>'), { isMarker: true })],
         thread({ channelId: channel }),
       );
-      const current = await stores().context.startSegment(a.session.id, [entry(0, user('zebra in the current segment'))], 1);
+      const current = await stores().context.startSegment(a.session.id, [entry(0, user('zebra in the current segment'))], 1, 120);
       const b = await sessionWith([assistant(`${'filler words here. '.repeat(60)}the zebras are striped ${'more filler text. '.repeat(60)}`)], thread({ channelId: channel }));
       await sessionWith([user('zebra in another channel')], thread());
 

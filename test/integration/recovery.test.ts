@@ -137,6 +137,8 @@ describe('a process killed during a tool call', () => {
     const env = {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell',
+      // The killed process's lease must expire before the next one may drive the session.
+      LEASE_TTL_SECONDS: '2',
     };
     const first = startScript('src/main.ts', env);
     const workspace = join(dataDir, 'workspaces', sessionId);
@@ -170,4 +172,29 @@ describe('a process killed during a tool call', () => {
     expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(await database.prisma.steerMessage.count({ where: { sessionId, status: 'queued' } })).toBe(0);
   }, 90_000);
+});
+
+describe('answers and notes owed after a crash', () => {
+  it('emits an answer again until a chat adapter marks it delivered', async () => {
+    const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: 'Ada wrote:\n> hi' } }]);
+    const first = await createAgentHarness({ database, model });
+    model.enqueue({ content: 'the answer' });
+    await first.agent.recover();
+    const answer = await first.waitForEvent('answer', (event) => event.session.id === sessionId);
+    await (await first.agent.runner(sessionId)).whenIdle();
+    await first.close(); // "crashed" before any adapter took the answer
+
+    const second = await createAgentHarness({ database, model });
+    await second.agent.recover();
+    const again = await second.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect([again.text, again.segmentId, again.seq]).toEqual([answer.text, answer.segmentId, answer.seq]);
+    await second.agent.delivered(again);
+    await second.close();
+
+    harness = await createAgentHarness({ database, model });
+    await harness.agent.recover();
+    await (await harness.agent.runner(sessionId)).whenIdle();
+    expect(harness.events.filter((event) => event.type === 'answer' && event.session.id === sessionId)).toHaveLength(0);
+    expect(model.requests.filter((request) => request.body.prompt_cache_key === sessionId)).toHaveLength(1);
+  });
 });

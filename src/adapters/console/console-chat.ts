@@ -31,6 +31,8 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<void>
   const unsubscribe = options.events.subscribe((event) => {
     if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
     render(event);
+    // Shown on the terminal: not owed any more.
+    if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);
   });
   let counter = Date.now();
 

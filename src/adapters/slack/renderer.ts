@@ -74,14 +74,18 @@ export class SlackRenderer {
         }
         return;
       case 'answer':
-        return this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`);
+        await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`);
+        // In the outbox now: core need not emit it again after a crash.
+        return this.context.agent.delivered(event);
       case 'error':
         this.updateCard(event);
         return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
       case 'memory-updated':
-        return this.memoryUpdated(event);
+        await this.memoryUpdated(event);
+        return this.context.agent.delivered(event);
       case 'context-reset':
-        return this.contextReset(event);
+        await this.contextReset(event);
+        return this.context.agent.delivered(event);
       default:
         return this.updateCard(event);
     }

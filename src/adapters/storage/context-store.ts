@@ -55,12 +55,14 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       });
     },
 
-    startSegment(sessionId, messages, carriedMessages) {
+    startSegment(sessionId, messages, carriedMessages, startTokens) {
       return prisma.$transaction(async (tx) => {
         const previous = await tx.segment.findUniqueOrThrow({ where: { id: await currentSegmentId(tx, sessionId) } });
         await tx.segment.update({ where: { id: previous.id }, data: { endedAt: new Date() } });
         // A racing second rotation picks the same ordinal and fails on unique (session_id, ordinal).
-        const segment = await tx.segment.create({ data: { sessionId, ordinal: previous.ordinal + 1, carriedMessages } });
+        const segment = await tx.segment.create({
+          data: { sessionId, ordinal: previous.ordinal + 1, carriedMessages, startTokens, awaitingDelivery: true },
+        });
         await tx.contextMessage.createMany({ data: messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq })) });
         await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id } });
         return toSegmentRecord(segment);
@@ -129,6 +131,7 @@ function toMessageRow(segmentId: string, entry: StoredMessage): Prisma.ContextMe
     isInit: entry.isInit,
     isMarker: entry.isMarker,
     memoryRunId: entry.memoryRunId,
+    awaitingDelivery: entry.awaitingDelivery ?? false,
     // Postgres text cannot hold NUL; `content` is safe because JSON.stringify escapes it.
     searchText: messageText(message).replaceAll('\u0000', ' '),
   };

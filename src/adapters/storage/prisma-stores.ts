@@ -3,6 +3,7 @@
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { createContextStore } from './context-store.js';
+import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
 import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
 import { createSessionStore } from './session-store.js';
@@ -22,6 +23,7 @@ export function createPrismaStores(prisma: PrismaClient): Stores {
     memoryRuns: createMemoryRunStore(prisma),
     usage: createUsageStore(prisma),
     documents: createDocumentStore(prisma),
+    deliveries: createDeliveryStore(prisma),
   };
 }
 
@@ -56,6 +58,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
           cachedTokens: result.usage.cachedTokens,
           completionTokens: result.usage.completionTokens,
           finishedAt: new Date(),
+          awaitingDelivery: result.awaitingDelivery ?? false,
         },
       });
     },

@@ -1383,6 +1383,8 @@ export const SegmentScalarFieldEnum = {
   deciderRounds: 'deciderRounds',
   contextTokens: 'contextTokens',
   carriedMessages: 'carriedMessages',
+  startTokens: 'startTokens',
+  awaitingDelivery: 'awaitingDelivery',
   startedAt: 'startedAt',
   endedAt: 'endedAt'
 } as const
@@ -1402,6 +1404,7 @@ export const ContextMessageScalarFieldEnum = {
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',
   searchText: 'searchText',
+  awaitingDelivery: 'awaitingDelivery',
   createdAt: 'createdAt'
 } as const
 
@@ -1468,6 +1471,7 @@ export const MemoryRunScalarFieldEnum = {
   cachedTokens: 'cachedTokens',
   completionTokens: 'completionTokens',
   transcript: 'transcript',
+  awaitingDelivery: 'awaitingDelivery',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const

@@ -109,6 +109,8 @@ export const SegmentScalarFieldEnum = {
   deciderRounds: 'deciderRounds',
   contextTokens: 'contextTokens',
   carriedMessages: 'carriedMessages',
+  startTokens: 'startTokens',
+  awaitingDelivery: 'awaitingDelivery',
   startedAt: 'startedAt',
   endedAt: 'endedAt'
 } as const
@@ -128,6 +130,7 @@ export const ContextMessageScalarFieldEnum = {
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',
   searchText: 'searchText',
+  awaitingDelivery: 'awaitingDelivery',
   createdAt: 'createdAt'
 } as const
 
@@ -194,6 +197,7 @@ export const MemoryRunScalarFieldEnum = {
   cachedTokens: 'cachedTokens',
   completionTokens: 'completionTokens',
   transcript: 'transcript',
+  awaitingDelivery: 'awaitingDelivery',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const

@@ -47,6 +47,7 @@ export type ContextMessageMinAggregateOutputType = {
   isMarker: boolean | null
   memoryRunId: string | null
   searchText: string | null
+  awaitingDelivery: boolean | null
   createdAt: Date | null
 }
 
@@ -61,6 +62,7 @@ export type ContextMessageMaxAggregateOutputType = {
   isMarker: boolean | null
   memoryRunId: string | null
   searchText: string | null
+  awaitingDelivery: boolean | null
   createdAt: Date | null
 }
 
@@ -76,6 +78,7 @@ export type ContextMessageCountAggregateOutputType = {
   isMarker: number
   memoryRunId: number
   searchText: number
+  awaitingDelivery: number
   createdAt: number
   _all: number
 }
@@ -102,6 +105,7 @@ export type ContextMessageMinAggregateInputType = {
   isMarker?: true
   memoryRunId?: true
   searchText?: true
+  awaitingDelivery?: true
   createdAt?: true
 }
 
@@ -116,6 +120,7 @@ export type ContextMessageMaxAggregateInputType = {
   isMarker?: true
   memoryRunId?: true
   searchText?: true
+  awaitingDelivery?: true
   createdAt?: true
 }
 
@@ -131,6 +136,7 @@ export type ContextMessageCountAggregateInputType = {
   isMarker?: true
   memoryRunId?: true
   searchText?: true
+  awaitingDelivery?: true
   createdAt?: true
   _all?: true
 }
@@ -233,6 +239,7 @@ export type ContextMessageGroupByOutputType = {
   isMarker: boolean
   memoryRunId: string | null
   searchText: string
+  awaitingDelivery: boolean
   createdAt: Date
   _count: ContextMessageCountAggregateOutputType | null
   _avg: ContextMessageAvgAggregateOutputType | null
@@ -271,6 +278,7 @@ export type ContextMessageWhereInput = {
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   searchText?: Prisma.StringFilter<"ContextMessage"> | string
+  awaitingDelivery?: Prisma.BoolFilter<"ContextMessage"> | boolean
   createdAt?: Prisma.DateTimeFilter<"ContextMessage"> | Date | string
   segment?: Prisma.XOR<Prisma.SegmentScalarRelationFilter, Prisma.SegmentWhereInput>
 }
@@ -287,6 +295,7 @@ export type ContextMessageOrderByWithRelationInput = {
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   searchText?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   segment?: Prisma.SegmentOrderByWithRelationInput
 }
@@ -307,6 +316,7 @@ export type ContextMessageWhereUniqueInput = Prisma.AtLeast<{
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   searchText?: Prisma.StringFilter<"ContextMessage"> | string
+  awaitingDelivery?: Prisma.BoolFilter<"ContextMessage"> | boolean
   createdAt?: Prisma.DateTimeFilter<"ContextMessage"> | Date | string
   segment?: Prisma.XOR<Prisma.SegmentScalarRelationFilter, Prisma.SegmentWhereInput>
 }, "id" | "segmentId_seq">
@@ -323,6 +333,7 @@ export type ContextMessageOrderByWithAggregationInput = {
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   searchText?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.ContextMessageCountOrderByAggregateInput
   _avg?: Prisma.ContextMessageAvgOrderByAggregateInput
@@ -346,6 +357,7 @@ export type ContextMessageScalarWhereWithAggregatesInput = {
   isMarker?: Prisma.BoolWithAggregatesFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableWithAggregatesFilter<"ContextMessage"> | string | null
   searchText?: Prisma.StringWithAggregatesFilter<"ContextMessage"> | string
+  awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"ContextMessage"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ContextMessage"> | Date | string
 }
 
@@ -360,6 +372,7 @@ export type ContextMessageCreateInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
   segment: Prisma.SegmentCreateNestedOneWithoutMessagesInput
 }
@@ -376,6 +389,7 @@ export type ContextMessageUncheckedCreateInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
 }
 
@@ -390,6 +404,7 @@ export type ContextMessageUpdateInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segment?: Prisma.SegmentUpdateOneRequiredWithoutMessagesNestedInput
 }
@@ -406,6 +421,7 @@ export type ContextMessageUncheckedUpdateInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -421,6 +437,7 @@ export type ContextMessageCreateManyInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
 }
 
@@ -435,6 +452,7 @@ export type ContextMessageUpdateManyMutationInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -450,6 +468,7 @@ export type ContextMessageUncheckedUpdateManyInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -488,6 +507,7 @@ export type ContextMessageCountOrderByAggregateInput = {
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
   searchText?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -507,6 +527,7 @@ export type ContextMessageMaxOrderByAggregateInput = {
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
   searchText?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -521,6 +542,7 @@ export type ContextMessageMinOrderByAggregateInput = {
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
   searchText?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -599,6 +621,7 @@ export type ContextMessageCreateWithoutSegmentInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
 }
 
@@ -613,6 +636,7 @@ export type ContextMessageUncheckedCreateWithoutSegmentInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
 }
 
@@ -657,6 +681,7 @@ export type ContextMessageScalarWhereInput = {
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   searchText?: Prisma.StringFilter<"ContextMessage"> | string
+  awaitingDelivery?: Prisma.BoolFilter<"ContextMessage"> | boolean
   createdAt?: Prisma.DateTimeFilter<"ContextMessage"> | Date | string
 }
 
@@ -671,6 +696,7 @@ export type ContextMessageCreateManySegmentInput = {
   isMarker?: boolean
   memoryRunId?: string | null
   searchText?: string
+  awaitingDelivery?: boolean
   createdAt?: Date | string
 }
 
@@ -685,6 +711,7 @@ export type ContextMessageUpdateWithoutSegmentInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -699,6 +726,7 @@ export type ContextMessageUncheckedUpdateWithoutSegmentInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -713,6 +741,7 @@ export type ContextMessageUncheckedUpdateManyWithoutSegmentInput = {
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   searchText?: Prisma.StringFieldUpdateOperationsInput | string
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -730,6 +759,7 @@ export type ContextMessageSelect<ExtArgs extends runtime.Types.Extensions.Intern
   isMarker?: boolean
   memoryRunId?: boolean
   searchText?: boolean
+  awaitingDelivery?: boolean
   createdAt?: boolean
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["contextMessage"]>
@@ -746,6 +776,7 @@ export type ContextMessageSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   isMarker?: boolean
   memoryRunId?: boolean
   searchText?: boolean
+  awaitingDelivery?: boolean
   createdAt?: boolean
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["contextMessage"]>
@@ -762,6 +793,7 @@ export type ContextMessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   isMarker?: boolean
   memoryRunId?: boolean
   searchText?: boolean
+  awaitingDelivery?: boolean
   createdAt?: boolean
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["contextMessage"]>
@@ -778,10 +810,11 @@ export type ContextMessageSelectScalar = {
   isMarker?: boolean
   memoryRunId?: boolean
   searchText?: boolean
+  awaitingDelivery?: boolean
   createdAt?: boolean
 }
 
-export type ContextMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "segmentId" | "seq" | "role" | "content" | "toolCallId" | "toolCallIds" | "isInit" | "isMarker" | "memoryRunId" | "searchText" | "createdAt", ExtArgs["result"]["contextMessage"]>
+export type ContextMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "segmentId" | "seq" | "role" | "content" | "toolCallId" | "toolCallIds" | "isInit" | "isMarker" | "memoryRunId" | "searchText" | "awaitingDelivery" | "createdAt", ExtArgs["result"]["contextMessage"]>
 export type ContextMessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
 }
@@ -831,6 +864,10 @@ export type $ContextMessagePayload<ExtArgs extends runtime.Types.Extensions.Inte
      * Plain text of the message for full-text search over earlier segments (R15).
      */
     searchText: string
+    /**
+     * A final answer not yet handed to the chat adapter (re-sent after a crash).
+     */
+    awaitingDelivery: boolean
     createdAt: Date
   }, ExtArgs["result"]["contextMessage"]>
   composites: {}
@@ -1267,6 +1304,7 @@ export interface ContextMessageFieldRefs {
   readonly isMarker: Prisma.FieldRef<"ContextMessage", 'Boolean'>
   readonly memoryRunId: Prisma.FieldRef<"ContextMessage", 'String'>
   readonly searchText: Prisma.FieldRef<"ContextMessage", 'String'>
+  readonly awaitingDelivery: Prisma.FieldRef<"ContextMessage", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"ContextMessage", 'DateTime'>
 }
     

@@ -55,6 +55,7 @@ export type MemoryRunMinAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  awaitingDelivery: boolean | null
   startedAt: Date | null
   finishedAt: Date | null
 }
@@ -72,6 +73,7 @@ export type MemoryRunMaxAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  awaitingDelivery: boolean | null
   startedAt: Date | null
   finishedAt: Date | null
 }
@@ -90,6 +92,7 @@ export type MemoryRunCountAggregateOutputType = {
   cachedTokens: number
   completionTokens: number
   transcript: number
+  awaitingDelivery: number
   startedAt: number
   finishedAt: number
   _all: number
@@ -125,6 +128,7 @@ export type MemoryRunMinAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  awaitingDelivery?: true
   startedAt?: true
   finishedAt?: true
 }
@@ -142,6 +146,7 @@ export type MemoryRunMaxAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  awaitingDelivery?: true
   startedAt?: true
   finishedAt?: true
 }
@@ -160,6 +165,7 @@ export type MemoryRunCountAggregateInputType = {
   cachedTokens?: true
   completionTokens?: true
   transcript?: true
+  awaitingDelivery?: true
   startedAt?: true
   finishedAt?: true
   _all?: true
@@ -265,6 +271,7 @@ export type MemoryRunGroupByOutputType = {
   cachedTokens: number
   completionTokens: number
   transcript: runtime.JsonValue
+  awaitingDelivery: boolean
   startedAt: Date
   finishedAt: Date | null
   _count: MemoryRunCountAggregateOutputType | null
@@ -306,6 +313,7 @@ export type MemoryRunWhereInput = {
   cachedTokens?: Prisma.IntFilter<"MemoryRun"> | number
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
+  awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -326,6 +334,7 @@ export type MemoryRunOrderByWithRelationInput = {
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   session?: Prisma.SessionOrderByWithRelationInput
@@ -349,6 +358,7 @@ export type MemoryRunWhereUniqueInput = Prisma.AtLeast<{
   cachedTokens?: Prisma.IntFilter<"MemoryRun"> | number
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
+  awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -369,6 +379,7 @@ export type MemoryRunOrderByWithAggregationInput = {
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryRunCountOrderByAggregateInput
@@ -395,6 +406,7 @@ export type MemoryRunScalarWhereWithAggregatesInput = {
   cachedTokens?: Prisma.IntWithAggregatesFilter<"MemoryRun"> | number
   completionTokens?: Prisma.IntWithAggregatesFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonWithAggregatesFilter<"MemoryRun">
+  awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"MemoryRun"> | boolean
   startedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryRun"> | Date | string | null
 }
@@ -411,6 +423,7 @@ export type MemoryRunCreateInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutMemoryRunsInput
@@ -431,6 +444,7 @@ export type MemoryRunUncheckedCreateInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -447,6 +461,7 @@ export type MemoryRunUpdateInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -467,6 +482,7 @@ export type MemoryRunUncheckedUpdateInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -485,6 +501,7 @@ export type MemoryRunCreateManyInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -501,6 +518,7 @@ export type MemoryRunUpdateManyMutationInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -519,6 +537,7 @@ export type MemoryRunUncheckedUpdateManyInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -547,6 +566,7 @@ export type MemoryRunCountOrderByAggregateInput = {
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -572,6 +592,7 @@ export type MemoryRunMaxOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -589,6 +610,7 @@ export type MemoryRunMinOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -697,6 +719,7 @@ export type MemoryRunCreateWithoutSessionInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
   segment: Prisma.SegmentCreateNestedOneWithoutMemoryRunsInput
@@ -715,6 +738,7 @@ export type MemoryRunUncheckedCreateWithoutSessionInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -762,6 +786,7 @@ export type MemoryRunScalarWhereInput = {
   cachedTokens?: Prisma.IntFilter<"MemoryRun"> | number
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
+  awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
 }
@@ -778,6 +803,7 @@ export type MemoryRunCreateWithoutSegmentInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutMemoryRunsInput
@@ -796,6 +822,7 @@ export type MemoryRunUncheckedCreateWithoutSegmentInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -839,6 +866,7 @@ export type MemoryRunCreateManySessionInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -855,6 +883,7 @@ export type MemoryRunUpdateWithoutSessionInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   segment?: Prisma.SegmentUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -873,6 +902,7 @@ export type MemoryRunUncheckedUpdateWithoutSessionInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -890,6 +920,7 @@ export type MemoryRunUncheckedUpdateManyWithoutSessionInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -907,6 +938,7 @@ export type MemoryRunCreateManySegmentInput = {
   cachedTokens?: number
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -923,6 +955,7 @@ export type MemoryRunUpdateWithoutSegmentInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -941,6 +974,7 @@ export type MemoryRunUncheckedUpdateWithoutSegmentInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -958,6 +992,7 @@ export type MemoryRunUncheckedUpdateManyWithoutSegmentInput = {
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -978,6 +1013,7 @@ export type MemoryRunSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   cachedTokens?: boolean
   completionTokens?: boolean
   transcript?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -998,6 +1034,7 @@ export type MemoryRunSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   cachedTokens?: boolean
   completionTokens?: boolean
   transcript?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -1018,6 +1055,7 @@ export type MemoryRunSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   cachedTokens?: boolean
   completionTokens?: boolean
   transcript?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -1038,11 +1076,12 @@ export type MemoryRunSelectScalar = {
   cachedTokens?: boolean
   completionTokens?: boolean
   transcript?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   finishedAt?: boolean
 }
 
-export type MemoryRunOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "role" | "round" | "status" | "forkPoint" | "decision" | "error" | "promptTokens" | "cachedTokens" | "completionTokens" | "transcript" | "startedAt" | "finishedAt", ExtArgs["result"]["memoryRun"]>
+export type MemoryRunOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "role" | "round" | "status" | "forkPoint" | "decision" | "error" | "promptTokens" | "cachedTokens" | "completionTokens" | "transcript" | "awaitingDelivery" | "startedAt" | "finishedAt", ExtArgs["result"]["memoryRun"]>
 export type MemoryRunInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
@@ -1085,6 +1124,10 @@ export type $MemoryRunPayload<ExtArgs extends runtime.Types.Extensions.InternalA
      * The messages this run appended after the fork (instruction, its steps, tool results).
      */
     transcript: runtime.JsonValue
+    /**
+     * A memory note for this run has not been handed to the chat adapter yet.
+     */
+    awaitingDelivery: boolean
     startedAt: Date
     finishedAt: Date | null
   }, ExtArgs["result"]["memoryRun"]>
@@ -1525,6 +1568,7 @@ export interface MemoryRunFieldRefs {
   readonly cachedTokens: Prisma.FieldRef<"MemoryRun", 'Int'>
   readonly completionTokens: Prisma.FieldRef<"MemoryRun", 'Int'>
   readonly transcript: Prisma.FieldRef<"MemoryRun", 'Json'>
+  readonly awaitingDelivery: Prisma.FieldRef<"MemoryRun", 'Boolean'>
   readonly startedAt: Prisma.FieldRef<"MemoryRun", 'DateTime'>
   readonly finishedAt: Prisma.FieldRef<"MemoryRun", 'DateTime'>
 }

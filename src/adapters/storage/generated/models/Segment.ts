@@ -33,6 +33,7 @@ export type SegmentAvgAggregateOutputType = {
   deciderRounds: number | null
   contextTokens: number | null
   carriedMessages: number | null
+  startTokens: number | null
 }
 
 export type SegmentSumAggregateOutputType = {
@@ -42,6 +43,7 @@ export type SegmentSumAggregateOutputType = {
   deciderRounds: number | null
   contextTokens: number | null
   carriedMessages: number | null
+  startTokens: number | null
 }
 
 export type SegmentMinAggregateOutputType = {
@@ -53,6 +55,8 @@ export type SegmentMinAggregateOutputType = {
   deciderRounds: number | null
   contextTokens: number | null
   carriedMessages: number | null
+  startTokens: number | null
+  awaitingDelivery: boolean | null
   startedAt: Date | null
   endedAt: Date | null
 }
@@ -66,6 +70,8 @@ export type SegmentMaxAggregateOutputType = {
   deciderRounds: number | null
   contextTokens: number | null
   carriedMessages: number | null
+  startTokens: number | null
+  awaitingDelivery: boolean | null
   startedAt: Date | null
   endedAt: Date | null
 }
@@ -79,6 +85,8 @@ export type SegmentCountAggregateOutputType = {
   deciderRounds: number
   contextTokens: number
   carriedMessages: number
+  startTokens: number
+  awaitingDelivery: number
   startedAt: number
   endedAt: number
   _all: number
@@ -92,6 +100,7 @@ export type SegmentAvgAggregateInputType = {
   deciderRounds?: true
   contextTokens?: true
   carriedMessages?: true
+  startTokens?: true
 }
 
 export type SegmentSumAggregateInputType = {
@@ -101,6 +110,7 @@ export type SegmentSumAggregateInputType = {
   deciderRounds?: true
   contextTokens?: true
   carriedMessages?: true
+  startTokens?: true
 }
 
 export type SegmentMinAggregateInputType = {
@@ -112,6 +122,8 @@ export type SegmentMinAggregateInputType = {
   deciderRounds?: true
   contextTokens?: true
   carriedMessages?: true
+  startTokens?: true
+  awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
 }
@@ -125,6 +137,8 @@ export type SegmentMaxAggregateInputType = {
   deciderRounds?: true
   contextTokens?: true
   carriedMessages?: true
+  startTokens?: true
+  awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
 }
@@ -138,6 +152,8 @@ export type SegmentCountAggregateInputType = {
   deciderRounds?: true
   contextTokens?: true
   carriedMessages?: true
+  startTokens?: true
+  awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
   _all?: true
@@ -238,6 +254,8 @@ export type SegmentGroupByOutputType = {
   deciderRounds: number
   contextTokens: number
   carriedMessages: number
+  startTokens: number
+  awaitingDelivery: boolean
   startedAt: Date
   endedAt: Date | null
   _count: SegmentCountAggregateOutputType | null
@@ -274,6 +292,8 @@ export type SegmentWhereInput = {
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
+  startTokens?: Prisma.IntFilter<"Segment"> | number
+  awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -290,6 +310,8 @@ export type SegmentOrderByWithRelationInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   session?: Prisma.SessionOrderByWithRelationInput
@@ -310,6 +332,8 @@ export type SegmentWhereUniqueInput = Prisma.AtLeast<{
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
+  startTokens?: Prisma.IntFilter<"Segment"> | number
+  awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -326,6 +350,8 @@ export type SegmentOrderByWithAggregationInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.SegmentCountOrderByAggregateInput
@@ -347,6 +373,8 @@ export type SegmentScalarWhereWithAggregatesInput = {
   deciderRounds?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   contextTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   carriedMessages?: Prisma.IntWithAggregatesFilter<"Segment"> | number
+  startTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
+  awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeWithAggregatesFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Segment"> | Date | string | null
 }
@@ -359,6 +387,8 @@ export type SegmentCreateInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutSegmentsInput
@@ -375,6 +405,8 @@ export type SegmentUncheckedCreateInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   messages?: Prisma.ContextMessageUncheckedCreateNestedManyWithoutSegmentInput
@@ -389,6 +421,8 @@ export type SegmentUpdateInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutSegmentsNestedInput
@@ -405,6 +439,8 @@ export type SegmentUncheckedUpdateInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   messages?: Prisma.ContextMessageUncheckedUpdateManyWithoutSegmentNestedInput
@@ -420,6 +456,8 @@ export type SegmentCreateManyInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
 }
@@ -432,6 +470,8 @@ export type SegmentUpdateManyMutationInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -445,6 +485,8 @@ export type SegmentUncheckedUpdateManyInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -473,6 +515,8 @@ export type SegmentCountOrderByAggregateInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
 }
@@ -484,6 +528,7 @@ export type SegmentAvgOrderByAggregateInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
 }
 
 export type SegmentMaxOrderByAggregateInput = {
@@ -495,6 +540,8 @@ export type SegmentMaxOrderByAggregateInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
 }
@@ -508,6 +555,8 @@ export type SegmentMinOrderByAggregateInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
+  awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
 }
@@ -519,6 +568,7 @@ export type SegmentSumOrderByAggregateInput = {
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
+  startTokens?: Prisma.SortOrder
 }
 
 export type SegmentScalarRelationFilter = {
@@ -616,6 +666,8 @@ export type SegmentCreateWithoutSessionInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   messages?: Prisma.ContextMessageCreateNestedManyWithoutSegmentInput
@@ -630,6 +682,8 @@ export type SegmentUncheckedCreateWithoutSessionInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   messages?: Prisma.ContextMessageUncheckedCreateNestedManyWithoutSegmentInput
@@ -674,6 +728,8 @@ export type SegmentScalarWhereInput = {
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
+  startTokens?: Prisma.IntFilter<"Segment"> | number
+  awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
 }
@@ -686,6 +742,8 @@ export type SegmentCreateWithoutMessagesInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutSegmentsInput
@@ -701,6 +759,8 @@ export type SegmentUncheckedCreateWithoutMessagesInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSegmentInput
@@ -730,6 +790,8 @@ export type SegmentUpdateWithoutMessagesInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutSegmentsNestedInput
@@ -745,6 +807,8 @@ export type SegmentUncheckedUpdateWithoutMessagesInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSegmentNestedInput
@@ -758,6 +822,8 @@ export type SegmentCreateWithoutMemoryRunsInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutSegmentsInput
@@ -773,6 +839,8 @@ export type SegmentUncheckedCreateWithoutMemoryRunsInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
   messages?: Prisma.ContextMessageUncheckedCreateNestedManyWithoutSegmentInput
@@ -802,6 +870,8 @@ export type SegmentUpdateWithoutMemoryRunsInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutSegmentsNestedInput
@@ -817,6 +887,8 @@ export type SegmentUncheckedUpdateWithoutMemoryRunsInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   messages?: Prisma.ContextMessageUncheckedUpdateManyWithoutSegmentNestedInput
@@ -830,6 +902,8 @@ export type SegmentCreateManySessionInput = {
   deciderRounds?: number
   contextTokens?: number
   carriedMessages?: number
+  startTokens?: number
+  awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
 }
@@ -842,6 +916,8 @@ export type SegmentUpdateWithoutSessionInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   messages?: Prisma.ContextMessageUpdateManyWithoutSegmentNestedInput
@@ -856,6 +932,8 @@ export type SegmentUncheckedUpdateWithoutSessionInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   messages?: Prisma.ContextMessageUncheckedUpdateManyWithoutSegmentNestedInput
@@ -870,6 +948,8 @@ export type SegmentUncheckedUpdateManyWithoutSessionInput = {
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
+  startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -923,6 +1003,8 @@ export type SegmentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   deciderRounds?: boolean
   contextTokens?: boolean
   carriedMessages?: boolean
+  startTokens?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -940,6 +1022,8 @@ export type SegmentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   deciderRounds?: boolean
   contextTokens?: boolean
   carriedMessages?: boolean
+  startTokens?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -954,6 +1038,8 @@ export type SegmentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   deciderRounds?: boolean
   contextTokens?: boolean
   carriedMessages?: boolean
+  startTokens?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -968,11 +1054,13 @@ export type SegmentSelectScalar = {
   deciderRounds?: boolean
   contextTokens?: boolean
   carriedMessages?: boolean
+  startTokens?: boolean
+  awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
 }
 
-export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "contextTokens" | "carriedMessages" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
+export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "contextTokens" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
 export type SegmentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Segment$messagesArgs<ExtArgs>
@@ -1011,6 +1099,14 @@ export type $SegmentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Number of messages carried over from the previous segment at reset.
      */
     carriedMessages: number
+    /**
+     * Estimated tokens of the context this segment started with (init + carry-over).
+     */
+    startTokens: number
+    /**
+     * A reset note for this segment has not been handed to the chat adapter yet.
+     */
+    awaitingDelivery: boolean
     startedAt: Date
     endedAt: Date | null
   }, ExtArgs["result"]["segment"]>
@@ -1447,6 +1543,8 @@ export interface SegmentFieldRefs {
   readonly deciderRounds: Prisma.FieldRef<"Segment", 'Int'>
   readonly contextTokens: Prisma.FieldRef<"Segment", 'Int'>
   readonly carriedMessages: Prisma.FieldRef<"Segment", 'Int'>
+  readonly startTokens: Prisma.FieldRef<"Segment", 'Int'>
+  readonly awaitingDelivery: Prisma.FieldRef<"Segment", 'Boolean'>
   readonly startedAt: Prisma.FieldRef<"Segment", 'DateTime'>
   readonly endedAt: Prisma.FieldRef<"Segment", 'DateTime'>
 }

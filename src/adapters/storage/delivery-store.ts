@@ -1,0 +1,70 @@
+// Delivery marks on answers, memory runs and reset segments: set when core stores them, cleared
+// when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
+import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
+import type { PrismaClient } from './generated/client.js';
+
+/** Creates the Prisma-backed DeliveryStore. */
+export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
+  return {
+    async pending(sessionId) {
+      const [answers, memoryRuns, resets] = await Promise.all([
+        prisma.contextMessage.findMany({
+          where: { awaitingDelivery: true, segment: { sessionId } },
+          select: { segmentId: true, seq: true, content: true },
+          orderBy: [{ createdAt: 'asc' }, { seq: 'asc' }],
+        }),
+        prisma.memoryRun.findMany({
+          where: { awaitingDelivery: true, sessionId },
+          select: { id: true, round: true, promptTokens: true, cachedTokens: true, completionTokens: true },
+          orderBy: { startedAt: 'asc' },
+        }),
+        prisma.segment.findMany({ where: { awaitingDelivery: true, sessionId }, orderBy: { ordinal: 'asc' } }),
+      ]);
+      const previous = resets.length
+        ? await prisma.segment.findMany({ where: { sessionId, ordinal: { in: resets.map((segment) => segment.ordinal - 1) } }, select: { ordinal: true, contextTokens: true } })
+        : [];
+      const tokensBefore = new Map(previous.map((segment) => [segment.ordinal + 1, segment.contextTokens]));
+      const result: PendingDeliveries = {
+        answers: answers.map((row) => ({ segmentId: row.segmentId, seq: row.seq, text: answerText(row.content) })),
+        memoryRuns: memoryRuns.map((run) => ({
+          memoryRunId: run.id,
+          round: run.round,
+          usage: { promptTokens: run.promptTokens, cachedTokens: run.cachedTokens, completionTokens: run.completionTokens },
+        })),
+        resets: resets.map((segment) => ({
+          segmentId: segment.id,
+          ordinal: segment.ordinal,
+          tokensBefore: tokensBefore.get(segment.ordinal) ?? 0,
+          tokensAfter: segment.startTokens,
+          carriedMessages: segment.carriedMessages,
+        })),
+      };
+      return result;
+    },
+
+    async sessionsWithPending() {
+      const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+        SELECT g.session_id AS id FROM context_messages m JOIN segments g ON g.id = m.segment_id WHERE m.awaiting_delivery
+        UNION SELECT session_id FROM memory_runs WHERE awaiting_delivery
+        UNION SELECT session_id FROM segments WHERE awaiting_delivery`;
+      return rows.map((row) => row.id);
+    },
+
+    async markAnswer(segmentId, seq) {
+      await prisma.contextMessage.updateMany({ where: { segmentId, seq, awaitingDelivery: true }, data: { awaitingDelivery: false } });
+    },
+
+    async markMemoryRun(memoryRunId) {
+      await prisma.memoryRun.updateMany({ where: { id: memoryRunId, awaitingDelivery: true }, data: { awaitingDelivery: false } });
+    },
+
+    async markReset(segmentId) {
+      await prisma.segment.updateMany({ where: { id: segmentId, awaitingDelivery: true }, data: { awaitingDelivery: false } });
+    },
+  };
+}
+
+function answerText(content: string): string {
+  const parsed = JSON.parse(content) as { content?: unknown };
+  return typeof parsed.content === 'string' ? parsed.content : '';
+}
