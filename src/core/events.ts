@@ -28,8 +28,11 @@ export type AgentEvent =
   | { type: 'run-end'; session: SessionRecord; reason: StopReason }
   | { type: 'text-delta'; session: SessionRecord; delta: string }
   | { type: 'assistant-message'; session: SessionRecord; message: ChatMessage; segmentId: string; seq: number }
-  /** A final answer (assistant message without tool calls) to post in the thread. */
-  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number }
+  /**
+   * A final answer (assistant message without tool calls) to post in the thread. `fencingToken`
+   * is the lease the worker held (null when re-sent after a crash): writes carry it (fencing).
+   */
+  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null }
   | { type: 'tool-call-start'; session: SessionRecord; call: ToolCall }
   | { type: 'tool-call-end'; session: SessionRecord; call: ToolCall; ok: boolean; result: string }
   | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }

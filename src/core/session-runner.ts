@@ -80,7 +80,8 @@ export class SessionRunner {
     const session = this.record;
     const pending = await this.deps.stores.deliveries.pending(session.id);
     for (const answer of pending.answers) {
-      this.deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq });
+      // Owed regardless of who holds the lease now: no fencing token.
+      this.deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null });
     }
     for (const reset of pending.resets) {
       this.deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
@@ -243,6 +244,7 @@ export class SessionRunner {
         context: this.context,
         checkpoint: (kind) => this.checkpoint(kind),
         renderSteer: (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }),
+        fencingToken: () => this.lease.token,
         signal: this.lifetime.signal,
       });
     } catch (error) {

@@ -22,6 +22,8 @@ export interface WorkerScope {
   checkpoint: (kind: CheckpointKind) => Promise<StopReason | null>;
   /** Renders a steer message for the model. */
   renderSteer: (steer: SteerRecord) => ChatMessage;
+  /** The fencing token of the session lease this worker runs under. */
+  fencingToken: () => number | null;
   signal: AbortSignal;
 }
 
@@ -77,7 +79,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   context.segment.contextTokens = tokens;
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
-    deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq });
+    deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken() });
   }
   return response.message;
 }

@@ -108,7 +108,7 @@ describe('replicas on one Postgres', () => {
     await until(async () => (await database.prisma.sessionLease.findUnique({ where: { sessionId: session!.id } }))?.owner === '', 5_000, 'release');
     await second.agent.submit(personMessage(thread, 'two'), { startSession: false });
     const answer = await Promise.race([
-      second.waitForEvent('answer'),
+      second.waitForEvent('answer', (event) => event.fencingToken !== null),
       second.waitForEvent('error').then((event) => Promise.reject(new Error(event.error.message))),
     ]);
     expect(answer.text).toBe('second answer');
@@ -169,17 +169,20 @@ describe('replicas on one Postgres', () => {
       return { platformMessageId: `m-${item.idempotencyKey}` };
     }, { pollMs: 50 });
     closers.push(async () => sender.stop());
-    await outbox.enqueue({ idempotencyKey: `stale:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'from the past' }, fencingToken: BigInt(staleToken) });
-    await outbox.enqueue({ idempotencyKey: `fresh:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'current' }, fencingToken: BigInt(fresh.token!) });
+    const refused = await outbox.enqueue({ idempotencyKey: `stale:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'from the past' }, fencingToken: BigInt(staleToken) });
+    expect(refused).toEqual({ inserted: false, fenced: true });
+    const accepted = await outbox.enqueue({ idempotencyKey: `fresh:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'current' }, fencingToken: BigInt(fresh.token!) });
+    expect(accepted.inserted).toBe(true);
     await until(() => delivered.length === 1, 10_000, 'delivery');
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(delivered).toEqual([`fresh:${session.id}`]);
-    const staleItem = await database.prisma.outboxItem.findUniqueOrThrow({ where: { idempotencyKey: `stale:${session.id}` } });
-    expect(staleItem.status).toBe('failed');
-    expect(staleItem.lastError).toMatch(/newer session lease/);
+    expect(await database.prisma.outboxItem.count({ where: { idempotencyKey: `stale:${session.id}` } })).toBe(0);
+    // Released later, the fresh owner's token stays the largest: its queued writes still go out.
+    await fresh.release();
+    const late = await outbox.enqueue({ idempotencyKey: `late:${session.id}`, sessionId: session.id, platform: 'console', operation: 'post', payload: { text: 'after release' }, fencingToken: BigInt(fresh.token ?? staleToken + 1) });
+    expect(late.inserted).toBe(true);
     // The stale keeper notices at its next renewal.
     await until(() => stale.lost, 5_000, 'lease loss noticed');
-    await fresh.release();
   });
 });
 

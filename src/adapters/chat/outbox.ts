@@ -20,7 +20,10 @@ export interface OutboxEntry {
   targetKey?: string;
   /** Only the newest pending item per (targetKey, operation) is sent; older ones are superseded. */
   replacesPending?: boolean;
-  /** The writer's session lease token; the item is refused if a newer lease exists at send time. */
+  /**
+   * The writer's session lease token. The write is refused when the lease has passed to another
+   * replica since (a larger token exists): a replica that lost its lease cannot post.
+   */
   fencingToken?: bigint;
 }
 
@@ -71,7 +74,6 @@ interface ClaimedRow {
   attempts: number;
   target_message_id: string | null;
   target_status: string | null;
-  stale: boolean;
 }
 
 /** The outbox table, and the senders that drain it. */
@@ -83,15 +85,28 @@ export class Outbox {
     private readonly log: Logger,
   ) {}
 
-  /** Stores the write unless its key exists; wakes the local sender. `inserted` false = duplicate. */
-  async enqueue(entry: OutboxEntry): Promise<{ inserted: boolean }> {
+  /**
+   * Stores the write unless its key exists or its fencing token is stale; wakes the local sender.
+   * `inserted` false = a duplicate, or (with `fenced`) a write of a replica that lost its lease.
+   */
+  async enqueue(entry: OutboxEntry): Promise<{ inserted: boolean; fenced?: boolean }> {
     const { idempotencyKey, sessionId, platform, operation, payload } = entry;
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
+    // One statement: the lease check and the insert cannot be separated by a take-over.
     const inserted = await this.prisma.$executeRaw`
       INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key, fencing_token)
-      VALUES (${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(payload)}::jsonb, ${targetKey}, ${fencingToken})
+      SELECT ${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(payload)}::jsonb, ${targetKey}, ${fencingToken}::bigint
+      WHERE ${fencingToken}::bigint IS NULL OR NOT EXISTS (
+        SELECT 1 FROM session_leases l WHERE l.session_id = ${sessionId} AND l.fencing_token > ${fencingToken}::bigint)
       ON CONFLICT (idempotency_key) DO NOTHING`;
+    if (inserted === 0 && fencingToken !== null) {
+      const exists = await this.prisma.outboxItem.count({ where: { idempotencyKey } });
+      if (exists === 0) {
+        this.log.warn({ key: idempotencyKey, fencingToken: String(fencingToken) }, 'outbox-write-fenced');
+        return { inserted: false, fenced: true };
+      }
+    }
     if (inserted > 0 && entry.replacesPending && targetKey !== null) {
       // A card shows its latest state only: older unsent edits are pointless API calls.
       await this.prisma.$executeRaw`
@@ -242,14 +257,11 @@ export class OutboxSender {
       RETURNING outbox.id, outbox.idempotency_key, outbox.session_id, outbox.operation, outbox.payload,
         outbox.target_key, outbox.attempts,
         (SELECT t.platform_message_id FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_message_id,
-        (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status,
-        (outbox.fencing_token IS NOT NULL AND EXISTS (
-          SELECT 1 FROM session_leases l WHERE l.session_id = outbox.session_id AND l.fencing_token > outbox.fencing_token)) AS stale`;
+        (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status`;
   }
 
   private async send(row: ClaimedRow): Promise<void> {
     const fields = { key: row.idempotency_key, operation: row.operation, attempt: row.attempts };
-    if (row.stale) return this.fail(row, 'refused: a newer session lease exists (stale writer)');
     if (row.target_key !== null && row.target_message_id === null) {
       if (row.target_status === 'pending' || row.target_status === 'sending') return this.retry(row, this.baseBackoffMs, 'target not sent yet');
       return this.fail(row, `target ${row.target_key} was never sent`);

@@ -74,7 +74,7 @@ export class SlackRenderer {
         }
         return;
       case 'answer':
-        await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`);
+        await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`, event.fencingToken);
         // In the outbox now: core need not emit it again after a crash.
         return this.context.agent.delivered(event);
       case 'error':
@@ -156,10 +156,14 @@ export class SlackRenderer {
     this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, indicator));
   }
 
-  private async answer(session: SessionRecord, text: string, keyPrefix: string): Promise<void> {
+  private async answer(session: SessionRecord, text: string, keyPrefix: string, fencingToken: number | null): Promise<void> {
     if (text.trim() === '') return;
     const parts = splitMessage(text, { limit: slackMessageLimit });
-    for (const [index, part] of parts.entries()) await this.post(session, `${keyPrefix}:${index + 1}`, { markdown: part });
+    const fence = fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) };
+    for (const [index, part] of parts.entries()) {
+      const key = `${keyPrefix}:${index + 1}`;
+      await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, markdown: part }, fence));
+    }
   }
 
   private async memoryUpdated(event: Extract<AgentEvent, { type: 'memory-updated' }>): Promise<void> {
