@@ -29,7 +29,7 @@ export function diffLines(before: string, after: string): LineDiff {
       lines.push(`  ${a[i]}`);
       i += 1;
       j += 1;
-    } else if (j < b.length && (i >= a.length || (lengths[i * width + j + 1] ?? 0) >= (lengths[(i + 1) * width + j] ?? 0))) {
+    } else if (j < b.length && (i >= a.length || (lengths[i * width + j + 1] ?? 0) > (lengths[(i + 1) * width + j] ?? 0))) {
       lines.push(`+ ${b[j]}`);
       added += 1;
       j += 1;

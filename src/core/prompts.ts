@@ -42,11 +42,17 @@ export const initialMainDocument = `# Memory
 Nothing remembered yet: no one in this space has worked with me so far.
 `;
 
+/** Longest steer text shown to the model; the full text stays in the steer queue. */
+export const maxSteerChars = 20_000;
+
 /** A steer message as the model sees it: quoted, with the author's name (untrusted input). */
 export function renderSteer(steer: { authorName: string; text: string }): string {
   const name = steer.authorName.replace(/[\r\n]+/g, ' ').trim() || 'Someone';
-  const quoted = steer.text.split(/\r?\n/).map((line) => `> ${line}`).join('\n');
-  return `${name} wrote:\n${quoted}`;
+  const cut = steer.text.length > maxSteerChars;
+  const text = cut ? steer.text.slice(0, maxSteerChars) : steer.text;
+  const quoted = text.split(/\r?\n/).map((line) => `> ${line}`).join('\n');
+  const note = cut ? `\n<notice>The message was cut: ${steer.text.length - maxSteerChars} more characters are not shown.</notice>` : '';
+  return `${name} wrote:\n${quoted}${note}`;
 }
 
 /** R3: the marker placed after a summarizer fork. */
