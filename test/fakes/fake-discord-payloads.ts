@@ -62,11 +62,11 @@ export function dmChannel(recipient: FakeUser): FakeChannel {
 }
 
 /** A message in `channel`; guild messages carry guild_id and the author's member. */
-export function message(channel: FakeChannel, author: FakeUser, content: string, extra: { mentions?: FakeUser[]; nick?: string | null; id?: string } = {}): FakeMessage {
+export function message(channel: FakeChannel, author: FakeUser, content: string, extra: { mentions?: FakeUser[]; mentionRoles?: string[]; nick?: string | null; id?: string } = {}): FakeMessage {
   const guildId = channel.guild_id;
   return {
     id: extra.id ?? snowflake(), channel_id: channel.id, author, content, timestamp: new Date().toISOString(), edited_timestamp: null,
-    tts: false, mention_everyone: false, mentions: extra.mentions ?? [], mention_roles: [], attachments: [], embeds: [], components: [],
+    tts: false, mention_everyone: false, mentions: extra.mentions ?? [], mention_roles: extra.mentionRoles ?? [], attachments: [], embeds: [], components: [],
     pinned: false, type: 0, flags: 0, channel_type: channel.type,
     ...(guildId ? { guild_id: guildId, member: memberWithoutUser(author, extra.nick ?? null) } : {}),
   };
@@ -78,15 +78,17 @@ function memberWithoutUser(of: FakeUser, nick: string | null): Record<string, un
 }
 
 /** The GUILD_CREATE payload: the guild with its channels, active threads and the bot's member. */
-export function guildCreate(guild: { id: string; name: string; ownerId: string }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
+export function guildCreate(guild: { id: string; name: string; ownerId: string; botRoleId: string }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
+  // The role Discord creates for a bot on invite: autocomplete offers it next to the bot user.
+  const botRole = { id: guild.botRoleId, name: bot.username, color: 0, hoist: false, position: 1, permissions: '311385246784', managed: true, mentionable: true, flags: 0, tags: { bot_id: bot.id } };
   return {
     id: guild.id, name: guild.name, icon: null, splash: null, discovery_splash: null, owner_id: guild.ownerId, afk_channel_id: null,
     afk_timeout: 300, verification_level: 0, default_message_notifications: 0, explicit_content_filter: 0,
-    roles: [{ id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }],
+    roles: [{ id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }, botRole],
     emojis: [], features: [], mfa_level: 0, application_id: null, system_channel_id: null, system_channel_flags: 0, rules_channel_id: null,
     vanity_url_code: null, description: null, banner: null, premium_tier: 0, preferred_locale: 'en-US', public_updates_channel_id: null,
     nsfw_level: 0, stickers: [], premium_progress_bar_enabled: false, joined_at: joinedAt, large: false, unavailable: false, member_count: 3,
-    voice_states: [], members: [member(bot)], channels, threads, presences: [], stage_instances: [], guild_scheduled_events: [], soundboard_sounds: [],
+    voice_states: [], members: [{ ...member(bot), roles: [guild.botRoleId] }], channels, threads, presences: [], stage_instances: [], guild_scheduled_events: [], soundboard_sounds: [],
   };
 }
 

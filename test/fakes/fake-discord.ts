@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FakeGateway, type GatewayOptions } from './fake-discord-gateway.js';
+import { notFound, parseBody, readBody, type Reply } from './fake-discord-http.js';
 import * as wire from './fake-discord-payloads.js';
 import type { FakeChannel, FakeMessage, FakeUser } from './fake-discord-payloads.js';
 
@@ -32,7 +33,6 @@ export interface ReactionRecord {
   removed: boolean;
 }
 
-type Reply = { status: number; body?: unknown };
 type Failure = { method: string; path: RegExp; status: number; body: Record<string, unknown>; times: number };
 
 /** Starts the fake on a random port. */
@@ -47,6 +47,8 @@ export class FakeDiscord {
   readonly bot = wire.user('Hippo', null, true);
   readonly applicationId = wire.snowflake();
   readonly guildId = wire.snowflake();
+  /** The bot's managed role in the guild. */
+  readonly botRoleId = wire.snowflake();
   readonly ada = wire.user('ada', 'Ada Lovelace');
   readonly bob = wire.user('bob', 'Bob');
   readonly otherBot = wire.user('otherbot', null, true);
@@ -71,7 +73,7 @@ export class FakeDiscord {
         shard: [0, 1], application: { id: this.applicationId, flags: 0 }, private_channels: [], relationships: [], presences: [],
         geo_ordered_rtc_regions: [], guild_join_requests: [], user_settings: {},
       }),
-      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id }, [this.general], this.threads(), this.bot)],
+      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id, botRoleId: this.botRoleId }, [this.general], this.threads(), this.bot)],
     }, options);
     this.server.on('upgrade', (request, socket, head) => this.gateway.handleUpgrade(request, socket, head));
     this.server.on('connection', (socket) => {
@@ -117,11 +119,12 @@ export class FakeDiscord {
     return channel;
   }
 
-  /** A message by `author` in `channel`; `mention` prefixes `<@bot>`. Stored and dispatched. */
-  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean; nick?: string | null; dispatch?: boolean } = {}): FakeMessage {
+  /** A message by `author` in `channel`; `mention` prefixes `<@bot>` (`'role'`: the bot's role). Stored and dispatched. */
+  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean | 'role'; nick?: string | null; dispatch?: boolean } = {}): FakeMessage {
     const author = options.author ?? this.ada;
-    const text = options.mention ? `<@${this.bot.id}> ${content}` : content;
-    const created = wire.message(channel, author, text, { mentions: options.mention ? [this.bot] : [], nick: options.nick ?? null });
+    const role = options.mention === 'role';
+    const text = options.mention ? `${role ? `<@&${this.botRoleId}>` : `<@${this.bot.id}>`} ${content}` : content;
+    const created = wire.message(channel, author, text, { mentions: options.mention === true ? [this.bot] : [], mentionRoles: role ? [this.botRoleId] : [], nick: options.nick ?? null });
     this.store(created);
     if (options.dispatch !== false) this.gateway.dispatch('MESSAGE_CREATE', created);
     return created;
@@ -309,39 +312,4 @@ export class FakeDiscord {
     const older = this.messagesIn(channelId).filter((entry) => !before || BigInt(entry.id) < BigInt(before));
     return older.slice(-limit).reverse(); // newest first, as Discord returns them
   }
-}
-
-function notFound(): Reply {
-  return { status: 404, body: { message: '404: Not Found', code: 0 } };
-}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
-
-/** JSON, or multipart/form-data with `payload_json` and `files[n]` parts. */
-function parseBody(contentType: string, raw: Buffer): { json: unknown; files: Array<{ name: string; content: string }> } {
-  if (raw.length === 0) return { json: null, files: [] };
-  if (contentType.startsWith('application/json')) return { json: JSON.parse(raw.toString('utf8')) as unknown, files: [] };
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
-  if (!boundary) return { json: null, files: [] };
-  const text = raw.toString('utf8');
-  let json: unknown = null;
-  const files: Array<{ name: string; content: string }> = [];
-  for (const part of text.split(`--${boundary[1] ?? boundary[2]}`)) {
-    const split = part.indexOf('\r\n\r\n');
-    if (split < 0) continue;
-    const headers = part.slice(0, split);
-    const content = part.slice(split + 4).replace(/\r\n$/, '');
-    const name = /name="([^"]+)"/.exec(headers)?.[1];
-    const filename = /filename="([^"]+)"/.exec(headers)?.[1];
-    if (name === 'payload_json') json = JSON.parse(content) as unknown;
-    else if (filename) files.push({ name: filename, content });
-  }
-  return { json, files };
 }

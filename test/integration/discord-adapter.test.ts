@@ -120,6 +120,15 @@ describe('Discord adapter: sessions', () => {
     expect(fake.callsTo('GET', new RegExp(`^/channels/${thread.id}/messages$`))[0]?.query.get('before')).toBe(mention.id);
   });
 
+  it("starts a session from a mention of Hippo's managed role too", async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'Via the role.' }] });
+    const mention = fake.say(fake.general, 'role mention works?', { mention: 'role', nick: 'Ada (ops)' });
+    await rig.botMessage(mention.id, (message) => message.content === 'Via the role.');
+    const first = String(requestsOf(rig.model.requests, 'worker')[0]!.body.messages.at(-1)?.['content']);
+    expect(first).toBe('Ada (ops) wrote:\n> role mention works?');
+  });
+
   it('gives a DM its own session', async () => {
     const { fake } = rig;
     scriptRoles(rig.model, { worker: [{ content: 'Hello in private.' }] });
@@ -215,6 +224,23 @@ describe('Discord adapter: answers, notes and commands', () => {
     await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Bob' && button.disabled), 10_000, 'the note to show the review');
     const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { reviewedBy: 'Bob' } });
     expect(versions.length).toBeGreaterThan(0);
+  });
+
+  it('attaches a long diff as a Markdown file to the ephemeral View reply', async () => {
+    const { fake } = rig;
+    const long = Array.from({ length: 60 }, (_unused, line) => `- decision ${line}: keep the billing jobs idempotent`).join('\n');
+    scriptRoles(rig.model, {
+      worker: [at(400, { content: 'Lots noted.' })],
+      summarizer: (_body, index) =>
+        index === 0 ? { toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'notes/decisions.md', content: long, expected_version: 0 } }] } : { content: 'updated' },
+    });
+    const mention = fake.say(fake.general, 'remember all of this', { mention: true });
+    const note = await rig.botMessage(mention.id, (message) => visibleText(message).includes('🧠 Memory updated'), 'the memory note');
+    const view = fake.click(note, buttonsOf(note)[0]!.customId);
+    const shown = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${view.token}/messages/@original$`))[0]);
+    expect(String(shown.body?.['content'])).toMatch(/^📎 The full text \([\d,]+ characters\) is attached\.$/);
+    expect(shown.files.map((file) => file.name)).toEqual(['memory-change.md']);
+    expect(shown.files[0]?.content).toContain('+ - decision 59: keep the billing jobs idempotent');
   });
 
   it('answers /hippo status ephemerally, @Hippo status in the thread, and pauses from the card', async () => {

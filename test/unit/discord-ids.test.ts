@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  buttonId, dmAddress, mentionsUser, parseButtonId, parseSteerKey, steerKey, stripMention, threadAddress, threadName,
+  buttonId, dmAddress, mentionPattern, mentionsBot, parseButtonId, parseSteerKey, steerKey, stripMention, threadAddress, threadName,
 } from '../../src/adapters/discord/discord-ids.js';
 import { inviteUrl, invitePermissions } from '../../src/adapters/discord/invite.js';
 import { hippoCommand, parseGuildIds, verbOf } from '../../src/adapters/discord/slash-command.js';
@@ -36,12 +36,15 @@ describe('Discord names', () => {
     expect(threadName('   ')).toBe('Hippo');
   });
 
-  it('finds and strips the bot mention in both forms', () => {
-    expect(mentionsUser('<@42> hi', '42')).toBe(true);
-    expect(mentionsUser('<@!42> hi', '42')).toBe(true);
-    expect(mentionsUser('<@420> hi', '42')).toBe(false);
-    expect(stripMention('<@42> status', '42')).toBe('status');
-    expect(stripMention('hey <@!42>   look at <@7>', '42')).toBe('hey look at <@7>');
+  it('finds and strips mentions of the bot user (both forms) and of its managed role', () => {
+    const pattern = mentionPattern('42', '99');
+    expect(mentionsBot('<@42> hi', pattern)).toBe(true);
+    expect(mentionsBot('<@!42> hi', pattern)).toBe(true);
+    expect(mentionsBot('<@&99> hi', pattern)).toBe(true);
+    expect(mentionsBot('<@420> hi <@&9>', pattern)).toBe(false);
+    expect(mentionsBot('<@&99> hi', mentionPattern('42'))).toBe(false);
+    expect(stripMention('<@42> status', pattern)).toBe('status');
+    expect(stripMention('hey <@!42>   look at <@7> <@&99>', pattern)).toBe('hey look at <@7>');
   });
 });
 

@@ -53,7 +53,8 @@ export class DiscordEventRenderer {
 
   /** Takes one event (synchronously; the enqueueing happens in order, in the background). */
   handle(event: AgentEvent): void {
-    if (event.session.platform !== 'discord') return;
+    // Streaming deltas and intermediate messages change nothing Hippo shows on Discord.
+    if (event.session.platform !== 'discord' || event.type === 'text-delta' || event.type === 'assistant-message') return;
     void this.queue.run(event.session.id, () => this.render(event));
   }
 

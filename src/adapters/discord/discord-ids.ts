@@ -60,12 +60,20 @@ export function threadName(request: string): string {
   return name.length <= threadNameLimit ? name : `${name.slice(0, threadNameLimit - 1).trimEnd()}…`;
 }
 
-/** True when the text mentions the user (`<@id>` or the legacy `<@!id>`). */
-export function mentionsUser(text: string, userId: string): boolean {
-  return text.includes(`<@${userId}>`) || text.includes(`<@!${userId}>`);
+/**
+ * Ways a message can address Hippo: its user (`<@id>`, legacy `<@!id>`) and, in a server, its
+ * managed role (`<@&roleId>`), which Discord's autocomplete offers next to the user.
+ */
+export function mentionPattern(userId: string, roleId?: string | null): RegExp {
+  return new RegExp(`<@!?${userId}>${roleId ? `|<@&${roleId}>` : ''}`, 'g');
 }
 
-/** The text without mentions of the user, trimmed. */
-export function stripMention(text: string, userId: string): string {
-  return text.replace(new RegExp(`<@!?${userId}>`, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
+/** True when the text mentions Hippo. */
+export function mentionsBot(text: string, pattern: RegExp): boolean {
+  return new RegExp(pattern.source).test(text);
+}
+
+/** The text without mentions of Hippo, trimmed. */
+export function stripMention(text: string, pattern: RegExp): string {
+  return text.replace(new RegExp(pattern.source, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
 }

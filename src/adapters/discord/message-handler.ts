@@ -9,10 +9,10 @@ import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
-import { mentionsUser, steerKey, threadAddress, threadName } from './discord-ids.js';
+import { steerKey, threadAddress, threadName } from './discord-ids.js';
 import { placeOf } from './discord-place.js';
 import { KeyedQueue } from './keyed-queue.js';
-import { authorName, isPersonMessage, messageText } from './message-text.js';
+import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
@@ -57,7 +57,7 @@ export class DiscordMessageHandler {
     const { client, agent } = this.context;
     const botId = client.user?.id;
     if (!botId || !isPersonMessage(message, botId)) return;
-    const mentioned = message.mentions.users.has(botId) || mentionsUser(message.content, botId);
+    const mentioned = mentionsHippo(message, botId);
     const text = messageText(message, botId);
     // A bare mention asks for help; a mention plus one command word is a command.
     const verb: CommandVerb | null = mentioned && text === '' ? 'help' : exactCommand(text);

@@ -1,11 +1,21 @@
 // What a Discord message says, as Hippo passes it on: the text without Hippo's own mention, other
 // mentions shown as names (@Ada, #general), attachments listed by name and link.
 import { cleanContent, type Message } from 'discord.js';
-import { stripMention } from './discord-ids.js';
+import { mentionPattern, mentionsBot, stripMention } from './discord-ids.js';
+
+/** How this message would mention Hippo (its user, or its managed role in the message's server). */
+export function botMention(message: Message, botUserId: string): RegExp {
+  return mentionPattern(botUserId, message.guild?.roles.botRoleFor(botUserId)?.id);
+}
+
+/** True when the message mentions Hippo. */
+export function mentionsHippo(message: Message, botUserId: string): boolean {
+  return message.mentions.users.has(botUserId) || mentionsBot(message.content, botMention(message, botUserId));
+}
 
 /** The message text for the agent (empty when there is nothing but a mention). */
 export function messageText(message: Message, botUserId: string): string {
-  const text = cleanContent(stripMention(message.content, botUserId), message.channel).trim();
+  const text = cleanContent(stripMention(message.content, botMention(message, botUserId)), message.channel).trim();
   const attachments = [...message.attachments.values()].map((attachment) => `[attachment: ${attachment.name} ${attachment.url}]`);
   return [text, ...attachments].filter((part) => part !== '').join('\n');
 }
