@@ -10,6 +10,7 @@ export function notFound(): Reply {
   return { status: 404, body: { message: '404: Not Found', code: 0 } };
 }
 
+/** The whole request body. */
 export function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

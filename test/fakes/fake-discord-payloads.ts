@@ -34,6 +34,7 @@ export function snowflake(): string {
   return String(((BigInt(Date.now()) - 1_420_070_400_000n) << 22n) + (sequence % 4096n));
 }
 
+/** A user (a bot when `bot`). */
 export function user(username: string, globalName: string | null, bot = false): FakeUser {
   return { id: snowflake(), username, global_name: globalName, discriminator: '0', avatar: null, ...(bot ? { bot: true } : {}) };
 }
@@ -45,10 +46,12 @@ export function member(of: FakeUser, nick: string | null = null): Record<string,
   return { user: of, nick, roles: [], joined_at: joinedAt, deaf: false, mute: false, flags: 0, permissions: '2251799813685247' };
 }
 
+/** A guild text channel. */
 export function textChannel(guildId: string, name: string): FakeChannel {
   return { id: snowflake(), type: 0, guild_id: guildId, name, position: 0, parent_id: null, permission_overwrites: [], nsfw: false, topic: null, last_message_id: null, rate_limit_per_user: 0 };
 }
 
+/** A public thread in `parentId` (threads started from a message take the message's id). */
 export function threadChannel(guildId: string, parentId: string, name: string, ownerId: string, id = snowflake()): FakeChannel {
   return {
     id, type: 11, guild_id: guildId, parent_id: parentId, name, owner_id: ownerId, message_count: 0, member_count: 1,
@@ -57,6 +60,7 @@ export function threadChannel(guildId: string, parentId: string, name: string, o
   };
 }
 
+/** A DM channel with `recipient`. */
 export function dmChannel(recipient: FakeUser): FakeChannel {
   return { id: snowflake(), type: 1, recipients: [recipient], last_message_id: null, flags: 0 };
 }

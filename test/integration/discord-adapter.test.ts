@@ -301,4 +301,18 @@ describe('Discord adapter: answers, notes and commands', () => {
     const shown = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${view.token}/messages/@original$`))[0]);
     expect(String(shown.body?.['content'])).toMatch(/^\*\*MAIN\.md\*\* \(v\d+\)/); // the channel's memory space
   });
+
+  it('keeps posting through Discord server errors, in order (durable outbox)', async () => {
+    const { fake } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'Delivered despite 5xx.' }] });
+    const mention = fake.say(fake.general, 'survive a Discord outage', { mention: true });
+    // discord.js retries a 5xx three times itself; the fifth failure reaches the outbox, which retries.
+    fake.fail('POST', new RegExp(`^/channels/${mention.id}/messages$`), 502, { message: 'Bad Gateway', code: 0 }, 5);
+    await rig.botMessage(mention.id, (message) => message.content === 'Delivered despite 5xx.');
+    const posted = fake.botMessagesIn(mention.id);
+    expect(posted[0]?.content).toMatch(/^(🤔 Thinking|✅ Done)/);
+    expect(posted.map((message) => message.content)).toContain('Delivered despite 5xx.');
+    const card = await rig.database.prisma.outboxItem.findFirstOrThrow({ where: { idempotencyKey: { startsWith: 'discord:card:' }, operation: 'post', payload: { path: ['channelId'], equals: mention.id } } });
+    expect(card).toMatchObject({ status: 'sent', attempts: 2 });
+  });
 });

@@ -40,8 +40,15 @@ beforeAll(async () => {
     },
     deliverReply: async (thread, text, options = {}) => {
       const reply = fake.say(channelOf(thread), text);
-      if (options.duplicate) fake.redeliver(reply);
       await rig.settle();
+      if (options.duplicate) {
+        // discord.js drops a repeat of a cached message itself; the durable dedupe matters for a
+        // replay after a reconnect or restart, so the repeat goes to a restarted adapter.
+        fake.redeliver(reply);
+        await rig.restart();
+        fake.redeliver(reply);
+        await rig.settle();
+      }
       return `discord:${reply.channel_id}:${reply.id}`;
     },
     deliverOwnMessage: async (thread, text) => {

@@ -29,6 +29,7 @@ export interface DiscordRendererDeps {
 
 /** Reaction shown while a steer message is queued, replaced by the second once the agent took it. */
 export const queuedEmoji = '👀';
+/** Reaction shown once the agent has taken a steer message into its context. */
 export const takenEmoji = '✅';
 
 /** How long an ended run's card stays editable by later pause/resume events (ms). */

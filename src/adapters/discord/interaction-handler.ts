@@ -22,6 +22,7 @@ const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset
 export class DiscordInteractionHandler {
   constructor(private readonly context: DiscordContext) {}
 
+  /** Routes `/hippo` and Hippo's buttons; other interactions are not Hippo's. */
   async handle(interaction: Interaction): Promise<void> {
     if (interaction.isChatInputCommand() && interaction.commandName === slashCommandName) return this.slash(interaction);
     if (!interaction.isButton()) return;

@@ -14,7 +14,8 @@ export async function readThreadSoFar(thread: AnyThreadChannel, beforeId: string
   const fetched = await thread.messages.fetch({ limit: historyLimit, before: beforeId });
   const earlier = [...fetched.values()].sort((left, right) => (BigInt(left.id) < BigInt(right.id) ? -1 : 1));
   const starter = await thread.fetchStarterMessage().catch(() => null);
-  const messages = (starter ? [starter, ...earlier] : earlier).filter((message) => !message.system);
+  // A forum post's starter sits inside the thread too: keep each message once.
+  const messages = (starter && !earlier.some((message) => message.id === starter.id) ? [starter, ...earlier] : earlier).filter((message) => !message.system);
   const lines = messages.map((message) => quoteLine(message, botUserId)).filter((line) => line !== '');
   let text = lines.join('\n');
   if (text.length > historyChars) text = `…\n${text.slice(text.length - historyChars)}`;

@@ -25,6 +25,7 @@ export class TypingIndicator {
     tick();
   }
 
+  /** Stops renewing the indicator in a channel (Discord clears it within 10 s or at the next post). */
   stop(channelId: string): void {
     clearInterval(this.timers.get(channelId));
     this.timers.delete(channelId);
@@ -35,6 +36,7 @@ export class TypingIndicator {
     return [...this.timers.keys()];
   }
 
+  /** Stops every indicator (shutdown). */
   stopAll(): void {
     for (const channelId of [...this.timers.keys()]) this.stop(channelId);
   }
