@@ -49,7 +49,11 @@ describe('Discord adapter: sessions', () => {
     // The status card ends as done, without buttons; typing was shown while working.
     const card = await rig.botMessage(mention.id, (message) => message.content.startsWith('✅ Done'), 'the finished card');
     expect(buttonsOf(card)).toEqual([]);
-    expect(fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/typing$`)).length).toBeGreaterThan(0);
+    const typing = () => fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/typing$`)).length;
+    expect(typing()).toBeGreaterThan(0);
+    const shown = typing();
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the rig renews every 200 ms
+    expect(typing()).toBe(shown);
     expect(rig.adapter.connected()).toBe(true);
   });
 
@@ -137,6 +141,9 @@ describe('Discord adapter: sessions', () => {
     await rig.botMessage(dm.id, (message) => message.content === 'Hello in private.');
     const session = await rig.harness.agent.findSession({ platform: 'discord', workspaceId: '@me', channelId: dm.id, threadKey: dm.id });
     expect(session?.title).toBe('hi hippo');
+    const slash = fake.slash(dm, 'status');
+    const reply = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${slash.token}/messages/@original$`))[0]);
+    expect(String(reply.body?.['content'])).toMatch(/^\*\*Status:\*\* (idle|running)/);
   });
 
   it('updates a queued steer when it is edited and withdraws it when it is deleted; ignores bots', async () => {
