@@ -35,9 +35,10 @@ describe('Discord start-up', () => {
   it('exits non-zero with one line on how to enable Message Content when Discord answers 4014', async () => {
     const fake = await startFakeDiscord({ disallowMessageContent: true });
     try {
-      const child = startScript('test/fakes/fake-discord-entry.ts', {
-        DATABASE_URL: database.url, DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl,
-        OPENAI_API_KEY: 'test-key', MODEL: 'test-model', LOG_LEVEL: 'silent',
+      // The real entry point (npm start), as an operator would run it.
+      const child = startScript('src/main.ts', {
+        DATABASE_URL: database.url, PORT: '0', DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl,
+        OPENAI_API_KEY: 'test-key', MODEL: 'test-model', TOOLS: 'memory', LOG_LEVEL: 'silent',
       });
       const { code } = await child.exited;
       expect(code).toBe(1);
