@@ -1,8 +1,9 @@
 // Turns agent events of Discord sessions into outbox items (style.md §8): 👀 → ✅ reactions on
-// steer messages, one status card per run edited in place (the outbox sends only the newest pending
-// edit, and discord.js waits out the per-channel edit rate limit, so bursts coalesce), answers split at 2,000 characters,
+// steer messages, one status card per run edited in place, answers split at 2,000 characters,
 // memory and reset notes, error notes; and the typing indicator while a run works. Items of one
-// session are enqueued in event order (the outbox then sends them in that order).
+// session are enqueued in event order (the outbox then sends them in that order). Card edits are
+// not throttled here: the outbox sends only the newest pending edit of a card, and discord.js
+// waits out Discord's per-channel rate limit, so bursts of tool calls coalesce by themselves.
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
