@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 const secretPaths = [
-  'token', 'apiKey', 'api_key', 'authorization', 'password', 'secret', 'signingSecret', 'key',
+  'token', 'apiKey', 'api_key', 'authorization', 'password', 'secret', 'signingSecret',
   'OPENAI_API_KEY', 'SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'DISCORD_BOT_TOKEN', 'DATABASE_URL',
 ];
 

@@ -23,6 +23,8 @@ export interface DiscordRendererDeps {
   log: Logger;
   /** How people resume after an error, shown in the error note (e.g. "/hippo resume"). */
   resumeHint: string;
+  /** Tells core an answer or note is in the outbox (it will not be re-sent after a crash). */
+  delivered: (event: AgentEvent) => Promise<void>;
   /** Context use in percent at the end of a run, for the card (optional). */
   contextPercent?: (sessionId: string) => Promise<number | null>;
   now?: () => number;
@@ -85,12 +87,14 @@ export class DiscordEventRenderer {
         this.deps.typing.start(session.threadKey);
         return this.startCard(session);
       case 'answer':
-        return this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text));
+        await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken);
+        return this.deps.delivered(event);
       case 'memory-updated':
-        if (event.changes.length === 0) return;
-        return this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
+        if (event.changes.length > 0) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
+        return this.deps.delivered(event);
       case 'context-reset':
-        return this.post(session, `discord:reset:${event.segmentId}`, [resetNoteBody(event)]);
+        await this.post(session, `discord:reset:${event.segmentId}`, [resetNoteBody(event)]);
+        return this.deps.delivered(event);
       case 'error':
         await this.updateCard(event);
         return this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
@@ -158,7 +162,7 @@ export class DiscordEventRenderer {
     });
   }
 
-  private async post(session: SessionRecord, key: string, bodies: MessageBody[]): Promise<void> {
+  private async post(session: SessionRecord, key: string, bodies: MessageBody[], fencingToken: number | null = null): Promise<void> {
     for (const [index, body] of bodies.entries()) {
       await this.deps.outbox.enqueue({
         idempotencyKey: bodies.length === 1 ? key : `${key}:${index + 1}`,
@@ -166,6 +170,8 @@ export class DiscordEventRenderer {
         platform: 'discord',
         operation: 'post',
         payload: outboxPayload({ channelId: session.threadKey, body }),
+        // The worker's lease token: a replica that lost the session cannot post its answer.
+        ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
       });
     }
   }

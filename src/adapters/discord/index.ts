@@ -64,6 +64,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordEventRenderer({
     outbox, typing, log, resumeHint: '/hippo resume',
+    delivered: (event) => agent.delivered(event),
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
   });
 
