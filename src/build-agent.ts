@@ -20,7 +20,6 @@ import type { AnyTool } from './core/tool.js';
 import { ToolExecutor } from './core/tool-executor.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
-import { McpToolSource } from './tools/mcp.js';
 import { parseToolGroups, selectToolGroups } from './tools/registry.js';
 import { shellTools } from './tools/shell.js';
 import { webTools } from './tools/web.js';
@@ -54,7 +53,10 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
   const groups = parseToolGroups(config.TOOLS);
   const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
-  const mcp = groups.includes('mcp') && config.MCP_CONFIG ? await McpToolSource.start({ configPath: config.MCP_CONFIG, log }) : undefined;
+  // The MCP SDK is loaded only when MCP tools are configured.
+  const mcp = groups.includes('mcp') && config.MCP_CONFIG
+    ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })
+    : undefined;
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
     workspace: () => workspaceTools({ root: workspaces }),

@@ -2,8 +2,6 @@
 import { buildAgent, type BuiltAgent } from './build-agent.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
-import { startDiscordAdapter } from './adapters/discord/index.js';
-import { startSlackAdapter } from './adapters/slack/index.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
 
@@ -60,9 +58,16 @@ export async function startService(config: Config, log: Logger, options: Service
   if (agent) {
     const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log };
     try {
-      // Mounted before listening, so /slack/events never answers 404 while starting.
-      if (adapters.some((name) => name.startsWith('slack'))) running.push({ name: 'slack', ...(await startSlackAdapter({ ...shared, http })) });
-      if (adapters.includes('discord')) running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
+      // Loaded only when configured (they are heavy). Slack is mounted before listening, so
+      // /slack/events never answers 404 while starting.
+      if (adapters.some((name) => name.startsWith('slack'))) {
+        const { startSlackAdapter } = await import('./adapters/slack/index.js');
+        running.push({ name: 'slack', ...(await startSlackAdapter({ ...shared, http })) });
+      }
+      if (adapters.includes('discord')) {
+        const { startDiscordAdapter } = await import('./adapters/discord/index.js');
+        running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
+      }
     } catch (error) {
       for (const adapter of running) await adapter.stop().catch(() => undefined);
       await agent.agent.stop(1_000);

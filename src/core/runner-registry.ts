@@ -70,7 +70,7 @@ export class RunnerRegistry {
   /** Wakes sessions with backlog whose driver is gone (crashed replica, missed wake-up). */
   async sweep(): Promise<number> {
     try {
-      const ids = await this.deps.replica.leases.orphaned();
+      const ids = await this.deps.replica.leases.orphaned(this.deps.replica.sweepIntervalMs);
       for (const id of ids) (await this.get(id)).wake();
       if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-swept');
       return ids.length;

@@ -43,15 +43,12 @@ export class SessionRunner {
     });
   }
 
-  /** Loads a session's current segment, writing its init messages if it has none yet. */
+  /** Loads a session's current segment (its init messages are written by the first activity). */
   static async load(deps: AgentDeps, sessionId: string): Promise<SessionRunner> {
     const session = await deps.stores.sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     const { segment, messages } = await deps.stores.context.load(sessionId);
     const context = new LiveContext(deps.stores.context, segment, messages);
-    if (messages.length === 0) {
-      for (const message of await buildInitMessages(deps, session)) await context.append(message, { isInit: true });
-    }
     if (segment.contextTokens > 0) context.lastPromptTokens = segment.contextTokens;
     return new SessionRunner(deps, session, context);
   }
@@ -197,6 +194,10 @@ export class SessionRunner {
     // Another replica may have written since this mirror was loaded (even a just-loaded runner
     // may have waited for the lease): re-read unless the lease stayed ours.
     if (claim === 'changed-hands') await this.reload();
+    // A new session's first segment gets its init messages here, by the lease holder only.
+    if (this.context.entries.length === 0) {
+      for (const message of await buildInitMessages(this.deps, this.record)) await this.context.append(message, { isInit: true });
+    }
     await work();
   }
 

@@ -273,8 +273,11 @@ export interface LeaseStore {
   release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
   /** Current fencing token of a session (0 when none was ever taken). */
   currentToken(sessionId: string): Promise<number>;
-  /** Sessions with backlog whose driver is gone: an expired lease, or no live owner at all. */
-  orphaned(): Promise<string[]>;
+  /**
+   * Sessions with backlog whose driver is gone: an expired lease, or work queued for longer than
+   * `graceMs` with no live owner (the receiving replica normally takes those itself).
+   */
+  orphaned(graceMs: number): Promise<string[]>;
 }
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */

@@ -2,10 +2,9 @@
 // PGlite under DATA_DIR. Applies pending migrations before anything else uses the database.
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { Logger } from '../../log.js';
 import { redactUrl } from '../../log.js';
 import { PrismaClient } from './generated/client.js';
@@ -101,7 +100,9 @@ async function openPglite(
   if (!db) {
     const dir = resolve(join(options.dataDir, 'pglite'));
     await mkdir(dir, { recursive: true });
-    db = await PGlite.create(dir);
+    // Loaded only for the embedded database (a deployment on Postgres never needs it).
+    const { PGlite: EmbeddedPostgres } = await import('@electric-sql/pglite');
+    db = await EmbeddedPostgres.create(dir);
   }
   const pglite = db;
   // PGlite is a single session in this process: no lock is needed (and none would block).
@@ -116,6 +117,7 @@ async function openPglite(
     if (owned) await pglite.close().catch(() => undefined);
     throw error;
   }
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {
     kind: 'pglite',

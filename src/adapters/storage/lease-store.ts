@@ -50,7 +50,7 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
       return Number(rows[0]?.fencing_token ?? 0n);
     },
 
-    async orphaned() {
+    async orphaned(graceMs) {
       // A driver died mid-work (its lease is still named but expired), or work is waiting with
       // nobody holding the lease (a wake-up was missed). Failed runs that wait for a person are
       // neither: their lease was released and nothing is queued.
@@ -60,7 +60,9 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
         WHERE (l.owner IS NOT NULL AND l.owner <> '' AND l.expires_at <= now())
            OR ((l.session_id IS NULL OR l.owner = '' OR l.expires_at <= now()) AND (
                 s.reset_requested
-                OR (NOT s.paused AND EXISTS (SELECT 1 FROM steer_messages q WHERE q.session_id = s.id AND q.status = 'queued'))))
+                OR (NOT s.paused AND EXISTS (
+                  SELECT 1 FROM steer_messages q
+                  WHERE q.session_id = s.id AND q.status = 'queued' AND q.received_at < now() - ${graceMs} * interval '1 millisecond'))))
         ORDER BY s.id`;
       return rows.map((row) => row.id);
     },
