@@ -1,0 +1,209 @@
+// B3 scale: many concurrent sessions in one process against a model that takes 200 ms per call.
+// Each session sends a few messages in turn; each message gets one tool step and an answer (two
+// model calls). Measures throughput, event-loop lag (perf_hooks.monitorEventLoopDelay) and memory
+// per session (heap and RSS growth with every session's runner loaded, after a full GC).
+// Run alone: npx tsx bench/b3-scale.ts
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createPostgresBenchDatabase } from './support/bench-database.js';
+import { newThread, startChatAgent } from './support/chat-agent.js';
+import { startModelHost, type ModelHost } from './support/model-host.js';
+import { isMain, runAlone, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
+import { count, envNumber, envNumbers, fixed, percentile, sleep } from './support/stats.js';
+
+interface B3Settings {
+  /** BENCH_B3_SESSIONS: session counts to run, comma-separated. */
+  sessionCounts: number[];
+  /** BENCH_B3_TURNS: messages per session. */
+  turns: number;
+  /** BENCH_B3_MODEL_MS: model latency per call. */
+  modelMs: number;
+}
+
+function settingsFromEnvironment(): B3Settings {
+  return {
+    sessionCounts: envNumbers('BENCH_B3_SESSIONS', [100, 1_000]),
+    turns: envNumber('BENCH_B3_TURNS', 3),
+    modelMs: envNumber('BENCH_B3_MODEL_MS', 200),
+  };
+}
+
+// A full GC before memory readings: expose gc() at run time (no node flag needed).
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+function memory(): { heapMb: number; rssMb: number } {
+  collectGarbage();
+  collectGarbage();
+  const usage = process.memoryUsage();
+  return { heapMb: usage.heapUsed / 2 ** 20, rssMb: usage.rss / 2 ** 20 };
+}
+
+interface ScaleResult {
+  sessions: number;
+  turns: number;
+  modelCalls: number;
+  wallMs: number;
+  turnLatency: number[];
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  heapPerSessionKb: number;
+  rssPerSessionKb: number;
+  peakRssMb: number;
+  roundTripsPerTurn: number;
+  cpuMsPerTurn: number;
+  failedTurns: number;
+  /** Failure messages (first 90 characters) and how often each occurred. */
+  failures: Map<string, number>;
+}
+
+async function runScale(sessions: number, settings: B3Settings, model: ModelHost): Promise<ScaleResult> {
+  const database = await createPostgresBenchDatabase();
+  try {
+    const agent = await startChatAgent(database, model, { sweep: true });
+    try {
+      // Warm-up outside the measurement (JIT, Prisma plans, pool connections), one at a time.
+      for (let index = 0; index < 10; index += 1) await agent.turn(newThread(), 1, 1);
+      const threads = Array.from({ length: sessions }, () => newThread());
+      const before = memory();
+      database.roundTrips.reset();
+      const callsBefore = agent.recorder.calls.length;
+      let peakRss = process.memoryUsage().rss;
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+      const lag = monitorEventLoopDelay({ resolution: 10 });
+      lag.enable();
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      const turnLatency: number[] = [];
+      let failedTurns = 0;
+      const failures = new Map<string, number>();
+      await Promise.all(
+        threads.map(async (thread) => {
+          for (let turn = 1; turn <= settings.turns; turn += 1) {
+            try {
+              const result = await agent.turn(thread, turn, 1);
+              turnLatency.push(result.answeredAt - result.sentAt);
+            } catch (error) {
+              failedTurns += 1;
+              const key = String(error).replace(/t\d+-\d+/g, '…').slice(0, 90);
+              failures.set(key, (failures.get(key) ?? 0) + 1);
+            }
+          }
+        }),
+      );
+      const wallMs = performance.now() - started;
+      const cpuUsed = process.cpuUsage(cpu);
+      lag.disable();
+      clearInterval(sampler);
+      // Let the drives finish their last checkpoint and release their leases; runners stay loaded.
+      await Promise.all(threads.map(async (thread) => {
+        const session = await agent.harness.agent.findSession(thread);
+        if (session) await (await agent.harness.agent.runner(session.id)).whenIdle();
+      }));
+      await sleep(200);
+      const after = memory();
+      const turns = sessions * settings.turns;
+      return {
+        sessions,
+        turns,
+        modelCalls: agent.recorder.calls.length - callsBefore,
+        wallMs,
+        turnLatency,
+        lagP50Ms: lag.percentile(50) / 1e6,
+        lagP99Ms: lag.percentile(99) / 1e6,
+        lagMaxMs: lag.max / 1e6,
+        heapPerSessionKb: ((after.heapMb - before.heapMb) * 1024) / sessions,
+        rssPerSessionKb: ((after.rssMb - before.rssMb) * 1024) / sessions,
+        peakRssMb: peakRss / 2 ** 20,
+        roundTripsPerTurn: database.roundTrips.total / turns,
+        cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
+        failedTurns,
+        failures,
+      };
+    } finally {
+      await agent.close();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+async function runB3(): Promise<BenchReport> {
+  const settings = settingsFromEnvironment();
+  const scenario = { kind: 'chat' as const, delayMs: settings.modelMs };
+  const model = await startModelHost(scenario, { simulateCache: false });
+  const results: ScaleResult[] = [];
+  try {
+    for (const sessions of settings.sessionCounts) {
+      console.error(`b3: ${sessions} sessions…`);
+      await model.configure(scenario);
+      results.push(await runScale(sessions, settings, model));
+    }
+  } finally {
+    await model.close();
+  }
+  const lowerBound = 2 * settings.modelMs;
+  const failureNotes = results.flatMap((result) =>
+    [...result.failures].map(([message, times]) => `FAILED turns with ${result.sessions} sessions: ${times}× "${message}"`),
+  );
+  const largest = results.at(-1);
+  const targets: TargetCheck[] = [];
+  const thousand = results.find((result) => result.sessions >= 1_000);
+  if (thousand) {
+    targets.push({
+      target: '1,000 sessions with event-loop lag p99 < 50 ms',
+      measured: `${fixed(thousand.lagP99Ms, 1)} ms (max ${fixed(thousand.lagMaxMs, 0)} ms)${thousand.failedTurns ? `; ${thousand.failedTurns} of ${thousand.turns} turns failed` : ''}`,
+      met: thousand.lagP99Ms < 50 && thousand.failedTurns === 0,
+    });
+  }
+  return {
+    id: 'b3',
+    title: 'scale: concurrent sessions in one process',
+    settings: { 'turns per session': settings.turns, 'model ms per call': settings.modelMs, 'model calls per turn': 2, database: 'Postgres (durable), pool of 10' },
+    tables: [
+      {
+        title: `Throughput and latency (a turn = message → tool step → answer; ≥ ${lowerBound} ms of model time)`,
+        columns: ['sessions', 'turns sent', 'failed', 'wall s', 'answered turns/s', 'model calls/s', 'turn p50 ms', 'turn p99 ms', 'agent CPU ms / turn', 'DB round trips / turn'],
+        rows: results.map((result) => [
+          result.sessions,
+          result.turns,
+          result.failedTurns,
+          fixed(result.wallMs / 1000, 1),
+          fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1),
+          fixed((result.modelCalls * 1000) / result.wallMs, 1),
+          fixed(percentile(result.turnLatency, 50), 0),
+          fixed(percentile(result.turnLatency, 99), 0),
+          fixed(result.cpuMsPerTurn, 1),
+          fixed(result.roundTripsPerTurn, 1),
+        ]),
+      },
+      {
+        title: 'Event loop and memory',
+        columns: ['sessions', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'heap / session KB', 'RSS / session KB', 'peak RSS MB'],
+        rows: results.map((result) => [
+          result.sessions,
+          fixed(result.lagP50Ms, 1),
+          fixed(result.lagP99Ms, 1),
+          fixed(result.lagMaxMs, 0),
+          fixed(result.heapPerSessionKb, 1),
+          fixed(result.rssPerSessionKb, 1),
+          count(result.peakRssMb),
+        ]),
+      },
+    ],
+    targets,
+    notes: [
+      ...failureNotes,
+      'All sessions start at once; each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',
+      'Per-turn CPU and round trips divide by all turns sent (failed ones included); turn latency percentiles are over answered turns.',
+      'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the session count.',
+      `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
+    ],
+  };
+}
+
+export const b3: Benchmark = { id: 'b3', title: 'scale', run: runB3 };
+
+if (isMain(import.meta.url)) await runAlone(b3);

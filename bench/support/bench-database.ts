@@ -1,0 +1,193 @@
+// Databases for benchmarks: a fresh, migrated Postgres database (dropped at the end) or an
+// embedded PGlite in a temporary directory, each with a counter of database round trips.
+//
+// How round trips are counted (Prisma's `$on('query')` is not available with driver adapters):
+// - Postgres: every pg client the pool hands out (pool 'acquire' event, which both `pool.query`
+//   and Prisma's transactions go through) gets its `query` method wrapped once. Each wrapped call
+//   is one statement sent to the server and one round trip, BEGIN and COMMIT included.
+// - PGlite: the instance's `query` is wrapped, and `transaction` counts its BEGIN and COMMIT plus
+//   every `tx.query` inside. PGlite runs in-process, so a "round trip" is a call into the engine.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { createLogger } from '../../src/log.js';
+
+/** Counts statements by a short normalized form of their SQL. */
+export class RoundTripCounter {
+  total = 0;
+  /** Milliseconds from sending statements to their results, summed (overlaps count twice). */
+  totalMs = 0;
+  readonly bySql = new Map<string, number>();
+
+  record(sql: string): void {
+    this.total += 1;
+    const key = normalizeSql(sql);
+    this.bySql.set(key, (this.bySql.get(key) ?? 0) + 1);
+  }
+
+  /** Records a statement and adds the time until `result` settles. */
+  timed<T>(sql: string, result: T): T {
+    this.record(sql);
+    if (result instanceof Promise) {
+      const started = performance.now();
+      const done = () => {
+        this.totalMs += performance.now() - started;
+      };
+      result.then(done, done);
+    }
+    return result;
+  }
+
+  reset(): void {
+    this.total = 0;
+    this.totalMs = 0;
+    this.bySql.clear();
+  }
+
+  /** The most frequent statements, most frequent first. */
+  top(limit: number): Array<[string, number]> {
+    return [...this.bySql.entries()].sort((left, right) => right[1] - left[1]).slice(0, limit);
+  }
+}
+
+/** First words of a statement with parameters and whitespace collapsed, for grouping. */
+function normalizeSql(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').trim();
+  const table = /\b(?:FROM|INTO|UPDATE)\s+"?(?:public"?\."?)?"?([a-z_]+)"?/i.exec(text)?.[1];
+  const verb = text.split(' ')[0]?.toUpperCase() ?? '';
+  if (verb === 'BEGIN' || verb === 'COMMIT' || verb === 'ROLLBACK') return verb;
+  const locking = /FOR UPDATE/i.test(text) ? ' … FOR UPDATE' : '';
+  const conflict = /ON CONFLICT/i.test(text) ? ' … ON CONFLICT' : '';
+  return `${verb} ${table ?? text.slice(0, 40)}${conflict}${locking}`;
+}
+
+// Databases still open, dropped if the benchmark is interrupted (Ctrl-C, kill).
+const open = new Set<BenchDatabase>();
+let handlersInstalled = false;
+
+function track(database: BenchDatabase): BenchDatabase {
+  open.add(database);
+  if (!handlersInstalled) {
+    handlersInstalled = true;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        console.error(`\n${signal}: dropping ${open.size} benchmark database(s)…`);
+        void Promise.allSettled([...open].map((item) => item.drop())).finally(() => process.exit(130));
+      });
+    }
+  }
+  const drop = database.drop;
+  database.drop = async () => {
+    open.delete(database);
+    await drop();
+  };
+  return database;
+}
+
+export interface BenchDatabase {
+  kind: 'postgres' | 'pglite';
+  database: Database;
+  roundTrips: RoundTripCounter;
+  /** Closes the connections and removes the database (Postgres) or its directory (PGlite). */
+  drop(): Promise<void>;
+}
+
+/** Where benchmarks may create and drop databases (default: the local server's `test` db). */
+export function adminDatabaseUrl(): string {
+  return process.env['BENCH_DATABASE_URL'] ?? 'postgresql://root@127.0.0.1:5432/test';
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminDatabaseUrl() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A new Postgres database, migrated by openDatabase. `durable: false` sets synchronous_commit
+ * off for this database only: commits no longer wait for the WAL flush (fsync), which separates
+ * the agent's own cost from the disk's.
+ */
+export async function createPostgresBenchDatabase(options: { durable?: boolean } = {}): Promise<BenchDatabase> {
+  const name = `hippo_bench_${randomBytes(5).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  if (options.durable === false) await adminQuery(`ALTER DATABASE "${name}" SET synchronous_commit TO off`);
+  const url = new URL(adminDatabaseUrl());
+  url.pathname = `/${name}`;
+  const dataDir = await mkdtemp(join(tmpdir(), 'hippo-bench-'));
+  const drop = async () => {
+    await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  let database: Database;
+  try {
+    database = await openDatabase({ databaseUrl: url.toString(), dataDir, log: createLogger('silent') });
+  } catch (error) {
+    await drop().catch(() => undefined);
+    throw error;
+  }
+  const roundTrips = new RoundTripCounter();
+  const pool = database.pool;
+  if (!pool) throw new Error('openDatabase returned no pool for Postgres');
+  const wrapped = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    const counting = (...args: unknown[]) => {
+      const first = args[0];
+      return roundTrips.timed(typeof first === 'string' ? first : String((first as { text?: unknown } | undefined)?.text ?? ''), query(...args));
+    };
+    Object.assign(client, { query: counting });
+  });
+  return track({
+    kind: 'postgres',
+    database,
+    roundTrips,
+    drop: async () => {
+      await database.close().catch(() => undefined);
+      await drop();
+    },
+  });
+}
+
+/** An embedded PGlite under a temporary directory, migrated by openDatabase. */
+export async function createPgliteBenchDatabase(): Promise<BenchDatabase> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hippo-bench-pglite-'));
+  const pglite = await PGlite.create(join(dataDir, 'pglite'));
+  const database = await openDatabase({ dataDir, log: createLogger('silent'), pglite });
+  const roundTrips = new RoundTripCounter();
+  type Query = (sql: string, ...rest: unknown[]) => Promise<unknown>;
+  type Transaction = (callback: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown>;
+  const query = pglite.query.bind(pglite) as unknown as Query;
+  const transaction = pglite.transaction.bind(pglite) as unknown as Transaction;
+  const countingQuery: Query = (sql, ...rest) => roundTrips.timed(sql, query(sql, ...rest));
+  const countingTransaction: Transaction = (callback) => {
+    roundTrips.record('BEGIN');
+    return transaction((tx) => {
+      const inner = tx.query.bind(tx);
+      const counted: Query = (sql, ...rest) => roundTrips.timed(sql, inner(sql, ...rest));
+      Object.assign(tx, { query: counted });
+      return callback(tx);
+    }).finally(() => roundTrips.record('COMMIT'));
+  };
+  Object.assign(pglite, { query: countingQuery, transaction: countingTransaction });
+  return track({
+    kind: 'pglite',
+    database,
+    roundTrips,
+    drop: async () => {
+      await database.close().catch(() => undefined);
+      await pglite.close().catch(() => undefined);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  });
+}

@@ -1,0 +1,106 @@
+// The agent as B2 and B3 drive it: the real Agent (test/support/agent-harness.ts) on a bench
+// database, the model process running the chat scenario, a no-op tool, a recording model client,
+// and a way to await the answer to a message in a given thread.
+import { z } from 'zod';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../../test/support/agent-harness.js';
+import type { SessionRecord, ThreadAddress } from '../../src/core/store.js';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import type { BenchDatabase } from './bench-database.js';
+import type { ModelHost } from './model-host.js';
+import { CallRecorder } from './probes.js';
+import { chatMessage } from './workload.js';
+
+export interface ChatAgent {
+  harness: AgentHarness;
+  recorder: CallRecorder;
+  /**
+   * Sends the person's message for `turn` (asking for `steps` tool steps) in `thread` and resolves
+   * when its answer is emitted, with the session and the performance.now() times.
+   */
+  turn(thread: ThreadAddress, turn: number, steps: number): Promise<{ session: SessionRecord; sentAt: number; answeredAt: number }>;
+  close(): Promise<void>;
+}
+
+const noop = defineTool({
+  name: 'noop',
+  description: 'Does nothing; returns "ok" (benchmark tool).',
+  input: z.object({ n: z.number().int() }),
+  execute: async () => 'ok',
+}) as AnyTool;
+
+/** Replica timings as the service uses them (src/build-agent.ts), not the test harness's. */
+const productionReplica = { leaseTtlMs: 15_000, sweepIntervalMs: 5_000 };
+
+/** A turn without an answer after this long fails (a stuck run must not hang the benchmark). */
+const turnTimeoutMs = 180_000;
+
+export async function startChatAgent(database: BenchDatabase, model: ModelHost, options: { sweep?: boolean } = {}): Promise<ChatAgent> {
+  const recorder = new CallRecorder();
+  const harness = await createAgentHarness({
+    database: database.database,
+    model: model.asHarnessModel(),
+    tools: [noop],
+    settings: { contextWindow: 128_000 },
+    replica: productionReplica,
+  });
+  harness.deps.model = recorder.wrap(harness.deps.model);
+  if (options.sweep) harness.agent.runners.startSweeping();
+  // Answers by thread key; a failed drive fails the waiting turn instead of leaving it hanging.
+  // The harness's own event list is emptied so it does not grow.
+  const waiting = new Map<string, Array<{ resolve: (at: number) => void; reject: (error: Error) => void }>>();
+  harness.deps.events.subscribe((event) => {
+    harness.events.length = 0;
+    if (event.type !== 'answer' && event.type !== 'error') return;
+    const waiters = waiting.get(event.session.threadKey);
+    const waiter = waiters?.shift();
+    if (waiters?.length === 0) waiting.delete(event.session.threadKey);
+    if (event.type === 'answer') waiter?.resolve(performance.now());
+    else waiter?.reject(new Error(`run failed: ${event.error.code}: ${event.error.message}`));
+  });
+  return {
+    harness,
+    recorder,
+    async turn(thread, turn, steps) {
+      const answered = new Promise<number>((resolve, reject) => {
+        const waiters = waiting.get(thread.threadKey) ?? [];
+        waiters.push({ resolve, reject });
+        waiting.set(thread.threadKey, waiters);
+      });
+      answered.catch(() => undefined); // rejected before it is awaited when submit itself fails
+      const sentAt = performance.now();
+      const withdraw = () => {
+        const waiters = waiting.get(thread.threadKey);
+        waiters?.pop();
+        if (waiters?.length === 0) waiting.delete(thread.threadKey);
+      };
+      // startSession on every turn: a first turn that failed to create the session (B3's burst)
+      // does not make the later ones fail too. open() finds an existing session with one query.
+      let session: SessionRecord | null;
+      try {
+        ({ session } = await harness.agent.submit(personMessage(thread, chatMessage(turn, steps)), { startSession: true }));
+      } catch (error) {
+        withdraw();
+        throw error;
+      }
+      if (!session) {
+        withdraw();
+        throw new Error(`no session for thread ${thread.threadKey}`);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          withdraw();
+          reject(new Error(`no answer within ${turnTimeoutMs} ms in thread ${thread.threadKey}`));
+        }, turnTimeoutMs);
+      });
+      try {
+        return { session, sentAt, answeredAt: await Promise.race([answered, timeout]) };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => harness.close(),
+  };
+}
+
+export { newThread };
