@@ -31,7 +31,7 @@ export interface CheckFigures {
   answerDuplicates: number;
   /** Any post (cards, notes, answers) whose idempotency key reached Slack more than once. */
   duplicatePosts: number;
-  /** Error notes posted in threads (model failures surfaced to people). */
+  /** Error notes posted in threads: a run failed (a warning, not one of the promises checked). */
   errorNotes: number;
   /** Pairs of worker requests of one session that overlapped in time. */
   overlaps: number;
@@ -53,7 +53,7 @@ export interface CheckInputs {
   plan: ChaosPlan;
   requests: readonly RecordedRequest[];
   posts: readonly FakeSlackMessage[];
-  database: ChaosDatabase;
+  database: Pick<ChaosDatabase, 'sessionsByThread' | 'steers' | 'answers' | 'quiet' | 'failedOutboxItems' | 'modelCallErrors'>;
   teamId: string;
 }
 
@@ -167,7 +167,6 @@ async function checkAnswers(inputs: CheckInputs, problems: ProblemList) {
     problems.add('post-duplicate', `post ${key} reached Slack ${count} times`);
   }
   const errorNotes = [...byKey.keys()].filter((key) => key.startsWith('error:')).length;
-  if (errorNotes) problems.add('error-note', `${errorNotes} error notes were posted`);
   return { answersStored: answers.length, answersPostedOnce: postedOnce, answerLosses: losses, answerDuplicates: duplicates, duplicatePosts, errorNotes };
 }
 

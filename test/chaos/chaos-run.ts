@@ -85,6 +85,8 @@ export interface ChaosReport {
   /** True when every figure that must be 0 is 0 and the run settled. */
   ok: boolean;
   problems: string[];
+  /** Things that went wrong without breaking a promise (error notes, name fallbacks, failed sweeps). */
+  warnings: string[];
   summary: string;
   logDir: string;
 }
@@ -314,12 +316,18 @@ function report(figures: ChaosFigures, problems: string[], logDir: string): Chao
   const overlaps = figures.overlaps;
   const { leftovers } = figures;
   const leftover = leftovers.queuedSteers + leftovers.outboxOpen + leftovers.leasesHeld + leftovers.unsettledSessions + (leftovers.awaitingDelivery ?? 0);
-  const ok = figures.settled && duplicates + losses + overlaps + leftover + figures.unfinishedRequests + figures.outboxFailed + figures.errorNotes + figures.crashes + figures.uncleanStops === 0;
+  const ok = figures.settled && duplicates + losses + overlaps + leftover + figures.unfinishedRequests + figures.outboxFailed + figures.crashes + figures.uncleanStops === 0;
   const all = [...problems];
   if (!figures.settled) all.unshift('settle: the run did not settle before the deadline');
   if (figures.crashes) all.push(`replicas: ${figures.crashes} replicas crashed or did not start in time`);
   if (figures.uncleanStops) all.push(`replicas: ${figures.uncleanStops} replicas did not exit 0 on SIGTERM`);
-  const base = { figures, duplicates, losses, overlaps, ok, problems: all, logDir };
+  // Not promises of the issue, but worth a look: runs that failed, and names that fell back to ids.
+  const warnings = [
+    ...(figures.errorNotes ? [`${figures.errorNotes} error notes were posted (runs failed; see run-failed in the replica logs)`] : []),
+    ...(figures.nameFallbacks ? [`${figures.nameFallbacks} steers reached the model under the user id (users.info slower than 1 s)`] : []),
+    ...(figures.sweepFailures ? [`${figures.sweepFailures} sweeps or runner loads failed`] : []),
+  ];
+  const base = { figures, duplicates, losses, overlaps, ok, problems: all, warnings, logDir };
   return { ...base, summary: formatSummary(base) };
 }
 
@@ -341,6 +349,7 @@ export function formatSummary(run: Omit<ChaosReport, 'summary'>): string {
     `timing     start ${seconds(f.timings.startMs)} · traffic ${seconds(f.timings.trafficMs)} · settle ${seconds(f.timings.settleMs)}${f.settled ? '' : ' (NOT SETTLED)'} · stop ${seconds(f.timings.stopMs)} · total ${seconds(f.timings.totalMs)}`,
     `RESULT     ${run.ok ? 'OK' : 'FAILED'}: duplicates = ${run.duplicates}, losses = ${run.losses}, overlaps = ${run.overlaps}`,
     ...(run.problems.length ? ['problems:', ...run.problems.map((line) => `  - ${line}`)] : []),
+    ...(run.warnings.length ? ['warnings:', ...run.warnings.map((line) => `  - ${line}`)] : []),
     `replica logs: ${run.logDir}`,
   ].join('\n');
 }
