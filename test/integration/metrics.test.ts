@@ -2,27 +2,17 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { newThread } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startScript } from '../support/processes.js';
+import { useTestBed } from '../support/test-bed.js';
 
-let database: TestDatabase;
-let model: FakeModelServer;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-});
-afterAll(async () => {
-  await model.close();
-  await database.drop();
-});
+const bed = useTestBed();
 
 describe('/metrics', () => {
   it('reports runs, model calls and tokens by role, cache ratio, queue depth, leases, outbox and event-loop lag', async () => {
+    const { database, model } = bed;
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
     const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });

@@ -1,24 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { createAgentHarness, newThread, personMessage } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { newThread, personMessage } from '../support/agent-harness.js';
+import { useTestBed } from '../support/test-bed.js';
 
-let database: TestDatabase;
-let model: FakeModelServer;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-});
-afterAll(async () => {
-  await model.close();
-  await database.drop();
-});
+const bed = useTestBed();
 
 describe('RunnerRegistry', () => {
   it('keeps one runner per session and evicts runners that stayed idle', async () => {
-    const harness = await createAgentHarness({ database, model });
-    model.enqueue({ content: 'one' }, { content: 'two' });
+    const harness = await bed.harness();
+    bed.model.enqueue({ content: 'one' }, { content: 'two' });
     const thread = newThread();
     const { session } = await harness.agent.submit(personMessage(thread, 'hi'), { startSession: true });
     const runner = await harness.agent.runner(session!.id);
@@ -32,7 +21,6 @@ describe('RunnerRegistry', () => {
     // A new message loads a fresh runner from the store and goes on where the session was.
     await harness.agent.submit(personMessage(thread, 'again'), { startSession: false });
     await harness.waitForEvent('answer', (event) => event.text === 'two');
-    expect(model.requests[1]!.body.messages.slice(2).map((message) => message['role'])).toEqual(['user', 'assistant', 'user']);
-    await harness.close();
+    expect(bed.model.requests[1]!.body.messages.slice(2).map((message) => message['role'])).toEqual(['user', 'assistant', 'user']);
   });
 });

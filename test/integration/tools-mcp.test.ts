@@ -10,19 +10,12 @@ import type { ToolContext } from '../../src/core/tool.js';
 import { createLogger } from '../../src/log.js';
 import { McpToolSource, toolName } from '../../src/tools/mcp.js';
 import { toolDefinitions } from '../../src/tools/registry.js';
+import { toolContext } from '../support/tool-context.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fixture = path.join(repoRoot, 'test/fakes/mcp-echo-server.ts');
 
-const context = (overrides: Partial<ToolContext> = {}): ToolContext => ({
-  role: 'worker',
-  sessionId: 's1',
-  segmentId: 'g1',
-  memorySpaceId: 'm1',
-  contextWindow: 128_000,
-  signal: new AbortController().signal,
-  ...overrides,
-});
+const context = toolContext;
 
 const echoServer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: ['--import', 'tsx', fixture], cwd: repoRoot, env });
 

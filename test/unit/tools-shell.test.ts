@@ -7,16 +7,9 @@ import { CancelledError } from '../../src/core/errors.js';
 import type { AnyTool, ToolContext } from '../../src/core/tool.js';
 import { sanitizeEnvironment, shellTools, type ShellToolsOptions } from '../../src/tools/shell.js';
 import { sessionWorkspacePath } from '../../src/tools/workspace-path.js';
+import { toolContext } from '../support/tool-context.js';
 
-const context = (overrides: Partial<ToolContext> = {}): ToolContext => ({
-  role: 'worker',
-  sessionId: 's1',
-  segmentId: 'g1',
-  memorySpaceId: 'm1',
-  contextWindow: 128_000,
-  signal: new AbortController().signal,
-  ...overrides,
-});
+const context = toolContext;
 
 let root: string;
 // A fresh HOME keeps the login shell from running the machine's ~/.profile: fast, and a timeout

@@ -10,16 +10,9 @@ import type { AnyTool, ToolContext } from '../../src/core/tool.js';
 import { htmlToText } from '../../src/tools/html-to-text.js';
 import { blockedAddressReason, vetUrl, type Resolver, type VettedTarget } from '../../src/tools/web-address.js';
 import { fetchPage, webTools, type WebToolsOptions } from '../../src/tools/web.js';
+import { toolContext } from '../support/tool-context.js';
 
-const context = (overrides: Partial<ToolContext> = {}): ToolContext => ({
-  role: 'worker',
-  sessionId: 's1',
-  segmentId: 'g1',
-  memorySpaceId: 'm1',
-  contextWindow: 128_000,
-  signal: new AbortController().signal,
-  ...overrides,
-});
+const context = toolContext;
 
 const page = `<!doctype html><html><head><title>Test page</title><style>body { color: red }</style>
 <script>alert("<p>not text</p>")</script></head><body><nav><a href="/">Home</a></nav>

@@ -6,16 +6,9 @@ import { ToolError } from '../../src/core/errors.js';
 import type { AnyTool, ToolContext } from '../../src/core/tool.js';
 import { workspaceTools } from '../../src/tools/workspace.js';
 import { resolveInWorkspace, sessionWorkspacePath } from '../../src/tools/workspace-path.js';
+import { toolContext } from '../support/tool-context.js';
 
-const context = (overrides: Partial<ToolContext> = {}): ToolContext => ({
-  role: 'worker',
-  sessionId: 's1',
-  segmentId: 'g1',
-  memorySpaceId: 'm1',
-  contextWindow: 128_000,
-  signal: new AbortController().signal,
-  ...overrides,
-});
+const context = toolContext;
 
 let root: string;
 let outside: string;
