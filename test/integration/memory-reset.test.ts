@@ -187,6 +187,54 @@ describe('reset (R6–R8)', () => {
     expect(h.events.filter((event) => event.type === 'context-reset')).toHaveLength(1);
   });
 
+  it('still resets when the summarizer it waits for fails (behavior 36)', async () => {
+    const summarizerGate = gate();
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(400, { content: 'hello' })],
+      summarizer: async () => {
+        await summarizerGate.promise;
+        return { status: 400, errorMessage: 'summarizer broke' };
+      },
+      decider: [{ content: 'RESET_CONTEXT' }],
+    });
+    const { session } = await h.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await until(() => runner.session.resetRequested);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runner.context.segment.ordinal).toBe(1); // waiting for the summarizer
+    summarizerGate.open();
+    const reset = await h.waitForEvent('context-reset');
+    // The failed run's marker is no boundary: everything after the init messages is carried.
+    expect(reset.carriedMessages).toBe(2);
+    expect(h.events.some((event) => event.type === 'memory-run-failed')).toBe(true);
+  });
+
+  it('does not reset when the decider fails, or says so only in a step with tool calls (behaviors 24, 25)', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(400, { content: 'one' }), at(700, { content: 'two' })],
+      decider: (body) =>
+        String(body.messages.find((message) => String(message['content']).startsWith('<role-change role="decider"'))?.['content']).includes('round="1"')
+          ? { status: 400, errorMessage: 'decider broke' }
+          : body.messages.at(-1)?.['role'] === 'tool'
+            ? { content: 'Thinking it over.' }
+            : { content: 'RESET_CONTEXT', toolCalls: [{ id: 'd1', name: 'memory_list', arguments: {} }] },
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'one'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    await h.agent.submit(personMessage(thread, 'two'), { startSession: false });
+    await runner.whenIdle();
+    await runner.memory.settle();
+    const runs = await bed.database.prisma.memoryRun.findMany({ where: { sessionId: session!.id, role: 'decider' }, orderBy: { round: 'asc' } });
+    expect(runs.map((run) => [run.status, run.decision])).toEqual([['failed', null], ['succeeded', 'keep']]);
+    expect(h.events.some((event) => event.type === 'context-reset')).toBe(false);
+    expect(runner.context.segment.ordinal).toBe(1);
+  });
+
   it('resets an idle worker at once and leaves it idle when there is no backlog', async () => {
     const h = await start();
     scriptRoles(bed.model, { worker: [at(100, { content: 'hello' })] });
