@@ -72,6 +72,8 @@ export interface ChaosFigures extends CheckFigures {
   /** Runner loads or sweeps that failed (e.g. two replicas writing a new session's init messages). */
   sweepFailures: number;
   settled: boolean;
+  /** What the settle phase waited for last (e.g. "outboxOpen 2 {\"sent\":310,\"sending\":2}"). */
+  settleLastWait: string;
   timings: { startMs: number; trafficMs: number; settleMs: number; stopMs: number; totalMs: number };
 }
 
@@ -124,7 +126,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     say(`traffic done: ${traffic.deliveries.length} events, ${pool.kills} kills; settling`);
 
     const settleBegan = Date.now();
-    const settled = await settle(database, model, options.settleTimeoutMs ?? 120_000, say);
+    const { settled, lastWait } = await settle(database, model, options.settleTimeoutMs ?? 120_000, say);
     const settleMs = Date.now() - settleBegan;
     const stopBegan = Date.now();
     const exits = await pool.stopAll();
@@ -142,6 +144,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...poolFigures(pool, exits),
       ...trafficFigures(traffic),
       settled,
+      settleLastWait: lastWait,
       timings: { startMs, trafficMs, settleMs, stopMs, totalMs: Date.now() - began },
     };
     return report(figures, checks.problems, logDir);
@@ -266,23 +269,29 @@ async function killLoop(pool: ReplicaPool, random: Random, [min, max]: [number, 
  * Waits until nothing is queued, every session ends in an answer and holds no lease, the outbox
  * is empty, nothing awaits delivery, and no model request is open, twice in a row.
  */
-async function settle(database: ChaosDatabase, model: FakeModelServer, timeoutMs: number, say: (line: string) => void): Promise<boolean> {
+async function settle(database: ChaosDatabase, model: FakeModelServer, timeoutMs: number, say: (line: string) => void): Promise<{ settled: boolean; lastWait: string }> {
   const deadline = Date.now() + timeoutMs;
   let quietProbes = 0;
   let lastReport = Date.now();
+  let lastWait = 'nothing';
   while (Date.now() < deadline) {
     const state = await database.quiet();
     const openRequests = model.requests.filter((request) => request.respondedAt === undefined).length;
-    const quiet = state.queuedSteers + state.outboxOpen + state.leasesHeld + state.unsettledSessions + (state.awaitingDelivery ?? 0) + openRequests === 0;
-    quietProbes = quiet ? quietProbes + 1 : 0;
-    if (quietProbes >= 2) return true;
+    const busy = Object.entries({ ...state, openRequests }).filter(([, value]) => typeof value === 'number' && value > 0);
+    quietProbes = busy.length === 0 ? quietProbes + 1 : 0;
+    if (quietProbes >= 2) return { settled: true, lastWait };
+    if (busy.length) {
+      // Outbox items still 'sending' after the traffic usually belong to a killed sender: they wait out its claim.
+      const outbox = state.outboxOpen ? ` ${JSON.stringify(await database.outboxStatuses())}` : '';
+      lastWait = `${busy.map(([name, value]) => `${name} ${String(value)}`).join(', ')}${outbox}`;
+    }
     if (Date.now() - lastReport > 10_000) {
       lastReport = Date.now();
-      say(`settling: ${JSON.stringify({ ...state, openRequests })}`);
+      say(`settling: ${lastWait}`);
     }
     await sleep(500);
   }
-  return false;
+  return { settled: false, lastWait };
 }
 
 /** Writes what the fakes and the database recorded to <logDir>/run.json, for post-mortems. */
@@ -346,7 +355,7 @@ export function formatSummary(run: Omit<ChaosReport, 'summary'>): string {
     `answers    ${f.answersStored} stored · ${f.answersPostedOnce} posted exactly once · ${f.answerLosses} lost · ${f.answerDuplicates} duplicated · ${f.errorNotes} error notes`,
     `posts      ${f.duplicatePosts} duplicate posts · ${f.postsFoundOnRetry} retried posts found already sent`,
     `leftovers  ${f.leftovers.queuedSteers} queued · ${f.leftovers.outboxOpen} outbox open · ${f.outboxFailed} outbox failed · ${f.leftovers.leasesHeld} leases held · ${f.leftovers.unsettledSessions} unsettled sessions · ${awaiting} awaiting delivery`,
-    `timing     start ${seconds(f.timings.startMs)} · traffic ${seconds(f.timings.trafficMs)} · settle ${seconds(f.timings.settleMs)}${f.settled ? '' : ' (NOT SETTLED)'} · stop ${seconds(f.timings.stopMs)} · total ${seconds(f.timings.totalMs)}`,
+    `timing     start ${seconds(f.timings.startMs)} · traffic ${seconds(f.timings.trafficMs)} · settle ${seconds(f.timings.settleMs)}${f.settled ? '' : ' (NOT SETTLED)'} (last waited for: ${f.settleLastWait}) · stop ${seconds(f.timings.stopMs)} · total ${seconds(f.timings.totalMs)}`,
     `RESULT     ${run.ok ? 'OK' : 'FAILED'}: duplicates = ${run.duplicates}, losses = ${run.losses}, overlaps = ${run.overlaps}`,
     ...(run.problems.length ? ['problems:', ...run.problems.map((line) => `  - ${line}`)] : []),
     ...(run.warnings.length ? ['warnings:', ...run.warnings.map((line) => `  - ${line}`)] : []),
