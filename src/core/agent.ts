@@ -31,6 +31,8 @@ export interface SessionStatus {
 
 export class Agent {
   readonly runners: RunnerRegistry;
+  /** Wake-ups started by submit that have not finished (submit does not wait for them). */
+  private readonly wakes = new Map<string, Promise<void>>();
 
   constructor(readonly deps: AgentDeps) {
     this.runners = new RunnerRegistry(deps);
@@ -54,12 +56,22 @@ export class Agent {
     });
     if (inserted) {
       this.deps.events.emit({ type: 'steer-received', session, steer });
-      // The owner (on any replica) wakes on the notification; with no live owner, this replica
-      // takes the lease itself.
-      await this.deps.replica.wakeups.notify(session.id);
-      await (await this.runners.get(session.id)).steerArrived();
+      // The message is durable now: the caller may acknowledge it (Slack wants its 200 fast), and
+      // the wake-up runs behind. The owner (on any replica) wakes on the notification; with no
+      // live owner this replica takes the lease; if this process dies first, the sweeper does.
+      const wake = this.wake(session.id)
+        .catch((error: unknown) => this.deps.log.error({ sessionId: session.id, err: error }, 'steer-wake-failed'))
+        .finally(() => {
+          if (this.wakes.get(session.id) === wake) this.wakes.delete(session.id);
+        });
+      this.wakes.set(session.id, wake);
     }
     return { session, steer, inserted };
+  }
+
+  private async wake(sessionId: string): Promise<void> {
+    await this.deps.replica.wakeups.notify(sessionId);
+    await (await this.runners.get(sessionId)).steerArrived();
   }
 
   /** The session bound to a thread, if any. */
@@ -67,7 +79,9 @@ export class Agent {
     return this.deps.stores.sessions.find(address);
   }
 
-  runner(sessionId: string): Promise<SessionRunner> {
+  /** The session's runner, after any wake-up still running for it (so its state is current). */
+  async runner(sessionId: string): Promise<SessionRunner> {
+    await this.wakes.get(sessionId);
     return this.runners.get(sessionId);
   }
 

@@ -227,7 +227,7 @@ describe('reset (R6–R8)', () => {
     await runner.whenIdle();
     await runner.memory.settle();
     await h.agent.submit(personMessage(thread, 'two'), { startSession: false });
-    await runner.whenIdle();
+    await (await h.agent.runner(session!.id)).whenIdle(); // after the wake-up submit started
     await runner.memory.settle();
     const runs = await bed.database.prisma.memoryRun.findMany({ where: { sessionId: session!.id, role: 'decider' }, orderBy: { round: 'asc' } });
     expect(runs.map((run) => [run.status, run.decision])).toEqual([['failed', null], ['succeeded', 'keep']]);

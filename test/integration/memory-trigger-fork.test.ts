@@ -180,7 +180,7 @@ describe('fork (R1) and marker (R3)', () => {
     // The worker reached step 6 while summarizer 1 ran; drive once more to cross step 9 after it.
     scriptRoles(bed.model, { worker: [at(950, { content: 'again' })] });
     await h.agent.submit(personMessage(thread, 'more'), { startSession: false });
-    await runner.whenIdle();
+    await (await h.agent.runner(session!.id)).whenIdle(); // after the wake-up submit started
     await runner.memory.settle();
     const summarizers = requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
     const later = String(summarizers.at(-1)!.body.messages.at(-1)?.['content']);

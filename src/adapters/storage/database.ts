@@ -51,7 +51,8 @@ async function openPostgres(
   options: OpenDatabaseOptions,
   migrations: Awaited<ReturnType<typeof readMigrations>>,
 ): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 10 });
+  // Sessions, the outbox sender, inbound acks and LISTEN share the pool: leave room for all of them.
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 20 });
   // An idle client error (server restart) must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.log.warn({ err: error.message }, 'database-pool-error'));
   let client: pg.PoolClient;
