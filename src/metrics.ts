@@ -47,7 +47,7 @@ export class Metrics {
     new Gauge({
       name: 'hippo_leases_held', help: 'Session leases this replica holds', registers: [registry],
       async collect() {
-        this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM session_leases WHERE owner = ${options.owner} AND expires_at > now()`));
+        this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM session_leases WHERE owner = ${options.owner} AND NOT released AND expires_at > now()`));
       },
     });
     new Gauge({

@@ -17,6 +17,7 @@ export class LeaseKeeper {
   /** Set when a renewal found the lease taken; the runner stops at its next checkpoint. */
   lost = false;
   private releasedToken: number | null = null;
+  private stale = false;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -30,13 +31,19 @@ export class LeaseKeeper {
   async claim(): Promise<Claim> {
     const lease = await this.store.acquire(this.sessionId, this.owner, this.ttlMs);
     if (!lease) return 'refused';
-    // Tokens grow on every change of hands, so our own release at T followed by T+1 means
-    // nobody else held it in between.
-    const continuous = lease.fencingToken === this.token || (this.releasedToken !== null && lease.fencingToken === this.releasedToken + 1);
+    // Tokens grow on every change of hands and stay when the same owner re-claims: getting back
+    // the token we held or released means nobody else held it in between.
+    const continuous = !this.stale && (lease.fencingToken === this.token || lease.fencingToken === this.releasedToken);
+    this.stale = false;
     this.token = lease.fencingToken;
     this.lost = false;
     this.startHeartbeat();
     return continuous ? 'kept' : 'changed-hands';
+  }
+
+  /** Another writer was seen: the next claim must reload, whatever its token says. */
+  forget(): void {
+    this.stale = true;
   }
 
   async release(): Promise<void> {

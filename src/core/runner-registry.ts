@@ -41,7 +41,13 @@ export class RunnerRegistry {
   /** Drives every session that has backlog, and re-sends what is owed (crash recovery, R12). */
   async recover(): Promise<number> {
     const ids = [...new Set([...(await this.deps.stores.sessions.withBacklog()), ...(await this.deps.stores.deliveries.sessionsWithPending())])];
-    for (const id of ids) (await this.get(id)).wake();
+    for (const id of ids) {
+      // One session that cannot load must not stop the others (or the start-up).
+      await this.get(id).then(
+        (runner) => runner.wake(),
+        (error: unknown) => this.deps.log.error({ sessionId: id, err: String(error) }, 'session-recovery-failed'),
+      );
+    }
     if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
     return ids.length;
   }

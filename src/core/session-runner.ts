@@ -2,6 +2,7 @@
 // people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
 // small state machine in pump(): at most one activity (a drive or a reset) at a time.
 import type { AgentDeps } from './agent-context.js';
+import { ConflictError } from './errors.js';
 import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -249,6 +250,13 @@ export class SessionRunner {
         signal: this.lifetime.signal,
       });
     } catch (error) {
+      if (error instanceof ConflictError) {
+        // Another replica wrote this session (our lease lapsed): stop quietly; reload next time.
+        this.deps.log.warn({ sessionId: session.id, err: error.message }, 'run-superseded');
+        this.lease.forget();
+        this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'lease-lost' });
+        return;
+      }
       reason = this.stopping ? 'shutdown' : 'error';
       if (!this.stopping) this.failed = true;
       const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;

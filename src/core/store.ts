@@ -112,7 +112,7 @@ export interface SessionStore {
 export interface ContextStore {
   /** The session's current segment and its messages in order. */
   load(sessionId: string): Promise<{ segment: SegmentRecord; messages: StoredMessage[] }>;
-  /** Appends one message at `seq`; fails if that position is taken (a second writer). */
+  /** Appends one message at `seq`; throws ConflictError if that position is taken (a second writer). */
   append(segmentId: string, entry: StoredMessage): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
   /**
@@ -264,12 +264,12 @@ export interface Lease {
 export interface LeaseStore {
   /**
    * Takes the lease for `owner` unless another owner holds an unexpired one (then null). The
-   * token grows whenever ownership may have changed; it stays the same for a holder re-claiming.
+   * token grows when the lease changes hands; the same owner re-claiming keeps its token.
    */
   acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease | null>;
   /** Extends a held lease; false when it was lost (expired and taken). */
   renew(sessionId: string, owner: string, fencingToken: number, ttlMs: number): Promise<boolean>;
-  /** Gives the lease up (its token is kept, so tokens only grow). */
+  /** Gives the lease up at idle (owner and token are kept: tokens only grow). */
   release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
   /** Current fencing token of a session (0 when none was ever taken). */
   currentToken(sessionId: string): Promise<number>;

@@ -45,7 +45,7 @@ export class ChaosDatabase {
     // One connection: the queries run one after the other.
     const queued = await this.count(`SELECT count(*) AS n FROM steer_messages WHERE status = 'queued'`);
     const outbox = await this.count(`SELECT count(*) AS n FROM outbox WHERE status IN ('pending', 'sending')`);
-    const leases = await this.count(`SELECT count(*) AS n FROM session_leases WHERE owner <> ''`);
+    const leases = await this.count(`SELECT count(*) AS n FROM session_leases WHERE NOT released`);
     const unsettled = await this.count(`
         SELECT count(*) AS n FROM sessions s
         LEFT JOIN LATERAL (

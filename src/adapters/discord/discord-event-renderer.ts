@@ -18,7 +18,7 @@ import type { TypingIndicator } from './typing-indicator.js';
 
 /** What the renderer needs. */
 export interface DiscordRendererDeps {
-  outbox: { enqueue(entry: OutboxEntry): Promise<{ inserted: boolean }> };
+  outbox: { enqueue(entry: OutboxEntry): Promise<{ inserted: boolean; fenced?: boolean }> };
   typing: TypingIndicator;
   log: Logger;
   /** How people resume after an error, shown in the error note (e.g. "/hippo resume"). */
@@ -87,8 +87,9 @@ export class DiscordEventRenderer {
         this.deps.typing.start(session.threadKey);
         return this.startCard(session);
       case 'answer':
-        await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken);
-        return this.deps.delivered(event);
+        // A fenced answer (this replica lost the session) stays owed; the lease holder re-sends it.
+        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken)) return this.deps.delivered(event);
+        return;
       case 'memory-updated':
         if (event.changes.length > 0) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
         return this.deps.delivered(event);
@@ -97,7 +98,8 @@ export class DiscordEventRenderer {
         return this.deps.delivered(event);
       case 'error':
         await this.updateCard(event);
-        return this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
+        await this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
+        return;
       case 'run-end':
         this.deps.typing.stop(session.threadKey);
         return this.updateCard(event);
@@ -162,9 +164,10 @@ export class DiscordEventRenderer {
     });
   }
 
-  private async post(session: SessionRecord, key: string, bodies: MessageBody[], fencingToken: number | null = null): Promise<void> {
+  /** Enqueues the messages; false when the write was fenced off. */
+  private async post(session: SessionRecord, key: string, bodies: MessageBody[], fencingToken: number | null = null): Promise<boolean> {
     for (const [index, body] of bodies.entries()) {
-      await this.deps.outbox.enqueue({
+      const result = await this.deps.outbox.enqueue({
         idempotencyKey: bodies.length === 1 ? key : `${key}:${index + 1}`,
         sessionId: session.id,
         platform: 'discord',
@@ -173,6 +176,8 @@ export class DiscordEventRenderer {
         // The worker's lease token: a replica that lost the session cannot post its answer.
         ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
       });
+      if (result.fenced) return false;
     }
+    return true;
   }
 }

@@ -74,9 +74,10 @@ export class SlackRenderer {
         }
         return;
       case 'answer':
-        await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`, event.fencingToken);
-        // In the outbox now: core need not emit it again after a crash.
-        return this.context.agent.delivered(event);
+        // In the outbox now: core need not emit it again after a crash. A fenced answer (this
+        // replica lost the session) stays owed; the lease holder re-sends it.
+        if (await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`, event.fencingToken)) return this.context.agent.delivered(event);
+        return;
       case 'error':
         this.updateCard(event);
         return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
@@ -156,14 +157,17 @@ export class SlackRenderer {
     this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, indicator));
   }
 
-  private async answer(session: SessionRecord, text: string, keyPrefix: string, fencingToken: number | null): Promise<void> {
-    if (text.trim() === '') return;
+  /** Enqueues the parts of an answer; false when the write was fenced off. */
+  private async answer(session: SessionRecord, text: string, keyPrefix: string, fencingToken: number | null): Promise<boolean> {
+    if (text.trim() === '') return true;
     const parts = splitMessage(text, { limit: slackMessageLimit });
     const fence = fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) };
     for (const [index, part] of parts.entries()) {
       const key = `${keyPrefix}:${index + 1}`;
-      await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, markdown: part }, fence));
+      const result = await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, markdown: part }, fence));
+      if (result.fenced) return false;
     }
+    return true;
   }
 
   private async memoryUpdated(event: Extract<AgentEvent, { type: 'memory-updated' }>): Promise<void> {

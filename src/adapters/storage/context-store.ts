@@ -1,10 +1,11 @@
 // The worker context: segments and their messages, byte-exact (the prompt cache depends on it),
 // steer injection at checkpoints (R9), segment rotation on reset (R6) and search of originals (R15).
+import { ConflictError } from '../../core/errors.js';
 import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import type { ContextMessage, Prisma, PrismaClient, Segment } from './generated/client.js';
-import { pickDefined, type TransactionClient } from './prisma-support.js';
+import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
 import { toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
@@ -24,7 +25,12 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
 
     async append(segmentId, entry) {
       // The unique (segment_id, seq) refuses a second writer at the same position: let it throw.
-      await prisma.contextMessage.create({ data: toMessageRow(segmentId, entry) });
+      try {
+        await prisma.contextMessage.create({ data: toMessageRow(segmentId, entry) });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError(`context position ${entry.seq} is taken: another replica wrote this session`);
+        throw error;
+      }
     },
 
     async updateSegment(segmentId, patch) {

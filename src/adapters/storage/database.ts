@@ -35,6 +35,10 @@ export interface OpenDatabaseOptions {
   pglite?: PGlite;
 }
 
+// Prisma's defaults (2 s to get a connection, 5 s per transaction) fail short transactions on a
+// busy machine; waiting a little longer is better than failing a run.
+const transactionOptions = { maxWait: 10_000, timeout: 30_000 };
+
 export class DatabaseError extends Error {
   override name = 'DatabaseError';
 }
@@ -78,7 +82,7 @@ async function openPostgres(
   }
   await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]);
   client.release();
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions });
   return {
     kind: 'postgres',
     prisma,
@@ -119,7 +123,7 @@ async function openPglite(
     throw error;
   }
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite), transactionOptions });
   return {
     kind: 'pglite',
     prisma,

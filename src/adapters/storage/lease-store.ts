@@ -14,18 +14,18 @@ interface LeaseRow {
 export function createLeaseStore(prisma: PrismaClient): LeaseStore {
   return {
     async acquire(sessionId, owner, ttlMs) {
-      // Taken when free (released or expired) or already ours. The token grows unless the same
-      // owner re-claims a live lease, so every change of hands gets a larger token.
+      // Taken when released, expired, or already ours. The token grows only when the lease
+      // changes hands: a replica re-claiming its own lease keeps it, so its queued writes stay valid.
       const rows = await prisma.$queryRaw<LeaseRow[]>`
-        INSERT INTO session_leases (session_id, owner, fencing_token, expires_at)
-        VALUES (${sessionId}, ${owner}, 1, now() + ${ttlMs} * interval '1 millisecond')
+        INSERT INTO session_leases (session_id, owner, fencing_token, expires_at, released)
+        VALUES (${sessionId}, ${owner}, 1, now() + ${ttlMs} * interval '1 millisecond', false)
         ON CONFLICT (session_id) DO UPDATE SET
           owner = EXCLUDED.owner,
-          fencing_token = CASE
-            WHEN session_leases.owner = EXCLUDED.owner AND session_leases.expires_at > now() THEN session_leases.fencing_token
-            ELSE session_leases.fencing_token + 1 END,
-          expires_at = EXCLUDED.expires_at
-        WHERE session_leases.owner = EXCLUDED.owner OR session_leases.owner = '' OR session_leases.expires_at <= now()
+          fencing_token = CASE WHEN session_leases.owner = EXCLUDED.owner THEN session_leases.fencing_token
+                               ELSE session_leases.fencing_token + 1 END,
+          expires_at = EXCLUDED.expires_at,
+          released = false
+        WHERE session_leases.owner = EXCLUDED.owner OR session_leases.released OR session_leases.expires_at <= now()
         RETURNING session_id, owner, fencing_token, expires_at`;
       const row = rows[0];
       return row ? toLease(row) : null;
@@ -34,13 +34,13 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
     async renew(sessionId, owner, fencingToken, ttlMs) {
       const updated = await prisma.$executeRaw`
         UPDATE session_leases SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
-        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`;
+        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken} AND NOT released`;
       return updated > 0;
     },
 
     async release(sessionId, owner, fencingToken) {
       await prisma.$executeRaw`
-        UPDATE session_leases SET owner = '', expires_at = now()
+        UPDATE session_leases SET released = true, expires_at = now()
         WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`;
     },
 
@@ -57,8 +57,8 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
       const rows = await prisma.$queryRaw<Array<{ id: string }>>`
         SELECT s.id FROM sessions s
         LEFT JOIN session_leases l ON l.session_id = s.id
-        WHERE (l.owner IS NOT NULL AND l.owner <> '' AND l.expires_at <= now())
-           OR ((l.session_id IS NULL OR l.owner = '' OR l.expires_at <= now()) AND (
+        WHERE (l.session_id IS NOT NULL AND NOT l.released AND l.expires_at <= now())
+           OR ((l.session_id IS NULL OR l.released OR l.expires_at <= now()) AND (
                 s.reset_requested
                 OR (NOT s.paused AND EXISTS (
                   SELECT 1 FROM steer_messages q

@@ -1545,7 +1545,8 @@ export const SessionLeaseScalarFieldEnum = {
   sessionId: 'sessionId',
   owner: 'owner',
   fencingToken: 'fencingToken',
-  expiresAt: 'expiresAt'
+  expiresAt: 'expiresAt',
+  released: 'released'
 } as const
 
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]

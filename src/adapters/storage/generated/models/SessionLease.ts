@@ -39,6 +39,7 @@ export type SessionLeaseMinAggregateOutputType = {
   owner: string | null
   fencingToken: bigint | null
   expiresAt: Date | null
+  released: boolean | null
 }
 
 export type SessionLeaseMaxAggregateOutputType = {
@@ -46,6 +47,7 @@ export type SessionLeaseMaxAggregateOutputType = {
   owner: string | null
   fencingToken: bigint | null
   expiresAt: Date | null
+  released: boolean | null
 }
 
 export type SessionLeaseCountAggregateOutputType = {
@@ -53,6 +55,7 @@ export type SessionLeaseCountAggregateOutputType = {
   owner: number
   fencingToken: number
   expiresAt: number
+  released: number
   _all: number
 }
 
@@ -70,6 +73,7 @@ export type SessionLeaseMinAggregateInputType = {
   owner?: true
   fencingToken?: true
   expiresAt?: true
+  released?: true
 }
 
 export type SessionLeaseMaxAggregateInputType = {
@@ -77,6 +81,7 @@ export type SessionLeaseMaxAggregateInputType = {
   owner?: true
   fencingToken?: true
   expiresAt?: true
+  released?: true
 }
 
 export type SessionLeaseCountAggregateInputType = {
@@ -84,6 +89,7 @@ export type SessionLeaseCountAggregateInputType = {
   owner?: true
   fencingToken?: true
   expiresAt?: true
+  released?: true
   _all?: true
 }
 
@@ -178,6 +184,7 @@ export type SessionLeaseGroupByOutputType = {
   owner: string
   fencingToken: bigint
   expiresAt: Date
+  released: boolean
   _count: SessionLeaseCountAggregateOutputType | null
   _avg: SessionLeaseAvgAggregateOutputType | null
   _sum: SessionLeaseSumAggregateOutputType | null
@@ -208,6 +215,7 @@ export type SessionLeaseWhereInput = {
   owner?: Prisma.StringFilter<"SessionLease"> | string
   fencingToken?: Prisma.BigIntFilter<"SessionLease"> | bigint | number
   expiresAt?: Prisma.DateTimeFilter<"SessionLease"> | Date | string
+  released?: Prisma.BoolFilter<"SessionLease"> | boolean
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
 }
 
@@ -216,6 +224,7 @@ export type SessionLeaseOrderByWithRelationInput = {
   owner?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  released?: Prisma.SortOrder
   session?: Prisma.SessionOrderByWithRelationInput
 }
 
@@ -227,6 +236,7 @@ export type SessionLeaseWhereUniqueInput = Prisma.AtLeast<{
   owner?: Prisma.StringFilter<"SessionLease"> | string
   fencingToken?: Prisma.BigIntFilter<"SessionLease"> | bigint | number
   expiresAt?: Prisma.DateTimeFilter<"SessionLease"> | Date | string
+  released?: Prisma.BoolFilter<"SessionLease"> | boolean
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
 }, "sessionId">
 
@@ -235,6 +245,7 @@ export type SessionLeaseOrderByWithAggregationInput = {
   owner?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  released?: Prisma.SortOrder
   _count?: Prisma.SessionLeaseCountOrderByAggregateInput
   _avg?: Prisma.SessionLeaseAvgOrderByAggregateInput
   _max?: Prisma.SessionLeaseMaxOrderByAggregateInput
@@ -250,12 +261,14 @@ export type SessionLeaseScalarWhereWithAggregatesInput = {
   owner?: Prisma.StringWithAggregatesFilter<"SessionLease"> | string
   fencingToken?: Prisma.BigIntWithAggregatesFilter<"SessionLease"> | bigint | number
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"SessionLease"> | Date | string
+  released?: Prisma.BoolWithAggregatesFilter<"SessionLease"> | boolean
 }
 
 export type SessionLeaseCreateInput = {
   owner: string
   fencingToken: bigint | number
   expiresAt: Date | string
+  released?: boolean
   session: Prisma.SessionCreateNestedOneWithoutLeaseInput
 }
 
@@ -264,12 +277,14 @@ export type SessionLeaseUncheckedCreateInput = {
   owner: string
   fencingToken: bigint | number
   expiresAt: Date | string
+  released?: boolean
 }
 
 export type SessionLeaseUpdateInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
   session?: Prisma.SessionUpdateOneRequiredWithoutLeaseNestedInput
 }
 
@@ -278,6 +293,7 @@ export type SessionLeaseUncheckedUpdateInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type SessionLeaseCreateManyInput = {
@@ -285,12 +301,14 @@ export type SessionLeaseCreateManyInput = {
   owner: string
   fencingToken: bigint | number
   expiresAt: Date | string
+  released?: boolean
 }
 
 export type SessionLeaseUpdateManyMutationInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type SessionLeaseUncheckedUpdateManyInput = {
@@ -298,6 +316,7 @@ export type SessionLeaseUncheckedUpdateManyInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type SessionLeaseNullableScalarRelationFilter = {
@@ -310,6 +329,7 @@ export type SessionLeaseCountOrderByAggregateInput = {
   owner?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  released?: Prisma.SortOrder
 }
 
 export type SessionLeaseAvgOrderByAggregateInput = {
@@ -321,6 +341,7 @@ export type SessionLeaseMaxOrderByAggregateInput = {
   owner?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  released?: Prisma.SortOrder
 }
 
 export type SessionLeaseMinOrderByAggregateInput = {
@@ -328,6 +349,7 @@ export type SessionLeaseMinOrderByAggregateInput = {
   owner?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  released?: Prisma.SortOrder
 }
 
 export type SessionLeaseSumOrderByAggregateInput = {
@@ -370,12 +392,14 @@ export type SessionLeaseCreateWithoutSessionInput = {
   owner: string
   fencingToken: bigint | number
   expiresAt: Date | string
+  released?: boolean
 }
 
 export type SessionLeaseUncheckedCreateWithoutSessionInput = {
   owner: string
   fencingToken: bigint | number
   expiresAt: Date | string
+  released?: boolean
 }
 
 export type SessionLeaseCreateOrConnectWithoutSessionInput = {
@@ -398,12 +422,14 @@ export type SessionLeaseUpdateWithoutSessionInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type SessionLeaseUncheckedUpdateWithoutSessionInput = {
   owner?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  released?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 
@@ -413,6 +439,7 @@ export type SessionLeaseSelect<ExtArgs extends runtime.Types.Extensions.Internal
   owner?: boolean
   fencingToken?: boolean
   expiresAt?: boolean
+  released?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["sessionLease"]>
 
@@ -421,6 +448,7 @@ export type SessionLeaseSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   owner?: boolean
   fencingToken?: boolean
   expiresAt?: boolean
+  released?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["sessionLease"]>
 
@@ -429,6 +457,7 @@ export type SessionLeaseSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   owner?: boolean
   fencingToken?: boolean
   expiresAt?: boolean
+  released?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["sessionLease"]>
 
@@ -437,9 +466,10 @@ export type SessionLeaseSelectScalar = {
   owner?: boolean
   fencingToken?: boolean
   expiresAt?: boolean
+  released?: boolean
 }
 
-export type SessionLeaseOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"sessionId" | "owner" | "fencingToken" | "expiresAt", ExtArgs["result"]["sessionLease"]>
+export type SessionLeaseOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"sessionId" | "owner" | "fencingToken" | "expiresAt" | "released", ExtArgs["result"]["sessionLease"]>
 export type SessionLeaseInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }
@@ -457,9 +487,16 @@ export type $SessionLeasePayload<ExtArgs extends runtime.Types.Extensions.Intern
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     sessionId: string
+    /**
+     * The replica that holds it, or held it last (a re-claim by the same replica keeps the token).
+     */
     owner: string
     fencingToken: bigint
     expiresAt: Date
+    /**
+     * Given up at idle (not expired by a crash): free for anyone, and not an orphan to sweep.
+     */
+    released: boolean
   }, ExtArgs["result"]["sessionLease"]>
   composites: {}
 }
@@ -888,6 +925,7 @@ export interface SessionLeaseFieldRefs {
   readonly owner: Prisma.FieldRef<"SessionLease", 'String'>
   readonly fencingToken: Prisma.FieldRef<"SessionLease", 'BigInt'>
   readonly expiresAt: Prisma.FieldRef<"SessionLease", 'DateTime'>
+  readonly released: Prisma.FieldRef<"SessionLease", 'Boolean'>
 }
     
 
