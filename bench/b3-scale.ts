@@ -19,6 +19,10 @@ interface B3Settings {
   turns: number;
   /** BENCH_B3_MODEL_MS: model latency per call. */
   modelMs: number;
+  /** BENCH_B3_RAMP_MS: first messages are spread evenly over this long (events arrive one by one). */
+  rampMs: number;
+  /** BENCH_B3_TX_MAX_WAIT_MS: experiment: Prisma transactionOptions.maxWait (default: Prisma's 2 s). */
+  transactionMaxWaitMs: number | undefined;
 }
 
 function settingsFromEnvironment(): B3Settings {
@@ -26,6 +30,8 @@ function settingsFromEnvironment(): B3Settings {
     sessionCounts: envNumbers('BENCH_B3_SESSIONS', [100, 1_000]),
     turns: envNumber('BENCH_B3_TURNS', 3),
     modelMs: envNumber('BENCH_B3_MODEL_MS', 200),
+    rampMs: envNumber('BENCH_B3_RAMP_MS', 1_000),
+    transactionMaxWaitMs: process.env['BENCH_B3_TX_MAX_WAIT_MS'] ? envNumber('BENCH_B3_TX_MAX_WAIT_MS', 2_000) : undefined,
   };
 }
 
@@ -55,12 +61,14 @@ interface ScaleResult {
   roundTripsPerTurn: number;
   cpuMsPerTurn: number;
   failedTurns: number;
+  /** Session runners loaded at the end (sessions whose creation failed have none). */
+  runners: number;
   /** Failure messages (first 90 characters) and how often each occurred. */
   failures: Map<string, number>;
 }
 
 async function runScale(sessions: number, settings: B3Settings, model: ModelHost): Promise<ScaleResult> {
-  const database = await createPostgresBenchDatabase();
+  const database = await createPostgresBenchDatabase(settings.transactionMaxWaitMs === undefined ? {} : { transactionMaxWaitMs: settings.transactionMaxWaitMs });
   try {
     const agent = await startChatAgent(database, model, { sweep: true });
     try {
@@ -80,7 +88,9 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       let failedTurns = 0;
       const failures = new Map<string, number>();
       await Promise.all(
-        threads.map(async (thread) => {
+        threads.map(async (thread, index) => {
+          // Each session's first message arrives on its own, as chat events do (not all in one tick).
+          await sleep((index * settings.rampMs) / sessions);
           for (let turn = 1; turn <= settings.turns; turn += 1) {
             try {
               const result = await agent.turn(thread, turn, 1);
@@ -104,6 +114,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       }));
       await sleep(200);
       const after = memory();
+      const runners = Math.max(1, agent.harness.agent.runners.size - 10); // minus the warm-up's
       const turns = sessions * settings.turns;
       return {
         sessions,
@@ -114,8 +125,9 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         lagP50Ms: lag.percentile(50) / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
         lagMaxMs: lag.max / 1e6,
-        heapPerSessionKb: ((after.heapMb - before.heapMb) * 1024) / sessions,
-        rssPerSessionKb: ((after.rssMb - before.rssMb) * 1024) / sessions,
+        heapPerSessionKb: ((after.heapMb - before.heapMb) * 1024) / runners,
+        rssPerSessionKb: ((after.rssMb - before.rssMb) * 1024) / runners,
+        runners,
         peakRssMb: peakRss / 2 ** 20,
         roundTripsPerTurn: database.roundTrips.total / turns,
         cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
@@ -161,7 +173,7 @@ async function runB3(): Promise<BenchReport> {
   return {
     id: 'b3',
     title: 'scale: concurrent sessions in one process',
-    settings: { 'turns per session': settings.turns, 'model ms per call': settings.modelMs, 'model calls per turn': 2, database: 'Postgres (durable), pool of 10' },
+    settings: { 'turns per session': settings.turns, 'model ms per call': settings.modelMs, 'model calls per turn': 2, 'first messages spread over ms': settings.rampMs, database: 'Postgres (durable), pool of 10', 'transaction maxWait ms': settings.transactionMaxWaitMs ?? '2000 (Prisma default)' },
     tables: [
       {
         title: `Throughput and latency (a turn = message → tool step → answer; ≥ ${lowerBound} ms of model time)`,
@@ -181,9 +193,10 @@ async function runB3(): Promise<BenchReport> {
       },
       {
         title: 'Event loop and memory',
-        columns: ['sessions', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'heap / session KB', 'RSS / session KB', 'peak RSS MB'],
+        columns: ['sessions', 'runners loaded', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'heap / session KB', 'RSS / session KB', 'peak RSS MB'],
         rows: results.map((result) => [
           result.sessions,
+          result.runners,
           fixed(result.lagP50Ms, 1),
           fixed(result.lagP99Ms, 1),
           fixed(result.lagMaxMs, 0),
@@ -196,9 +209,9 @@ async function runB3(): Promise<BenchReport> {
     targets,
     notes: [
       ...failureNotes,
-      'All sessions start at once; each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',
+      'Sessions send their first message within the first BENCH_B3_RAMP_MS (evenly spread), then each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',
       'Per-turn CPU and round trips divide by all turns sent (failed ones included); turn latency percentiles are over answered turns.',
-      'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the session count.',
+      'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the runners loaded.',
       `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
     ],
   };

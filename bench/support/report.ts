@@ -70,8 +70,8 @@ export function runEnvironment(): RunEnvironment {
 function gitCommit(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-    return dirty ? `${commit} (+ uncommitted changes in src/ or prisma/)` : commit;
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma', 'bench', ':(exclude)bench/RESULTS.md'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    return dirty ? `${commit} (+ uncommitted changes in src/, prisma/ or bench/)` : commit;
   } catch {
     return 'unknown';
   }
