@@ -34,18 +34,20 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
       latencyMs: response?.latencyMs ?? Date.now() - started,
       error,
     });
+  let response: ModelResponse;
   try {
-    const response = await deps.model.complete(request, {
+    response = await deps.model.complete(request, {
       role: scope.role,
       signal: scope.signal,
       ...(scope.onTextDelta ? { onTextDelta: scope.onTextDelta } : {}),
     });
-    await record(response, null);
-    return response;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     await record(null, message).catch(() => undefined);
     if (error instanceof ModelError || (error instanceof Error && error.name === 'CancelledError')) throw error;
     throw new ModelError(message, false, undefined, { cause: error });
   }
+  // A paid answer is never dropped because its usage row could not be written.
+  await record(response, null).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
+  return response;
 }

@@ -18,7 +18,13 @@ export function carryOver(entries: readonly StoredMessage[], succeededRuns: Read
   entries.forEach((entry, index) => {
     if (entry.isMarker && entry.memoryRunId && succeededRuns.has(entry.memoryRunId)) start = index + 1;
   });
-  return entries.slice(start).filter((entry) => !entry.isInit && !entry.isMarker);
+  const carried = entries.slice(start).filter((entry) => !entry.isInit && !entry.isMarker);
+  if (carried.length > 0) return carried;
+  // Nothing after the boundary: keep the last exchange (from the last person's message on), so
+  // the new context never starts without the conversation it is in (§9.1 defect 10).
+  const conversation = entries.filter((entry) => !entry.isInit && !entry.isMarker);
+  const lastPerson = conversation.findLastIndex((entry) => entry.message.role === 'user');
+  return lastPerson < 0 ? [] : conversation.slice(lastPerson);
 }
 
 export interface ResetOutcome {

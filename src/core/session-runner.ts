@@ -271,6 +271,9 @@ export class SessionRunner {
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
   private async checkpoint(_kind: CheckpointKind): Promise<StopReason | null> {
     this.lastActivityAt = Date.now();
+    // With a reset pending, no new fork: its marker would leave nothing to carry over and cut the
+    // step in flight (reference §9.1 defect 10). The reset comes first.
+    if (this.record.resetRequested) return 'reset';
     await this.memory.onCheckpoint();
     if (this.record.resetRequested) return 'reset';
     if (this.record.pauseRequested) {

@@ -42,7 +42,8 @@ describe('reset (R6–R8)', () => {
     scriptRoles(bed.model, {
       worker: [
         at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
-        at(450, { toolCalls: [{ id: 'c2', name: 'slow_step', arguments: {} }] }),
+        // Crosses the next step: with the reset pending, no new summarizer may fork here.
+        at(700, { toolCalls: [{ id: 'c2', name: 'slow_step', arguments: {} }] }),
         at(300, { content: 'continued in the new context' }),
       ],
       summarizer: async (_body, index) => {
@@ -80,6 +81,10 @@ describe('reset (R6–R8)', () => {
     const reset = await h.waitForEvent('context-reset');
     expect(reset.segmentOrdinal).toBe(2);
     expect(reset.carriedMessages).toBe(2);
+    // No fork at the checkpoint where the worker stopped for the reset (the decider had finished).
+    const forks = (role: 'summarizer' | 'decider') => requestsOf(bed.model.requests, role).filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
+    expect(forks('summarizer')).toHaveLength(1);
+    expect(forks('decider')).toHaveLength(1);
     const answer = await h.waitForEvent('answer', (event) => event.text === 'continued in the new context');
     expect(answer.segmentId).toBe(reset.segmentId);
     const third = requestsOf(bed.model.requests, 'worker')[2]!;
@@ -273,8 +278,9 @@ describe('carryOver', () => {
   it('carries everything without a successful marker, and never carries markers or init messages', () => {
     expect(carryOver([init, user, marker(2, 'r1'), assistant, tool], new Set()).map((item) => item.seq)).toEqual([1, 3, 4]);
   });
-  it('never starts with a tool message', () => {
+  it('keeps the last exchange when nothing follows the boundary, never starting with a tool message', () => {
     const result = carryOver([init, user, assistant, tool, marker(5, 'r1')], new Set(['r1']));
-    expect(result).toEqual([]);
+    expect(result.map((item) => item.seq)).toEqual([1, 3, 4]);
+    expect(result[0]?.message.role).toBe('user');
   });
 });
