@@ -2,13 +2,14 @@
 // (date, CPU, Node, commit) to bench/RESULTS.md.
 //   npx tsx bench/run.ts                 all benchmarks (about 10 minutes on 2 cores)
 //   BENCH_ONLY=b1,b3 npx tsx bench/run.ts  a subset
-// Knobs: BENCH_SCALE (B1 latency scale), BENCH_B1_*, BENCH_B2_*, BENCH_B3_* (see each file),
+// Knobs: BENCH_SCALE (B1 latency scale), BENCH_B1_*, BENCH_B2_*, BENCH_B3_*, BENCH_B4_* (see each file),
 // BENCH_APPEND=0 (do not append), BENCH_QUIET_WAIT_S (wait up to this long for a quiet machine
 // before each benchmark; default 60, 0 = never wait).
 import { cpus, loadavg } from 'node:os';
 import { b1 } from './b1-memory.js';
 import { b2 } from './b2-overhead.js';
 import { b3 } from './b3-scale.js';
+import { b4 } from './b4-slack-ingest.js';
 import { appendResults, printReport, resultsPath, runEnvironment, type BenchReport, type Benchmark } from './support/report.js';
 import { envNumber, sleep } from './support/stats.js';
 
@@ -17,9 +18,7 @@ const benchmarks: Array<Benchmark | { id: string; title: string; run: null }> = 
   b1,
   b2,
   b3,
-  // B4 Slack ingest: reserved. Add `import { b4 } from './b4-slack-ingest.js'` above and put `b4`
-  // here in place of this entry; its file exports a Benchmark like the others.
-  { id: 'b4', title: 'Slack ingest', run: null },
+  b4,
 ];
 
 /** Waits until the 1-minute load average is below the core count, for up to `maxSeconds`. */
