@@ -187,6 +187,24 @@ describe('replicas on one Postgres', () => {
 });
 
 describe('graceful shutdown', () => {
+  it('sends the writes already queued when the outbox sender stops', async () => {
+    const stores = createPrismaStores(database.prisma);
+    const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const delivered: string[] = [];
+    const outbox = new Outbox(database.prisma, log);
+    // A sender that polls rarely: only the flush at stop can send these in time.
+    const sender = outbox.startSender('flush-test', async (item) => {
+      delivered.push(item.idempotencyKey);
+      return {};
+    }, { pollMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const index of [1, 2, 3]) {
+      await database.prisma.outboxItem.create({ data: { idempotencyKey: `flush:${session.id}:${index}`, sessionId: session.id, platform: 'flush-test', operation: 'post', payload: {} } });
+    }
+    await sender.stop();
+    expect(delivered).toEqual([1, 2, 3].map((index) => `flush:${session.id}:${index}`));
+  });
+
   it('finishes the running tool batch on SIGTERM, releases the lease and exits within 30 s', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-sigterm-'));
     const stores = createPrismaStores(database.prisma);

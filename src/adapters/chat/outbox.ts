@@ -176,11 +176,20 @@ export class OutboxSender {
     this.wakeUp?.();
   }
 
-  /** Stops after the deliveries in flight finish. */
-  async stop(): Promise<void> {
+  /**
+   * Stops after the deliveries in flight finish, first sending what is due for up to `flushMs`
+   * (graceful shutdown: answers and notes already queued go out before the process exits).
+   */
+  async stop(flushMs = 5_000): Promise<void> {
     this.running = false;
     this.wake();
     await this.loop;
+    const deadline = Date.now() + flushMs;
+    try {
+      while (Date.now() < deadline && (await this.sendDue()) > 0);
+    } catch (error) {
+      this.log.warn({ err: String(error), platform: this.platform }, 'outbox-flush-failed');
+    }
   }
 
   /** Claims and sends one round of due items; returns how many were attempted. */
