@@ -7,6 +7,7 @@ import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { until } from '../support/wait.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
@@ -14,14 +15,6 @@ const bed = useTestBed();
 
 async function start(tools: AnyTool[] = [echo]): Promise<AgentHarness> {
   return bed.harness({ tools, settings: { contextWindow: 10_000 } });
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('reset (R6–R8)', () => {

@@ -19,6 +19,7 @@ import { createAgentHarness, newThread, personMessage, type AgentHarness } from 
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, gate, shape } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
 const log = createLogger('silent');
 let database: TestDatabase;
@@ -55,14 +56,6 @@ async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlM
     await connection.close();
   });
   return harness;
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('replicas on one Postgres', () => {

@@ -7,6 +7,7 @@ import { startFakeSlackApi, signedHeaders, type FakeSlackApi, type SlackCall } f
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
 
 const signingSecret = 'test-signing-secret';
 const channel = 'C0GENERAL';
@@ -48,14 +49,6 @@ function reply(text: string, ts: string, threadTs: string, user = 'UBOB'): Recor
 const posts = (threadTs: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === threadTs);
 const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
 const reactions = (method: string, ts: string) => slack.callsTo(method).filter((call) => call.args['timestamp'] === ts).map((call) => String(call.args['name']));
-
-async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 beforeAll(async () => {
   database = await createTestDatabase();

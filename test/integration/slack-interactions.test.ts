@@ -7,6 +7,7 @@ import { formBody, signedHeaders, startFakeSlackApi, type FakeSlackApi, type Sla
 import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
 
 const signingSecret = 'interaction-secret';
 const channel = 'C0PROJECT';
@@ -68,14 +69,6 @@ function roleOf(body: FakeRequestBody): 'worker' | 'summarizer' | 'decider' {
     if (message['role'] === 'user' && content.startsWith('<role-change role="decider"')) return 'decider';
   }
   return 'worker';
-}
-
-async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 beforeAll(async () => {

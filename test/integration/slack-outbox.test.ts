@@ -4,6 +4,7 @@ import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js'
 import { PlatformError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { waitFor } from '../support/wait.js';
 
 let database: TestDatabase;
 const log = createLogger('silent');
@@ -17,16 +18,6 @@ async function newSession(): Promise<string> {
     { title: 'outbox test', scope: 'channel' },
   );
   return session.id;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 async function statusOf(key: string) {

@@ -9,6 +9,7 @@ import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { waitFor } from '../support/wait.js';
 
 const log = createLogger('silent');
 const channel = 'C0REDELIVER';
@@ -26,16 +27,6 @@ function item(key: string, payload: Record<string, unknown>, attempt: number): O
 function newThread(): string {
   counter += 1;
   return `1700000000.${String(counter).padStart(6, '0')}`;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 beforeAll(async () => {
