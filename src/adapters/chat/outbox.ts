@@ -25,6 +25,12 @@ export interface OutboxEntry {
    * replica since (a larger token exists): a replica that lost its lease cannot post.
    */
   fencingToken?: bigint;
+  /**
+   * Key of an earlier item this one undoes (remove a reaction that `cancels` adds). When that item
+   * is still pending and was never tried, it is dropped and this one is not stored: neither is sent.
+   * Only enqueueAll honours it.
+   */
+  cancels?: string;
 }
 
 /** A claimed item as the deliver function sees it. */
@@ -58,10 +64,16 @@ export interface SenderOptions {
   /** Backoff of attempt n without Retry-After: min(maxBackoffMs, baseBackoffMs · 2^(n−1)). */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  /** Items claimed per round; at most one per session (default 10). */
+  /** Items claimed per round; at most one per session (default 50). */
   batchSize?: number;
   /** Sent and superseded items are deleted after this long (default 14 days). */
   retentionMs?: number;
+}
+
+/** A delivered item, to be marked sent with its round. */
+interface Sent {
+  id: bigint;
+  platformMessageId: string | null;
 }
 
 interface ClaimedRow {
@@ -93,35 +105,77 @@ export class Outbox {
     const { idempotencyKey, sessionId, platform, operation, payload } = entry;
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
-    // One statement: the lease check and the insert cannot be separated by a take-over.
-    const inserted = await this.prisma.$executeRaw`
-      INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key, fencing_token)
-      SELECT ${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(payload)}::jsonb, ${targetKey}, ${fencingToken}::bigint
-      WHERE ${fencingToken}::bigint IS NULL OR NOT EXISTS (
-        SELECT 1 FROM session_leases l WHERE l.session_id = ${sessionId} AND l.fencing_token > ${fencingToken}::bigint)
-      ON CONFLICT (idempotency_key) DO NOTHING`;
+    const replaces = entry.replacesPending === true && targetKey !== null;
+    // One statement: the lease check and the insert cannot be separated by a take-over, and a card
+    // shows its latest state only, so older unsent edits of the same target are superseded with it
+    // (the UPDATE sees the table as it was before the INSERT, so never the new row).
+    const rows = await this.prisma.$queryRaw<Array<{ inserted: number }>>`
+      WITH inserted AS (
+        INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key, fencing_token)
+        SELECT ${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(payload)}::jsonb, ${targetKey}, ${fencingToken}::bigint
+        WHERE ${fencingToken}::bigint IS NULL OR NOT EXISTS (
+          SELECT 1 FROM session_leases l WHERE l.session_id = ${sessionId} AND l.fencing_token > ${fencingToken}::bigint)
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING id),
+      superseded AS (
+        UPDATE outbox SET status = 'superseded'
+        WHERE ${replaces}::boolean AND target_key = ${targetKey} AND operation = ${operation} AND status = 'pending'
+          AND id < (SELECT id FROM inserted))
+      SELECT count(*)::int AS inserted FROM inserted`;
+    const inserted = rows[0]?.inserted ?? 0;
     if (inserted === 0 && fencingToken !== null) {
-      const exists = await this.prisma.outboxItem.count({ where: { idempotencyKey } });
-      if (exists === 0) {
+      const exists = await this.prisma.$queryRaw<unknown[]>`SELECT 1 FROM outbox WHERE idempotency_key = ${idempotencyKey}`;
+      if (exists.length === 0) {
         this.log.warn({ key: idempotencyKey, fencingToken: String(fencingToken) }, 'outbox-write-fenced');
         return { inserted: false, fenced: true };
       }
-    }
-    if (inserted > 0 && entry.replacesPending && targetKey !== null) {
-      // A card shows its latest state only: older unsent edits are pointless API calls.
-      await this.prisma.$executeRaw`
-        UPDATE outbox SET status = 'superseded'
-        WHERE target_key = ${targetKey} AND operation = ${operation} AND status = 'pending'
-          AND id < (SELECT id FROM outbox WHERE idempotency_key = ${idempotencyKey})`;
     }
     if (inserted > 0) this.senders.get(platform)?.wake();
     return { inserted: inserted > 0 };
   }
 
+  /**
+   * Stores several writes in one statement, in the given order (keys that exist are skipped);
+   * honours `cancels`, not fencing or replacesPending. Returns how many were stored.
+   */
+  async enqueueAll(entries: readonly OutboxEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending)) {
+      throw new Error('enqueueAll takes neither fencing tokens nor replacesPending: use enqueue');
+    }
+    const column = <T>(pick: (entry: OutboxEntry) => T) => entries.map(pick);
+    const cancels = entries.flatMap((entry) => (entry.cancels === undefined ? [] : [entry.cancels]));
+    // An untried pending item is only ever claimed by a sender's UPDATE, which locks it: this UPDATE
+    // waits for that and then sees 'sending', so an item that may have reached the platform is
+    // never dropped, and its undoing item is stored.
+    const rows = await this.prisma.$queryRaw<Array<{ inserted: number }>>`
+      WITH cancelled AS (
+        UPDATE outbox SET status = 'superseded'
+        WHERE idempotency_key = ANY(${cancels}::text[]) AND status = 'pending' AND attempts = 0
+        RETURNING idempotency_key),
+      inserted AS (
+        INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key)
+        SELECT e.key, e.session_id, e.platform, e.operation, e.payload, e.target_key
+        FROM unnest(${column((entry) => entry.idempotencyKey)}::text[], ${column((entry) => entry.sessionId)}::text[],
+          ${column((entry) => entry.platform)}::text[], ${column((entry) => entry.operation)}::text[],
+          ${column((entry) => JSON.stringify(entry.payload))}::jsonb[], ${column((entry) => entry.targetKey ?? null)}::text[],
+          ${column((entry) => entry.cancels ?? null)}::text[])
+          WITH ORDINALITY AS e(key, session_id, platform, operation, payload, target_key, cancels, ordinal)
+        WHERE e.cancels IS NULL OR e.cancels NOT IN (SELECT idempotency_key FROM cancelled)
+        ORDER BY e.ordinal
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING platform)
+      SELECT count(*)::int AS inserted FROM inserted`;
+    const inserted = rows[0]?.inserted ?? 0;
+    if (inserted > 0) for (const platform of new Set(column((entry) => entry.platform))) this.senders.get(platform)?.wake();
+    return inserted;
+  }
+
   /** The platform message id of a sent item, or null. */
   async messageIdOf(idempotencyKey: string): Promise<string | null> {
-    const row = await this.prisma.outboxItem.findUnique({ where: { idempotencyKey }, select: { platformMessageId: true } });
-    return row?.platformMessageId ?? null;
+    const rows = await this.prisma.$queryRaw<Array<{ platform_message_id: string | null }>>`
+      SELECT platform_message_id FROM outbox WHERE idempotency_key = ${idempotencyKey}`;
+    return rows[0]?.platform_message_id ?? null;
   }
 
   /** Starts the sender of a platform (one per platform and process). */
@@ -160,7 +214,7 @@ export class OutboxSender {
     this.pollMs = options.pollMs ?? 500;
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
-    this.batchSize = options.batchSize ?? 10;
+    this.batchSize = options.batchSize ?? 50;
     this.retentionMs = options.retentionMs ?? 14 * 24 * 3_600_000;
   }
 
@@ -195,7 +249,22 @@ export class OutboxSender {
   /** Claims and sends one round of due items; returns how many were attempted. */
   async sendDue(): Promise<number> {
     const claimed = await this.claim();
-    await Promise.all(claimed.map((row) => this.send(row)));
+    if (claimed.length === 0) return 0;
+    const outcomes = await Promise.allSettled(claimed.map((row) => this.send(row)));
+    const sent: Sent[] = [];
+    for (const outcome of outcomes) {
+      // A failure to record a retry leaves the claim to lapse; it must not lose the round's sends.
+      if (outcome.status === 'rejected') this.log.error({ err: outcome.reason, platform: this.platform }, 'outbox-record-failed');
+      else if (outcome.value !== null) sent.push(outcome.value);
+    }
+    // One statement marks the whole round sent (a crash before it re-sends the round; posts find
+    // themselves by their key, reactions are idempotent).
+    if (sent.length > 0) {
+      await this.prisma.$executeRaw`
+        UPDATE outbox SET status = 'sent', sent_at = now(), platform_message_id = s.message_id, last_error = NULL
+        FROM unnest(${sent.map((item) => item.id)}::bigint[], ${sent.map((item) => item.platformMessageId)}::text[]) AS s(id, message_id)
+        WHERE outbox.id = s.id`;
+    }
     return claimed.length;
   }
 
@@ -246,20 +315,27 @@ export class OutboxSender {
   /**
    * Claims the due head item of each session (an earlier unsent item of the same session blocks
    * the later ones, so a thread reads in order). SKIP LOCKED keeps replicas from waiting on each
-   * other; the lease (next_attempt_at) hands a claim of a crashed sender to another one.
+   * other; the lease (next_attempt_at) hands a claim of a crashed sender to another one. The heads
+   * come from one pass over the unsent items (the status index), so sent items kept for
+   * retention cost nothing; items without a session are never blocked.
    */
   private claim(): Promise<ClaimedRow[]> {
     const leaseSeconds = this.leaseMs / 1000;
     return this.prisma.$queryRaw<ClaimedRow[]>`
-      WITH due AS (
+      WITH unsent AS MATERIALIZED (
+        SELECT id, session_id, next_attempt_at FROM outbox
+        WHERE platform = ${this.platform} AND status IN ('pending', 'sending')),
+      heads AS (
+        SELECT DISTINCT ON (session_id) id, next_attempt_at FROM unsent WHERE session_id IS NOT NULL ORDER BY session_id, id),
+      due AS (
         SELECT o.id FROM outbox o
-        WHERE o.platform = ${this.platform} AND o.status IN ('pending', 'sending') AND o.next_attempt_at <= now()
-          AND NOT EXISTS (
-            SELECT 1 FROM outbox e
-            WHERE e.session_id = o.session_id AND e.platform = o.platform AND e.id < o.id AND e.status IN ('pending', 'sending'))
+        WHERE o.id IN (
+            SELECT id FROM heads WHERE next_attempt_at <= now()
+            UNION ALL SELECT id FROM unsent WHERE session_id IS NULL AND next_attempt_at <= now())
+          AND o.status IN ('pending', 'sending') AND o.next_attempt_at <= now()
         ORDER BY o.id
         LIMIT ${this.batchSize}::int
-        FOR UPDATE SKIP LOCKED)
+        FOR UPDATE OF o SKIP LOCKED)
       UPDATE outbox SET status = 'sending', attempts = outbox.attempts + 1,
         next_attempt_at = now() + make_interval(secs => ${leaseSeconds}::double precision)
       FROM due WHERE outbox.id = due.id
@@ -269,11 +345,13 @@ export class OutboxSender {
         (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status`;
   }
 
-  private async send(row: ClaimedRow): Promise<void> {
+  /** Delivers one item; returns what to record when it was sent (failures are recorded here). */
+  private async send(row: ClaimedRow): Promise<Sent | null> {
     const fields = { key: row.idempotency_key, operation: row.operation, attempt: row.attempts };
     if (row.target_key !== null && row.target_message_id === null) {
-      if (row.target_status === 'pending' || row.target_status === 'sending') return this.retry(row, this.baseBackoffMs, 'target not sent yet');
-      return this.fail(row, `target ${row.target_key} was never sent`);
+      if (row.target_status === 'pending' || row.target_status === 'sending') await this.retry(row, this.baseBackoffMs, 'target not sent yet');
+      else await this.fail(row, `target ${row.target_key} was never sent`);
+      return null;
     }
     try {
       const result = await this.deliver({
@@ -286,17 +364,19 @@ export class OutboxSender {
         targetMessageId: row.target_message_id,
         attempt: row.attempts,
       });
-      await this.prisma.$executeRaw`
-        UPDATE outbox SET status = 'sent', sent_at = now(), platform_message_id = ${result.platformMessageId ?? null}, last_error = NULL
-        WHERE id = ${row.id}`;
       this.log.debug(fields, 'outbox-sent');
+      return { id: row.id, platformMessageId: result.platformMessageId ?? null };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (error instanceof PermanentPlatformError || row.attempts >= this.maxAttempts) return this.fail(row, message);
+      if (error instanceof PermanentPlatformError || row.attempts >= this.maxAttempts) {
+        await this.fail(row, message);
+        return null;
+      }
       const retryAfter = error instanceof PlatformError ? error.retryAfterMs : undefined;
       const delay = retryAfter ?? Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** (row.attempts - 1));
       this.log.warn({ ...fields, err: message, retryInMs: delay }, 'outbox-send-failed');
       await this.retry(row, delay, message);
+      return null;
     }
   }
 
