@@ -35,6 +35,10 @@ export class SlackRenderer {
   private readonly cards = new Map<string, Card>();
   /** Per-session chains keep outbox order equal to event order. */
   private readonly chains = new Map<string, Promise<void>>();
+  /** Steers taken by a worker before their steer-received was rendered: no 👀 for them. */
+  private readonly takenAhead = new Set<string>();
+  /** Steers whose 👀 this renderer skipped: their ✅ needs no removal of 👀. */
+  private readonly eyesSkipped = new Set<string>();
 
   constructor(
     private readonly context: SlackContext,
@@ -45,6 +49,9 @@ export class SlackRenderer {
   /** The EventBus listener. */
   readonly listener = (event: AgentEvent): void => {
     if (event.session.platform !== 'slack' || event.type === 'text-delta') return;
+    // Events arrive here at once, renders run later in order: a steer already taken when its
+    // steer-received renders gets ✅ only (under load that saves two reactions per message).
+    if (event.type === 'steer-taken') for (const steer of event.steers) this.takenAhead.add(steer.platformMessageKey);
     this.queue(event.session.id, () => this.render(event));
   };
 
@@ -66,13 +73,9 @@ export class SlackRenderer {
       case 'run-start':
         return this.startCard(session);
       case 'steer-received':
-        return this.react(session, event.steer, 'react', 'eyes');
+        return this.steerReceived(session, event.steer);
       case 'steer-taken':
-        for (const steer of event.steers) {
-          await this.react(session, steer, 'react', 'white_check_mark');
-          await this.react(session, steer, 'unreact', 'eyes');
-        }
-        return;
+        return this.steersTaken(session, event.steers);
       case 'answer':
         // In the outbox now: core need not emit it again after a crash. A fenced answer (this
         // replica lost the session) stays owed; the lease holder re-sends it.
@@ -192,11 +195,39 @@ export class SlackRenderer {
     });
   }
 
-  private async react(session: SessionRecord, steer: SteerRecord, operation: 'react' | 'unreact', name: string): Promise<void> {
+  /** 👀 on a queued steer, unless it was taken meanwhile. */
+  private async steerReceived(session: SessionRecord, steer: SteerRecord): Promise<void> {
+    if (this.takenAhead.has(steer.platformMessageKey)) {
+      this.eyesSkipped.add(steer.platformMessageKey);
+      return;
+    }
+    const eyes = this.reaction(session, steer, 'react', 'eyes');
+    if (eyes) await this.context.outbox.enqueue(eyes);
+  }
+
+  /**
+   * ✅ on taken steers and 👀 removed, in one statement. The removal cancels a 👀 still waiting in
+   * the outbox (neither is sent); a 👀 queued by another replica or before a restart is removed.
+   */
+  private async steersTaken(session: SessionRecord, steers: SteerRecord[]): Promise<void> {
+    const entries: OutboxEntry[] = [];
+    for (const steer of steers) {
+      const key = steer.platformMessageKey;
+      this.takenAhead.delete(key);
+      const check = this.reaction(session, steer, 'react', 'white_check_mark');
+      if (check) entries.push(check);
+      if (this.eyesSkipped.delete(key)) continue;
+      const unreact = this.reaction(session, steer, 'unreact', 'eyes');
+      if (unreact) entries.push({ ...unreact, cancels: reactionKey('react', key, 'eyes') });
+    }
+    await this.context.outbox.enqueueAll(entries);
+  }
+
+  /** A reaction on the steer's Slack message, or null for a steer from elsewhere. */
+  private reaction(session: SessionRecord, steer: SteerRecord, operation: 'react' | 'unreact', name: string): OutboxEntry | null {
     const message = parseSlackMessageKey(steer.platformMessageKey);
-    if (!message) return;
-    const label = name === 'white_check_mark' ? 'check' : name;
-    await this.context.outbox.enqueue(this.entry(session, `${operation}:${steer.platformMessageKey}:${label}`, operation, { channel: message.channelId, timestamp: message.ts, name }));
+    if (!message) return null;
+    return this.entry(session, reactionKey(operation, steer.platformMessageKey, name), operation, { channel: message.channelId, timestamp: message.ts, name });
   }
 
   private async post(session: SessionRecord, key: string, body: { [key: string]: Json }): Promise<void> {
@@ -216,4 +247,10 @@ export class SlackRenderer {
       if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
     });
   }
+}
+
+/** The outbox key of a reaction: one per message, operation and emoji. */
+function reactionKey(operation: 'react' | 'unreact', messageKey: string, name: string): string {
+  const label = name === 'white_check_mark' ? 'check' : name;
+  return `${operation}:${messageKey}:${label}`;
 }
