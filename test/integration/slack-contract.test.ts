@@ -132,8 +132,8 @@ beforeAll(async () => {
       const eventId = `Ev${++counter}`;
       if (options.duplicate) {
         // Slack retries an event it thinks was not acked in time with the same event id; the retry
-        // can race the first delivery (both pass the processed-event check, the steer key holds),
-        // or come after it finished (the processed event answers it).
+        // can race the first delivery (the steer key holds), or come after it finished (the
+        // processed event id answers it; only retries read it).
         await Promise.all([postEvent(event, eventId), postEvent(event, eventId, 1)]);
         await postEvent(event, eventId, 2);
       } else {

@@ -15,8 +15,18 @@ const humanSubtypes = new Set([undefined, 'thread_broadcast', 'file_share', 'me_
 /** Answers longer than this are split (Slack's section limit, with room to spare). */
 export const slackMessageLimit = 3_000;
 
-/** Handles one message or app_mention event; `eventId` is the Events API event id. */
-export async function handleMessageEvent(context: SlackContext, teamId: string, eventId: string | undefined, raw: unknown): Promise<void> {
+/** Which delivery of an Events API event this is. */
+export interface EventDelivery {
+  teamId: string;
+  /** The Events API event id. */
+  eventId: string | undefined;
+  /** Slack's retry number (x-slack-retry-num, Socket Mode's retry_attempt); 0 or absent on the first delivery. */
+  retryNum?: number | undefined;
+}
+
+/** Handles one message or app_mention event. */
+export async function handleMessageEvent(context: SlackContext, delivery: EventDelivery, raw: unknown): Promise<void> {
+  const { teamId, eventId } = delivery;
   const parsed = messageEvent.safeParse(raw);
   if (!parsed.success) {
     context.log.debug({ eventId }, 'slack-event-not-understood');
@@ -27,8 +37,10 @@ export async function handleMessageEvent(context: SlackContext, teamId: string, 
   if (event.subtype === 'message_deleted') return handleDelete(context, teamId, event);
   if (!humanSubtypes.has(event.subtype) || isFromBot(context, event)) return;
   const eventKey = eventId ? `slack:event:${eventId}` : null;
-  // Cheap early exit for a retry of a delivery that finished; the steer key is the real guard.
-  if (eventKey && (await wasProcessed(context, eventKey))) return;
+  // Only a retry reads the processed ids (a first delivery cannot have been processed): it skips a
+  // delivery that finished, e.g. chatter that was ignored before a session came to its thread.
+  // A retry racing its first delivery passes; the steer key (or command key) holds then.
+  if (eventKey && (delivery.retryNum ?? 0) > 0 && (await wasProcessed(context, eventKey))) return;
   await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, event));
   if (eventKey) await context.stores.events.markProcessed(eventKey);
 }
@@ -118,8 +130,8 @@ export function withHistory(history: string, request: string): string {
 }
 
 async function wasProcessed(context: SlackContext, key: string): Promise<boolean> {
-  const row = await context.prisma.processedEvent.findUnique({ where: { key }, select: { key: true } });
-  return row !== null;
+  const rows = await context.prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
+  return rows.length > 0;
 }
 
 /**

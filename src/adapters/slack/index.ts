@@ -64,10 +64,10 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
 
   const { app } = connection;
-  const onMessage = async ({ event, body }: { event: unknown; body: unknown }) => {
+  const onMessage = async ({ event, body, context: bolt }: { event: unknown; body: unknown; context: { retryNum?: number } }) => {
     const envelope = eventEnvelope.safeParse(body);
     if (!envelope.success) return log.warn('slack-event-without-team: ignored');
-    await handleMessageEvent(context, envelope.data.team_id, envelope.data.event_id, event);
+    await handleMessageEvent(context, { teamId: envelope.data.team_id, eventId: envelope.data.event_id, retryNum: bolt.retryNum }, event);
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);
