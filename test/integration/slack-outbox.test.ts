@@ -96,6 +96,68 @@ describe('Outbox', () => {
     expect((await statusOf('card:1:u1')).status).toBe('superseded');
   });
 
+  it('stores several writes in order in one call, skipping keys that exist', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    await outbox.enqueue({ idempotencyKey: 'all:2', sessionId, platform: 'p-all', operation: 'post', payload: { n: 2 } });
+    const entries = [1, 2, 3].map((n) => ({ idempotencyKey: `all:${n}`, sessionId, platform: 'p-all', operation: 'post', payload: { n: n * 10 } }));
+    expect(await outbox.enqueueAll(entries)).toBe(2);
+    const sent: string[] = [];
+    const sender = outbox.startSender('p-all', async (item) => {
+      sent.push(`${item.idempotencyKey}:${JSON.stringify(item.payload)}`);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('all:3')).status === 'sent' ? true : undefined));
+    await sender.stop();
+    expect(sent).toEqual(['all:2:{"n":2}', 'all:1:{"n":10}', 'all:3:{"n":30}']);
+  });
+
+  it('drops an untried item together with the write that cancels it, and keeps the undo of a sent one', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const react = (key: string) => ({ idempotencyKey: `react:${key}`, sessionId, platform: 'p-cancel', operation: 'react', payload: {} });
+    const unreact = (key: string) => ({ idempotencyKey: `unreact:${key}`, sessionId, platform: 'p-cancel', operation: 'unreact', payload: {}, cancels: `react:${key}` });
+    await outbox.enqueue(react('sent'));
+    const sent: string[] = [];
+    const sender = outbox.startSender('p-cancel', async (item) => {
+      sent.push(item.idempotencyKey);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('react:sent')).status === 'sent' ? true : undefined));
+    await sender.stop();
+    await outbox.enqueue(react('unsent'));
+    expect(await outbox.enqueueAll([unreact('unsent'), unreact('sent'), unreact('never-queued')])).toBe(2);
+    expect((await statusOf('react:unsent')).status).toBe('superseded');
+    expect(await database.prisma.outboxItem.count({ where: { idempotencyKey: 'unreact:unsent' } })).toBe(0);
+    const again = outbox.startSender('p-cancel', async (item) => {
+      sent.push(item.idempotencyKey);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(async () => ((await statusOf('unreact:never-queued')).status === 'sent' ? true : undefined));
+    await again.stop();
+    expect(sent).toEqual(['react:sent', 'unreact:sent', 'unreact:never-queued']);
+  });
+
+  it('never holds items without a session back, while a session's later items wait for its head', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    await outbox.enqueue({ idempotencyKey: 'free:blocked-head', sessionId, platform: 'p-free', operation: 'post', payload: {} });
+    await database.prisma.outboxItem.update({ where: { idempotencyKey: 'free:blocked-head' }, data: { nextAttemptAt: new Date(Date.now() + 60_000) } });
+    await outbox.enqueue({ idempotencyKey: 'free:behind', sessionId, platform: 'p-free', operation: 'post', payload: {} });
+    for (const n of [1, 2]) await outbox.enqueue({ idempotencyKey: `free:none:${n}`, sessionId: null, platform: 'p-free', operation: 'post', payload: {} });
+    const sent: string[] = [];
+    const sender = outbox.startSender('p-free', async (item) => {
+      sent.push(item.idempotencyKey);
+      return {};
+    }, { pollMs: 20 });
+    await waitFor(() => (sent.length >= 2 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sender.stop();
+    // Both session-less items go in one round; the session's second item waits for its head.
+    expect(sent).toEqual(['free:none:1', 'free:none:2']);
+    expect((await statusOf('free:behind')).status).toBe('pending');
+  });
+
   it('fails an item at once on a permanent error and moves on', async () => {
     const outbox = new Outbox(database.prisma, log);
     const sessionId = await newSession();
