@@ -76,6 +76,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       wakeups,
       leaseTtlMs: config.LEASE_TTL_SECONDS * 1000,
       sweepIntervalMs: Math.max(500, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
+      // A follow-up within a few seconds (common in a thread) reuses the lease instead of
+      // claiming it again; the lease is still given up well before another replica would wait.
+      leaseIdleGraceMs: Math.min(5_000, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
     },
     stores,
     model: metrics.instrument(new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log })),

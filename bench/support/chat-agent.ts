@@ -29,7 +29,7 @@ const noop = defineTool({
 }) as AnyTool;
 
 /** Replica timings as the service uses them (src/build-agent.ts), not the test harness's. */
-const productionReplica = { leaseTtlMs: 15_000, sweepIntervalMs: 5_000 };
+const productionReplica = { leaseTtlMs: 15_000, sweepIntervalMs: 5_000, leaseIdleGraceMs: 5_000 };
 
 /** A turn without an answer after this long fails (a stuck run must not hang the benchmark). */
 const turnTimeoutMs = 180_000;

@@ -48,6 +48,8 @@ export interface ReplicaSettings {
   leaseTtlMs: number;
   /** How often every replica looks for sessions whose driver died. */
   sweepIntervalMs: number;
+  /** How long a runner keeps its lease after going idle (0: release at once). */
+  leaseIdleGraceMs: number;
 }
 
 export interface AgentDeps {

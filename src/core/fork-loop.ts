@@ -41,6 +41,7 @@ export async function runForkLoop(deps: AgentDeps, run: ForkRun): Promise<Memory
       const response = await callModel(deps, { ...run.request, messages }, {
         sessionId: run.sessionId, segmentId: run.segmentId, memoryRunId: run.memoryRunId, role: run.role, signal,
       });
+      await response.recorded;
       result.usage.promptTokens += response.usage?.promptTokens ?? 0;
       result.usage.cachedTokens += response.usage?.cachedTokens ?? 0;
       result.usage.completionTokens += response.usage?.completionTokens ?? 0;

@@ -1,9 +1,12 @@
 // Holds a session's lease while its runner works (R10 across replicas): claims it before each
-// activity, renews it by heartbeat, releases it at idle, and notices when it was lost.
+// activity, renews it by heartbeat, releases it at idle, and notices when it was lost. A claim
+// while the lease is held and freshly renewed costs no statement.
 import type { Log } from './log.js';
 import type { LeaseStore } from './store.js';
 
 export type Claim =
+  /** Held all along (renewed recently): nothing could have changed; no statement was needed. */
+  | 'held'
   /** Ours, and nobody else held it since we last did: our in-memory state is current. */
   | 'kept'
   /** Ours, but another replica may have written in between: reload before working. */
@@ -17,6 +20,8 @@ export class LeaseKeeper {
   /** Set when a renewal found the lease taken; the runner stops at its next checkpoint. */
   lost = false;
   private releasedToken: number | null = null;
+  /** Until when (Date.now() ms) the last acquire or renewal holds the lease. */
+  private heldUntil = 0;
   private stale = false;
   private heartbeat: NodeJS.Timeout | undefined;
 
@@ -29,8 +34,12 @@ export class LeaseKeeper {
   ) {}
 
   async claim(): Promise<Claim> {
+    // A third of the TTL to spare: another replica can take the lease only after it expired.
+    if (this.token !== null && !this.lost && !this.stale && Date.now() < this.heldUntil - this.ttlMs / 3) return 'held';
+    const sentAt = Date.now();
     const lease = await this.store.acquire(this.sessionId, this.owner, this.ttlMs);
     if (!lease) return 'refused';
+    this.heldUntil = sentAt + this.ttlMs;
     // Tokens grow on every change of hands and stay when the same owner re-claims: getting back
     // the token we held or released means nobody else held it in between.
     const continuous = !this.stale && (lease.fencingToken === this.token || lease.fencingToken === this.releasedToken);
@@ -69,11 +78,19 @@ export class LeaseKeeper {
   private async renew(): Promise<void> {
     const token = this.token;
     if (token === null) return;
-    const held = await this.store.renew(this.sessionId, this.owner, token, this.ttlMs).catch((error: unknown) => {
+    const sentAt = Date.now();
+    let held: boolean;
+    try {
+      held = await this.store.renew(this.sessionId, this.owner, token, this.ttlMs);
+    } catch (error) {
+      // A database hiccup is not a lost lease; the next beat tries again (and claims meanwhile
+      // ask the database, as the renewal did not extend what we know).
       this.log.warn({ sessionId: this.sessionId, err: String(error) }, 'lease-renew-failed');
-      return true; // a database hiccup is not a lost lease; the next beat tries again
-    });
-    if (!held && this.token === token) {
+      return;
+    }
+    if (this.token !== token) return;
+    if (held) this.heldUntil = sentAt + this.ttlMs;
+    else {
       this.log.warn({ sessionId: this.sessionId, fencingToken: token }, 'lease-lost');
       this.lost = true;
       this.token = null;

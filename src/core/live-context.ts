@@ -32,8 +32,12 @@ export class LiveContext {
     return last ? last.seq + 1 : 0;
   }
 
-  /** Persists then appends one message. */
-  async append(message: ChatMessage, flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
+  /** Persists then appends one message; `contextTokens` (a worker call's prompt size) goes with it. */
+  async append(
+    message: ChatMessage,
+    flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {},
+    contextTokens?: number,
+  ): Promise<StoredMessage> {
     const entry: StoredMessage = {
       seq: this.nextSeq,
       message,
@@ -42,8 +46,9 @@ export class LiveContext {
       memoryRunId: flags.memoryRunId ?? null,
       awaitingDelivery: flags.awaitingDelivery ?? false,
     };
-    await this.store.append(this.segment.id, entry);
+    await this.store.append(this.segment.id, entry, contextTokens === undefined ? {} : { contextTokens });
     this.entries.push(entry);
+    if (contextTokens !== undefined) this.segment.contextTokens = contextTokens;
     return entry;
   }
 

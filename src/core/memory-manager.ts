@@ -10,6 +10,7 @@ import { diffLines } from './line-diff.js';
 import type { LiveContext } from './live-context.js';
 import { deciderInstruction, summarizerInstruction } from './memory-instructions.js';
 import { markerText } from './prompts.js';
+import type { ChatMessage } from './messages.js';
 import type { SessionRecord } from './store.js';
 import { runSummarizer, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
@@ -48,72 +49,93 @@ export class MemoryManager {
     while (this.summarizer || this.decider) await Promise.all([this.summarizer, this.decider]);
   }
 
-  /** The checkpoint hook: R2 trigger, R3 fork + marker. Never waits for the forks themselves. */
+  /**
+   * The checkpoint hook: R2 trigger, R3 fork + marker. Never waits for the forks themselves; what
+   * it waits for is one round of writes (the step, the runs, the marker), issued side by side.
+   */
   async onCheckpoint(): Promise<void> {
     const { context } = this.host;
     const segment = context.segment;
     const tokens = context.lastPromptTokens ?? estimateTokens(context.messages);
     const step = currentStep(tokens, this.deps.settings.contextWindow, this.deps.settings.stepPercent);
     if (!shouldTrigger(step, segment.lastStep)) return;
-    // The step is stored before anything is forked, and consumed even if nothing can be forked.
+    // The step is consumed even if nothing can be forked, and stored before a fork's first call.
     segment.lastStep = step;
-    await this.deps.stores.context.updateSegment(segment.id, { lastStep: step });
-    if (!this.summarizer) await this.forkSummarizer();
-    if (!this.decider) await this.forkDecider();
+    const writes: Array<Promise<unknown>> = [];
+    // A fork sends its first request only once this checkpoint's writes are stored.
+    let settleWrites: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+    const stored = new Promise<void>((resolve, reject) => (settleWrites = { resolve, reject }));
+    stored.catch(() => undefined); // the failure reaches the worker below; forks fail with it too
+    let snapshot = context.messages;
+    if (!this.summarizer) {
+      const marker = this.forkSummarizer(snapshot, stored, writes);
+      snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
+    }
+    if (!this.decider) this.forkDecider(snapshot, stored, writes);
+    const { lastStep, summarizerRounds, deciderRounds } = segment;
+    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
+    const all = Promise.all(writes);
+    all.then(() => settleWrites?.resolve(), (error: unknown) => settleWrites?.reject(error));
+    await all;
   }
 
-  private async forkSummarizer(): Promise<void> {
+  /** Starts a summarizer on `snapshot` and appends its marker; returns the marker message. */
+  private forkSummarizer(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>): ChatMessage {
     const session = this.host.session();
     const { context } = this.host;
     const segment = context.segment;
-    const snapshot = context.messages; // before the marker: the summarizer never sees its own
     const round = segment.summarizerRounds + 1;
-    const run = await this.deps.stores.memoryRuns.start({
-      sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
-    });
     segment.summarizerRounds = round;
-    await this.deps.stores.context.updateSegment(segment.id, { summarizerRounds: round });
-    const currentMain = round === 1 ? '' : ((await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath }))?.content ?? '');
-    const instruction = summarizerInstruction({
-      round, firstInSegment: round === 1, currentMain, stepCap: this.deps.settings.summarizerMaxSteps,
-    });
-    const request = forkRequest(this.deps, session.id, snapshot, instruction);
-    this.deps.log.info({ sessionId: session.id, memoryRunId: run.id, round, forkPoint: snapshot.length }, 'summary-start');
-    const task = runSummarizer(this.deps, {
-      sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: run.id, request, signal: this.host.signal,
-    }).then(
-      (result) => this.summarizerSucceeded(session, run.id, round, result),
-      (error: unknown) => this.runFailed(session, 'summarizer', run.id, error),
-    );
+    const runId = globalThis.crypto.randomUUID();
+    writes.push(this.deps.stores.memoryRuns.start({
+      id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
+    }));
+    this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length }, 'summary-start');
+    const task = stored
+      .then(async () => {
+        // Built here, off the worker's path: the snapshot above is what the fork continues.
+        const currentMain = round === 1 ? '' : ((await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath }))?.content ?? '');
+        const instruction = summarizerInstruction({ round, firstInSegment: round === 1, currentMain, stepCap: this.deps.settings.summarizerMaxSteps });
+        return runSummarizer(this.deps, {
+          sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
+          request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
+        });
+      })
+      .then(
+        (result) => this.summarizerSucceeded(session, runId, round, result),
+        (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
+      );
     this.summarizer = task.finally(() => {
       this.summarizer = null;
     });
-    await context.append({ role: 'user', content: markerText(round) }, { isMarker: true, memoryRunId: run.id });
+    const marker: ChatMessage = { role: 'user', content: markerText(round) };
+    writes.push(context.append(marker, { isMarker: true, memoryRunId: runId }));
+    return marker;
   }
 
-  private async forkDecider(): Promise<void> {
+  private forkDecider(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>): void {
     const session = this.host.session();
-    const { context } = this.host;
-    const segment = context.segment;
-    const snapshot = context.messages; // after the marker: the decider sees it
+    const segment = this.host.context.segment;
     const round = segment.deciderRounds + 1;
-    const run = await this.deps.stores.memoryRuns.start({
-      sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
-    });
     segment.deciderRounds = round;
-    await this.deps.stores.context.updateSegment(segment.id, { deciderRounds: round });
+    const runId = globalThis.crypto.randomUUID();
+    writes.push(this.deps.stores.memoryRuns.start({
+      id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
+    }));
     const request = forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round }));
-    const task = runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: run.id, request, signal: this.host.signal }).then(
-      async (result) => {
-        await this.deps.stores.memoryRuns.finish(run.id, {
-          status: 'succeeded', decision: result.reset ? 'reset' : 'keep', transcript: result.transcript, usage: result.usage,
-        });
-        this.deps.log.info({ sessionId: session.id, memoryRunId: run.id, reset: result.reset }, 'decider-end');
-        this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: run.id, status: 'succeeded', decision: result.reset ? 'reset' : 'keep' });
-        if (result.reset) this.host.requestReset(segment.id);
-      },
-      (error: unknown) => this.runFailed(session, 'decider', run.id, error),
-    );
+    const task = stored
+      .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, signal: this.host.signal }))
+      .then(
+        async (result) => {
+          await this.deps.stores.memoryRuns.finish(runId, {
+            status: 'succeeded', decision: result.reset ? 'reset' : 'keep', transcript: result.transcript, usage: result.usage,
+          });
+          this.deps.log.info({ sessionId: session.id, memoryRunId: runId, reset: result.reset }, 'decider-end');
+          this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: runId, status: 'succeeded', decision: result.reset ? 'reset' : 'keep' });
+          if (result.reset) this.host.requestReset(segment.id);
+        },
+        (error: unknown) => this.runFailed(session, 'decider', runId, error),
+      );
     this.decider = task.finally(() => {
       this.decider = null;
     });

@@ -18,8 +18,17 @@ export function buildRequest(deps: Pick<AgentDeps, 'settings' | 'tools'>, sessio
   return { model: deps.settings.model, messages, tools: deps.tools.definitions, cacheKey: sessionId };
 }
 
+/** A model's answer, while its usage row is still being written. */
+export interface ModelCallResult extends ModelResponse {
+  /**
+   * The usage row (R14) being written beside whatever the caller stores next, so the two writes
+   * overlap. Never rejects (a failed write is logged); await it before the step is over.
+   */
+  recorded: Promise<void>;
+}
+
 /** Calls the model and records usage; failures are recorded too, then rethrown. */
-export async function callModel(deps: AgentDeps, request: ModelRequest, scope: CallScope): Promise<ModelResponse> {
+export async function callModel(deps: AgentDeps, request: ModelRequest, scope: CallScope): Promise<ModelCallResult> {
   const started = Date.now();
   const record = (response: ModelResponse | null, error: string | null) =>
     deps.stores.usage.record({
@@ -48,6 +57,6 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
     throw new ModelError(message, false, undefined, { cause: error });
   }
   // A paid answer is never dropped because its usage row could not be written.
-  await record(response, null).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
-  return response;
+  const recorded = record(response, null).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
+  return { ...response, recorded };
 }

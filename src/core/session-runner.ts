@@ -10,6 +10,7 @@ import { LiveContext } from './live-context.js';
 import { MemoryManager, memoryRunChanges } from './memory-manager.js';
 import { renderSteer } from './prompts.js';
 import { resetContext } from './reset.js';
+import { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord, SteerRecord } from './store.js';
 import { runWorkerLoop, type CheckpointKind } from './worker-loop.js';
 
@@ -29,6 +30,9 @@ export class SessionRunner {
   private readonly lifetime = new AbortController();
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
+  /** Kept for a grace period after an activity, so back-to-back turns claim it only once. */
+  private releaseTimer: NodeJS.Timeout | undefined;
+  readonly steers: SteerInbox;
 
   private constructor(
     private readonly deps: AgentDeps,
@@ -36,6 +40,7 @@ export class SessionRunner {
     readonly context: LiveContext,
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
+    this.steers = new SteerInbox(context, record.id, (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }));
     this.memory = new MemoryManager(deps, {
       session: () => this.record,
       context,
@@ -95,12 +100,14 @@ export class SessionRunner {
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
   wake(): void {
+    this.steers.arrived();
     this.workPending = true;
     this.pump();
   }
 
   /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
   async steerArrived(): Promise<void> {
+    this.steers.arrived();
     await this.refreshUnlessDriving();
     this.failed = false;
     this.workPending = true;
@@ -149,6 +156,7 @@ export class SessionRunner {
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.releaseTimer);
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([this.activity ?? Promise.resolve(), deadline]);
     this.lifetime.abort(new Error('shutdown'));
@@ -174,6 +182,7 @@ export class SessionRunner {
   private begin(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): void {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
+    clearTimeout(this.releaseTimer);
     this.activity = this.underLease(work)
       .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
       .finally(() => {
@@ -181,7 +190,7 @@ export class SessionRunner {
         this.activityKind = null;
         this.lastActivityAt = Date.now();
         this.pump();
-        if (!this.activity) void this.releaseLease();
+        if (!this.activity) this.releaseWhenIdle();
       });
   }
 
@@ -195,11 +204,27 @@ export class SessionRunner {
     // Another replica may have written since this mirror was loaded (even a just-loaded runner
     // may have waited for the lease): re-read unless the lease stayed ours.
     if (claim === 'changed-hands') await this.reload();
+    // Held all along, the lease saw every wake-up; otherwise a steer may have been stored while
+    // this replica was not listening for them.
+    if (claim !== 'held') this.steers.arrived();
     // A new session's first segment gets its init messages here, by the lease holder only.
     if (this.context.entries.length === 0) {
       for (const message of await buildInitMessages(this.deps, this.record)) await this.context.append(message, { isInit: true });
     }
     await work();
+  }
+
+  /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
+  private releaseWhenIdle(): void {
+    const grace = this.deps.replica.leaseIdleGraceMs;
+    if (grace <= 0 || this.stopping) {
+      void this.releaseLease();
+      return;
+    }
+    this.releaseTimer = setTimeout(() => {
+      if (!this.activity) void this.releaseLease();
+    }, grace);
+    this.releaseTimer.unref();
   }
 
   /** Gives the lease up at idle; work that slipped in meanwhile (a steer) is picked up again. */
@@ -208,6 +233,7 @@ export class SessionRunner {
     try {
       await this.lease.release();
       if (!this.stopping && !this.record.paused && (await this.deps.stores.steers.countQueued(this.record.id)) > 0) {
+        this.steers.arrived();
         this.workPending = true;
         this.pump();
       }
@@ -235,9 +261,15 @@ export class SessionRunner {
   }
 
   private async drive(): Promise<void> {
-    if (this.context.tail() === 'settled' && (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return;
+    if (this.context.tail() === 'settled' && !this.steers.mayHaveQueued) return;
     const session = this.record;
-    this.deps.events.emit({ type: 'run-start', session });
+    // A run starts when the loop finds work: a wake-up for steers already taken is no run.
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      this.deps.events.emit({ type: 'run-start', session });
+    };
     let reason: StopReason;
     try {
       reason = await runWorkerLoop({
@@ -245,11 +277,13 @@ export class SessionRunner {
         session: () => this.record,
         context: this.context,
         checkpoint: (kind) => this.checkpoint(kind),
-        renderSteer: (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }),
+        steers: this.steers,
+        onWork: start,
         fencingToken: () => this.lease.token,
         signal: this.lifetime.signal,
       });
     } catch (error) {
+      start();
       if (error instanceof ConflictError) {
         // Another replica wrote this session (our lease lapsed): stop quietly; reload next time.
         this.deps.log.warn({ sessionId: session.id, err: error.message }, 'run-superseded');
@@ -265,7 +299,7 @@ export class SessionRunner {
       this.deps.log.error({ sessionId: session.id, err: message, code }, 'run-failed');
       this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
     }
-    this.deps.events.emit({ type: 'run-end', session: this.record, reason });
+    if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason });
   }
 
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */

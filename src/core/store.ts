@@ -112,8 +112,11 @@ export interface SessionStore {
 export interface ContextStore {
   /** The session's current segment and its messages in order. */
   load(sessionId: string): Promise<{ segment: SegmentRecord; messages: StoredMessage[] }>;
-  /** Appends one message at `seq`; throws ConflictError if that position is taken (a second writer). */
-  append(segmentId: string, entry: StoredMessage): Promise<void>;
+  /**
+   * Appends one message at `seq`; throws ConflictError if that position is taken (a second writer).
+   * `contextTokens`, when given, is stored on the segment in the same statement.
+   */
+  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
   /**
    * Atomically moves every queued steer message of the session into the segment, starting at
@@ -153,7 +156,8 @@ export interface EventLog {
 }
 
 export interface MemoryRunStore {
-  start(run: Omit<MemoryRunRecord, 'id' | 'status'>): Promise<MemoryRunRecord>;
+  /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
+  start(run: Omit<MemoryRunRecord, 'id' | 'status'> & { id?: string }): Promise<MemoryRunRecord>;
   /** Records the outcome; `awaitingDelivery` when a memory note for it is still to be posted. */
   finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;

@@ -8,7 +8,8 @@ import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import type { ChatMessage } from './messages.js';
 import { buildRequest, callModel } from './model-call.js';
-import type { SessionRecord, SteerRecord } from './store.js';
+import type { SteerInbox } from './steer-inbox.js';
+import type { SessionRecord } from './store.js';
 
 export type CheckpointKind = 'after-tools' | 'after-answer';
 
@@ -20,8 +21,10 @@ export interface WorkerScope {
   context: LiveContext;
   /** Memory trigger, then the pause/reset gate; a non-null result stops the loop. */
   checkpoint: (kind: CheckpointKind) => Promise<StopReason | null>;
-  /** Renders a steer message for the model. */
-  renderSteer: (steer: SteerRecord) => ChatMessage;
+  /** The session's queued steer messages. */
+  steers: SteerInbox;
+  /** Called before the loop does anything (a wake-up may find nothing to do: no run then). */
+  onWork: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
   signal: AbortSignal;
@@ -33,6 +36,7 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
   for (;;) {
     switch (context.tail()) {
       case 'tools-pending': {
+        scope.onWork();
         // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
         await executePendingToolCalls(scope);
         const stop = await scope.checkpoint('after-tools');
@@ -41,6 +45,7 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
         continue;
       }
       case 'needs-answer': {
+        scope.onWork();
         if (scope.signal.aborted) return 'shutdown';
         // After tool results (e.g. resuming after a pause or reset) queued steers join first.
         await drainSteers(scope);
@@ -70,13 +75,12 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
     onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
   });
   const isAnswer = !response.message.tool_calls?.length;
-  // An answer is marked until the chat adapter has taken it, so a crash cannot lose it.
-  const entry = await context.append(response.message, { awaitingDelivery: isAnswer });
   // R2: provider usage first; the estimate when the provider reports none.
-  const tokens = response.usage?.promptTokens ?? estimateTokens(context.messages);
+  const tokens = response.usage?.promptTokens ?? estimateTokens([...context.messages, response.message]);
+  // An answer is marked until the chat adapter has taken it, so a crash cannot lose it. The
+  // message, its context size and the usage row are written side by side.
+  const [entry] = await Promise.all([context.append(response.message, { awaitingDelivery: isAnswer }, tokens), response.recorded]);
   context.lastPromptTokens = tokens;
-  await deps.stores.context.updateSegment(context.segment.id, { contextTokens: tokens });
-  context.segment.contextTokens = tokens;
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
     deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken() });
@@ -105,9 +109,9 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
 
 /** R9: moves queued steer messages into the context; returns whether any were taken. */
 async function drainSteers(scope: WorkerScope): Promise<boolean> {
-  const session = scope.session();
-  const taken = await scope.context.takeSteers(session.id, scope.renderSteer);
+  const taken = await scope.steers.take();
   if (taken.length === 0) return false;
-  scope.deps.events.emit({ type: 'steer-taken', session, steers: taken });
+  scope.onWork();
+  scope.deps.events.emit({ type: 'steer-taken', session: scope.session(), steers: taken });
   return true;
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
+import { until } from '../support/wait.js';
 import { at, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
@@ -51,7 +52,15 @@ describe('trigger policy (R2)', () => {
 
   it('fires once when usage jumps over several steps, storing the highest step', async () => {
     const h = await start();
-    scriptRoles(bed.model, { worker: [at(350, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1420, { content: 'done' })] });
+    const since = new Date();
+    const replies = [at(350, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }), at(1420, { content: 'done' })];
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        // The second step's trigger must find the first summarizer finished (else R3 skips it).
+        if (index === 1) await until(async () => (await bed.database.prisma.memoryRun.count({ where: { role: 'summarizer', status: 'succeeded', startedAt: { gte: since } } })) > 0);
+        return replies[index]!;
+      },
+    });
     const { runner } = await runToIdle(h, 'work');
     // 3% fires (step 3), then a jump to 14% fires once more (step 12).
     expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(2);

@@ -47,7 +47,7 @@ async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlM
     database: connection,
     model,
     tools,
-    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300 },
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: 0 },
   });
   harness.agent.runners.startSweeping();
   closers.push(async () => {

@@ -58,6 +58,7 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
       wakeups: new LocalWakeups(),
       leaseTtlMs: 10_000,
       sweepIntervalMs: 500,
+      leaseIdleGraceMs: 0,
       ...options.replica,
     },
     stores,

@@ -4,9 +4,9 @@ import { ConflictError } from '../../core/errors.js';
 import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
-import type { ContextMessage, Prisma, PrismaClient, Segment } from './generated/client.js';
+import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from './generated/client.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
-import { toSteerRecord } from './steer-store.js';
+import { steerColumns, toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
 const maxSnippetChars = 300;
@@ -23,10 +23,14 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       return { segment: toSegmentRecord(segment), messages: segment.messages.map(toStoredMessage) };
     },
 
-    async append(segmentId, entry) {
-      // The unique (segment_id, seq) refuses a second writer at the same position: let it throw.
+    async append(segmentId, entry, options = {}) {
+      // One statement (the hot path of every step): the message, and the segment's token count
+      // when given. The unique (segment_id, seq) refuses a second writer at the same position.
+      const segmentUpdate = options.contextTokens === undefined
+        ? Prisma.empty
+        : Prisma.sql`WITH segment AS (UPDATE segments SET context_tokens = ${options.contextTokens} WHERE id = ${segmentId}) `;
       try {
-        await prisma.contextMessage.create({ data: toMessageRow(segmentId, entry) });
+        await prisma.$executeRaw`${segmentUpdate}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`;
       } catch (error) {
         if (isUniqueViolation(error)) throw new ConflictError(`context position ${entry.seq} is taken: another replica wrote this session`);
         throw error;
@@ -40,23 +44,18 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
 
     takeSteers(sessionId, segmentId, seq, render) {
       return prisma.$transaction(async (tx) => {
-        // FOR UPDATE (not SKIP LOCKED): a concurrent taker waits, then re-checks status = 'queued'
-        // on the committed rows and finds none, so no steer is ever injected twice.
-        const locked = await tx.$queryRaw<Array<{ id: bigint }>>`
-          SELECT id FROM steer_messages
+        // A concurrent taker waits on the row locks, then re-checks status = 'queued' on the
+        // committed rows and finds none, so no steer is ever injected twice.
+        const rows = await tx.$queryRaw<SteerMessage[]>`
+          UPDATE steer_messages SET status = 'taken', taken_at = now()
           WHERE session_id = ${sessionId} AND status = 'queued'
-          ORDER BY id
-          FOR UPDATE`;
-        if (locked.length === 0) return [];
-        const ids = locked.map((row) => row.id);
-        const rows = await tx.steerMessage.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
-        const steers = rows.map(toSteerRecord);
-        await tx.contextMessage.createMany({
-          data: steers.map((steer, index) =>
-            toMessageRow(segmentId, { seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }),
-          ),
-        });
-        await tx.steerMessage.updateMany({ where: { id: { in: ids } }, data: { status: 'taken', takenAt: new Date() } });
+          RETURNING ${steerColumns}`;
+        if (rows.length === 0) return [];
+        const steers = rows.map(toSteerRecord).sort((left, right) => left.id - right.id);
+        const values = steers.map((steer, index) =>
+          messageValues(segmentId, { seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }),
+        );
+        await tx.$executeRaw`INSERT INTO context_messages ${messageColumns} VALUES ${Prisma.join(values)}`;
         return steers.map((steer) => ({ ...steer, status: 'taken' as const }));
       });
     },
@@ -122,6 +121,17 @@ async function currentSegmentId(client: PrismaClient | TransactionClient, sessio
   if (!session) throw new Error(`session ${sessionId} does not exist`);
   if (!session.currentSegmentId) throw new Error(`session ${sessionId} has no current segment`);
   return session.currentSegmentId;
+}
+
+const messageColumns = Prisma.raw(
+  '(segment_id, seq, role, content, tool_call_id, tool_call_ids, is_init, is_marker, memory_run_id, awaiting_delivery, search_text)',
+);
+
+/** The VALUES tuple of one context message for `messageColumns` (raw statements on hot paths). */
+function messageValues(segmentId: string, entry: StoredMessage): Prisma.Sql {
+  const row = toMessageRow(segmentId, entry);
+  return Prisma.sql`(${row.segmentId}, ${row.seq}, ${row.role}, ${row.content}, ${row.toolCallId}, ${row.toolCallIds}::text[],
+    ${row.isInit}, ${row.isMarker}, ${row.memoryRunId}, ${row.awaitingDelivery}, ${row.searchText})`;
 }
 
 /** The row of one context message; `content` is the exact JSON text the model is sent. */

@@ -41,7 +41,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
   return {
     async start(run) {
       const row = await prisma.memoryRun.create({
-        data: { sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint },
+        data: { ...(run.id ? { id: run.id } : {}), sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint },
       });
       return toMemoryRunRecord(row);
     },
@@ -74,9 +74,10 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
   return {
     async record(call) {
       const { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error } = call;
-      await prisma.modelCall.create({
-        data: { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error },
-      });
+      // Raw: one row per model call of every role, so it is on every step's path.
+      await prisma.$executeRaw`
+        INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms, error)
+        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${Math.round(latencyMs)}, ${error})`;
     },
 
     async summary(sessionId) {

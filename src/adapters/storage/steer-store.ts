@@ -1,6 +1,6 @@
 // The inbound steer queue (R9): written before anything else, idempotent on the platform message.
 import type { SteerRecord, SteerStore } from '../../core/store.js';
-import type { PrismaClient, SteerMessage } from './generated/client.js';
+import { Prisma, type PrismaClient, type SteerMessage } from './generated/client.js';
 
 const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];
 
@@ -8,13 +8,14 @@ const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'with
 export function createSteerStore(prisma: PrismaClient): SteerStore {
   return {
     async enqueue(steer) {
-      // Insert-if-absent in one statement: a redelivered platform event finds the row already there.
-      const inserted = await prisma.$queryRaw<Array<{ id: bigint }>>`
+      // Insert-if-absent in one statement: a redelivered platform event finds the row already there
+      // (and only then costs a second statement, to read it).
+      const inserted = await prisma.$queryRaw<SteerMessage[]>`
         INSERT INTO steer_messages (session_id, platform_message_key, author_id, author_name, text)
         VALUES (${steer.sessionId}, ${steer.platformMessageKey}, ${steer.authorId}, ${steer.authorName}, ${steer.text})
         ON CONFLICT (platform_message_key) DO NOTHING
-        RETURNING id`;
-      const row = await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } });
+        RETURNING ${steerColumns}`;
+      const row = inserted[0] ?? (await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } }));
       return { steer: toSteerRecord(row), inserted: inserted.length > 0 };
     },
 
@@ -36,6 +37,12 @@ export function createSteerStore(prisma: PrismaClient): SteerStore {
     },
   };
 }
+
+/** The columns of a steer row under the Prisma model's field names, for raw statements. */
+export const steerColumns = Prisma.raw(
+  'id, session_id AS "sessionId", platform_message_key AS "platformMessageKey", author_id AS "authorId", ' +
+    'author_name AS "authorName", text, status, received_at AS "receivedAt", taken_at AS "takenAt"',
+);
 
 /** Maps a steer row to core's record (the BigInt id fits a number for any realistic queue). */
 export function toSteerRecord(row: SteerMessage): SteerRecord {
