@@ -138,7 +138,7 @@ describe('Outbox', () => {
     expect(sent).toEqual(['react:sent', 'unreact:sent', 'unreact:never-queued']);
   });
 
-  it('never holds items without a session back, while a session's later items wait for its head', async () => {
+  it('never holds items without a session back, while the later items of a session wait for its head', async () => {
     const outbox = new Outbox(database.prisma, log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'free:blocked-head', sessionId, platform: 'p-free', operation: 'post', payload: {} });
