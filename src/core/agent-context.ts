@@ -13,6 +13,14 @@ export interface AgentSettings {
   /** R2: memory runs fire every time usage grows by this many percent of the window. */
   stepPercent: number;
   memoryScope: MemoryScope;
+  /**
+   * R6 as written stops the worker at its next checkpoint and waits there for a running
+   * summarizer. Deferred, the worker goes on (taking no steer messages, R9) until no summarizer
+   * runs, then stops: the same carry-over without the wait (up to `deferredResetLimitPercent`).
+   */
+  deferResetWhileSummarizing: boolean;
+  /** With a deferred reset, a context this full stops and waits after all. */
+  deferredResetLimitPercent: number;
   /** R4: summarizer caps. */
   summarizerMaxSteps: number;
   summarizerTimeoutMs: number;
@@ -26,6 +34,8 @@ export interface AgentSettings {
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
   stepPercent: 3,
   memoryScope: 'channel',
+  deferResetWhileSummarizing: false,
+  deferredResetLimitPercent: 90,
   summarizerMaxSteps: 24,
   summarizerTimeoutMs: 5 * 60_000,
   deciderMaxSteps: 3,

@@ -307,9 +307,8 @@ export class SessionRunner {
     this.lastActivityAt = Date.now();
     // With a reset pending, no new fork: its marker would leave nothing to carry over and cut the
     // step in flight (reference §9.1 defect 10). The reset comes first.
-    if (this.record.resetRequested) return 'reset';
-    await this.memory.onCheckpoint();
-    if (this.record.resetRequested) return 'reset';
+    if (!this.record.resetRequested) await this.memory.onCheckpoint();
+    if (this.record.resetRequested && !this.mayDeferReset()) return 'reset';
     if (this.record.pauseRequested) {
       await this.enterPaused();
       return 'paused';
@@ -317,6 +316,14 @@ export class SessionRunner {
     if (this.stopping) return 'shutdown';
     if (this.lease.lost) return 'lease-lost';
     return null;
+  }
+
+  /** R6, deferred (when configured): the worker goes on while the summarizer it would wait for runs. */
+  private mayDeferReset(): boolean {
+    const { settings } = this.deps;
+    if (!settings.deferResetWhileSummarizing || !this.memory.summarizerRunning) return false;
+    const tokens = this.context.lastPromptTokens ?? this.context.segment.contextTokens;
+    return tokens * 100 < settings.deferredResetLimitPercent * settings.contextWindow;
   }
 
   private async enterPaused(): Promise<void> {

@@ -107,8 +107,12 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   }
 }
 
-/** R9: moves queued steer messages into the context; returns whether any were taken. */
+/**
+ * R9: moves queued steer messages into the context; returns whether any were taken. With a reset
+ * pending (deferred while a summarizer runs) they wait: they are delivered after the reset.
+ */
 async function drainSteers(scope: WorkerScope): Promise<boolean> {
+  if (scope.session().resetRequested) return false;
   const taken = await scope.steers.take();
   if (taken.length === 0) return false;
   scope.onWork();

@@ -95,6 +95,74 @@ describe('reset (R6–R8)', () => {
     expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => request.body.messages[1]?.['content'] === third.body.messages[1]?.['content'])).toHaveLength(0);
   });
 
+  it('deferred (MEMORY_DEFER_RESET): the worker goes on while the summarizer runs, holds steers, then resets without waiting', async () => {
+    const summarizerGate = gate();
+    const steerSent = gate();
+    const toolGate = gate();
+    const slow = defineTool({
+      name: 'slow_step', description: 'Slow.', input: z.object({}),
+      execute: async () => {
+        await toolGate.promise;
+        return 'slow step finished';
+      },
+    }) as AnyTool;
+    const h = await bed.harness({ tools: [echo, slow], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true } });
+    let runner: Awaited<ReturnType<typeof h.agent.runner>> | undefined;
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        if (index === 0) return at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] });
+        if (index === 1) {
+          await until(() => runner?.session.resetRequested === true);
+          return at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'two' } }] });
+        }
+        if (index === 2) {
+          await steerSent.promise;
+          return at(800, { toolCalls: [{ id: 'c3', name: 'slow_step', arguments: {} }] });
+        }
+        return at(300, { content: 'continued in the new context' });
+      },
+      summarizer: async (_body, index) => {
+        if (index === 0) {
+          await summarizerGate.promise;
+          return { toolCalls: [{ id: 's1', name: 'memory_write', arguments: { path: 'MAIN.md', content: '# Memory\nStep one is done.\n', expected_version: 1 } }] };
+        }
+        return { content: 'updated MAIN.md' };
+      },
+      decider: [{ content: 'Most of this is finished work.\nRESET_CONTEXT' }],
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    runner = await h.agent.runner(session!.id);
+    await until(() => runner!.session.resetRequested);
+    // A steer sent while the reset is pending waits for it (R9), even though the worker goes on.
+    await h.agent.submit(personMessage(thread, 'sent during the deferral', 'Grace'), { startSession: false });
+    steerSent.open();
+    // No stall: the worker made its third call in the old segment while the summarizer still ran.
+    await until(() => requestsOf(bed.model.requests, 'worker').length === 3);
+    expect(runner.memory.summarizerRunning).toBe(true);
+    expect(runner.context.segment.ordinal).toBe(1);
+    expect(shape(conversation(requestsOf(bed.model.requests, 'worker')[2]!.body)).at(-1)).toBe('tool(c2)');
+    summarizerGate.open();
+    await until(() => !runner!.memory.summarizerRunning);
+    toolGate.open();
+    // The first checkpoint with no summarizer running stops the worker for the reset.
+    const end = await h.waitForEvent('run-end');
+    expect(end.reason).toBe('reset');
+    const reset = await h.waitForEvent('context-reset');
+    expect(reset.carriedMessages).toBe(4);
+    await h.waitForEvent('answer', (event) => event.text === 'continued in the new context');
+    const fourth = requestsOf(bed.model.requests, 'worker')[3]!;
+    expect(String(fourth.body.messages[1]?.['content'])).toContain('Step one is done.');
+    // Carry-over: everything after the summarizer's marker; the held steer comes after the reset.
+    expect(shape(conversation(fourth.body))).toEqual(['assistant→[c2]', 'tool(c2)', 'assistant→[c3]', 'tool(c3)', 'user:sent during the deferral']);
+    // No fork while the reset was pending.
+    const forks = (role: 'summarizer' | 'decider') => requestsOf(bed.model.requests, role).filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
+    expect(forks('summarizer')).toHaveLength(1);
+    expect(forks('decider')).toHaveLength(1);
+    await runner.whenIdle();
+    await runner.memory.settle();
+  });
+
   it('ignores the marker of a failed summarizer when computing the carry-over', async () => {
     const h = await start();
     let firstRunId = '';
