@@ -31,6 +31,11 @@ export interface OutboxEntry {
    * Only enqueueAll honours it.
    */
   cancels?: string;
+  /**
+   * Platform message key of a steer: the write is stored only while that steer is still queued
+   * (a 👀 on a message a worker already took, on any replica, would only be taken back).
+   */
+  whileSteerQueued?: string;
 }
 
 /** A claimed item as the deliver function sees it. */
@@ -106,6 +111,7 @@ export class Outbox {
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
     const replaces = entry.replacesPending === true && targetKey !== null;
+    const steerKey = entry.whileSteerQueued ?? null;
     // One statement: the lease check and the insert cannot be separated by a take-over, and a card
     // shows its latest state only, so older unsent edits of the same target are superseded with it
     // (the UPDATE sees the table as it was before the INSERT, so never the new row).
@@ -113,8 +119,10 @@ export class Outbox {
       WITH inserted AS (
         INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key, fencing_token)
         SELECT ${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(payload)}::jsonb, ${targetKey}, ${fencingToken}::bigint
-        WHERE ${fencingToken}::bigint IS NULL OR NOT EXISTS (
-          SELECT 1 FROM session_leases l WHERE l.session_id = ${sessionId} AND l.fencing_token > ${fencingToken}::bigint)
+        WHERE (${fencingToken}::bigint IS NULL OR NOT EXISTS (
+            SELECT 1 FROM session_leases l WHERE l.session_id = ${sessionId} AND l.fencing_token > ${fencingToken}::bigint))
+          AND (${steerKey}::text IS NULL OR EXISTS (
+            SELECT 1 FROM steer_messages m WHERE m.platform_message_key = ${steerKey} AND m.status = 'queued'))
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING id),
       superseded AS (
@@ -136,12 +144,12 @@ export class Outbox {
 
   /**
    * Stores several writes in one statement, in the given order (keys that exist are skipped);
-   * honours `cancels`, not fencing or replacesPending. Returns how many were stored.
+   * honours `cancels` only (no fencing, replacesPending or whileSteerQueued). Returns how many were stored.
    */
   async enqueueAll(entries: readonly OutboxEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
-    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending)) {
-      throw new Error('enqueueAll takes neither fencing tokens nor replacesPending: use enqueue');
+    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending || entry.whileSteerQueued !== undefined)) {
+      throw new Error('enqueueAll takes no fencing token, replacesPending or whileSteerQueued: use enqueue');
     }
     const column = <T>(pick: (entry: OutboxEntry) => T) => entries.map(pick);
     const cancels = entries.flatMap((entry) => (entry.cancels === undefined ? [] : [entry.cancels]));

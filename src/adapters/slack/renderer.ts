@@ -26,6 +26,11 @@ interface Card {
 
 /** Minimum time between two edits of a card (ms). */
 const cardIntervalMs = 1_000;
+/**
+ * How long a steer waits before it gets 👀 (ms): most are taken sooner, and then ✅ alone is one
+ * reaction instead of three.
+ */
+const eyesDelayMs = 1_000;
 /** How long an ended run's card stays editable by pause/resume events (ms). */
 const cardRetentionMs = 60 * 60_000;
 
@@ -39,6 +44,8 @@ export class SlackRenderer {
   private readonly takenAhead = new Set<string>();
   /** Steers whose 👀 this renderer skipped: their ✅ needs no removal of 👀. */
   private readonly eyesSkipped = new Set<string>();
+  /** Steers waiting for their 👀 (eyesDelayMs), by message key. */
+  private readonly eyesDue = new Map<string, { session: SessionRecord; steer: SteerRecord; timer: NodeJS.Timeout }>();
 
   constructor(
     private readonly context: SlackContext,
@@ -51,12 +58,17 @@ export class SlackRenderer {
     if (event.session.platform !== 'slack' || event.type === 'text-delta') return;
     // Events arrive here at once, renders run later in order: a steer already taken when its
     // steer-received renders gets ✅ only (under load that saves two reactions per message).
-    if (event.type === 'steer-taken') for (const steer of event.steers) this.takenAhead.add(steer.platformMessageKey);
+    if (event.type === 'steer-taken') for (const steer of event.steers) this.steerTakenSeen(steer.platformMessageKey);
     this.queue(event.session.id, () => this.render(event));
   };
 
-  /** Flushes pending card edits and waits until every event seen so far is in the outbox. */
+  /** Flushes pending card edits and 👀, and waits until every event seen so far is in the outbox. */
   async settle(): Promise<void> {
+    for (const [key, due] of this.eyesDue) {
+      clearTimeout(due.timer);
+      this.eyesDue.delete(key);
+      this.queue(due.session.id, () => this.eyes(due.session, due.steer));
+    }
     for (const card of this.cards.values()) {
       if (card.timer) {
         clearTimeout(card.timer);
@@ -195,14 +207,40 @@ export class SlackRenderer {
     });
   }
 
-  /** 👀 on a queued steer, unless it was taken meanwhile. */
-  private async steerReceived(session: SessionRecord, steer: SteerRecord): Promise<void> {
-    if (this.takenAhead.has(steer.platformMessageKey)) {
-      this.eyesSkipped.add(steer.platformMessageKey);
+  /** Runs when a worker takes a steer, before the event renders: a 👀 still due is dropped. */
+  private steerTakenSeen(key: string): void {
+    this.takenAhead.add(key);
+    const due = this.eyesDue.get(key);
+    if (!due) return;
+    clearTimeout(due.timer);
+    this.eyesDue.delete(key);
+    this.eyesSkipped.add(key);
+  }
+
+  /** A queued steer gets 👀 after eyesDelayMs, unless a worker takes it first. */
+  private steerReceived(session: SessionRecord, steer: SteerRecord): void {
+    const key = steer.platformMessageKey;
+    if (this.takenAhead.has(key)) {
+      this.eyesSkipped.add(key);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.eyesDue.delete(key);
+      this.queue(session.id, () => this.eyes(session, steer));
+    }, eyesDelayMs);
+    timer.unref();
+    this.eyesDue.set(key, { session, steer, timer });
+  }
+
+  /** 👀, stored only while the steer is still queued (another replica may have taken it). */
+  private async eyes(session: SessionRecord, steer: SteerRecord): Promise<void> {
+    const key = steer.platformMessageKey;
+    if (this.takenAhead.has(key)) {
+      this.eyesSkipped.add(key);
       return;
     }
     const eyes = this.reaction(session, steer, 'react', 'eyes');
-    if (eyes) await this.context.outbox.enqueue(eyes);
+    if (eyes) await this.context.outbox.enqueue({ ...eyes, whileSteerQueued: key });
   }
 
   /**
