@@ -60,7 +60,7 @@ function settingsFromEnvironment(): B1Settings {
 }
 
 function modesFromEnvironment(): Array<ModeResult['mode']> {
-  const all: Array<ModeResult['mode']> = ['hippo', 'blocking', 'none'];
+  const all: Array<ModeResult['mode']> = ['hippo', 'hippo-deferred', 'blocking', 'none'];
   const raw = process.env['BENCH_B1_MODES'];
   if (!raw) return all;
   const modes = raw.split(',').map((mode) => mode.trim());
@@ -113,7 +113,7 @@ function runStepTool(settings: B1Settings, intervals: Interval[]): AnyTool {
 
 /** What one mode measured. Times in milliseconds. */
 interface ModeResult {
-  mode: 'hippo' | 'blocking' | 'none';
+  mode: 'hippo' | 'hippo-deferred' | 'blocking' | 'none';
   wallMs: number;
   /** Worker time stopped by memory work. */
   stallMs: number;
@@ -154,14 +154,17 @@ function stepGaps(calls: CallRecord[], tools: Interval[]): number[] {
   return gaps;
 }
 
-async function runHippo(settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
+async function runHippo(mode: 'hippo' | 'hippo-deferred', settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
   const recorder = new CallRecorder();
   const tools: Interval[] = [];
   const harness: AgentHarness = await createAgentHarness({
     database: database.database,
     model: model.asHarnessModel(),
     tools: [runStepTool(settings, tools)],
-    settings: { contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000 },
+    settings: {
+      contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
+      deferResetWhileSummarizing: mode === 'hippo-deferred',
+    },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
   const probe = probeMemoryManager();
@@ -169,9 +172,9 @@ async function runHippo(settings: B1Settings, database: BenchDatabase, model: Mo
   let resets = 0;
   let failedRuns = 0;
   const thread = newThread();
-  // Workaround for a bug in src (see RESULTS.md): a reset whose stopping checkpoint forked a new
-  // summarizer carries over nothing, and the worker then idles with the task unfinished. A person
-  // would notice and say "continue"; the benchmark does the same at once and counts it.
+  // Guard against a bug fixed in src (see RESULTS.md, 2026-12-02): a reset that carried over
+  // nothing left the worker idle with the task unfinished. A person would say "continue"; the
+  // benchmark does the same at once and counts it, so a regression shows in the notes.
   let nudges = 0;
   const nudging: Array<Promise<unknown>> = [];
   const unsubscribe = harness.deps.events.subscribe((event) => {
@@ -201,7 +204,7 @@ async function runHippo(settings: B1Settings, database: BenchDatabase, model: Mo
     const resetStalls = stops.map((stop) => (workerStarts.find((start) => start > stop) ?? stop) - stop);
     const checkpointMs = sum(probe.checkpoints.map(duration));
     return {
-      mode: 'hippo',
+      mode,
       wallMs,
       stallMs: checkpointMs + sum(resetStalls),
       latencyStallMs: sum(probe.summarizerWaits.map(duration)),
@@ -367,7 +370,7 @@ async function runB1(): Promise<BenchReport> {
       await model.configure(scenario);
       const before = (await model.stats()).cpuMs;
       console.error(`b1: running ${mode}…`);
-      const result = mode === 'hippo' ? await runHippo(settings, database, model) : await runBaseline(mode, settings, database, model);
+      const result = mode === 'hippo' || mode === 'hippo-deferred' ? await runHippo(mode, settings, database, model) : await runBaseline(mode, settings, database, model);
       const used = (await model.stats()).cpuMs - before;
       result.modelCpuS = used / 1000;
       modelCpuMs += used;
@@ -431,25 +434,24 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
       ];
     }),
   };
-  const hippo = results.find((result) => result.mode === 'hippo');
   const blocking = results.find((result) => result.mode === 'blocking');
   const tables: Table[] = [summary, tokenTable(results)];
   const targets: TargetCheck[] = [];
   const notes: string[] = [];
-  if (hippo) {
+  for (const hippo of results.filter((result) => result.mode === 'hippo' || result.mode === 'hippo-deferred')) {
     const fork = forkTable(hippo);
     tables.push(fork.table, stallTable(hippo));
     const waits = sum((hippo.hippo?.summarizerWaits ?? []).map(duration));
     const checkpointMs = sum((hippo.hippo?.checkpoints ?? []).map(duration));
     targets.push({
-      target: 'Hippo worker stall caused by memory work = 0 s',
+      target: `${hippo.mode}: worker stall caused by memory work = 0 s`,
       measured: `${fixed(hippo.stallMs, 0)} ms at bench scale ≈ ${fixed(projection(hippo, settings).realStallMs / 1000, 1)} s real (${fixed(waits, 0)} ms waiting for summarizers at resets, ${fixed(checkpointMs, 0)} ms fork bookkeeping at checkpoints)${blocking ? `; blocking baseline ≈ ${fixed(projection(blocking, settings).realStallMs / 1000, 1)} s real` : ''}`,
       met: hippo.stallMs <= 0.01 * (blocking?.stallMs ?? Infinity) && waits === 0,
     });
-    targets.push({ target: 'fork cache hit ≥ 99% of prompt tokens', measured: percent(fork.hitRatio, 1, 2), met: fork.hitRatio >= 0.99 });
-    if (hippo.hippo?.failedRuns) notes.push(`${hippo.hippo.failedRuns} memory runs failed in the hippo mode.`);
+    targets.push({ target: `${hippo.mode}: fork cache hit ≥ 99% of prompt tokens`, measured: percent(fork.hitRatio, 1, 2), met: fork.hitRatio >= 0.99 });
+    if (hippo.hippo?.failedRuns) notes.push(`${hippo.hippo.failedRuns} memory runs failed in the ${hippo.mode} mode.`);
     if (hippo.hippo?.nudges) {
-      notes.push(`BUG: ${hippo.hippo.nudges} of ${hippo.memoryEvents} resets carried over 0 messages (the stopping checkpoint forked a summarizer, the reset waited for it, and its marker was the last message), leaving the worker idle with the task unfinished. The benchmark answered each with a person's "please continue" steer at once; without it the task stops there.`);
+      notes.push(`BUG (${hippo.mode}): ${hippo.hippo.nudges} of ${hippo.memoryEvents} resets carried over 0 messages, leaving the worker idle with the task unfinished. The benchmark answered each with a person's "please continue" steer at once; without it the task stops there.`);
     }
   }
   notes.push(
