@@ -164,12 +164,42 @@ describe('Slack events', () => {
     expect(harness.model.requests).toHaveLength(1);
   });
 
+  it('skips a retry of chatter it ignored, even after a session came to the thread', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Here now.' }));
+    const root = nextTs();
+    const chatter = envelope(reply('not for the bot', nextTs(), root), 'EvChatter1');
+    expect((await postEvent(chatter)).status).toBe(200);
+    expect((await postEvent(envelope(mention('join this thread', nextTs(), { thread_ts: root })))).status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Here now.');
+    expect((await postEvent(chatter, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })).status).toBe(200);
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    expect((await database.prisma.steerMessage.findMany({ where: { sessionId: session.id } })).map((steer) => steer.text)).not.toContain('not for the bot');
+  });
+
+  it('gives a reply taken at once ✅ alone, without 👀 first', async () => {
+    harness.model.reset();
+    harness.model.respond((body) => ({ content: lastMessageText(body).includes('second') ? 'Second done.' : 'First done.' }));
+    const root = nextTs();
+    expect((await postEvent(envelope(mention('first', root)))).status).toBe(200);
+    await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
+    const replyTs = nextTs();
+    expect((await postEvent(envelope(reply('second', replyTs, root)))).status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Second done.');
+    await slack.waitForCall('reactions.add', (call) => call.args['timestamp'] === replyTs && call.args['name'] === 'white_check_mark');
+    // Past the 1 s a queued steer waits for its 👀.
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    expect(reactions('reactions.add', replyTs)).toEqual(['white_check_mark']);
+    expect(reactions('reactions.remove', replyTs)).toEqual([]);
+  });
+
   it('ignores bot messages, its own messages and chatter in threads without a session', async () => {
     const root = nextTs();
     const before = await database.prisma.steerMessage.count();
     await postEvent(envelope({ type: 'message', subtype: 'bot_message', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: root, channel }));
     await postEvent(envelope({ type: 'message', user: slack.botUserId, bot_id: slack.botId, text: 'my own post', ts: nextTs(), channel }));
     await postEvent(envelope({ type: 'app_mention', user: 'UOTHERBOT', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: nextTs(), channel }));
+    // Bob is known by now: his reply goes straight to submit, which finds no session either.
     await postEvent(envelope(reply('just chatting', nextTs(), root)));
     expect(await database.prisma.steerMessage.count()).toBe(before);
     expect(await database.prisma.session.count({ where: { threadKey: root } })).toBe(0);

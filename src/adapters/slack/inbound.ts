@@ -53,6 +53,13 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
+  const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, event.user ?? '');
+  if (knownName !== undefined) {
+    // A plain reply by someone already known: submit finds the thread's session itself (one
+    // statement less on the ack path) and queues nothing where there is none (chatter).
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName: knownName, text }, { startSession: false });
+    return;
+  }
   const session = await agent.findSession(address);
   const verb = mentioned || direct ? exactCommand(text) : null;
   if (session && verb) return runThreadCommand(context, session, verb, event, teamId);

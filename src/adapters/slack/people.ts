@@ -19,6 +19,7 @@ const historyLimits = { messages: 40, perMessage: 1_500, total: 12_000 };
 /** Slack lookups bounded in time: the ack deadline (3 s) must hold even when Slack is slow. */
 export class SlackPeople {
   private readonly names = new Map<string, Promise<string>>();
+  private readonly known = new Map<string, string>();
 
   constructor(
     private readonly client: webApi.WebClient,
@@ -27,6 +28,11 @@ export class SlackPeople {
     private readonly timeoutMs = 1_000,
   ) {}
 
+  /** The name an earlier lookup found, without waiting; undefined when there was none. */
+  knownName(teamId: string, userId: string): string | undefined {
+    return this.known.get(`${teamId}:${userId}`);
+  }
+
   /** The user's display name (or real name); the user id when Slack does not answer in time. */
   async name(teamId: string, userId: string): Promise<string> {
     const key = `${teamId}:${userId}`;
@@ -34,7 +40,9 @@ export class SlackPeople {
     if (!pending) {
       pending = this.client.users.info({ user: userId }).then((result) => {
         const { user } = userInfo.parse(result);
-        return user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
+        const name = user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
+        this.known.set(key, name);
+        return name;
       });
       this.names.set(key, pending);
       // A failed lookup is retried next time instead of caching the failure.
