@@ -158,6 +158,20 @@ describe('Outbox', () => {
     expect((await statusOf('free:behind')).status).toBe('pending');
   });
 
+  it('stores a write tied to a steer only while that steer is still queued', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const stores = createPrismaStores(database.prisma);
+    const steer = { sessionId, authorId: 'U1', authorName: 'Ada', text: 'hi' };
+    await stores.steers.enqueue({ ...steer, platformMessageKey: 'steer:queued' });
+    await stores.steers.enqueue({ ...steer, platformMessageKey: 'steer:gone' });
+    expect(await stores.steers.withdraw('steer:gone')).toBe(true);
+    const eyes = (key: string) => ({ idempotencyKey: `eyes:${key}`, sessionId, platform: 'p-steer', operation: 'react', payload: {}, whileSteerQueued: key });
+    expect(await outbox.enqueue(eyes('steer:queued'))).toEqual({ inserted: true });
+    expect(await outbox.enqueue(eyes('steer:gone'))).toEqual({ inserted: false });
+    expect(await outbox.enqueue(eyes('steer:unknown'))).toEqual({ inserted: false });
+  });
+
   it('fails an item at once on a permanent error and moves on', async () => {
     const outbox = new Outbox(database.prisma, log);
     const sessionId = await newSession();
