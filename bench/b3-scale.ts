@@ -21,8 +21,6 @@ interface B3Settings {
   modelMs: number;
   /** BENCH_B3_RAMP_MS: first messages are spread evenly over this long (events arrive one by one). */
   rampMs: number;
-  /** BENCH_B3_TX_MAX_WAIT_MS: experiment: Prisma transactionOptions.maxWait (default: Prisma's 2 s). */
-  transactionMaxWaitMs: number | undefined;
 }
 
 function settingsFromEnvironment(): B3Settings {
@@ -31,7 +29,6 @@ function settingsFromEnvironment(): B3Settings {
     turns: envNumber('BENCH_B3_TURNS', 3),
     modelMs: envNumber('BENCH_B3_MODEL_MS', 200),
     rampMs: envNumber('BENCH_B3_RAMP_MS', 1_000),
-    transactionMaxWaitMs: process.env['BENCH_B3_TX_MAX_WAIT_MS'] ? envNumber('BENCH_B3_TX_MAX_WAIT_MS', 2_000) : undefined,
   };
 }
 
@@ -68,7 +65,7 @@ interface ScaleResult {
 }
 
 async function runScale(sessions: number, settings: B3Settings, model: ModelHost): Promise<ScaleResult> {
-  const database = await createPostgresBenchDatabase(settings.transactionMaxWaitMs === undefined ? {} : { transactionMaxWaitMs: settings.transactionMaxWaitMs });
+  const database = await createPostgresBenchDatabase();
   try {
     const agent = await startChatAgent(database, model, { sweep: true });
     try {
@@ -173,7 +170,7 @@ async function runB3(): Promise<BenchReport> {
   return {
     id: 'b3',
     title: 'scale: concurrent sessions in one process',
-    settings: { 'turns per session': settings.turns, 'model ms per call': settings.modelMs, 'model calls per turn': 2, 'first messages spread over ms': settings.rampMs, database: 'Postgres (durable), pool of 10', 'transaction maxWait ms': settings.transactionMaxWaitMs ?? '2000 (Prisma default)' },
+    settings: { 'turns per session': settings.turns, 'model ms per call': settings.modelMs, 'model calls per turn': 2, 'first messages spread over ms': settings.rampMs, database: 'Postgres (durable), pool and transaction options as in src/adapters/storage/database.ts' },
     tables: [
       {
         title: `Throughput and latency (a turn = message → tool step → answer; ≥ ${lowerBound} ms of model time)`,

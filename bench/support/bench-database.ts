@@ -13,9 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { PrismaPg } from '@prisma/adapter-pg';
 import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
-import { PrismaClient } from '../../src/adapters/storage/generated/client.js';
 import { createLogger } from '../../src/log.js';
 
 /** Counts statements by a short normalized form of their SQL. */
@@ -118,7 +116,7 @@ async function adminQuery(sql: string): Promise<void> {
  * off for this database only: commits no longer wait for the WAL flush (fsync), which separates
  * the agent's own cost from the disk's.
  */
-export async function createPostgresBenchDatabase(options: { durable?: boolean; transactionMaxWaitMs?: number } = {}): Promise<BenchDatabase> {
+export async function createPostgresBenchDatabase(options: { durable?: boolean } = {}): Promise<BenchDatabase> {
   const name = `hippo_bench_${randomBytes(5).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
   if (options.durable === false) await adminQuery(`ALTER DATABASE "${name}" SET synchronous_commit TO off`);
@@ -139,15 +137,6 @@ export async function createPostgresBenchDatabase(options: { durable?: boolean; 
   const roundTrips = new RoundTripCounter();
   const pool = database.pool;
   if (!pool) throw new Error('openDatabase returned no pool for Postgres');
-  if (options.transactionMaxWaitMs !== undefined) {
-    // An experiment src/ cannot run yet: the same pool, but interactive transactions wait longer
-    // for a connection than Prisma's default 2 s (the change B3's findings suggest for database.ts).
-    const opened = database;
-    const wait = options.transactionMaxWaitMs;
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: wait, timeout: Math.max(5_000, wait) } });
-    await opened.prisma.$disconnect();
-    database = { ...opened, prisma, close: async () => { await prisma.$disconnect(); await pool.end(); } };
-  }
   const wrapped = new WeakSet<pg.PoolClient>();
   pool.on('acquire', (client) => {
     if (wrapped.has(client)) return;

@@ -56,7 +56,9 @@ async function openPostgres(
   migrations: Awaited<ReturnType<typeof readMigrations>>,
 ): Promise<Database> {
   // Sessions, the outbox sender, inbound acks and LISTEN share the pool: leave room for all of them.
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 20 });
+  // A burst (many threads at once, recovery after a restart) queues for a connection: it waits
+  // as long as a transaction may, instead of failing runs after 5 s (B3).
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: transactionOptions.timeout, max: 20 });
   // An idle client error (server restart) must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.log.warn({ err: error.message }, 'database-pool-error'));
   let client: pg.PoolClient;
