@@ -21,6 +21,11 @@ export interface AgentSettings {
   deferResetWhileSummarizing: boolean;
   /** With a deferred reset, a context this full stops and waits after all. */
   deferredResetLimitPercent: number;
+  /**
+   * At most this many session runners of the process orchestrate (database and CPU work) at
+   * once; model calls and tools run outside the limit. Keeps the event loop responsive in a burst.
+   */
+  runnerSlots: number;
   /** R4: summarizer caps. */
   summarizerMaxSteps: number;
   summarizerTimeoutMs: number;
@@ -36,6 +41,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   memoryScope: 'channel',
   deferResetWhileSummarizing: false,
   deferredResetLimitPercent: 90,
+  runnerSlots: 16,
   summarizerMaxSteps: 24,
   summarizerTimeoutMs: 5 * 60_000,
   deciderMaxSteps: 3,

@@ -2,9 +2,12 @@
 // when idle, and woken at start-up for sessions with backlog (R12).
 import type { AgentDeps } from './agent-context.js';
 import { SessionRunner } from './session-runner.js';
+import { WorkSlots } from './work-slots.js';
 
 export class RunnerRegistry {
   private readonly runners = new Map<string, Promise<SessionRunner>>();
+  /** Shared by every runner of this process. */
+  readonly slots: WorkSlots;
   private sweeper: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -12,13 +15,15 @@ export class RunnerRegistry {
     private readonly deps: AgentDeps,
     /** Idle runners are dropped after this long (ms); their state lives in the store. */
     private readonly idleAfterMs = 10 * 60_000,
-  ) {}
+  ) {
+    this.slots = new WorkSlots(deps.settings.runnerSlots);
+  }
 
   /** The runner of a session, loading it on first use. */
   get(sessionId: string): Promise<SessionRunner> {
     let runner = this.runners.get(sessionId);
     if (!runner) {
-      runner = SessionRunner.load(this.deps, sessionId).then(async (loaded) => {
+      runner = SessionRunner.load(this.deps, sessionId, this.slots).then(async (loaded) => {
         // Whatever a crashed process left owed to the thread goes out first.
         await loaded.redeliver().catch((error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'redeliver-failed'));
         return loaded;

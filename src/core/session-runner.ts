@@ -11,6 +11,7 @@ import { MemoryManager, memoryRunChanges } from './memory-manager.js';
 import { renderSteer } from './prompts.js';
 import { resetContext } from './reset.js';
 import { SteerInbox } from './steer-inbox.js';
+import type { WorkSlots } from './work-slots.js';
 import type { SessionRecord, SteerRecord } from './store.js';
 import { runWorkerLoop, type CheckpointKind } from './worker-loop.js';
 
@@ -38,6 +39,8 @@ export class SessionRunner {
     private readonly deps: AgentDeps,
     private record: SessionRecord,
     readonly context: LiveContext,
+    /** Activities hold one of the process's slots, except while they wait on a model or tool. */
+    private readonly slots: WorkSlots,
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
     this.steers = new SteerInbox(context, record.id, (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }));
@@ -50,13 +53,13 @@ export class SessionRunner {
   }
 
   /** Loads a session's current segment (its init messages are written by the first activity). */
-  static async load(deps: AgentDeps, sessionId: string): Promise<SessionRunner> {
+  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots): Promise<SessionRunner> {
     const session = await deps.stores.sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     const { segment, messages } = await deps.stores.context.load(sessionId);
     const context = new LiveContext(deps.stores.context, segment, messages);
     if (segment.contextTokens > 0) context.lastPromptTokens = segment.contextTokens;
-    return new SessionRunner(deps, session, context);
+    return new SessionRunner(deps, session, context, slots);
   }
 
   get session(): SessionRecord {
@@ -183,7 +186,7 @@ export class SessionRunner {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
     clearTimeout(this.releaseTimer);
-    this.activity = this.underLease(work)
+    this.activity = this.slots.run(() => this.underLease(work))
       .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
       .finally(() => {
         this.activity = null;
@@ -279,6 +282,7 @@ export class SessionRunner {
         checkpoint: (kind) => this.checkpoint(kind),
         steers: this.steers,
         onWork: start,
+        waiting: (wait) => this.slots.outside(wait),
         fencingToken: () => this.lease.token,
         signal: this.lifetime.signal,
       });
@@ -333,6 +337,8 @@ export class SessionRunner {
 
   private async performReset(): Promise<void> {
     try {
+      // R6's wait for a running summarizer holds no slot.
+      await this.slots.outside(() => this.memory.waitForSummarizer());
       await resetContext(this.deps, this.record, this.context, this.memory);
     } finally {
       this.workPending = true;

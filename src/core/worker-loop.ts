@@ -23,6 +23,8 @@ export interface WorkerScope {
   checkpoint: (kind: CheckpointKind) => Promise<StopReason | null>;
   /** The session's queued steer messages. */
   steers: SteerInbox;
+  /** Runs a slow wait (a model call, a tool) outside the runner's work slot. */
+  waiting: <T>(wait: () => Promise<T>) => Promise<T>;
   /** Called before the loop does anything (a wake-up may find nothing to do: no run then). */
   onWork: () => void;
   /** The fencing token of the session lease this worker runs under. */
@@ -67,13 +69,13 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
 async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   const { deps, context } = scope;
   const session = scope.session();
-  const response = await callModel(deps, buildRequest(deps, session.id, context.messages), {
+  const response = await scope.waiting(() => callModel(deps, buildRequest(deps, session.id, context.messages), {
     sessionId: session.id,
     segmentId: context.segment.id,
     role: 'worker',
     signal: scope.signal,
     onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
-  });
+  }));
   const isAnswer = !response.message.tool_calls?.length;
   // R2: provider usage first; the estimate when the provider reports none.
   const tokens = response.usage?.promptTokens ?? estimateTokens([...context.messages, response.message]);
@@ -94,14 +96,14 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const session = scope.session();
   for (const call of context.pendingToolCalls()) {
     deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = await deps.tools.execute(call, {
+    const outcome = await scope.waiting(() => deps.tools.execute(call, {
       role: 'worker',
       sessionId: session.id,
       segmentId: context.segment.id,
       memorySpaceId: session.memorySpaceId,
       contextWindow: deps.settings.contextWindow,
       signal: scope.signal,
-    });
+    }));
     await context.append({ role: 'tool', tool_call_id: call.id, content: outcome.content });
     deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
   }
