@@ -42,7 +42,10 @@ export class LeaseKeeper {
     this.heldUntil = sentAt + this.ttlMs;
     // Tokens grow on every change of hands and stay when the same owner re-claims: getting back
     // the token we held or released means nobody else held it in between.
-    const continuous = !this.stale && (lease.fencingToken === this.token || lease.fencingToken === this.releasedToken);
+    // A first-ever holder (token 1 on a lease this keeper never held) follows nobody: no replica
+    // can have written the session, as every write happens under the lease.
+    const first = this.token === null && this.releasedToken === null && lease.fencingToken === 1;
+    const continuous = !this.stale && (first || lease.fencingToken === this.token || lease.fencingToken === this.releasedToken);
     this.stale = false;
     this.token = lease.fencingToken;
     this.lost = false;
