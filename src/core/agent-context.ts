@@ -41,7 +41,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   memoryScope: 'channel',
   deferResetWhileSummarizing: false,
   deferredResetLimitPercent: 90,
-  runnerSlots: 16,
+  runnerSlots: 8,
   summarizerMaxSteps: 24,
   summarizerTimeoutMs: 5 * 60_000,
   deciderMaxSteps: 3,
