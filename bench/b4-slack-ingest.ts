@@ -730,7 +730,7 @@ export function b4Report(result: B4Result): BenchReport {
     title: 'Slack ingest: signed events through the HTTP receiver into durable rows',
     settings: {
       events: settings.events, concurrency: settings.concurrency, 'mention share': settings.mentionShare, 'warm-up events': settings.warmup,
-      'log level': `${settings.logLevel} (null sink)`, 'model ms per call': settings.modelMs, database: 'Postgres (durable), pool of 10',
+      'log level': `${settings.logLevel} (null sink)`, 'model ms per call': settings.modelMs, database: 'Postgres (durable), pool as in src/adapters/storage/database.ts',
       'load average at start': fixed(result.loadAtStart, 2),
     },
     tables: [
