@@ -85,17 +85,24 @@ export class Agent {
     return this.runners.get(sessionId);
   }
 
+  // A person's command may arrive on a replica that does not drive the session: the flag is
+  // stored, and the notification tells the driver (it re-reads the flags before its next step).
+
   async pause(sessionId: string): Promise<void> {
     await (await this.runner(sessionId)).pause();
+    await this.deps.replica.wakeups.notify(sessionId, 'flags');
   }
 
   async resume(sessionId: string): Promise<void> {
     await (await this.runner(sessionId)).resume();
+    await this.deps.replica.wakeups.notify(sessionId, 'flags');
   }
 
   /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */
   async reset(sessionId: string): Promise<boolean> {
-    return (await this.runner(sessionId)).requestReset();
+    const requested = await (await this.runner(sessionId)).requestReset();
+    if (requested) await this.deps.replica.wakeups.notify(sessionId, 'flags');
+    return requested;
   }
 
   async status(sessionId: string): Promise<SessionStatus> {

@@ -64,9 +64,11 @@ export class RunnerRegistry {
   startSweeping(): void {
     // Only the replica holding the lease acts on a wake-up; with no live owner, the replica that
     // received the message takes the lease itself (Agent.submit), and the sweeper covers the rest.
-    this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId) => {
+    this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId, reason) => {
       void this.runners.get(sessionId)?.then((runner) => {
-        if (runner.lease.token !== null) runner.wake();
+        if (runner.lease.token === null) return;
+        if (reason === 'flags') runner.flagsChanged();
+        else runner.wake();
       }, () => undefined);
     });
     let sweeps = 0;

@@ -27,6 +27,8 @@ export class SessionRunner {
   private failed = false;
   /** Something may have given the worker work since the last drive began (steer, resume, reset). */
   private workPending = false;
+  /** Another replica may have changed the session's flags (a person's command it received). */
+  private flagsStale = false;
   private stopping = false;
   private readonly lifetime = new AbortController();
   /** One driver across replicas: every activity runs under the session's lease. */
@@ -108,6 +110,21 @@ export class SessionRunner {
     this.pump();
   }
 
+  /**
+   * A person changed the session's flags on another replica (pause, resume, reset): re-read them
+   * before the next step, at once when idle.
+   */
+  flagsChanged(): void {
+    this.flagsStale = true;
+    this.steers.arrived();
+    this.workPending = true;
+    if (this.activity) return; // the running activity re-reads them at its next checkpoint
+    this.refreshFlags().then(
+      () => this.pump(),
+      (error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'flags-refresh-failed'),
+    );
+  }
+
   /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
   async steerArrived(): Promise<void> {
     this.steers.arrived();
@@ -121,13 +138,19 @@ export class SessionRunner {
     this.pump();
   }
 
-  /** R11: takes effect at the next checkpoint; at once when idle. */
+  /**
+   * R11: takes effect at the next checkpoint; at once when idle. Only the lease holder pauses: when
+   * another replica drives, it reads the request at its next checkpoint (Agent.pause tells it).
+   */
   async pause(): Promise<void> {
     await this.refreshUnlessDriving();
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
-    if (!this.activity) await this.enterPaused();
+    if (!this.activity) {
+      this.pump();
+      await this.whenIdle();
+    }
   }
 
   /** R11: clears the pause and continues with any backlog, without a new message. */
@@ -147,6 +170,7 @@ export class SessionRunner {
    * segment already ended (a stale decider) or a reset is already pending.
    */
   async requestReset(segmentId = this.context.segment.id): Promise<boolean> {
+    await this.refreshUnlessDriving();
     if (segmentId !== this.context.segment.id || this.record.resetRequested || this.stopping) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
       return false;
@@ -186,23 +210,31 @@ export class SessionRunner {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
     clearTimeout(this.releaseTimer);
-    this.activity = this.slots.run(() => this.underLease(work))
+    let refused = false;
+    this.activity = this.slots.run(async () => {
+      refused = !(await this.underLease(kind, work));
+    })
       .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
       .finally(() => {
         this.activity = null;
         this.activityKind = null;
         this.lastActivityAt = Date.now();
-        this.pump();
+        // Refused: the replica holding the lease does the work (a pending reset or pause would
+        // otherwise be claimed for again and again here).
+        if (!refused) this.pump();
         if (!this.activity) this.releaseWhenIdle();
       });
   }
 
-  /** Runs `work` while holding the lease; another replica's live lease means it drives instead. */
-  private async underLease(work: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `work` while holding the lease; false when another replica's live lease means it works
+   * instead.
+   */
+  private async underLease(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): Promise<boolean> {
     const claim = await this.lease.claim();
     if (claim === 'refused') {
       this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
-      return;
+      return false;
     }
     // Another replica may have written since this mirror was loaded (even a just-loaded runner
     // may have waited for the lease): re-read unless the lease stayed ours.
@@ -210,11 +242,15 @@ export class SessionRunner {
     // Held all along, the lease saw every wake-up; otherwise a steer may have been stored while
     // this replica was not listening for them.
     if (claim !== 'held') this.steers.arrived();
+    if (this.flagsStale) await this.refreshFlags();
+    // A command on another replica asked for a reset or a pause: that comes first (pump decides).
+    if (kind === 'drive' && (this.record.resetRequested || this.record.pauseRequested || this.record.paused)) return true;
     // A new session's first segment gets its init messages here, by the lease holder only.
     if (this.context.entries.length === 0) {
       for (const message of await buildInitMessages(this.deps, this.record)) await this.context.append(message, { isInit: true });
     }
     await work();
+    return true;
   }
 
   /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
@@ -254,6 +290,13 @@ export class SessionRunner {
     if (segment.contextTokens > 0) this.context.lastPromptTokens = segment.contextTokens;
     // The replica that held the lease may have died with answers or notes still owed.
     await this.redeliver();
+  }
+
+  /** Re-reads the session's flags after another replica may have changed them. */
+  private async refreshFlags(): Promise<void> {
+    this.flagsStale = false;
+    const session = await this.deps.stores.sessions.get(this.record.id);
+    if (session) this.record = session;
   }
 
   /** Flags may have been changed by another replica while this one was not driving. */
@@ -309,11 +352,12 @@ export class SessionRunner {
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
   private async checkpoint(_kind: CheckpointKind): Promise<StopReason | null> {
     this.lastActivityAt = Date.now();
+    if (this.flagsStale) await this.refreshFlags();
     // With a reset pending, no new fork: its marker would leave nothing to carry over and cut the
     // step in flight (reference §9.1 defect 10). The reset comes first.
     if (!this.record.resetRequested) await this.memory.onCheckpoint();
     if (this.record.resetRequested && !this.mayDeferReset()) return 'reset';
-    if (this.record.pauseRequested) {
+    if (this.record.pauseRequested || this.record.paused) {
       await this.enterPaused();
       return 'paused';
     }

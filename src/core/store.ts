@@ -284,10 +284,13 @@ export interface LeaseStore {
   orphaned(graceMs: number): Promise<string[]>;
 }
 
+/** Why a session's driver is woken: new work (a steer), or flags a person changed elsewhere. */
+export type WakeReason = 'work' | 'flags';
+
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {
-  notify(sessionId: string): Promise<void>;
+  notify(sessionId: string, reason?: WakeReason): Promise<void>;
   /** Calls `handler` for every notification, from any replica (this one included). */
-  subscribe(handler: (sessionId: string) => void): () => void;
+  subscribe(handler: (sessionId: string, reason: WakeReason) => void): () => void;
   close(): Promise<void>;
 }

@@ -40,14 +40,14 @@ afterEach(async () => {
 });
 
 /** A replica in this process: its own connection pool, lease owner and LISTEN connection. */
-async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlMs?: number } = {}): Promise<AgentHarness> {
+async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlMs?: number; leaseIdleGraceMs?: number } = {}): Promise<AgentHarness> {
   const connection: Database = await openDatabase({ databaseUrl: database.url, dataDir: '/nonexistent', log });
   const wakeups = await PostgresWakeups.start(connection.pool!, database.url, log);
   const harness = await createAgentHarness({
     database: connection,
     model,
     tools,
-    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: 0 },
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
   });
   harness.agent.runners.startSweeping();
   closers.push(async () => {
@@ -88,6 +88,52 @@ describe('replicas on one Postgres', () => {
     // Released at idle, with its token kept.
     const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } });
     expect(lease.released).toBe(true);
+  });
+
+  it('carries out a pause and a reset said on the replica that does not drive', async () => {
+    const toolGate = gate();
+    let started = false;
+    const slow = defineTool({
+      name: 'slow_step', description: 'Slow.', input: z.object({}),
+      execute: async () => {
+        started = true;
+        await toolGate.promise;
+        return 'slow done';
+      },
+    }) as AnyTool;
+    // The first keeps its lease while idle, so the second can never take the work over.
+    const first = await replica('replica-p', [slow], { leaseIdleGraceMs: 60_000 });
+    const second = await replica('replica-q', [slow]);
+    let secondClaims = 0;
+    const leases = second.deps.replica.leases;
+    const acquire = leases.acquire.bind(leases);
+    leases.acquire = async (...args) => {
+      secondClaims += 1;
+      return acquire(...args);
+    };
+    model.enqueue({ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the pause' });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await until(() => started, 10_000, 'tool start');
+    // The command reaches the other replica (a load balancer's choice): it may only request.
+    await second.agent.pause(session!.id);
+    toolGate.open();
+    // The driver reads the request at its next checkpoint and stops there.
+    const end = await first.waitForEvent('run-end');
+    expect(end.reason).toBe('paused');
+    await until(async () => (await database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).paused, 5_000, 'paused stored');
+    expect(model.requests).toHaveLength(1);
+    // A reset said on the second replica is done by the lease holder, once; the second asked
+    // for the lease once and did not retry in a loop.
+    const claimsBefore = secondClaims;
+    expect(await second.agent.reset(session!.id)).toBe(true);
+    await first.waitForEvent('context-reset');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(secondClaims - claimsBefore).toBe(1);
+    expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    // Resumed from the second replica, the first carries on.
+    await second.agent.resume(session!.id);
+    await first.waitForEvent('answer', (event) => event.text === 'after the pause');
   });
 
   it('drives a message on the replica that received it when nobody holds the lease', async () => {

@@ -2,20 +2,22 @@
 // dedicated connection that reconnects by itself. On PGlite (one process): in-process delivery.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import type { Wakeups } from '../../core/store.js';
+import type { WakeReason, Wakeups } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 
 const channel = 'hippo_session_work';
+// Payload: the session id for new work, "flags:<session id>" for changed flags.
+const flagsPrefix = 'flags:';
 
 /** In-process wake-ups (PGlite, or tests of a single replica). */
 export class LocalWakeups implements Wakeups {
   private readonly emitter = new EventEmitter();
 
-  async notify(sessionId: string): Promise<void> {
-    this.emitter.emit('wake', sessionId);
+  async notify(sessionId: string, reason: WakeReason = 'work'): Promise<void> {
+    this.emitter.emit('wake', sessionId, reason);
   }
 
-  subscribe(handler: (sessionId: string) => void): () => void {
+  subscribe(handler: (sessionId: string, reason: WakeReason) => void): () => void {
     this.emitter.on('wake', handler);
     return () => this.emitter.off('wake', handler);
   }
@@ -45,11 +47,11 @@ export class PostgresWakeups implements Wakeups {
     return wakeups;
   }
 
-  async notify(sessionId: string): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
+  async notify(sessionId: string, reason: WakeReason = 'work'): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, reason === 'flags' ? `${flagsPrefix}${sessionId}` : sessionId]);
   }
 
-  subscribe(handler: (sessionId: string) => void): () => void {
+  subscribe(handler: (sessionId: string, reason: WakeReason) => void): () => void {
     this.emitter.on('wake', handler);
     return () => this.emitter.off('wake', handler);
   }
@@ -64,7 +66,10 @@ export class PostgresWakeups implements Wakeups {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
     client.on('notification', (message) => {
-      if (message.channel === channel && message.payload) this.emitter.emit('wake', message.payload);
+      const payload = message.payload;
+      if (message.channel !== channel || !payload) return;
+      if (payload.startsWith(flagsPrefix)) this.emitter.emit('wake', payload.slice(flagsPrefix.length), 'flags');
+      else this.emitter.emit('wake', payload, 'work');
     });
     client.on('error', (error) => {
       this.log.warn({ err: error.message }, 'wakeups-connection-lost');
