@@ -11,25 +11,33 @@ if (!parsed.ok) {
 }
 const log = createLogger(parsed.config.LOG_LEVEL);
 
+// Signals are handled from the first moment: a SIGTERM during start-up (an orchestrator scaling
+// down a replica that is still starting) stops the service once it is up, with exit code 0.
+let service: Awaited<ReturnType<typeof startService>> | undefined;
+let stopping = false;
+const shutDown = (running: NonNullable<typeof service>) => {
+  running.stop().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'service-stop-failed');
+      process.exit(1);
+    },
+  );
+};
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'service-stopping');
+  // Exit within 30 s whatever happens (orchestrators kill at their own deadline anyway).
+  setTimeout(() => process.exit(1), 30_000).unref();
+  if (service) shutDown(service);
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+
 try {
-  const service = await startService(parsed.config, log, { environment: process.env });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'service-stopping');
-    // Exit within 30 s whatever happens (orchestrators kill at their own deadline anyway).
-    setTimeout(() => process.exit(1), 30_000).unref();
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'service-stop-failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  service = await startService(parsed.config, log, { environment: process.env });
+  if (stopping) shutDown(service);
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

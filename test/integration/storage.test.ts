@@ -90,6 +90,17 @@ describe('npm start on Postgres', () => {
     for (const service of services) expect((await service.exited).code).toBe(0);
   }, 90_000);
 
+  it('stops cleanly (exit 0) when SIGTERM arrives while it is still starting', async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    const service = startScript('src/main.ts', { DATABASE_URL: database.url, PORT: '0' });
+    // Migrations are applied inside start-up, before the service is up.
+    await service.waitForLog(/^migration-applied/, 40_000);
+    service.kill('SIGTERM');
+    expect((await service.exited).code).toBe(0);
+    expect(service.lines.some((line) => line.includes('"service-stopped"'))).toBe(true);
+  }, 60_000);
+
   it('stops at a broken migration with its SQL error and does not record it', async () => {
     const database = await createEmptyDatabase();
     cleanups.push(database.drop);
