@@ -1,0 +1,69 @@
+// SteerInbox (core/steer-inbox.ts): the store is asked for steers only when some may be queued.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LiveContext } from '../../src/core/live-context.js';
+import { SteerInbox, steerRecheckMs } from '../../src/core/steer-inbox.js';
+import type { ContextStore, SegmentRecord, SteerRecord } from '../../src/core/store.js';
+
+const segment: SegmentRecord = { id: 'g1', sessionId: 's1', ordinal: 1, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, contextTokens: 0, carriedMessages: 0 };
+
+/** A ContextStore whose queue the test fills; counts how often it is asked. */
+function queueStore(): { store: ContextStore; queue: SteerRecord[]; looks: () => number; duringLook: { run?: () => void } } {
+  const queue: SteerRecord[] = [];
+  let looks = 0;
+  const duringLook: { run?: () => void } = {};
+  const unused = () => Promise.reject(new Error('not used here'));
+  const store: ContextStore = {
+    load: unused, append: unused, updateSegment: unused, startSegment: unused, searchOriginals: unused,
+    async takeSteers() {
+      looks += 1;
+      duringLook.run?.();
+      return queue.splice(0);
+    },
+  };
+  return { store, queue, looks: () => looks, duringLook };
+}
+
+const steer = (id: number): SteerRecord => ({ id, sessionId: 's1', platformMessageKey: `k${id}`, authorId: 'u', authorName: 'Ada', text: `steer ${id}`, status: 'queued', receivedAt: new Date() });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('SteerInbox', () => {
+  it('looks once after an arrival and not again until the next one', async () => {
+    const { store, queue, looks } = queueStore();
+    const inbox = new SteerInbox(new LiveContext(store, segment, []), 's1', (item) => ({ role: 'user', content: item.text }));
+    queue.push(steer(1));
+    expect((await inbox.take()).map((item) => item.id)).toEqual([1]);
+    expect(await inbox.take()).toEqual([]);
+    expect(await inbox.take()).toEqual([]);
+    expect(looks()).toBe(1); // the look took everything stored before it: nothing new until an arrival
+    inbox.arrived();
+    queue.push(steer(2));
+    expect((await inbox.take()).map((item) => item.id)).toEqual([2]);
+  });
+
+  it('keeps looking when a steer arrived during a look', async () => {
+    const { store, looks, duringLook } = queueStore();
+    const inbox = new SteerInbox(new LiveContext(store, segment, []), 's1', (item) => ({ role: 'user', content: item.text }));
+    duringLook.run = () => inbox.arrived();
+    await inbox.take();
+    duringLook.run = undefined;
+    expect(inbox.mayHaveQueued).toBe(true);
+    await inbox.take();
+    expect(inbox.mayHaveQueued).toBe(false);
+    expect(looks()).toBe(2);
+  });
+
+  it('looks again after a while even without an arrival (a lost notification)', async () => {
+    vi.useFakeTimers();
+    const { store, looks } = queueStore();
+    const inbox = new SteerInbox(new LiveContext(store, segment, []), 's1', (item) => ({ role: 'user', content: item.text }));
+    await inbox.take();
+    await inbox.take();
+    expect(looks()).toBe(1);
+    vi.setSystemTime(Date.now() + steerRecheckMs);
+    await inbox.take();
+    expect(looks()).toBe(2);
+  });
+});
