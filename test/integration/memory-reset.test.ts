@@ -163,6 +163,38 @@ describe('reset (R6–R8)', () => {
     await runner.memory.settle();
   });
 
+  it('deferred, but a context over the limit stops at the next checkpoint and waits after all', async () => {
+    const summarizerGate = gate();
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true, deferredResetLimitPercent: 90 } });
+    let runner: Awaited<ReturnType<typeof h.agent.runner>> | undefined;
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        if (index === 0) return at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] });
+        if (index === 1) {
+          await until(() => runner?.session.resetRequested === true);
+          return at(9_500, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'two' } }] });
+        }
+        return at(300, { content: 'done after the reset' });
+      },
+      summarizer: async (_body, index) => {
+        if (index === 0) await summarizerGate.promise;
+        return { content: 'no change' };
+      },
+      decider: [{ content: 'Mostly finished work.\nRESET_CONTEXT' }],
+    });
+    const { session } = await h.agent.submit(personMessage(newThread(), 'start'), { startSession: true });
+    runner = await h.agent.runner(session!.id);
+    // 95% of the window: the worker stops although the summarizer still runs.
+    const end = await h.waitForEvent('run-end');
+    expect(end.reason).toBe('reset');
+    expect(runner.memory.summarizerRunning).toBe(true);
+    expect(requestsOf(bed.model.requests, 'worker')).toHaveLength(2);
+    summarizerGate.open();
+    await h.waitForEvent('answer', (event) => event.text === 'done after the reset');
+    await runner.whenIdle();
+    await runner.memory.settle();
+  });
+
   it('ignores the marker of a failed summarizer when computing the carry-over', async () => {
     const h = await start();
     let firstRunId = '';
