@@ -48,7 +48,7 @@ describe('SteerInbox', () => {
     const inbox = new SteerInbox(new LiveContext(store, segment, []), 's1', (item) => ({ role: 'user', content: item.text }));
     duringLook.run = () => inbox.arrived();
     await inbox.take();
-    duringLook.run = undefined;
+    delete duringLook.run;
     expect(inbox.mayHaveQueued).toBe(true);
     await inbox.take();
     expect(inbox.mayHaveQueued).toBe(false);
