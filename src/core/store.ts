@@ -252,7 +252,19 @@ export interface DocumentStore {
   versionsByRun(memoryRunId: string): Promise<DocumentVersionRecord[]>;
   /** Restores the version before `version` as a new version written by `author`. */
   revert(documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord>;
+  /**
+   * Restores every document a memory run changed to its state before the run, all or nothing, and
+   * once per run (a second click or command finds it already reverted).
+   */
+  revertRun(memoryRunId: string, author: DocumentAuthor): Promise<RevertOutcome>;
   markReviewed(memoryRunId: string, reviewer: string): Promise<number>;
+}
+
+/** The outcome of reverting a memory run. */
+export interface RevertOutcome {
+  status: 'reverted' | 'already-reverted' | 'nothing-to-revert';
+  /** Paths of the documents restored. */
+  paths: string[];
 }
 
 // ── replicas: leases and wake-ups (one driver per session across processes, R10) ───────────

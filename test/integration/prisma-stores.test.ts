@@ -425,6 +425,28 @@ function describeStores(getHarness: () => Harness): void {
       expect(await stores().documents.revert(doc.id, removed.version, person)).toMatchObject({ version: 5, content: 'good', deleted: false });
     });
 
+    it('reverts a memory run all or nothing, once', async () => {
+      const session = await space();
+      const run = await startRun(session);
+      const summarizer: DocumentAuthor = { kind: 'summarizer', memoryRunId: run.id };
+      const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      const notes = { spaceId: session.memorySpaceId, sessionKey: '', path: 'a-notes.md' };
+      await stores().documents.write(main, 'before', person);
+      const mainByRun = await stores().documents.write(main, 'by the run', summarizer);
+      await stores().documents.write(notes, 'new by the run', summarizer);
+      // A broken history (the version before the run's is gone) fails the revert half-way …
+      await prisma().memoryDocumentVersion.delete({ where: { documentId_version: { documentId: mainByRun.id, version: 1 } } });
+      await expect(stores().documents.revertRun(run.id, person)).rejects.toThrow('MAIN.md has no version 1');
+      // … and leaves nothing behind: a-notes.md (reverted first) is still there; a retry may run.
+      expect(await stores().documents.read(notes)).toMatchObject({ content: 'new by the run' });
+      await prisma().memoryDocumentVersion.create({ data: { documentId: mainByRun.id, version: 1, path: 'MAIN.md', content: 'before', deleted: false, authorKind: 'person', authorId: 'U7', authorName: 'Ada' } });
+      expect(await stores().documents.revertRun(run.id, person)).toEqual({ status: 'reverted', paths: ['a-notes.md', 'MAIN.md'] });
+      expect(await stores().documents.read(main)).toMatchObject({ content: 'before' });
+      expect(await stores().documents.read(notes)).toBeNull();
+      expect(await stores().documents.revertRun(run.id, person)).toEqual({ status: 'already-reverted', paths: [] });
+      expect(await stores().documents.revertRun('no-such-run', person)).toEqual({ status: 'nothing-to-revert', paths: [] });
+    });
+
     it('reverts the version that created a document by deleting it', async () => {
       const session = await space();
       const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MISTAKE.md' };

@@ -2,7 +2,7 @@
 // people can review what a summarizer run wrote and revert it.
 import { randomUUID } from 'node:crypto';
 import { ConflictError } from '../../core/errors.js';
-import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord } from '../../core/store.js';
+import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RevertOutcome } from '../../core/store.js';
 import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
 import type { TransactionClient } from './prisma-support.js';
 
@@ -63,19 +63,30 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
     },
 
     revert(documentId, version, author) {
-      return prisma.$transaction(async (tx) => {
-        const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM memory_documents WHERE id = ${documentId} FOR UPDATE`;
-        if (locked.length === 0) throw new Error(`memory document ${documentId} does not exist`);
-        const current = await tx.memoryDocument.findUniqueOrThrow({ where: { id: documentId } });
-        const reverted = await tx.memoryDocumentVersion.findUnique({ where: { documentId_version: { documentId, version } } });
-        if (!reverted) throw new Error(`${current.path} has no version ${String(version)}`);
-        // Version 1 created the document, so undoing it means the document does not exist.
-        const previous = version === 1 ? null : await tx.memoryDocumentVersion.findUnique({
-          where: { documentId_version: { documentId, version: version - 1 } },
-        });
-        if (version !== 1 && !previous) throw new Error(`${current.path} has no version ${String(version - 1)}`);
-        const state = previous ? { content: previous.content, deleted: previous.deleted } : { content: '', deleted: true };
-        return applyChange(tx, current, state, author);
+      return prisma.$transaction((tx) => revertVersion(tx, documentId, version, author));
+    },
+
+    revertRun(memoryRunId, author) {
+      return prisma.$transaction(async (tx): Promise<RevertOutcome> => {
+        const written = await tx.memoryDocumentVersion.findMany({ where: { memoryRunId } });
+        if (written.length === 0) return { status: 'nothing-to-revert', paths: [] };
+        // The once-mark commits with the restored versions or not at all: a revert that fails
+        // half-way leaves nothing behind and can be tried again. A concurrent second revert waits
+        // on the key, then finds it taken.
+        const marked = await tx.$executeRaw`INSERT INTO processed_events (key) VALUES (${`revert:${memoryRunId}`}) ON CONFLICT DO NOTHING`;
+        if (marked === 0) return { status: 'already-reverted', paths: [] };
+        // The run's first version of each document: reverting it restores the state before the run.
+        const first = new Map<string, (typeof written)[number]>();
+        for (const version of written) {
+          const seen = first.get(version.documentId);
+          if (!seen || version.version < seen.version) first.set(version.documentId, version);
+        }
+        const paths: string[] = [];
+        for (const version of [...first.values()].sort((left, right) => left.path.localeCompare(right.path))) {
+          await revertVersion(tx, version.documentId, version.version, author);
+          paths.push(version.path);
+        }
+        return { status: 'reverted', paths };
       });
     },
 
@@ -87,6 +98,22 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       return count;
     },
   };
+}
+
+/** Restores the version before `version` of a document as a new version by `author`. */
+async function revertVersion(tx: TransactionClient, documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord> {
+  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM memory_documents WHERE id = ${documentId} FOR UPDATE`;
+  if (locked.length === 0) throw new Error(`memory document ${documentId} does not exist`);
+  const current = await tx.memoryDocument.findUniqueOrThrow({ where: { id: documentId } });
+  const reverted = await tx.memoryDocumentVersion.findUnique({ where: { documentId_version: { documentId, version } } });
+  if (!reverted) throw new Error(`${current.path} has no version ${String(version)}`);
+  // Version 1 created the document, so undoing it means the document does not exist.
+  const previous = version === 1 ? null : await tx.memoryDocumentVersion.findUnique({
+    where: { documentId_version: { documentId, version: version - 1 } },
+  });
+  if (version !== 1 && !previous) throw new Error(`${current.path} has no version ${String(version - 1)}`);
+  const state = previous ? { content: previous.content, deleted: previous.deleted } : { content: '', deleted: true };
+  return applyChange(tx, current, state, author);
 }
 
 /**
