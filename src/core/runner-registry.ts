@@ -65,6 +65,17 @@ export class RunnerRegistry {
     // Only the replica holding the lease acts on a wake-up; with no live owner, the replica that
     // received the message takes the lease itself (Agent.submit), and the sweeper covers the rest.
     this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId, reason) => {
+      if (reason === 'missed') {
+        // Notifications were lost: the sessions this replica drives look for steers and flags.
+        for (const pending of this.runners.values()) {
+          void pending.then((runner) => {
+            if (runner.lease.token === null) return;
+            runner.flagsChanged();
+            runner.wake();
+          }, () => undefined);
+        }
+        return;
+      }
       void this.runners.get(sessionId)?.then((runner) => {
         if (runner.lease.token === null) return;
         if (reason === 'flags') runner.flagsChanged();

@@ -15,9 +15,6 @@ import type { WorkSlots } from './work-slots.js';
 import type { SessionRecord, SteerRecord } from './store.js';
 import { runWorkerLoop, type CheckpointKind } from './worker-loop.js';
 
-/** A lease holder re-reads its session's flags at least this often when a steer arrives. */
-const flagsRereadMs = 2_000;
-
 export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
 
 export class SessionRunner {
@@ -32,8 +29,6 @@ export class SessionRunner {
   private workPending = false;
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
-  /** When the flags were last read from the store (Date.now()). */
-  private flagsReadAt = 0;
   private stopping = false;
   private readonly lifetime = new AbortController();
   /** One driver across replicas: every activity runs under the session's lease. */
@@ -133,9 +128,9 @@ export class SessionRunner {
   /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
   async steerArrived(): Promise<void> {
     this.steers.arrived();
-    // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups); it
-    // still re-reads them now and then, in case a notification was lost.
-    if (this.lease.token === null || Date.now() - this.flagsReadAt >= flagsRereadMs) await this.refreshUnlessDriving();
+    // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
+    // 'missed' when notifications may have been lost); otherwise it reads them now.
+    if (this.lease.token === null) await this.refreshUnlessDriving();
     this.failed = false;
     this.workPending = true;
     if (!this.record.resetRequested && (this.record.paused || this.record.pauseRequested)) {
@@ -290,7 +285,6 @@ export class SessionRunner {
 
   /** Re-reads the session and its context after another replica may have changed them. */
   private async reload(): Promise<void> {
-    this.flagsReadAt = Date.now();
     const session = await this.deps.stores.sessions.get(this.record.id);
     if (session) this.record = session;
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
@@ -303,7 +297,6 @@ export class SessionRunner {
   /** Re-reads the session's flags after another replica may have changed them. */
   private async refreshFlags(): Promise<void> {
     this.flagsStale = false;
-    this.flagsReadAt = Date.now();
     const session = await this.deps.stores.sessions.get(this.record.id);
     if (session) this.record = session;
   }
@@ -311,7 +304,6 @@ export class SessionRunner {
   /** Flags may have been changed by another replica while this one was not driving. */
   private async refreshUnlessDriving(): Promise<void> {
     if (this.activity) return;
-    this.flagsReadAt = Date.now();
     const session = await this.deps.stores.sessions.get(this.record.id);
     if (session) this.record = session;
   }

@@ -5,15 +5,8 @@ import type { LiveContext } from './live-context.js';
 import type { ChatMessage } from './messages.js';
 import type { SteerRecord } from './store.js';
 
-/**
- * Even when nothing announced a steer, the queue is looked at again after this long: a NOTIFY
- * lost while the listening connection reconnects delays a steer by this much, not a whole run.
- */
-export const steerRecheckMs = 2_000;
-
 export class SteerInbox {
   private maybeQueued = true;
-  private lastLookAt = 0;
   /** Bumped by every arrival, so a look that raced one does not conclude the queue is empty. */
   private arrivals = 0;
 
@@ -30,14 +23,13 @@ export class SteerInbox {
   }
 
   get mayHaveQueued(): boolean {
-    return this.maybeQueued || Date.now() - this.lastLookAt >= steerRecheckMs;
+    return this.maybeQueued;
   }
 
   /** Moves the queued steers into the context when some may be queued; returns those taken. */
   async take(): Promise<SteerRecord[]> {
-    if (!this.mayHaveQueued) return [];
+    if (!this.maybeQueued) return [];
     const arrivalsBefore = this.arrivals;
-    this.lastLookAt = Date.now();
     const taken = await this.context.takeSteers(this.sessionId, this.render);
     // Every steer stored before the look began was taken; one stored since signals again.
     if (this.arrivals === arrivalsBefore) this.maybeQueued = false;

@@ -296,8 +296,12 @@ export interface LeaseStore {
   orphaned(graceMs: number): Promise<string[]>;
 }
 
-/** Why a session's driver is woken: new work (a steer), or flags a person changed elsewhere. */
-export type WakeReason = 'work' | 'flags';
+/**
+ * Why a session's driver is woken: new work (a steer), flags a person changed elsewhere, or
+ * 'missed': notifications may have been lost (the listening connection was re-established), so
+ * every session is to be looked at again (the session id is then empty).
+ */
+export type WakeReason = 'work' | 'flags' | 'missed';
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {

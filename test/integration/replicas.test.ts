@@ -226,6 +226,28 @@ describe('replicas on one Postgres', () => {
   });
 });
 
+describe('wake-ups', () => {
+  it('re-listens after losing its connection and says notifications may have been missed', async () => {
+    const connection: Database = await openDatabase({ databaseUrl: database.url, dataDir: '/nonexistent', log });
+    const wakeups = await PostgresWakeups.start(connection.pool!, database.url, log);
+    closers.push(async () => {
+      await wakeups.close();
+      await connection.close();
+    });
+    const heard: string[] = [];
+    wakeups.subscribe((sessionId, reason) => heard.push(`${reason}:${sessionId}`));
+    await wakeups.notify('s1');
+    await wakeups.notify('s1', 'flags');
+    await until(() => heard.length === 2, 5_000, 'notifications');
+    expect(heard).toEqual(['work:s1', 'flags:s1']);
+    // The listening connection is cut (a Postgres restart, a network blip).
+    await database.prisma.$executeRaw`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN hippo_session_work' AND datname = current_database() AND pid <> pg_backend_pid()`;
+    await until(() => heard.includes('missed:'), 10_000, 'missed after the reconnect');
+    await wakeups.notify('s2');
+    await until(() => heard.includes('work:s2'), 5_000, 'notifications after the reconnect');
+  });
+});
+
 describe('graceful shutdown', () => {
   it('sends the writes already queued when the outbox sender stops', async () => {
     const stores = createPrismaStores(database.prisma);

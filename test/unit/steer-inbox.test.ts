@@ -1,7 +1,7 @@
 // SteerInbox (core/steer-inbox.ts): the store is asked for steers only when some may be queued.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LiveContext } from '../../src/core/live-context.js';
-import { SteerInbox, steerRecheckMs } from '../../src/core/steer-inbox.js';
+import { SteerInbox } from '../../src/core/steer-inbox.js';
 import type { ContextStore, SegmentRecord, SteerRecord } from '../../src/core/store.js';
 
 const segment: SegmentRecord = { id: 'g1', sessionId: 's1', ordinal: 1, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, contextTokens: 0, carriedMessages: 0 };
@@ -24,10 +24,6 @@ function queueStore(): { store: ContextStore; queue: SteerRecord[]; looks: () =>
 }
 
 const steer = (id: number): SteerRecord => ({ id, sessionId: 's1', platformMessageKey: `k${id}`, authorId: 'u', authorName: 'Ada', text: `steer ${id}`, status: 'queued', receivedAt: new Date() });
-
-afterEach(() => {
-  vi.useRealTimers();
-});
 
 describe('SteerInbox', () => {
   it('looks once after an arrival and not again until the next one', async () => {
@@ -52,18 +48,6 @@ describe('SteerInbox', () => {
     expect(inbox.mayHaveQueued).toBe(true);
     await inbox.take();
     expect(inbox.mayHaveQueued).toBe(false);
-    expect(looks()).toBe(2);
-  });
-
-  it('looks again after a while even without an arrival (a lost notification)', async () => {
-    vi.useFakeTimers();
-    const { store, looks } = queueStore();
-    const inbox = new SteerInbox(new LiveContext(store, segment, []), 's1', (item) => ({ role: 'user', content: item.text }));
-    await inbox.take();
-    await inbox.take();
-    expect(looks()).toBe(1);
-    vi.setSystemTime(Date.now() + steerRecheckMs);
-    await inbox.take();
     expect(looks()).toBe(2);
   });
 });

@@ -64,6 +64,7 @@ export class PostgresWakeups implements Wakeups {
   }
 
   private async connect(): Promise<void> {
+    const reconnecting = this.listener !== undefined;
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
     client.on('notification', (message) => {
       const payload = message.payload;
@@ -79,6 +80,8 @@ export class PostgresWakeups implements Wakeups {
     await client.connect();
     await client.query(`LISTEN ${channel}`);
     this.listener = client;
+    // Whatever was notified while no connection listened is lost: every session is looked at again.
+    if (reconnecting) this.emitter.emit('wake', '', 'missed');
   }
 
   private reconnectLater(): void {
