@@ -6,7 +6,7 @@ import type { StoredMessage } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
-import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { at, conversation, gate, requestsOf, scriptRoles, shape, slowTool } from '../support/model-script.js';
 import { until } from '../support/wait.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
@@ -19,19 +19,10 @@ async function start(tools: AnyTool[] = [echo]): Promise<AgentHarness> {
 
 describe('reset (R6–R8)', () => {
   it('stops the worker after the tool batch, waits for the summarizer, carries over, and continues by itself', async () => {
-    const toolGate = gate();
     const summarizerGate = gate();
     const deciderGate = gate();
-    let toolStarted = false;
-    const slow = defineTool({
-      name: 'slow_step', description: 'Slow.', input: z.object({}),
-      execute: async () => {
-        toolStarted = true;
-        await toolGate.promise;
-        return 'slow step finished';
-      },
-    }) as AnyTool;
-    const h = await start([echo, slow]);
+    const slow = slowTool('slow step finished');
+    const h = await start([echo, slow.tool]);
     scriptRoles(bed.model, {
       worker: [
         at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
@@ -54,12 +45,12 @@ describe('reset (R6–R8)', () => {
     const thread = newThread();
     const { session } = await h.agent.submit(personMessage(thread, 'migrate billing'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
-    await until(() => toolStarted);
+    await until(slow.started);
     // The decider says reset while the worker is inside a tool batch.
     deciderGate.open();
     await until(() => runner.session.resetRequested);
     expect(runner.context.segment.ordinal).toBe(1);
-    toolGate.open();
+    slow.open();
     // The worker stops after the batch (the tool was not interrupted) …
     const end = await h.waitForEvent('run-end');
     expect(end.reason).toBe('reset');
@@ -98,15 +89,8 @@ describe('reset (R6–R8)', () => {
   it('deferred (MEMORY_DEFER_RESET): the worker goes on while the summarizer runs, holds steers, then resets without waiting', async () => {
     const summarizerGate = gate();
     const steerSent = gate();
-    const toolGate = gate();
-    const slow = defineTool({
-      name: 'slow_step', description: 'Slow.', input: z.object({}),
-      execute: async () => {
-        await toolGate.promise;
-        return 'slow step finished';
-      },
-    }) as AnyTool;
-    const h = await bed.harness({ tools: [echo, slow], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true } });
+    const slow = slowTool('slow step finished');
+    const h = await bed.harness({ tools: [echo, slow.tool], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true } });
     let runner: Awaited<ReturnType<typeof h.agent.runner>> | undefined;
     scriptRoles(bed.model, {
       worker: async (_body, index) => {
@@ -144,7 +128,7 @@ describe('reset (R6–R8)', () => {
     expect(shape(conversation(requestsOf(bed.model.requests, 'worker')[2]!.body)).at(-1)).toBe('tool(c2)');
     summarizerGate.open();
     await until(() => !runner!.memory.summarizerRunning);
-    toolGate.open();
+    slow.open();
     // The first checkpoint with no summarizer running stops the worker for the reset.
     const end = await h.waitForEvent('run-end');
     expect(end.reason).toBe('reset');

@@ -4,20 +4,19 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
 import { LeaseKeeper } from '../../src/core/lease-keeper.js';
-import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import type { AnyTool } from '../../src/core/tool.js';
 import { createLogger } from '../../src/log.js';
 import { shellTools } from '../../src/tools/shell.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { conversation, gate, shape } from '../support/model-script.js';
+import { conversation, shape, slowTool } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
@@ -60,25 +59,19 @@ async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlM
 
 describe('replicas on one Postgres', () => {
   it('lets one replica drive while the other only enqueues and notifies', async () => {
-    const toolGate = gate();
-    let started = false;
-    const slow = defineTool({
-      name: 'slow_step', description: 'Slow.', input: z.object({}),
-      execute: async () => {
-        started = true;
-        await toolGate.promise;
-        return 'slow done';
-      },
-    }) as AnyTool;
-    const first = await replica('replica-a', [slow]);
-    const second = await replica('replica-b', [slow]);
+    const slow = slowTool();
+    const first = await replica('replica-a', [slow.tool]);
+    const second = await replica('replica-b', [slow.tool]);
     model.enqueue({ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'answered both' });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await until(() => started, 10_000, 'tool start');
+    await until(slow.started, 10_000, 'tool start');
     const result = await second.agent.submit(personMessage(thread, 'from the other replica', 'Grace'), { startSession: false });
     expect(result.inserted).toBe(true);
-    toolGate.open();
+    // The driver hears of it by NOTIFY (the steer is durable already; the notice follows within ms).
+    const driver = await first.agent.runner(session!.id);
+    await until(() => driver.steers.mayHaveQueued, 5_000, 'the driver notified');
+    slow.open();
     await first.waitForEvent('answer', (event) => event.text === 'answered both');
     await (await first.agent.runner(session!.id)).whenIdle();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -91,19 +84,10 @@ describe('replicas on one Postgres', () => {
   });
 
   it('carries out a pause and a reset said on the replica that does not drive', async () => {
-    const toolGate = gate();
-    let started = false;
-    const slow = defineTool({
-      name: 'slow_step', description: 'Slow.', input: z.object({}),
-      execute: async () => {
-        started = true;
-        await toolGate.promise;
-        return 'slow done';
-      },
-    }) as AnyTool;
+    const slow = slowTool();
     // The first keeps its lease while idle, so the second can never take the work over.
-    const first = await replica('replica-p', [slow], { leaseIdleGraceMs: 60_000 });
-    const second = await replica('replica-q', [slow]);
+    const first = await replica('replica-p', [slow.tool], { leaseIdleGraceMs: 60_000 });
+    const second = await replica('replica-q', [slow.tool]);
     let secondClaims = 0;
     const leases = second.deps.replica.leases;
     const acquire = leases.acquire.bind(leases);
@@ -114,10 +98,10 @@ describe('replicas on one Postgres', () => {
     model.enqueue({ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the pause' });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await until(() => started, 10_000, 'tool start');
+    await until(slow.started, 10_000, 'tool start');
     // The command reaches the other replica (a load balancer's choice): it may only request.
     await second.agent.pause(session!.id);
-    toolGate.open();
+    slow.open();
     // The driver reads the request at its next checkpoint and stops there.
     const end = await first.waitForEvent('run-end');
     expect(end.reason).toBe('paused');

@@ -1,4 +1,6 @@
 // Helpers for scripting the fake model server by role.
+import { z } from 'zod';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import type { FakeModelServer, FakeReply, FakeRequestBody, RecordedRequest } from '../fakes/fake-model-server.js';
 
 export type ScriptRole = 'worker' | 'summarizer' | 'decider';
@@ -73,4 +75,19 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   let open: () => void = () => undefined;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/** A tool `slow_step` that runs until the test opens its gate; `started` tells whether it began. */
+export function slowTool(result = 'slow done'): { tool: AnyTool; started: () => boolean; open: () => void } {
+  const toolGate = gate();
+  let started = false;
+  const tool = defineTool({
+    name: 'slow_step', description: 'Slow.', input: z.object({}),
+    execute: async () => {
+      started = true;
+      await toolGate.promise;
+      return result;
+    },
+  }) as AnyTool;
+  return { tool, started: () => started, open: toolGate.open };
 }
