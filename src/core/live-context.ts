@@ -52,7 +52,7 @@ export class LiveContext {
     return entry;
   }
 
-  /** Moves queued steer messages into the context (one transaction); returns those taken. */
+  /** Moves queued steer messages into the context (atomically, in the store); returns those taken. */
   async takeSteers(sessionId: string, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]> {
     const seq = this.nextSeq;
     const taken = await this.store.takeSteers(sessionId, this.segment.id, seq, render);

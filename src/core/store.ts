@@ -119,8 +119,9 @@ export interface ContextStore {
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
   /**
-   * Atomically moves every queued steer message of the session into the segment, starting at
-   * `seq`, rendered by `render`; returns the steers taken (empty when none were queued).
+   * Atomically moves the session's queued steer messages into the segment, in id order from
+   * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). A steer
+   * edited or withdrawn while it was being rendered is left for the next call.
    */
   takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]>;
   /**

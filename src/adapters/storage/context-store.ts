@@ -42,22 +42,41 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       await prisma.segment.update({ where: { id: segmentId }, data });
     },
 
-    takeSteers(sessionId, segmentId, seq, render) {
-      return prisma.$transaction(async (tx) => {
-        // A concurrent taker waits on the row locks, then re-checks status = 'queued' on the
-        // committed rows and finds none, so no steer is ever injected twice.
-        const rows = await tx.$queryRaw<SteerMessage[]>`
-          UPDATE steer_messages SET status = 'taken', taken_at = now()
-          WHERE session_id = ${sessionId} AND status = 'queued'
-          RETURNING ${steerColumns}`;
-        if (rows.length === 0) return [];
-        const steers = rows.map(toSteerRecord).sort((left, right) => left.id - right.id);
-        const values = steers.map((steer, index) =>
-          messageValues(segmentId, { seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }),
-        );
-        await tx.$executeRaw`INSERT INTO context_messages ${messageColumns} VALUES ${Prisma.join(values)}`;
-        return steers.map((steer) => ({ ...steer, status: 'taken' as const }));
-      });
+    async takeSteers(sessionId, segmentId, seq, render) {
+      // A look, then one statement that takes and inserts together (no transaction held across
+      // the two): only a steer still queued with the text that was rendered is taken, in id
+      // order; one edited, withdrawn or taken by another writer meanwhile is left alone (a
+      // concurrent taker waits on the row lock, then re-checks and skips it), so no steer is
+      // ever injected twice or with stale text.
+      const queued = await prisma.$queryRaw<SteerMessage[]>`
+        SELECT ${steerColumns} FROM steer_messages WHERE session_id = ${sessionId} AND status = 'queued' ORDER BY id`;
+      if (queued.length === 0) return [];
+      const steers = queued.map(toSteerRecord);
+      const rows = steers.map((steer) => toMessageRow(segmentId, { seq, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }));
+      let taken: Array<{ id: bigint }>;
+      try {
+        taken = await prisma.$queryRaw<Array<{ id: bigint }>>`
+          WITH candidate AS (
+            SELECT * FROM unnest(${steers.map((steer) => steer.id)}::bigint[], ${steers.map((steer) => steer.text)}::text[],
+                                 ${rows.map((row) => row.role)}::text[], ${rows.map((row) => row.content)}::text[],
+                                 ${rows.map((row) => row.searchText ?? '')}::text[]) AS c(id, text, role, content, search_text)),
+          taken AS (
+            UPDATE steer_messages s SET status = 'taken', taken_at = now()
+            FROM candidate c
+            WHERE s.id = c.id AND s.text = c.text AND s.status = 'queued'
+            RETURNING s.id),
+          numbered AS (
+            SELECT c.*, row_number() OVER (ORDER BY c.id) - 1 AS n FROM candidate c JOIN taken USING (id)),
+          inserted AS (
+            INSERT INTO context_messages (segment_id, seq, role, content, search_text)
+            SELECT ${segmentId}, ${seq}::int + n::int, role, content, search_text FROM numbered)
+          SELECT id FROM numbered ORDER BY id`;
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError(`context position ${seq} is taken: another replica wrote this session`);
+        throw error;
+      }
+      const ids = new Set(taken.map((row) => Number(row.id)));
+      return steers.filter((steer) => ids.has(steer.id)).map((steer) => ({ ...steer, status: 'taken' as const }));
     },
 
     startSegment(sessionId, messages, carriedMessages, startTokens) {
