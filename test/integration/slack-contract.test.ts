@@ -2,16 +2,14 @@
 // adapter: the real adapter and Bolt HTTP receiver on Hippo's HttpServer, fed signed Events API
 // requests, posting to the fake Slack Web API; a real agent on Postgres.
 import { afterAll, beforeAll, describe } from 'vitest';
-import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import type { SlackAdapter } from '../../src/adapters/slack/index.js';
 import { slackMessageKey, slackThread } from '../../src/adapters/slack/slack-context.js';
-import { parseConfig } from '../../src/config.js';
-import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackMessage } from '../fakes/fake-slack-api.js';
+import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import { runAdapterContract, eventually, type AdapterContractTarget, type SentMessage } from '../support/adapter-contract.js';
-import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { AgentHarness } from '../support/agent-harness.js';
+import type { TestDatabase } from '../support/database.js';
+import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { scriptRoles } from '../support/model-script.js';
 
 const signingSecret = 'contract-signing-secret';
@@ -19,9 +17,8 @@ const channel = 'C0CONTRACT';
 let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
-let http: HttpServer;
+let rig: SlackRig;
 let adapter: SlackAdapter;
-let eventsUrl: string;
 let target: AdapterContractTarget;
 let counter = 0;
 
@@ -40,7 +37,7 @@ function nextTs(): string {
 async function postEvent(event: Record<string, unknown>, eventId: string, retry = 0): Promise<void> {
   const body = JSON.stringify({ token: 'legacy', team_id: slack.teamId, api_app_id: 'A1', type: 'event_callback', event_id: eventId, event_time: 1, event });
   const retryHeaders: Record<string, string> = retry > 0 ? { 'x-slack-retry-num': String(retry), 'x-slack-retry-reason': 'http_timeout' } : {};
-  const response = await fetch(eventsUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body), ...retryHeaders }, body });
+  const response = await rig.post(body, 'application/json', retryHeaders);
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`the Slack receiver answered ${response.status} to ${eventId}`);
 }
@@ -97,20 +94,8 @@ async function settle(): Promise<void> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  slack = await startFakeSlackApi();
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-  slack.addUser({ id: 'UBOB', displayName: 'Bob' });
-  harness = await createAgentHarness({ database, settings: { contextWindow: 10_000 } });
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
-  http = new HttpServer(log);
-  eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl });
-  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-  adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
-    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 },
-  });
+  rig = await startSlackRig({ signingSecret, users: [{ id: 'UADA', displayName: 'Ada' }, { id: 'UBOB', displayName: 'Bob' }], settings: { contextWindow: 10_000 }, outbox: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } });
+  ({ database, slack, harness, adapter } = rig);
   const keyOf = (ts: string) => slackMessageKey(slack.teamId, channel, ts);
   target = {
     platform: 'slack',
@@ -162,11 +147,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await adapter?.stop();
-  await harness?.close();
-  await http?.close();
-  await slack?.close();
-  await database?.drop();
+  await rig?.close();
 });
 
 describe('chat adapter contract: Slack', () => {

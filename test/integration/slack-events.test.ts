@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
-import { parseConfig } from '../../src/config.js';
-import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
-import { startFakeSlackApi, signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import type { SlackAdapter } from '../../src/adapters/slack/index.js';
+import { signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
-import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { AgentHarness } from '../support/agent-harness.js';
+import type { TestDatabase } from '../support/database.js';
+import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
 
 const signingSecret = 'test-signing-secret';
@@ -14,7 +12,7 @@ const channel = 'C0GENERAL';
 let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
-let http: HttpServer;
+let rig: SlackRig;
 let adapter: SlackAdapter;
 let eventsUrl: string;
 let counter = 0;
@@ -51,29 +49,12 @@ const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.ar
 const reactions = (method: string, ts: string) => slack.callsTo(method).filter((call) => call.args['timestamp'] === ts).map((call) => String(call.args['name']));
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  slack = await startFakeSlackApi();
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-  slack.addUser({ id: 'UBOB', displayName: 'Bob' });
-  harness = await createAgentHarness({ database });
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
-  http = new HttpServer(log);
-  const port = await http.listen(0, '127.0.0.1');
-  eventsUrl = `http://127.0.0.1:${port}/slack/events`;
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl });
-  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-  adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
-    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
-  });
+  rig = await startSlackRig({ signingSecret, users: [{ id: 'UADA', displayName: 'Ada' }, { id: 'UBOB', displayName: 'Bob' }] });
+  ({ database, slack, harness, adapter, eventsUrl } = rig);
 });
 
 afterAll(async () => {
-  await adapter?.stop();
-  await harness?.close();
-  await http?.close();
-  await slack?.close();
-  await database?.drop();
+  await rig?.close();
 });
 
 describe('Slack events', () => {

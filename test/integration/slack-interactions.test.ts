@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
-import { parseConfig } from '../../src/config.js';
-import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
-import { formBody, signedHeaders, startFakeSlackApi, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
-import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
-import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { SlackAdapter } from '../../src/adapters/slack/index.js';
+import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
+import { roleOf } from '../support/model-script.js';
+import type { AgentHarness } from '../support/agent-harness.js';
+import type { TestDatabase } from '../support/database.js';
+import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
 
 const signingSecret = 'interaction-secret';
@@ -14,9 +13,8 @@ const channel = 'C0PROJECT';
 let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
-let http: HttpServer;
+let rig: SlackRig;
 let adapter: SlackAdapter;
-let eventsUrl: string;
 let counter = 0;
 
 function nextTs(): string {
@@ -24,9 +22,7 @@ function nextTs(): string {
   return `1710000${String(counter).padStart(3, '0')}.000200`;
 }
 
-async function post(body: string, contentType: string): Promise<Response> {
-  return fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(signingSecret, body) }, body });
-}
+const post = (body: string, contentType: string): Promise<Response> => rig.post(body, contentType);
 
 async function mention(text: string, ts: string, threadTs?: string): Promise<void> {
   const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
@@ -61,39 +57,14 @@ async function slash(text: string, id: string): Promise<SlackCall> {
 const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? call.args['view'] ?? '');
 
-/** Which role a model request is for: memory forks end their context with a role change. */
-function roleOf(body: FakeRequestBody): 'worker' | 'summarizer' | 'decider' {
-  for (const message of body.messages) {
-    const content = typeof message['content'] === 'string' ? message['content'] : '';
-    if (message['role'] === 'user' && content.startsWith('<role-change role="summarizer"')) return 'summarizer';
-    if (message['role'] === 'user' && content.startsWith('<role-change role="decider"')) return 'decider';
-  }
-  return 'worker';
-}
-
 beforeAll(async () => {
-  database = await createTestDatabase();
   // This workspace refuses markdown_text: answers fall back to mrkdwn.
-  slack = await startFakeSlackApi({ markdownTextError: 'invalid_arguments' });
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-  harness = await createAgentHarness({ database, settings: { contextWindow: 10_000 } });
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
-  http = new HttpServer(log);
-  eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl });
-  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-  adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
-    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
-  });
+  rig = await startSlackRig({ signingSecret, slack: { markdownTextError: 'invalid_arguments' }, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 10_000 } });
+  ({ database, slack, harness, adapter } = rig);
 });
 
 afterAll(async () => {
-  await adapter?.stop();
-  await harness?.close();
-  await http?.close();
-  await slack?.close();
-  await database?.drop();
+  await rig?.close();
 });
 
 describe('Slack memory notes', () => {

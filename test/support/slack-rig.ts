@@ -1,0 +1,59 @@
+// The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
+// agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
+import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import type { SenderOptions } from '../../src/adapters/chat/outbox.js';
+import { parseConfig } from '../../src/config.js';
+import { HttpServer } from '../../src/http-server.js';
+import { createLogger } from '../../src/log.js';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackOptions, type FakeUser } from '../fakes/fake-slack-api.js';
+import { createAgentHarness, type AgentHarness, type HarnessOptions } from './agent-harness.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export interface SlackRig {
+  database: TestDatabase;
+  slack: FakeSlackApi;
+  harness: AgentHarness;
+  http: HttpServer;
+  adapter: SlackAdapter;
+  /** The Events API URL (events, interactions and slash commands all post here). */
+  eventsUrl: string;
+  /** Posts a body signed with the rig's signing secret. */
+  post(body: string, contentType: string, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface SlackRigOptions {
+  signingSecret: string;
+  slack?: FakeSlackOptions;
+  users?: FakeUser[];
+  settings?: HarnessOptions['settings'];
+  outbox?: SenderOptions;
+}
+
+export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
+  const database = await createTestDatabase();
+  const slack = await startFakeSlackApi(options.slack ?? {});
+  for (const user of options.users ?? []) slack.addUser(user);
+  const harness = await createAgentHarness({ database, ...(options.settings ? { settings: options.settings } : {}) });
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const http = new HttpServer(log);
+  const eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
+  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  const adapter = await startSlackAdapter({
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
+    webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
+  });
+  return {
+    database, slack, harness, http, adapter, eventsUrl,
+    post: (body, contentType, headers = {}) =>
+      fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(options.signingSecret, body), ...headers }, body }),
+    async close() {
+      await adapter.stop();
+      await harness.close();
+      await http.close();
+      await slack.close();
+      await database.drop();
+    },
+  };
+}
