@@ -17,8 +17,6 @@
 // take every stored steer after the ingest), BENCH_B4_LOG_LEVEL (info, written to a null sink).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,18 +24,17 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, HTTPReceiver } from '@slack/bolt';
-import pg from 'pg';
 import { boltLogger } from '../src/adapters/slack/bolt-logger.js';
 import { startSlackAdapter } from '../src/adapters/slack/index.js';
 import { slackEventsPath } from '../src/adapters/slack/slack-app.js';
 import { slackMessageKey } from '../src/adapters/slack/slack-context.js';
-import { openDatabase, type Database } from '../src/adapters/storage/database.js';
+import type { Database } from '../src/adapters/storage/database.js';
 import { buildAgent } from '../src/build-agent.js';
 import { parseConfig } from '../src/config.js';
 import { HttpServer } from '../src/http-server.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { signedHeaders, startFakeSlackApi } from '../test/fakes/fake-slack-api.js';
-import { adminDatabaseUrl, RoundTripCounter } from './support/bench-database.js';
+import { createPostgresBenchDatabase, RoundTripCounter } from './support/bench-database.js';
 import { startModelHost } from './support/model-host.js';
 import { printReport, repoRoot, appendResults, runEnvironment, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
 import { count, envNumber, fixed, percentile, sleep } from './support/stats.js';
@@ -488,68 +485,15 @@ interface B4Database {
   drop(): Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminDatabaseUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A new database on the local server (created through the admin `test` database), migrated by openDatabase, with statements counted. */
+/** A new migrated database (bench/support/bench-database.ts) that also counts the ack path's statements. */
 async function createDatabase(): Promise<B4Database> {
-  const name = `hippo_b4_${randomBytes(5).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE "${name}"`);
-  const url = new URL(adminDatabaseUrl());
-  url.pathname = `/${name}`;
-  const dataDir = await mkdtemp(join(tmpdir(), 'hippo-b4-'));
-  const onSignal = (signal: NodeJS.Signals) => {
-    console.error(`\n${signal}: dropping the B4 database…`);
-    void adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const removeAll = async () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await rm(dataDir, { recursive: true, force: true });
-  };
-  let database: Database;
-  try {
-    database = await openDatabase({ databaseUrl: url.toString(), dataDir, log: createLogger('silent') });
-  } catch (error) {
-    await removeAll().catch(() => undefined);
-    throw error;
-  }
-  // Every statement a pooled client sends is one round trip (as bench/support/bench-database.ts counts).
-  const roundTrips = new RoundTripCounter();
   const ackRoundTrips = new RoundTripCounter();
-  const wrapped = new WeakSet<pg.PoolClient>();
-  database.pool?.on('acquire', (client) => {
-    if (wrapped.has(client)) return;
-    wrapped.add(client);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    const counting = (...args: unknown[]) => {
-      const first = args[0];
-      const sql = typeof first === 'string' ? first : String((first as { text?: unknown } | undefined)?.text ?? '');
+  const bench = await createPostgresBenchDatabase({
+    onStatement: (sql) => {
       if (ackScope.getStore()?.open) ackRoundTrips.record(sql);
-      return roundTrips.timed(sql, query(...args));
-    };
-    Object.assign(client, { query: counting });
-  });
-  return {
-    url: url.toString(),
-    database,
-    roundTrips,
-    ackRoundTrips,
-    drop: async () => {
-      await database.close().catch(() => undefined);
-      await removeAll();
     },
-  };
+  });
+  return { url: bench.url, database: bench.database, roundTrips: bench.roundTrips, ackRoundTrips, drop: () => bench.drop() };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ function normalizeSql(sql: string): string {
 const open = new Set<BenchDatabase>();
 let handlersInstalled = false;
 
-function track(database: BenchDatabase): BenchDatabase {
+function track<T extends BenchDatabase>(database: T): T {
   open.add(database);
   if (!handlersInstalled) {
     handlersInstalled = true;
@@ -90,6 +90,8 @@ function track(database: BenchDatabase): BenchDatabase {
 
 export interface BenchDatabase {
   kind: 'postgres' | 'pglite';
+  /** Connection URL (Postgres only): for a service started in another process. */
+  url?: string;
   database: Database;
   roundTrips: RoundTripCounter;
   /** Closes the connections and removes the database (Postgres) or its directory (PGlite). */
@@ -116,7 +118,9 @@ async function adminQuery(sql: string): Promise<void> {
  * off for this database only: commits no longer wait for the WAL flush (fsync), which separates
  * the agent's own cost from the disk's.
  */
-export async function createPostgresBenchDatabase(options: { durable?: boolean } = {}): Promise<BenchDatabase> {
+export async function createPostgresBenchDatabase(
+  options: { durable?: boolean; /** Sees every statement a pooled client sends. */ onStatement?: (sql: string) => void } = {},
+): Promise<BenchDatabase & { url: string }> {
   const name = `hippo_bench_${randomBytes(5).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
   if (options.durable === false) await adminQuery(`ALTER DATABASE "${name}" SET synchronous_commit TO off`);
@@ -144,12 +148,15 @@ export async function createPostgresBenchDatabase(options: { durable?: boolean }
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     const counting = (...args: unknown[]) => {
       const first = args[0];
-      return roundTrips.timed(typeof first === 'string' ? first : String((first as { text?: unknown } | undefined)?.text ?? ''), query(...args));
+      const sql = typeof first === 'string' ? first : String((first as { text?: unknown } | undefined)?.text ?? '');
+      options.onStatement?.(sql);
+      return roundTrips.timed(sql, query(...args));
     };
     Object.assign(client, { query: counting });
   });
   return track({
     kind: 'postgres',
+    url: url.toString(),
     database,
     roundTrips,
     drop: async () => {
