@@ -35,7 +35,7 @@ import { HttpServer } from '../src/http-server.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { signedHeaders, startFakeSlackApi } from '../test/fakes/fake-slack-api.js';
 import { createPostgresBenchDatabase, RoundTripCounter } from './support/bench-database.js';
-import { startModelHost } from './support/model-host.js';
+import { closeChild, startModelHost } from './support/model-host.js';
 import { printReport, repoRoot, appendResults, runEnvironment, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
 import { count, envNumber, fixed, percentile, sleep } from './support/stats.js';
 
@@ -386,13 +386,7 @@ async function startGenerator(): Promise<Generator> {
       const reply = await ask<Extract<FromGenerator, { type: 'stats' }>>({ type: 'stats' });
       return { calls: reply.calls, cpuMs: reply.cpuMs };
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.send({ type: 'close' });
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
+    close: () => closeChild(child),
   };
 }
 

@@ -74,14 +74,18 @@ export async function startModelHost(scenario: Scenario, options: { simulateCach
     },
     // The harness reads only `url` from the server it is given (and closes only its own).
     asHarnessModel: () => ({ url }) as unknown as FakeModelServer,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.send({ type: 'close' });
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
+    close: () => closeChild(child),
   };
   await host.configure(scenario);
   return host;
+}
+
+/** Asks a benchmark child process to close (message `{ type: 'close' }`); kills it after 5 s. */
+export function closeChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.send({ type: 'close' });
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+  });
 }
