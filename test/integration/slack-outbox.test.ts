@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Outbox, PermanentPlatformError, type OutboxDelivery } from '../../src/adapters/chat/outbox.js';
+import { PermanentPlatformError, type OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
+import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/log.js';

@@ -3,7 +3,8 @@
 // in its message metadata instead of posting it a second time.
 import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Outbox, type OutboxDelivery } from '../../src/adapters/chat/outbox.js';
+import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
+import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
 import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
 import { createLogger } from '../../src/log.js';

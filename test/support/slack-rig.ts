@@ -1,7 +1,7 @@
 // The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
-import type { SenderOptions } from '../../src/adapters/chat/outbox.js';
+import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
 import { createLogger } from '../../src/log.js';

@@ -9,7 +9,7 @@ import {
 } from 'discord.js';
 import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
-import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox.js';
+import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import type { Prisma } from '../storage/generated/client.js';
 
 /** What an outbox item asks Discord to do. */

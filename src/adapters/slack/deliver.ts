@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox.js';
+import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 
 const postPayload = z.looseObject({
   channel: z.string(),
