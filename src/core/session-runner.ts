@@ -285,8 +285,7 @@ export class SessionRunner {
 
   /** Re-reads the session and its context after another replica may have changed them. */
   private async reload(): Promise<void> {
-    const session = await this.deps.stores.sessions.get(this.record.id);
-    if (session) this.record = session;
+    await this.refreshFlags();
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
     this.context.replace(segment, messages);
     if (segment.contextTokens > 0) this.context.lastPromptTokens = segment.contextTokens;
@@ -303,9 +302,7 @@ export class SessionRunner {
 
   /** Flags may have been changed by another replica while this one was not driving. */
   private async refreshUnlessDriving(): Promise<void> {
-    if (this.activity) return;
-    const session = await this.deps.stores.sessions.get(this.record.id);
-    if (session) this.record = session;
+    if (!this.activity) await this.refreshFlags();
   }
 
   private async drive(): Promise<void> {
