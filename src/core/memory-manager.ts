@@ -3,12 +3,11 @@
 import type { AgentDeps } from './agent-context.js';
 import { estimateTokens } from './context-window.js';
 import { runDecider } from './decider.js';
-import type { DocumentChange } from './events.js';
 import { forkRequest } from './fork.js';
 import { mainDocumentPath } from './init-messages.js';
-import { diffLines } from './line-diff.js';
 import type { LiveContext } from './live-context.js';
 import { deciderInstruction, summarizerInstruction } from './memory-instructions.js';
+import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
 import { markerText } from './prompts.js';
 import type { ChatMessage } from './messages.js';
 import type { SessionRecord } from './store.js';
@@ -142,7 +141,7 @@ export class MemoryManager {
   }
 
   private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult): Promise<void> {
-    const changes = await memoryRunChanges(this.deps, memoryRunId);
+    const changes = (await memoryRunChanges(this.deps.stores.documents, memoryRunId)).map(changeCounts);
     // A note is owed when memory changed; the mark keeps it owed across a crash until delivered.
     await this.deps.stores.memoryRuns.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: changes.length > 0 });
     this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
@@ -165,28 +164,4 @@ export class MemoryManager {
     this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
     this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status: 'failed' });
   }
-}
-
-/** One change per document a memory run wrote: from before its first write to after its last. */
-export async function memoryRunChanges(deps: Pick<AgentDeps, 'stores'>, memoryRunId: string): Promise<DocumentChange[]> {
-  const written = await deps.stores.documents.versionsByRun(memoryRunId);
-  const byDocument = new Map<string, typeof written>();
-  for (const version of written) byDocument.set(version.documentId, [...(byDocument.get(version.documentId) ?? []), version]);
-  const changes: DocumentChange[] = [];
-  for (const [documentId, versions] of byDocument) {
-    versions.sort((left, right) => left.version - right.version);
-    const first = versions[0];
-    const last = versions.at(-1);
-    if (!first || !last) continue;
-    const history = await deps.stores.documents.versions(documentId);
-    const before = history.find((version) => version.version === first.version - 1);
-    const beforeText = before && !before.deleted ? before.content : '';
-    const afterText = last.deleted ? '' : last.content;
-    const diff = diffLines(beforeText, afterText);
-    changes.push({
-      documentId, path: last.path, version: last.version, previousVersion: first.version - 1,
-      added: diff.added, removed: diff.removed, deleted: last.deleted,
-    });
-  }
-  return changes.sort((left, right) => left.path.localeCompare(right.path));
 }

@@ -7,7 +7,8 @@ import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
-import { MemoryManager, memoryRunChanges } from './memory-manager.js';
+import { MemoryManager } from './memory-manager.js';
+import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
 import { renderSteer } from './prompts.js';
 import { resetContext } from './reset.js';
 import { SteerInbox } from './steer-inbox.js';
@@ -95,7 +96,7 @@ export class SessionRunner {
       this.deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
     }
     for (const run of pending.memoryRuns) {
-      const changes = await memoryRunChanges(this.deps, run.memoryRunId);
+      const changes = (await memoryRunChanges(this.deps.stores.documents, run.memoryRunId)).map(changeCounts);
       this.deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage });
     }
     const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;

@@ -1,7 +1,8 @@
 // The words of Hippo's notes in a thread, the same on every platform: one-line summaries of memory
 // changes and resets, and the diffs people review. Platforms wrap them in their own UI.
 import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js';
-import { compactDiff, diffLines } from '../../core/line-diff.js';
+import { compactDiff } from '../../core/line-diff.js';
+import { changeCounts, memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { DocumentStore } from '../../core/store.js';
 
 /** 118000 → "118k", 1234 → "1.2k", 950 → "950". */
@@ -54,44 +55,20 @@ export function errorNoteText(error: { code: string; message: string }, resumeHi
 }
 
 /** One document as a memory run changed it. */
-export interface DocumentDiff {
-  documentId: string;
-  path: string;
-  /** The version before the run (0 = created by it) and the run's last version. */
-  previousVersion: number;
-  version: number;
-  added: number;
-  removed: number;
-  deleted: boolean;
+export interface DocumentDiff extends DocumentChange {
   /** Changed lines with two lines of context ("+ ", "- ", "  " prefixes, "…" between hunks). */
   diff: string;
   /** The document as the run left it. */
   content: string;
 }
 
-/** What a memory run changed, per document, from before its first write to after its last. */
+/** What a memory run changed, per document, with the diff to show. */
 export async function memoryRunDiffs(documents: DocumentStore, memoryRunId: string): Promise<DocumentDiff[]> {
-  const written = await documents.versionsByRun(memoryRunId);
-  const byDocument = new Map<string, typeof written>();
-  for (const version of written) byDocument.set(version.documentId, [...(byDocument.get(version.documentId) ?? []), version]);
-  const diffs: DocumentDiff[] = [];
-  for (const [documentId, versions] of byDocument) {
-    versions.sort((left, right) => left.version - right.version);
-    const first = versions[0];
-    const last = versions.at(-1);
-    if (!first || !last) continue;
-    const history = await documents.versions(documentId);
-    const before = history.find((version) => version.version === first.version - 1);
-    const beforeText = before && !before.deleted ? before.content : '';
-    const afterText = last.deleted ? '' : last.content;
-    const lines = diffLines(beforeText, afterText);
-    diffs.push({
-      documentId, path: last.path, previousVersion: first.version - 1, version: last.version,
-      added: lines.added, removed: lines.removed, deleted: last.deleted,
-      diff: compactDiff(lines) || '(no line changes)', content: afterText,
-    });
-  }
-  return diffs.sort((left, right) => left.path.localeCompare(right.path));
+  return (await memoryRunChanges(documents, memoryRunId)).map((change) => ({
+    ...changeCounts(change),
+    diff: compactDiff(change.lines) || '(no line changes)',
+    content: change.after,
+  }));
 }
 
 /** A memory run's diffs as Markdown, for platforms that show them as text. */
