@@ -84,34 +84,26 @@ export interface MemoryProbe {
  * by wrapping the prototype methods (restored by `restore`).
  */
 export function probeMemoryManager(): MemoryProbe {
+  const checkpoints: Interval[] = [];
+  const summarizerWaits: Interval[] = [];
+  const restores = [timeMethod('onCheckpoint', checkpoints), timeMethod('waitForSummarizer', summarizerWaits)];
+  return { checkpoints, summarizerWaits, restore: () => restores.forEach((restore) => restore()) };
+}
+
+/** Wraps a MemoryManager method so every call's interval lands in `intervals`; returns the undo. */
+function timeMethod(name: 'onCheckpoint' | 'waitForSummarizer', intervals: Interval[]): () => void {
   const prototype = MemoryManager.prototype;
-  const onCheckpoint = prototype.onCheckpoint;
-  const waitForSummarizer = prototype.waitForSummarizer;
-  const probe: MemoryProbe = {
-    checkpoints: [],
-    summarizerWaits: [],
-    restore: () => {
-      prototype.onCheckpoint = onCheckpoint;
-      prototype.waitForSummarizer = waitForSummarizer;
-    },
-  };
-  prototype.onCheckpoint = async function timedCheckpoint(this: MemoryManager): Promise<void> {
+  const original = prototype[name];
+  prototype[name] = async function timed(this: MemoryManager): Promise<void> {
     const interval = { start: performance.now(), end: Number.NaN };
-    probe.checkpoints.push(interval);
+    intervals.push(interval);
     try {
-      await onCheckpoint.call(this);
+      await original.call(this);
     } finally {
       interval.end = performance.now();
     }
   };
-  prototype.waitForSummarizer = async function timedWait(this: MemoryManager): Promise<void> {
-    const interval = { start: performance.now(), end: Number.NaN };
-    probe.summarizerWaits.push(interval);
-    try {
-      await waitForSummarizer.call(this);
-    } finally {
-      interval.end = performance.now();
-    }
+  return () => {
+    prototype[name] = original;
   };
-  return probe;
 }
