@@ -38,6 +38,11 @@ afterEach(async () => {
   model.reset();
 });
 
+/** The model requests of one session (replicas also drive what earlier tests left behind). */
+function requestsFor(sessionId: string) {
+  return model.requests.filter((request) => request.body.prompt_cache_key === sessionId);
+}
+
 /** A replica in this process: its own connection pool, lease owner and LISTEN connection. */
 async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlMs?: number; leaseIdleGraceMs?: number } = {}): Promise<AgentHarness> {
   const connection: Database = await openDatabase({ databaseUrl: database.url, dataDir: '/nonexistent', log });
@@ -77,7 +82,7 @@ describe('replicas on one Postgres', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
     expect(first.events.filter((event) => event.type === 'run-start')).toHaveLength(1);
-    expect(shape(conversation(model.requests[1]!.body)).slice(-1)).toEqual(['user:from the other replica']);
+    expect(shape(conversation(requestsFor(session!.id)[1]!.body)).slice(-1)).toEqual(['user:from the other replica']);
     // Released at idle, with its token kept.
     const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } });
     expect(lease.released).toBe(true);
@@ -103,21 +108,21 @@ describe('replicas on one Postgres', () => {
     await second.agent.pause(session!.id);
     slow.open();
     // The driver reads the request at its next checkpoint and stops there.
-    const end = await first.waitForEvent('run-end');
+    const end = await first.waitForEvent('run-end', (event) => event.session.id === session!.id);
     expect(end.reason).toBe('paused');
     await until(async () => (await database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).paused, 5_000, 'paused stored');
-    expect(model.requests).toHaveLength(1);
+    expect(requestsFor(session!.id)).toHaveLength(1);
     // A reset said on the second replica is done by the lease holder, once; the second asked
     // for the lease once and did not retry in a loop.
     const claimsBefore = secondClaims;
     expect(await second.agent.reset(session!.id)).toBe(true);
-    await first.waitForEvent('context-reset');
+    await first.waitForEvent('context-reset', (event) => event.session.id === session!.id);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(secondClaims - claimsBefore).toBe(1);
     expect(await database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
     // Resumed from the second replica, the first carries on.
     await second.agent.resume(session!.id);
-    await first.waitForEvent('answer', (event) => event.text === 'after the pause');
+    await first.waitForEvent('answer', (event) => event.session.id === session!.id && event.text === 'after the pause');
   });
 
   it('drives a message on the replica that received it when nobody holds the lease', async () => {
@@ -126,17 +131,17 @@ describe('replicas on one Postgres', () => {
     model.enqueue({ content: 'first answer' }, { content: 'second answer' });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'one'), { startSession: true });
-    await first.waitForEvent('answer');
+    await first.waitForEvent('answer', (event) => event.session.id === session!.id);
     await (await first.agent.runner(session!.id)).whenIdle();
     await until(async () => (await database.prisma.sessionLease.findUnique({ where: { sessionId: session!.id } }))?.released === true, 5_000, 'release');
     await second.agent.submit(personMessage(thread, 'two'), { startSession: false });
     const answer = await Promise.race([
-      second.waitForEvent('answer', (event) => event.fencingToken !== null),
-      second.waitForEvent('error').then((event) => Promise.reject(new Error(event.error.message))),
+      second.waitForEvent('answer', (event) => event.session.id === session!.id && event.fencingToken !== null),
+      second.waitForEvent('error', (event) => event.session.id === session!.id).then((event) => Promise.reject(new Error(event.error.message))),
     ]);
     expect(answer.text).toBe('second answer');
     // The second replica reloaded the context the first one wrote.
-    expect(shape(conversation(model.requests[1]!.body))).toEqual(['user:one', 'assistant:first answer', 'user:two']);
+    expect(shape(conversation(requestsFor(session!.id)[1]!.body))).toEqual(['user:one', 'assistant:first answer', 'user:two']);
   });
 
   it('continues a killed replica\'s session elsewhere once its lease expires', async () => {
@@ -163,11 +168,13 @@ describe('replicas on one Postgres', () => {
     await doomed.exited;
 
     const survivor = await replica('replica-e', shellTools({ root: workspaces, env: { PATH: process.env['PATH'] ?? '' } }), { leaseTtlMs: 2_000 });
-    const answer = await survivor.waitForEvent('answer', undefined, 30_000);
+    // The survivor also re-sends what earlier tests' sessions still owe (no chat adapter marks
+    // them delivered here): only this session's events count.
+    const answer = await survivor.waitForEvent('answer', (event) => event.session.id === session.id, 30_000);
     expect(answer.text).toBe('Done on the other replica.');
     const taken = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
     expect(Number(taken.fencingToken)).toBeGreaterThan(Number(lease.fencingToken));
-    const final = model.requests.filter((request) => request.body.messages.at(-1)?.['role'] === 'tool');
+    const final = model.requests.filter((request) => request.body.prompt_cache_key === session.id && request.body.messages.at(-1)?.['role'] === 'tool');
     expect(final).toHaveLength(1);
     expect(shape(conversation(final[0]!.body))).toEqual(['user:run it', 'assistant→[job]', 'tool(job)']);
   }, 90_000);
