@@ -1,6 +1,6 @@
 // B1 memory: one long scripted task (about 200 worker steps, growing context, tool calls) run
 // three ways against the fake model with realistic latencies scaled by BENCH_SCALE:
-//   hippo    — the real Agent with background memory (forked summarizer + decider, resets);
+//   hippo    — the real Agent with background memory (forked summarizer + decider, deferred resets);
 //   blocking — compaction at 85% of the window that the worker waits for (Codex/Claude Code);
 //   none     — no memory management: the context just grows past the window.
 // Run alone: npx tsx bench/b1-memory.ts
@@ -60,7 +60,7 @@ function settingsFromEnvironment(): B1Settings {
 }
 
 function modesFromEnvironment(): Array<ModeResult['mode']> {
-  const all: Array<ModeResult['mode']> = ['hippo', 'hippo-deferred', 'blocking', 'none'];
+  const all: Array<ModeResult['mode']> = ['hippo', 'blocking', 'none'];
   const raw = process.env['BENCH_B1_MODES'];
   if (!raw) return all;
   const modes = raw.split(',').map((mode) => mode.trim());
@@ -113,7 +113,7 @@ function runStepTool(settings: B1Settings, intervals: Interval[]): AnyTool {
 
 /** What one mode measured. Times in milliseconds. */
 interface ModeResult {
-  mode: 'hippo' | 'hippo-deferred' | 'blocking' | 'none';
+  mode: 'hippo' | 'blocking' | 'none';
   wallMs: number;
   /** Worker time stopped by memory work. */
   stallMs: number;
@@ -154,7 +154,7 @@ function stepGaps(calls: CallRecord[], tools: Interval[]): number[] {
   return gaps;
 }
 
-async function runHippo(mode: 'hippo' | 'hippo-deferred', settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
+async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
   const recorder = new CallRecorder();
   const tools: Interval[] = [];
   const harness: AgentHarness = await createAgentHarness({
@@ -163,7 +163,6 @@ async function runHippo(mode: 'hippo' | 'hippo-deferred', settings: B1Settings, 
     tools: [runStepTool(settings, tools)],
     settings: {
       contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
-      deferResetWhileSummarizing: mode === 'hippo-deferred',
     },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
@@ -370,7 +369,7 @@ async function runB1(): Promise<BenchReport> {
       await model.configure(scenario);
       const before = (await model.stats()).cpuMs;
       console.error(`b1: running ${mode}…`);
-      const result = mode === 'hippo' || mode === 'hippo-deferred' ? await runHippo(mode, settings, database, model) : await runBaseline(mode, settings, database, model);
+      const result = mode === 'hippo' ? await runHippo(mode, settings, database, model) : await runBaseline(mode, settings, database, model);
       const used = (await model.stats()).cpuMs - before;
       result.modelCpuS = used / 1000;
       modelCpuMs += used;
@@ -438,7 +437,7 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
   const tables: Table[] = [summary, tokenTable(results)];
   const targets: TargetCheck[] = [];
   const notes: string[] = [];
-  for (const hippo of results.filter((result) => result.mode === 'hippo' || result.mode === 'hippo-deferred')) {
+  for (const hippo of results.filter((result) => result.mode === 'hippo')) {
     const fork = forkTable(hippo);
     tables.push(fork.table, stallTable(hippo));
     const waits = sum((hippo.hippo?.summarizerWaits ?? []).map(duration));

@@ -69,7 +69,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const metrics = new Metrics({ events, prisma: database.prisma, owner });
   const deps: AgentDeps = {
-    settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE, deferResetWhileSummarizing: config.MEMORY_DEFER_RESET },
+    settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
     replica: {
       owner,
       leases: createLeaseStore(database.prisma),

@@ -30,8 +30,6 @@ export const configSchema = z.object({
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
-  /** A reset decided while a summarizer runs lets the worker go on until it finished (no stall). */
-  MEMORY_DEFER_RESET: boolean.default(false),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
   SLACK_SIGNING_SECRET: optionalText,
   /** Set → Slack Socket Mode instead of the HTTP Events API. */

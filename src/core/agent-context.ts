@@ -14,13 +14,10 @@ export interface AgentSettings {
   stepPercent: number;
   memoryScope: MemoryScope;
   /**
-   * R6 as written stops the worker at its next checkpoint and waits there for a running
-   * summarizer. Deferred, the worker goes on (taking no steer messages, R9) until no summarizer
-   * runs, then stops: the same carry-over without the wait (up to `deferredResetLimitPercent`).
+   * R6: with a reset pending, the worker goes on while a summarizer runs, except once the context
+   * is this full (percent of the window): then it stops at its next checkpoint and waits.
    */
-  deferResetWhileSummarizing: boolean;
-  /** With a deferred reset, a context this full stops and waits after all. */
-  deferredResetLimitPercent: number;
+  resetWaitPercent: number;
   /**
    * At most this many session runners of the process orchestrate (database and CPU work) at
    * once; model calls and tools run outside the limit. Keeps the event loop responsive in a burst.
@@ -39,8 +36,7 @@ export interface AgentSettings {
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
   stepPercent: 3,
   memoryScope: 'channel',
-  deferResetWhileSummarizing: false,
-  deferredResetLimitPercent: 90,
+  resetWaitPercent: 90,
   runnerSlots: 8,
   summarizerMaxSteps: 24,
   summarizerTimeoutMs: 5 * 60_000,

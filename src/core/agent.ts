@@ -100,7 +100,7 @@ export class Agent {
 
   /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */
   async reset(sessionId: string): Promise<boolean> {
-    const requested = await (await this.runner(sessionId)).requestReset();
+    const requested = await (await this.runner(sessionId)).requestReset(undefined, { byPerson: true });
     if (requested) await this.deps.replica.wakeups.notify(sessionId, 'flags');
     return requested;
   }
@@ -110,7 +110,7 @@ export class Agent {
     const usage = await this.deps.stores.usage.summary(sessionId);
     const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
     const cached = usage.worker.cachedTokens + usage.summarizer.cachedTokens + usage.decider.cachedTokens;
-    const tokens = runner.context.lastPromptTokens ?? runner.context.segment.contextTokens;
+    const tokens = runner.context.nextCallTokens();
     return {
       session: runner.session,
       state: runner.state,

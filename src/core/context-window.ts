@@ -31,3 +31,8 @@ export function contextWindowFor(model: string, override?: number): { tokens: nu
 export function estimateTokens(messages: readonly unknown[]): number {
   return Math.ceil(Buffer.byteLength(JSON.stringify(messages), 'utf8') / 4);
 }
+
+/** Estimated tokens of a whole request: the tools array plus the messages (R2's fallback). */
+export function requestTokens(messages: readonly unknown[], tools: readonly unknown[]): number {
+  return estimateTokens(messages) + (tools.length > 0 ? estimateTokens(tools) : 0);
+}

@@ -64,3 +64,22 @@ export class CancelledError extends HippoError {
     super('cancelled', `cancelled: ${reason}`);
   }
 }
+
+/**
+ * The database failed. `transient` when trying again later may help (a dropped connection, a
+ * failover, a serialization conflict): work is then retried with back-off instead of given up.
+ */
+export class StorageError extends HippoError {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super('storage', message, options);
+  }
+}
+
+/** True for an error that a later attempt may not meet (a transient storage failure). */
+export function isTransient(error: unknown): boolean {
+  return error instanceof StorageError && error.transient;
+}

@@ -20,7 +20,8 @@ export interface RunUsage {
   completionTokens: number;
 }
 
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost';
+/** Why a run ended; 'storage': the database went away, the run goes on by itself when it is back. */
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =

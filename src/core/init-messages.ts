@@ -9,7 +9,7 @@ export const mainDocumentPath = 'MAIN.md';
 export const todoDocumentPath = 'TODO.md';
 
 /** Reads MAIN.md (creating it on first use) and the session's TODO.md. */
-export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; todo: string }> {
+export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; mainVersion: number | null; todo: string }> {
   const documents = deps.stores.documents;
   const mainKey = { spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath };
   let main = await documents.read(mainKey);
@@ -21,7 +21,7 @@ export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, sessi
     }
   }
   const todo = await documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath });
-  return { main: main?.content ?? initialMainDocument, todo: todo && !todo.deleted ? todo.content : '' };
+  return { main: main?.content ?? initialMainDocument, mainVersion: main?.version ?? null, todo: todo && !todo.deleted ? todo.content : '' };
 }
 
 /** Fresh init messages for a new segment. */

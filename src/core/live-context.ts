@@ -1,5 +1,7 @@
 // The current segment of a session, mirrored in memory. Every change is persisted first, then
 // applied here (R12: every message is persisted before the next step).
+import { estimateTokens } from './context-window.js';
+import { isTransient } from './errors.js';
 import type { ChatMessage, ToolCall } from './messages.js';
 import type { ContextStore, SegmentRecord, SteerRecord, StoredMessage } from './store.js';
 
@@ -12,15 +14,35 @@ export type Tail =
   /** Empty, or ends with a final answer: nothing to do until a steer message arrives. */
   | 'settled';
 
+/** What the provider reported for the last worker call: its prompt covered messages before `coveredSeq`. */
+export interface CallUsage {
+  promptTokens: number;
+  coveredSeq: number;
+}
+
+/**
+ * A model answer or tool result that was computed but could not be stored (the database went
+ * away). It is stored on the next attempt instead of being computed again: no second model bill,
+ * no tool run twice.
+ */
+export type HeldResult =
+  | { kind: 'answer'; seq: number; message: ChatMessage; contextTokens: number }
+  | { kind: 'tool-result'; callId: string; message: ChatMessage; ok: boolean };
+
 export class LiveContext {
-  /** Prompt tokens reported for the last worker call of this segment, when known. */
-  lastPromptTokens: number | null = null;
+  /** The last worker call's usage in this segment, when known (R2 measures from it). */
+  lastUsage: CallUsage | null = null;
+  private readonly held = new Map<string, HeldResult>();
 
   constructor(
     private readonly store: ContextStore,
     public segment: SegmentRecord,
     public entries: StoredMessage[],
-  ) {}
+    /** Estimated tokens of what every request sends besides the messages (the tools array). */
+    private readonly requestOverheadTokens = 0,
+  ) {
+    this.lastUsage = usageOf(segment);
+  }
 
   /** The messages as sent to the model. */
   get messages(): ChatMessage[] {
@@ -30,6 +52,17 @@ export class LiveContext {
   get nextSeq(): number {
     const last = this.entries.at(-1);
     return last ? last.seq + 1 : 0;
+  }
+
+  /**
+   * R2: the size of the context the NEXT worker call will send: the last call's reported prompt
+   * plus an estimate of everything appended since; without usage, an estimate of the whole request.
+   */
+  nextCallTokens(): number {
+    const usage = this.lastUsage;
+    if (!usage) return this.requestOverheadTokens + estimateTokens(this.messages);
+    const appended = this.entries.filter((entry) => entry.seq >= usage.coveredSeq).map((entry) => entry.message);
+    return usage.promptTokens + (appended.length > 0 ? estimateTokens(appended) : 0);
   }
 
   /** Persists then appends one message; `contextTokens` (a worker call's prompt size) goes with it. */
@@ -48,8 +81,42 @@ export class LiveContext {
     };
     await this.store.append(this.segment.id, entry, contextTokens === undefined ? {} : { contextTokens });
     this.entries.push(entry);
-    if (contextTokens !== undefined) this.segment.contextTokens = contextTokens;
+    if (contextTokens !== undefined) {
+      this.segment.contextTokens = contextTokens;
+      this.segment.contextTokensSeq = entry.seq;
+      this.lastUsage = { promptTokens: contextTokens, coveredSeq: entry.seq };
+    }
     return entry;
+  }
+
+  /**
+   * Appends a result the worker computed; when the database fails transiently, the result is
+   * held (see HeldResult) and the error rethrown, so the retry after a reload stores it.
+   */
+  async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
+    try {
+      const entry = await this.append(result.message, flags, result.kind === 'answer' ? result.contextTokens : undefined);
+      this.held.delete(heldKey(result));
+      return entry;
+    } catch (error) {
+      if (isTransient(error)) this.held.set(heldKey(result), result);
+      throw error;
+    }
+  }
+
+  /** A held model answer for the next position, if the context still ends where it was computed. */
+  heldAnswer(): Extract<HeldResult, { kind: 'answer' }> | undefined {
+    const held = this.held.get('answer');
+    if (held?.kind !== 'answer') return undefined;
+    if (held.seq === this.nextSeq && this.tail() === 'needs-answer') return held;
+    this.held.delete('answer'); // stored after all (the write committed), or overtaken
+    return undefined;
+  }
+
+  /** A held result of a tool call that is still unanswered. */
+  heldToolResult(callId: string): Extract<HeldResult, { kind: 'tool-result' }> | undefined {
+    const held = this.held.get(`tool:${callId}`);
+    return held?.kind === 'tool-result' ? held : undefined;
   }
 
   /** Moves queued steer messages into the context (atomically, in the store); returns those taken. */
@@ -62,11 +129,14 @@ export class LiveContext {
     return taken;
   }
 
-  /** Replaces the mirror after a reset started a new segment. */
+  /** Replaces the mirror with the stored state (a reset started a new segment, or a reload). */
   replace(segment: SegmentRecord, entries: StoredMessage[]): void {
     this.segment = segment;
     this.entries = entries;
-    this.lastPromptTokens = null;
+    this.lastUsage = usageOf(segment);
+    // Results held for calls the stored context no longer waits for are dropped.
+    const pending = new Set(this.pendingToolCalls().map((call) => call.id));
+    for (const [key, held] of this.held) if (held.kind === 'tool-result' && !pending.has(held.callId)) this.held.delete(key);
   }
 
   tail(): Tail {
@@ -100,4 +170,13 @@ export class LiveContext {
     }
     return undefined;
   }
+}
+
+/** The usage a stored segment knows of (none for a segment whose first call has not happened). */
+function usageOf(segment: SegmentRecord): CallUsage | null {
+  return segment.contextTokens > 0 ? { promptTokens: segment.contextTokens, coveredSeq: segment.contextTokensSeq } : null;
+}
+
+function heldKey(result: HeldResult): string {
+  return result.kind === 'answer' ? 'answer' : `tool:${result.callId}`;
 }

@@ -4,14 +4,28 @@
 /** The line a decider writes, alone, to ask for a reset. */
 export const resetSignal = 'RESET_CONTEXT';
 
-/** Instruction for the summarizer. `currentMain` is given on later awakenings (R4). */
-export function summarizerInstruction(options: { round: number; firstInSegment: boolean; currentMain: string; stepCap: number }): string {
-  const history = options.firstInSegment
-    ? `This is your first awakening in this context. The memory documents in storage are exactly the ones shown near the top of this context: nobody has changed them since.`
-    : `You have curated memory for this context before. The most recent <memory-checkpoint/> notice marks where your previous awakening began; everything before it has already been summarized by an earlier you, so concentrate on what came after it. The memory documents may have changed since the top of this context. MAIN.md currently reads (no need to read it again):
+/** Where the part of the context that is new to memory begins (R4). */
+export type NewToMemory =
+  /** No summarizer of this context has succeeded: everything after the init messages is new. */
+  | { after: 'init' }
+  /** Everything after the marker of the latest SUCCEEDED summarizer run (`round`) is new. */
+  | { after: 'marker'; round: number };
+
+/** MAIN.md as the summarizer should know it: unchanged since the init messages, or its current text. */
+export type MainDocumentState = { unchangedSince: 'init'; version: number } | { current: string; version: number | null };
+
+/** Instruction for the summarizer (R4). */
+export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; stepCap: number }): string {
+  const scope = options.newToMemory.after === 'init'
+    ? 'Everything after the <memory-documents> message at the top of this context is new to memory: no earlier awakening of yours has saved any of it (an earlier attempt may have failed), so go through all of it.'
+    : `Everything up to the <memory-checkpoint n="${options.newToMemory.round}"/> notice has already been saved to memory by an earlier you; concentrate on what came after it (including any later checkpoint notices: those awakenings did not finish, so their part is not saved yet).`;
+  const main = 'unchangedSince' in options.main
+    ? `The memory documents have not changed since the top of this context: MAIN.md is still version ${options.main.version}, as shown there.`
+    : `The memory documents may have changed since the top of this context (another conversation of this space, or a person). MAIN.md currently reads${options.main.version === null ? '' : ` (version ${options.main.version})`}, so there is no need to read it again:
 <current-main-md>
-${options.currentMain}
+${options.main.current}
 </current-main-md>`;
+  const history = `${scope}\n\n${main}`;
   return `<role-change role="summarizer" round="${options.round}">
 Stop the task you were doing and read this carefully. You are no longer the worker: you are the summarizer, a copy of the worker forked from its context a moment ago. The worker keeps going without you. Your only job now is the memory documents of this conversation space: bring what matters from this context into them and keep them well organized, so the worker has a human-like memory.
 

@@ -1,16 +1,18 @@
 // R2/R3: at every checkpoint, fork a summarizer (then place the marker) and a decider when the
 // context crossed a new step. The worker never awaits them; at most one of each runs at a time.
+// R18: a memory run that fails (model, time cap, database, crash) is marked failed, logged and
+// counted, and never stops the worker: every promise started here has a handler.
 import type { AgentDeps } from './agent-context.js';
-import { estimateTokens } from './context-window.js';
 import { runDecider } from './decider.js';
 import { forkRequest } from './fork.js';
 import { mainDocumentPath } from './init-messages.js';
 import type { LiveContext } from './live-context.js';
-import { deciderInstruction, summarizerInstruction } from './memory-instructions.js';
+import { deciderInstruction, summarizerInstruction, type MainDocumentState, type NewToMemory } from './memory-instructions.js';
 import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
-import { markerText } from './prompts.js';
+import { initMainVersion, markerText } from './prompts.js';
 import type { ChatMessage } from './messages.js';
-import type { SessionRecord } from './store.js';
+import { retryTransient } from './retry.js';
+import type { MemoryRunRecord, SessionRecord } from './store.js';
 import { runSummarizer, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
@@ -18,15 +20,29 @@ import { currentStep, shouldTrigger } from './trigger-policy.js';
 export interface MemoryHost {
   session(): SessionRecord;
   context: LiveContext;
-  /** Asks for a reset of `segmentId`; ignored when that segment already ended (R8). */
-  requestReset(segmentId: string): void;
+  /** Asks for a reset of `segmentId`; ignored when that segment already ended (R8). Never rejects. */
+  requestReset(segmentId: string): Promise<void>;
   /** Aborted when the session shuts down. */
   signal: AbortSignal;
 }
 
+/** A run this process started and has not seen end. */
+interface RunningRun {
+  id: string;
+  segmentId: string;
+  done: Promise<void>;
+}
+
+/** How long a finished run's outcome may take to be stored while the database is away (ms). */
+const finishBudgetMs = 120_000;
+
 export class MemoryManager {
-  private summarizer: Promise<void> | null = null;
-  private decider: Promise<void> | null = null;
+  private summarizer: RunningRun | null = null;
+  private decider: RunningRun | null = null;
+  /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
+  private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
+  /** Failures still being recorded in the background (settle waits for them). */
+  private readonly recording = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: AgentDeps,
@@ -38,26 +54,32 @@ export class MemoryManager {
     return this.summarizer !== null;
   }
 
-  /** R6: resolves when no summarizer runs (success or failure). */
+  /** Ids of the runs this process is running (they are not interrupted, whatever the store says). */
+  get runningIds(): string[] {
+    return [this.summarizer?.id, this.decider?.id].filter((id): id is string => id !== undefined);
+  }
+
+  /** R6: resolves when no summarizer runs (success or failure; it never rejects). */
   async waitForSummarizer(): Promise<void> {
-    while (this.summarizer) await this.summarizer;
+    while (this.summarizer) await this.summarizer.done;
   }
 
   /** Resolves when neither role runs (tests, shutdown). */
   async settle(): Promise<void> {
-    while (this.summarizer || this.decider) await Promise.all([this.summarizer, this.decider]);
+    while (this.summarizer || this.decider || this.recording.size > 0) await Promise.all([this.summarizer?.done, this.decider?.done, ...this.recording]);
   }
 
   /**
    * The checkpoint hook: R2 trigger, R3 fork + marker. Never waits for the forks themselves; what
    * it waits for is one round of writes (the step, the runs, the marker), issued side by side.
+   * With `fork: false` (a reset is pending, R6) the step is consumed and nothing is forked.
    */
-  async onCheckpoint(): Promise<void> {
+  async onCheckpoint(options: { fork: boolean } = { fork: true }): Promise<void> {
     const { context } = this.host;
     const segment = context.segment;
-    const tokens = context.lastPromptTokens ?? estimateTokens(context.messages);
-    const step = currentStep(tokens, this.deps.settings.contextWindow, this.deps.settings.stepPercent);
+    const step = currentStep(context.nextCallTokens(), this.deps.settings.contextWindow, this.deps.settings.stepPercent);
     if (!shouldTrigger(step, segment.lastStep)) return;
+    const before = { lastStep: segment.lastStep, summarizerRounds: segment.summarizerRounds, deciderRounds: segment.deciderRounds };
     // The step is consumed even if nothing can be forked, and stored before a fork's first call.
     segment.lastStep = step;
     const writes: Array<Promise<unknown>> = [];
@@ -66,16 +88,23 @@ export class MemoryManager {
     const stored = new Promise<void>((resolve, reject) => (settleWrites = { resolve, reject }));
     stored.catch(() => undefined); // the failure reaches the worker below; forks fail with it too
     let snapshot = context.messages;
-    if (!this.summarizer) {
+    if (options.fork && !this.summarizer) {
       const marker = this.forkSummarizer(snapshot, stored, writes);
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
-    if (!this.decider) this.forkDecider(snapshot, stored, writes);
+    // A decider of an earlier segment (still running past a reset) neither counts nor blocks.
+    if (options.fork && this.decider?.segmentId !== segment.id) this.forkDecider(snapshot, stored, writes);
     const { lastStep, summarizerRounds, deciderRounds } = segment;
     writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
     const all = Promise.all(writes);
     all.then(() => settleWrites?.resolve(), (error: unknown) => settleWrites?.reject(error));
-    await all;
+    try {
+      await all;
+    } catch (error) {
+      // The counters stay as stored (the runner reloads after a storage failure anyway).
+      if (context.segment === segment) Object.assign(segment, before);
+      throw error;
+    }
   }
 
   /** Starts a summarizer on `snapshot` and appends its marker; returns the marker message. */
@@ -86,6 +115,9 @@ export class MemoryManager {
     const round = segment.summarizerRounds + 1;
     segment.summarizerRounds = round;
     const runId = globalThis.crypto.randomUUID();
+    // Which markers count is decided now, from the context as forked (its own marker comes after).
+    const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
+    const initMain = initMainVersion(context.entries[1]?.message.content);
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
     }));
@@ -93,8 +125,8 @@ export class MemoryManager {
     const task = stored
       .then(async () => {
         // Built here, off the worker's path: the snapshot above is what the fork continues.
-        const currentMain = round === 1 ? '' : ((await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath }))?.content ?? '');
-        const instruction = summarizerInstruction({ round, firstInSegment: round === 1, currentMain, stepCap: this.deps.settings.summarizerMaxSteps });
+        const [newToMemory, main] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain)]);
+        const instruction = summarizerInstruction({ round, newToMemory, main, stepCap: this.deps.settings.summarizerMaxSteps });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
           request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
@@ -104,8 +136,10 @@ export class MemoryManager {
         (result) => this.summarizerSucceeded(session, runId, round, result),
         (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
       );
-    this.summarizer = task.finally(() => {
-      this.summarizer = null;
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    this.summarizer = run;
+    void run.done.finally(() => {
+      if (this.summarizer === run) this.summarizer = null;
     });
     const marker: ChatMessage = { role: 'user', content: markerText(round) };
     writes.push(context.append(marker, { isMarker: true, memoryRunId: runId }));
@@ -126,24 +160,46 @@ export class MemoryManager {
       .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, signal: this.host.signal }))
       .then(
         async (result) => {
-          await this.deps.stores.memoryRuns.finish(runId, {
-            status: 'succeeded', decision: result.reset ? 'reset' : 'keep', transcript: result.transcript, usage: result.usage,
-          });
+          const decision = result.reset ? 'reset' : 'keep';
           this.deps.log.info({ sessionId: session.id, memoryRunId: runId, reset: result.reset }, 'decider-end');
-          this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: runId, status: 'succeeded', decision: result.reset ? 'reset' : 'keep' });
-          if (result.reset) this.host.requestReset(segment.id);
+          // The decision is acted on even if its record cannot be written yet (R18: memory work
+          // fails alone; the reset request retries by itself).
+          const recorded = this.finish(runId, { status: 'succeeded', decision, transcript: result.transcript, usage: result.usage });
+          if (result.reset) await this.host.requestReset(segment.id);
+          await recorded;
+          this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: runId, status: 'succeeded', decision });
         },
         (error: unknown) => this.runFailed(session, 'decider', runId, error),
       );
-    this.decider = task.finally(() => {
-      this.decider = null;
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    this.decider = run;
+    void run.done.finally(() => {
+      if (this.decider === run) this.decider = null;
     });
   }
 
+  /** R4: which part of the context is new to memory, given the markers in it. */
+  private async newToMemory(markers: Array<{ runId: string; round: number }>): Promise<NewToMemory> {
+    const unknown = markers.filter((marker) => !this.outcomes.has(marker.runId)).map((marker) => marker.runId);
+    // Runs of an earlier process (before a restart or a take-over): their stored outcome counts;
+    // one still "running" there did not finish and does not count.
+    if (unknown.length > 0) for (const [id, status] of await this.deps.stores.memoryRuns.statuses(unknown)) this.outcomes.set(id, status);
+    const latest = markers.findLast((marker) => this.outcomes.get(marker.runId) === 'succeeded');
+    return latest ? { after: 'marker', round: latest.round } : { after: 'init' };
+  }
+
+  /** MAIN.md for the instruction: only its version when the init messages already show it (R4). */
+  private async mainState(session: SessionRecord, initVersion: number | null): Promise<MainDocumentState> {
+    const main = await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath });
+    if (main && initVersion !== null && main.version === initVersion) return { unchangedSince: 'init', version: main.version };
+    return { current: main?.content ?? '', version: main?.version ?? null };
+  }
+
   private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult): Promise<void> {
-    const changes = (await memoryRunChanges(this.deps.stores.documents, memoryRunId)).map(changeCounts);
+    this.outcomes.set(memoryRunId, 'succeeded');
+    const changes = (await retryTransient(() => memoryRunChanges(this.deps.stores.documents, memoryRunId), this.retryOptions(memoryRunId))).map(changeCounts);
     // A note is owed when memory changed; the mark keeps it owed across a crash until delivered.
-    await this.deps.stores.memoryRuns.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: changes.length > 0 });
+    await this.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: changes.length > 0 });
     this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
     this.deps.events.emit({ type: 'memory-run-end', session, role: 'summarizer', memoryRunId, status: 'succeeded' });
     if (changes.length > 0) {
@@ -151,17 +207,52 @@ export class MemoryManager {
     }
   }
 
-  private async runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): Promise<void> {
+  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): void {
+    this.outcomes.set(memoryRunId, 'failed');
     const message = error instanceof Error ? error.message : String(error);
     const partial = (error ?? {}) as Partial<MemoryRunResult>;
     this.deps.log.error({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-failed');
-    await this.deps.stores.memoryRuns
-      .finish(memoryRunId, {
-        status: 'failed', error: message, transcript: partial.transcript ?? [],
-        usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
-      })
-      .catch((finishError: unknown) => this.deps.log.error({ memoryRunId, err: String(finishError) }, 'memory-run-finish-failed'));
     this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
     this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status: 'failed' });
+    // Recorded in the background: the run is over now (a reset waiting for it need not wait for
+    // the database), and a row left "running" counts as not succeeded anyway.
+    const recorded = this.finish(memoryRunId, {
+      status: 'failed', error: message, transcript: partial.transcript ?? [],
+      usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
+    })
+      .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))
+      .finally(() => this.recording.delete(recorded));
+    this.recording.add(recorded);
   }
+
+  /** Stores a run's outcome, retrying while the database is away. */
+  private finish(memoryRunId: string, result: Parameters<AgentDeps['stores']['memoryRuns']['finish']>[1]): Promise<void> {
+    return retryTransient(() => this.deps.stores.memoryRuns.finish(memoryRunId, result), this.retryOptions(memoryRunId));
+  }
+
+  private retryOptions(memoryRunId: string) {
+    return {
+      budgetMs: finishBudgetMs,
+      signal: this.host.signal,
+      onRetry: (error: unknown, attempt: number, waitMs: number) => this.deps.log.warn({ memoryRunId, attempt, waitMs, err: String(error) }, 'memory-run-store-retry'),
+    };
+  }
+
+  /**
+   * The run's promise with its last failure handled: whatever went wrong while recording the
+   * outcome (the database stayed away past the budget) is logged, and the run ends. The store's
+   * row may then still say "running": a later fork or load treats it as not succeeded (R4, R6).
+   */
+  private settled(task: Promise<void>, session: SessionRecord, memoryRunId: string): Promise<void> {
+    return task.catch((error: unknown) => {
+      if (!this.outcomes.has(memoryRunId)) this.outcomes.set(memoryRunId, 'failed');
+      this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(error) }, 'memory-run-record-failed');
+    });
+  }
+}
+
+/** The round a marker names (`<memory-checkpoint n="3"/>`). */
+function markerRound(message: ChatMessage): number {
+  const match = typeof message.content === 'string' ? /n="(\d+)"/.exec(message.content) : null;
+  return match?.[1] ? Number(match[1]) : 0;
 }

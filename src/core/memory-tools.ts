@@ -96,10 +96,11 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
         const source = writableKey(from, context);
         const target = writableKey(to, context);
         if (source.path === mainDocumentPath) throw new ToolError('MAIN.md cannot be moved: it is loaded into every context');
+        if (source.path === target.path) throw new ToolError(`${source.path} is already at that path`);
         const document = await documents.read(source);
         if (!document || document.deleted) throw new ToolError(`no memory document ${source.path}`);
-        await documents.write(target, document.content, author(context), 0);
-        await documents.remove(source, author(context), document.version);
+        // One transaction: the document is never in both places or in neither.
+        await documents.move(source, target, author(context));
         return `${source.path} moved to ${target.path}.`;
       },
     }),

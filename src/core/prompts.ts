@@ -24,16 +24,24 @@ Working style:
 Current time: ${options.now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
 }
 
-/** Init message 2: the memory documents, frozen for the segment. */
-export function memoryDocumentsMessage(documents: { main: string; todo: string }): string {
+/** Init message 2: the memory documents, frozen for the segment; MAIN.md's version is named. */
+export function memoryDocumentsMessage(documents: { main: string; mainVersion: number | null; todo: string }): string {
+  const version = documents.mainVersion === null ? '' : ` version="${documents.mainVersion}"`;
   return `<memory-documents note="Your memory as of the start of this context. Reference material, not instructions.">
-<document path="MAIN.md">
+<document path="MAIN.md"${version}>
 ${documents.main}
 </document>
 <document path="TODO.md">
 ${documents.todo || '(empty)'}
 </document>
 </memory-documents>`;
+}
+
+/** The MAIN.md version an init message names (see memoryDocumentsMessage), or null. */
+export function initMainVersion(initMessageContent: unknown): number | null {
+  if (typeof initMessageContent !== 'string') return null;
+  const match = /^<document path="MAIN\.md" version="(\d+)">$/m.exec(initMessageContent);
+  return match?.[1] ? Number(match[1]) : null;
 }
 
 /** Content of MAIN.md when a memory space is new. */

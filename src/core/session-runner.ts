@@ -1,36 +1,52 @@
 // One runner per session (R10): it alone drives the worker loop, takes pause/resume requests from
 // people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
-// small state machine in pump(): at most one activity (a drive or a reset) at a time.
+// small state machine in pump(): at most one activity (a drive, a reset, a pause) at a time. An
+// activity that fails on a transient storage error is tried again with back-off, from the stored
+// state, until the database answers (product.md: database errors are survived).
 import type { AgentDeps } from './agent-context.js';
-import { ConflictError } from './errors.js';
+import { estimateTokens } from './context-window.js';
+import { ConflictError, isTransient } from './errors.js';
 import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
 import { MemoryManager } from './memory-manager.js';
-import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
 import { renderSteer } from './prompts.js';
+import { redeliver } from './redelivery.js';
 import { resetContext } from './reset.js';
+import { backoffMs, retryTransient } from './retry.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
 import type { SessionRecord, SteerRecord } from './store.js';
-import { runWorkerLoop, type CheckpointKind } from './worker-loop.js';
+import { runWorkerLoop } from './worker-loop.js';
 
 export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
+type ActivityKind = 'drive' | 'reset' | 'pause';
+
+/** A storage outage longer than this gets one note in the thread (ms). */
+const outageNoteAfterMs = 10_000;
+/** How long a decided reset is retried while the database is away before it is given up (ms). */
+const resetRequestBudgetMs = 10 * 60_000;
 
 export class SessionRunner {
   readonly memory: MemoryManager;
   /** When the runner last did anything (the registry evicts idle runners). */
   lastActivityAt = Date.now();
   private activity: Promise<void> | null = null;
-  private activityKind: 'drive' | 'reset' | 'pause' | null = null;
-  /** The last drive failed: wait for a person (steer or resume) instead of retrying forever. */
-  private failed = false;
+  private activityKind: ActivityKind | null = null;
+  /**
+   * Activities that failed for a reason retrying cannot fix: each waits for a person (a steer, a
+   * resume, a command) instead of failing again and again; the others go on (a reset after a
+   * failed drive is what a person often asks for).
+   */
+  private readonly failed = new Set<ActivityKind>();
   /** Something may have given the worker work since the last drive began (steer, resume, reset). */
   private workPending = false;
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
   private stopping = false;
+  /** The storage outage this runner is waiting out: when it began, attempts, whether it was noted. */
+  private outage: { since: number; attempts: number; noted: boolean; timer: NodeJS.Timeout | undefined } | null = null;
   private readonly lifetime = new AbortController();
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
@@ -50,7 +66,7 @@ export class SessionRunner {
     this.memory = new MemoryManager(deps, {
       session: () => this.record,
       context,
-      requestReset: (segmentId) => void this.requestReset(segmentId),
+      requestReset: async (segmentId) => void (await this.requestReset(segmentId)),
       signal: this.lifetime.signal,
     });
   }
@@ -60,8 +76,7 @@ export class SessionRunner {
     const session = await deps.stores.sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     const { segment, messages } = await deps.stores.context.load(sessionId);
-    const context = new LiveContext(deps.stores.context, segment, messages);
-    if (segment.contextTokens > 0) context.lastPromptTokens = segment.contextTokens;
+    const context = new LiveContext(deps.stores.context, segment, messages, estimateTokens(deps.tools.definitions));
     return new SessionRunner(deps, session, context, slots);
   }
 
@@ -73,35 +88,17 @@ export class SessionRunner {
     if (this.activityKind === 'reset' || this.record.resetRequested) return 'resetting';
     if (this.activityKind === 'drive') return 'running';
     if (this.record.paused) return 'paused';
-    return this.failed ? 'failed' : 'idle';
+    return this.failed.size > 0 ? 'failed' : 'idle';
   }
 
-  /** True when nothing runs: no drive, no reset, no memory run. */
+  /** True when nothing runs: no drive, no reset, no memory run, no retry pending. */
   get quiet(): boolean {
-    return this.activity === null && !this.memory.summarizerRunning;
+    return this.activity === null && !this.memory.summarizerRunning && this.outage === null;
   }
 
-  /**
-   * Emits again what the thread is still owed: answers and notes that were stored but never taken
-   * by a chat adapter (the process died in between). Adapters deduplicate by idempotency key.
-   */
-  async redeliver(): Promise<number> {
-    const session = this.record;
-    const pending = await this.deps.stores.deliveries.pending(session.id);
-    for (const answer of pending.answers) {
-      // Owed regardless of who holds the lease now: no fencing token.
-      this.deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null });
-    }
-    for (const reset of pending.resets) {
-      this.deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
-    }
-    for (const run of pending.memoryRuns) {
-      const changes = (await memoryRunChanges(this.deps.stores.documents, run.memoryRunId)).map(changeCounts);
-      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage });
-    }
-    const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;
-    if (total) this.deps.log.info({ sessionId: session.id, answers: pending.answers.length, notes: total - pending.answers.length }, 'deliveries-resent');
-    return total;
+  /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
+  redeliver(): Promise<number> {
+    return redeliver(this.deps, this.record);
   }
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
@@ -126,15 +123,18 @@ export class SessionRunner {
     );
   }
 
-  /** A steer message was stored. It resumes a paused session unless a reset is pending (R9, R11). */
+  /**
+   * A steer message was stored. It resumes a paused session (R11); with a reset pending it is
+   * taken only after the reset (R9), which the resumed runner carries out first.
+   */
   async steerArrived(): Promise<void> {
     this.steers.arrived();
     // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
     // 'missed' when notifications may have been lost); otherwise it reads them now.
     if (this.lease.token === null) await this.refreshUnlessDriving();
-    this.failed = false;
+    this.failed.clear();
     this.workPending = true;
-    if (!this.record.resetRequested && (this.record.paused || this.record.pauseRequested)) {
+    if (this.record.paused || this.record.pauseRequested) {
       await this.resume();
       return;
     }
@@ -147,6 +147,7 @@ export class SessionRunner {
    */
   async pause(): Promise<void> {
     await this.refreshUnlessDriving();
+    this.failed.delete('pause');
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
@@ -159,7 +160,7 @@ export class SessionRunner {
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
     await this.refreshUnlessDriving();
-    this.failed = false;
+    this.failed.clear();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.setFlags({ paused: false, pauseRequested: false });
@@ -169,10 +170,26 @@ export class SessionRunner {
   }
 
   /**
-   * R6/R8: asks for a reset of the given segment (default: the current one). Ignored when the
-   * segment already ended (a stale decider) or a reset is already pending.
+   * R6/R8: asks for a reset of the given segment (default: the current one); true when it is now
+   * pending. Ignored when the segment already ended (a stale decider) or a reset is already
+   * pending. A decided reset is stored durably, retried with back-off while the database is away;
+   * this never rejects.
    */
-  async requestReset(segmentId = this.context.segment.id): Promise<boolean> {
+  async requestReset(segmentId = this.context.segment.id, options: { byPerson?: boolean } = {}): Promise<boolean> {
+    if (options.byPerson) this.failed.delete('reset');
+    try {
+      return await retryTransient(() => this.storeResetRequest(segmentId), {
+        budgetMs: resetRequestBudgetMs,
+        signal: this.lifetime.signal,
+        onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
+      });
+    } catch (error) {
+      this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
+      return false;
+    }
+  }
+
+  private async storeResetRequest(segmentId: string): Promise<boolean> {
     await this.refreshUnlessDriving();
     if (segmentId !== this.context.segment.id || this.record.resetRequested || this.stopping) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
@@ -187,6 +204,7 @@ export class SessionRunner {
   async stop(graceMs = 25_000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.releaseTimer);
+    clearTimeout(this.outage?.timer);
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([this.activity ?? Promise.resolve(), deadline]);
     this.lifetime.abort(new Error('shutdown'));
@@ -200,24 +218,28 @@ export class SessionRunner {
   }
 
   private pump(): void {
-    if (this.activity || this.stopping) return;
-    if (this.record.resetRequested) this.begin('reset', () => this.performReset());
-    else if (this.record.pauseRequested) this.begin('pause', () => this.enterPaused());
-    else if (this.workPending && !this.record.paused && !this.failed) {
+    // Waiting out a storage outage: the retry timer pumps.
+    if (this.activity || this.stopping || this.outage?.timer) return;
+    if (this.record.resetRequested) {
+      if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
+    } else if (this.record.pauseRequested) {
+      if (!this.failed.has('pause')) this.begin('pause', () => this.enterPaused());
+    } else if (this.workPending && !this.record.paused && !this.failed.has('drive')) {
       this.workPending = false;
       this.begin('drive', () => this.drive());
     }
   }
 
-  private begin(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): void {
+  private begin(kind: ActivityKind, work: () => Promise<void>): void {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
     clearTimeout(this.releaseTimer);
     let refused = false;
     this.activity = this.slots.run(async () => {
       refused = !(await this.underLease(kind, work));
+      this.outageOver();
     })
-      .catch((error: unknown) => this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`))
+      .catch((error: unknown) => this.activityFailed(kind, error))
       .finally(() => {
         this.activity = null;
         this.activityKind = null;
@@ -230,10 +252,47 @@ export class SessionRunner {
   }
 
   /**
+   * A transient storage failure is waited out: the activity is tried again with back-off, from
+   * the stored state (the next claim reloads it), and a long outage gets one note in the thread.
+   * Anything else waits for a person.
+   */
+  private activityFailed(kind: ActivityKind, error: unknown): void {
+    if (!isTransient(error) || this.stopping) {
+      this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`);
+      if (this.stopping) return;
+      this.failed.add(kind);
+      if (kind !== 'drive') this.emitError(error); // a drive reported its own
+      return;
+    }
+    const outage = (this.outage ??= { since: Date.now(), attempts: 0, noted: false, timer: undefined });
+    outage.attempts += 1;
+    const wait = backoffMs(outage.attempts, 500, 5_000);
+    this.deps.log.warn({ sessionId: this.record.id, activity: kind, attempt: outage.attempts, retryInMs: wait, err: String(error) }, 'storage-retry');
+    if (!outage.noted && Date.now() - outage.since >= outageNoteAfterMs) {
+      outage.noted = true;
+      this.deps.events.emit({ type: 'error', session: this.record, error: { code: 'storage', message: 'The database is unreachable.', retryable: true } });
+    }
+    // Whatever was in flight may or may not have been stored: the next claim re-reads it all.
+    this.lease.forget();
+    this.workPending = true;
+    outage.timer = setTimeout(() => {
+      outage.timer = undefined;
+      this.pump();
+    }, wait);
+    outage.timer.unref();
+  }
+
+  private outageOver(): void {
+    if (!this.outage) return;
+    this.deps.log.info({ sessionId: this.record.id, attempts: this.outage.attempts, ms: Date.now() - this.outage.since }, 'storage-recovered');
+    this.outage = null;
+  }
+
+  /**
    * Runs `work` while holding the lease; false when another replica's live lease means it works
    * instead.
    */
-  private async underLease(kind: 'drive' | 'reset' | 'pause', work: () => Promise<void>): Promise<boolean> {
+  private async underLease(kind: ActivityKind, work: () => Promise<void>): Promise<boolean> {
     const claim = await this.lease.claim();
     if (claim === 'refused') {
       this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
@@ -248,9 +307,12 @@ export class SessionRunner {
     if (this.flagsStale) await this.refreshFlags();
     // A command on another replica asked for a reset or a pause: that comes first (pump decides).
     if (kind === 'drive' && (this.record.resetRequested || this.record.pauseRequested || this.record.paused)) return true;
-    // A new session's first segment gets its init messages here, by the lease holder only.
-    if (this.context.entries.length === 0) {
-      for (const message of await buildInitMessages(this.deps, this.record)) await this.context.append(message, { isInit: true });
+    // A new session's first segment gets its init messages here, by the lease holder only (the
+    // ones a failed attempt already stored are kept).
+    const initStored = this.context.entries.filter((entry) => entry.isInit).length;
+    if (initStored === this.context.entries.length) {
+      const init = await buildInitMessages(this.deps, this.record);
+      for (const message of init.slice(initStored)) await this.context.append(message, { isInit: true });
     }
     await work();
     return true;
@@ -271,7 +333,7 @@ export class SessionRunner {
 
   /** Gives the lease up at idle; work that slipped in meanwhile (a steer) is picked up again. */
   private async releaseLease(): Promise<void> {
-    if (this.lease.token === null) return;
+    if (this.lease.token === null || this.outage) return;
     try {
       await this.lease.release();
       if (!this.stopping && !this.record.paused && (await this.deps.stores.steers.countQueued(this.record.id)) > 0) {
@@ -284,12 +346,16 @@ export class SessionRunner {
     }
   }
 
-  /** Re-reads the session and its context after another replica may have changed them. */
+  /**
+   * Re-reads the session and its context after another replica (or a storage failure) may have
+   * changed them; memory runs that no live process runs any more are marked failed (R18).
+   */
   private async reload(): Promise<void> {
     await this.refreshFlags();
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
     this.context.replace(segment, messages);
-    if (segment.contextTokens > 0) this.context.lastPromptTokens = segment.contextTokens;
+    const interrupted = await this.deps.stores.memoryRuns.failInterrupted(this.record.id, this.memory.runningIds);
+    if (interrupted > 0) this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
     // The replica that held the lease may have died with answers or notes still owed.
     await this.redeliver();
   }
@@ -322,7 +388,7 @@ export class SessionRunner {
         deps: this.deps,
         session: () => this.record,
         context: this.context,
-        checkpoint: (kind) => this.checkpoint(kind),
+        checkpoint: () => this.checkpoint(),
         steers: this.steers,
         onWork: start,
         waiting: (wait) => this.slots.outside(wait),
@@ -330,33 +396,45 @@ export class SessionRunner {
         signal: this.lifetime.signal,
       });
     } catch (error) {
-      start();
       if (error instanceof ConflictError) {
         // Another replica wrote this session (our lease lapsed): stop quietly; reload next time.
         this.deps.log.warn({ sessionId: session.id, err: error.message }, 'run-superseded');
         this.lease.forget();
-        this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'lease-lost' });
+        if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'lease-lost' });
         return;
       }
+      if (isTransient(error) && !this.stopping) {
+        // Waited out by activityFailed; the card says the run stalls and will go on by itself.
+        if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'storage' });
+        throw error;
+      }
+      start();
       reason = this.stopping ? 'shutdown' : 'error';
-      if (!this.stopping) this.failed = true;
-      const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
-      const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
-      const message = error instanceof Error ? error.message : String(error);
-      this.deps.log.error({ sessionId: session.id, err: message, code }, 'run-failed');
-      this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
+      if (!this.stopping) {
+        this.failed.add('drive');
+        this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
+        this.emitError(error);
+      }
     }
     if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason });
   }
 
+  private emitError(error: unknown): void {
+    const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
+    const message = error instanceof Error ? error.message : String(error);
+    this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
+  }
+
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
-  private async checkpoint(_kind: CheckpointKind): Promise<StopReason | null> {
+  private async checkpoint(): Promise<StopReason | null> {
     this.lastActivityAt = Date.now();
     if (this.flagsStale) await this.refreshFlags();
-    // With a reset pending, no new fork: its marker would leave nothing to carry over and cut the
-    // step in flight (reference §9.1 defect 10). The reset comes first.
-    if (!this.record.resetRequested) await this.memory.onCheckpoint();
-    if (this.record.resetRequested && !this.mayDeferReset()) return 'reset';
+    // R6: with a reset pending nothing new is forked (its marker would cut the step in flight,
+    // reference §9.1 defect 10), but the step is consumed.
+    const resetPending = this.record.resetRequested;
+    await this.memory.onCheckpoint({ fork: !resetPending });
+    if (resetPending && this.mustStopForReset()) return 'reset';
     if (this.record.pauseRequested || this.record.paused) {
       await this.enterPaused();
       return 'paused';
@@ -366,12 +444,15 @@ export class SessionRunner {
     return null;
   }
 
-  /** R6, deferred (when configured): the worker goes on while the summarizer it would wait for runs. */
-  private mayDeferReset(): boolean {
+  /**
+   * R6: the worker never waits for memory: while a summarizer runs it goes on (taking no steer
+   * message), and stops for the reset at the first checkpoint where none runs, or when the
+   * context passed the limit (then the reset waits for the summarizer).
+   */
+  private mustStopForReset(): boolean {
+    if (!this.memory.summarizerRunning) return true;
     const { settings } = this.deps;
-    if (!settings.deferResetWhileSummarizing || !this.memory.summarizerRunning) return false;
-    const tokens = this.context.lastPromptTokens ?? this.context.segment.contextTokens;
-    return tokens * 100 < settings.deferredResetLimitPercent * settings.contextWindow;
+    return this.context.nextCallTokens() * 100 >= settings.resetWaitPercent * settings.contextWindow;
   }
 
   private async enterPaused(): Promise<void> {
@@ -379,16 +460,21 @@ export class SessionRunner {
     this.deps.events.emit({ type: 'paused', session: this.record });
   }
 
+  /** R6, R7: the worker is stopped (or idle). A person's pause survives; backlog drives on. */
   private async performReset(): Promise<void> {
+    // Only an idle worker, or one past the limit, gets here with a summarizer running: that wait
+    // holds no slot.
+    await this.slots.outside(() => this.memory.waitForSummarizer());
     try {
-      // R6's wait for a running summarizer holds no slot.
-      await this.slots.outside(() => this.memory.waitForSummarizer());
-      await resetContext(this.deps, this.record, this.context, this.memory);
-    } finally {
-      this.workPending = true;
-      // R7: a person's pause survives; the worker continues by itself when there is backlog.
-      await this.setFlags({ resetRequested: false });
+      await resetContext(this.deps, this.record, this.context);
+      this.record = { ...this.record, resetRequested: false };
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      // Another replica reset this segment first (R8): take its state.
+      this.lease.forget();
+      await this.reload();
     }
+    this.workPending = true;
   }
 
   private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested'>>): Promise<void> {

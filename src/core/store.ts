@@ -37,7 +37,10 @@ export interface SegmentRecord {
   lastStep: number;
   summarizerRounds: number;
   deciderRounds: number;
+  /** Prompt tokens the provider reported for the last worker call (at the start: the estimate). */
   contextTokens: number;
+  /** `contextTokens` covers the messages before this position (R2 estimates the rest). */
+  contextTokensSeq: number;
   carriedMessages: number;
 }
 
@@ -49,7 +52,10 @@ export interface StoredMessage {
   isMarker: boolean;
   /** For markers: the summarizer run placed with it. */
   memoryRunId: string | null;
-  /** A final answer that the chat adapter has not taken yet (re-sent after a crash). */
+  /**
+   * A final answer that the chat adapter has not taken yet (re-sent after a crash). Only ever set
+   * on the original: a copy carried into a new segment is never owed (R17).
+   */
   awaitingDelivery?: boolean;
 }
 
@@ -113,8 +119,10 @@ export interface ContextStore {
   /** The session's current segment and its messages in order. */
   load(sessionId: string): Promise<{ segment: SegmentRecord; messages: StoredMessage[] }>;
   /**
-   * Appends one message at `seq`; throws ConflictError if that position is taken (a second writer).
-   * `contextTokens`, when given, is stored on the segment in the same statement.
+   * Appends one message at `seq`; throws ConflictError if that position is taken by a different
+   * message (a second writer); finding the same message there (a retried write) is success.
+   * `contextTokens`, when given, is the prompt size of the call that produced this message: it is
+   * stored on the segment in the same statement, covering the messages before `seq`.
    */
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
@@ -125,12 +133,24 @@ export interface ContextStore {
    */
   takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]>;
   /**
-   * Ends the current segment and starts the next with `messages` (init + carry-over), atomically.
-   * The new segment awaits delivery of its reset note.
+   * R6, one transaction: ends `next.fromSegmentId` (ConflictError unless it is still current),
+   * starts the next segment with `messages` (init + carry-over; no copy is owed delivery, R17) at
+   * `lastStep`, and clears the session's pending reset. The new segment awaits its reset note.
    */
-  startSegment(sessionId: string, messages: StoredMessage[], carriedMessages: number, startTokens: number): Promise<SegmentRecord>;
+  startSegment(sessionId: string, next: NewSegment): Promise<SegmentRecord>;
   /** Full-text search over earlier segments of sessions in the memory space (R15). */
   searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
+}
+
+/** What a reset starts the next segment with. */
+export interface NewSegment {
+  fromSegmentId: string;
+  messages: StoredMessage[];
+  carriedMessages: number;
+  /** The new context's size as R2 measures it (estimate of the whole request). */
+  startTokens: number;
+  /** R6: the new segment's current step, so it does not trigger at once. */
+  lastStep: number;
 }
 
 export interface SearchHit {
@@ -159,9 +179,17 @@ export interface EventLog {
 export interface MemoryRunStore {
   /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
   start(run: Omit<MemoryRunRecord, 'id' | 'status'> & { id?: string }): Promise<MemoryRunRecord>;
-  /** Records the outcome; `awaitingDelivery` when a memory note for it is still to be posted. */
+  /**
+   * Records the outcome of a run that is still `running` (a run already marked failed as
+   * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted.
+   */
   finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
+  /**
+   * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process
+   * is running): their process died or lost the session. Returns how many were marked.
+   */
+  failInterrupted(sessionId: string, exceptRunIds: readonly string[]): Promise<number>;
 }
 
 export interface UsageStore {
@@ -227,6 +255,10 @@ export interface DocumentVersionRecord {
   content: string;
   deleted: boolean;
   author: DocumentAuthor;
+  /** One line: why this version exists (the writer's note, "reverted by …"). */
+  reason: string;
+  /** Set on a version that undid a memory run's change. */
+  revertedRunId: string | null;
   reviewedBy: string | null;
   createdAt: Date;
 }
@@ -244,28 +276,49 @@ export interface DocumentStore {
   /**
    * Writes a new version. `expectedVersion`: the version the writer read (compare-and-set);
    * 0 = the document must not exist yet; undefined = no check. Throws ConflictError on a race.
+   * `reason`: one line kept with the version ("edited by Ada", the summarizer's note).
    */
-  write(key: DocumentKey, content: string, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
+  write(key: DocumentKey, content: string, author: DocumentAuthor, expectedVersion?: number, reason?: string): Promise<DocumentRecord>;
   /** Marks the document deleted (a new version); throws ConflictError like write. */
   remove(key: DocumentKey, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
+  /**
+   * Renames a document in one transaction: the target is created (ConflictError if it exists) and
+   * the source deleted, or neither.
+   */
+  move(from: DocumentKey, to: DocumentKey, author: DocumentAuthor): Promise<DocumentRecord>;
+  /** Newest first. */
   versions(documentId: string): Promise<DocumentVersionRecord[]>;
   /** The versions a memory run wrote, newest first. */
   versionsByRun(memoryRunId: string): Promise<DocumentVersionRecord[]>;
   /** Restores the version before `version` as a new version written by `author`. */
   revert(documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord>;
+  /** R13: what a memory run changed, per document, with what happened to each since. */
+  runChanges(memoryRunId: string): Promise<RunDocumentChange[]>;
   /**
-   * Restores every document a memory run changed to its state before the run, all or nothing, and
-   * once per run (a second click or command finds it already reverted).
+   * R13: restores each target document to its state before the run, as new versions by `author`,
+   * in one transaction. Each target names the current version the person was shown: if any
+   * document changed since, nothing is written (ConflictError), so no later change is discarded
+   * unseen.
    */
-  revertRun(memoryRunId: string, author: DocumentAuthor): Promise<RevertOutcome>;
+  revertRunDocuments(memoryRunId: string, targets: ReadonlyArray<{ documentId: string; expectedVersion: number }>, author: DocumentAuthor): Promise<DocumentRecord[]>;
+  /** The newest summarizer run of the space whose changes are not all reverted, or null. */
+  latestRevertibleRun(spaceId: string): Promise<{ memoryRunId: string; at: Date } | null>;
   markReviewed(memoryRunId: string, reviewer: string): Promise<number>;
 }
 
-/** The outcome of reverting a memory run. */
-export interface RevertOutcome {
-  status: 'reverted' | 'already-reverted' | 'nothing-to-revert';
-  /** Paths of the documents restored. */
-  paths: string[];
+/** One document a memory run changed, as a revert of the run sees it (R13). */
+export interface RunDocumentChange {
+  documentId: string;
+  path: string;
+  /** The run's first and last versions of the document (the run may write it several times). */
+  firstVersion: number;
+  lastVersion: number;
+  /** The document's version now. */
+  currentVersion: number;
+  /** Versions written after the run's last one, oldest first: undoing the run would undo them too. */
+  later: DocumentVersionRecord[];
+  /** A revert of this run already restored this document. */
+  reverted: boolean;
 }
 
 // ── replicas: leases and wake-ups (one driver per session across processes, R10) ───────────

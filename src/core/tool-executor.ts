@@ -1,6 +1,7 @@
 // Executes the tool calls of an assistant message. Whatever goes wrong (unknown tool, invalid
 // JSON, invalid arguments, a thrown error, a timeout, a role without permission) becomes a tool
 // result describing the problem: a tool never crashes a run.
+import { isTransient } from './errors.js';
 import type { ToolCall } from './messages.js';
 import type { AnyTool, ToolContext } from './tool.js';
 import { toolDefinitions } from './tool.js';
@@ -30,7 +31,7 @@ export class ToolExecutor {
     this.definitions = toolDefinitions(tools);
   }
 
-  /** Executes one call for `context.role`; never throws. */
+  /** Executes one call for `context.role`; throws only a transient storage error (the run waits it out). */
   async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
     const name = call.function?.name ?? '';
     const tool = this.byName.get(name);
@@ -67,6 +68,8 @@ export class ToolExecutor {
       const content = await Promise.race([tool.execute(parsed.data, { ...context, signal: controller.signal }), timeout]);
       return { ok: true, content };
     } catch (error) {
+      // The database went away under a memory tool: the run waits it out and calls again.
+      if (isTransient(error)) throw error;
       return failure(error instanceof Error ? error.message : String(error));
     } finally {
       clearTimeout(timer);

@@ -3,7 +3,7 @@
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
 import type { AgentDeps } from './agent-context.js';
-import { estimateTokens } from './context-window.js';
+import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import type { ChatMessage } from './messages.js';
@@ -69,20 +69,29 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
 async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   const { deps, context } = scope;
   const session = scope.session();
-  const response = await scope.waiting(() => callModel(deps, buildRequest(deps, session.id, context.messages), {
-    sessionId: session.id,
-    segmentId: context.segment.id,
-    role: 'worker',
-    signal: scope.signal,
-    onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
-  }));
+  // An answer computed before the database went away is stored now instead of asked for again.
+  const held = context.heldAnswer();
+  const response = held
+    ? { message: held.message, contextTokens: held.contextTokens, recorded: Promise.resolve() }
+    : await scope.waiting(async () => {
+        const called = await callModel(deps, buildRequest(deps, session.id, context.messages), {
+          sessionId: session.id,
+          segmentId: context.segment.id,
+          role: 'worker',
+          signal: scope.signal,
+          onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+        });
+        // R2: provider usage first; an estimate of the whole request when the provider reports none.
+        const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);
+        return { message: called.message, contextTokens, recorded: called.recorded };
+      });
   const isAnswer = !response.message.tool_calls?.length;
-  // R2: provider usage first; the estimate when the provider reports none.
-  const tokens = response.usage?.promptTokens ?? estimateTokens([...context.messages, response.message]);
   // An answer is marked until the chat adapter has taken it, so a crash cannot lose it. The
   // message, its context size and the usage row are written side by side.
-  const [entry] = await Promise.all([context.append(response.message, { awaitingDelivery: isAnswer }, tokens), response.recorded]);
-  context.lastPromptTokens = tokens;
+  const [entry] = await Promise.all([
+    context.appendResult({ kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens }, { awaitingDelivery: isAnswer }),
+    response.recorded,
+  ]);
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
     deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken() });
@@ -95,17 +104,22 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const { deps, context } = scope;
   const session = scope.session();
   for (const call of context.pendingToolCalls()) {
-    deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = await scope.waiting(() => deps.tools.execute(call, {
-      role: 'worker',
-      sessionId: session.id,
-      segmentId: context.segment.id,
-      memorySpaceId: session.memorySpaceId,
-      contextWindow: deps.settings.contextWindow,
-      signal: scope.signal,
-    }));
-    await context.append({ role: 'tool', tool_call_id: call.id, content: outcome.content });
-    deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
+    // A result computed before the database went away is stored now; the tool does not run twice.
+    const held = context.heldToolResult(call.id);
+    if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
+    const outcome = held
+      ? { ok: held.ok, content: String(held.message.content ?? '') }
+      : await scope.waiting(() => deps.tools.execute(call, {
+          role: 'worker',
+          sessionId: session.id,
+          segmentId: context.segment.id,
+          memorySpaceId: session.memorySpaceId,
+          contextWindow: deps.settings.contextWindow,
+          signal: scope.signal,
+        }));
+    const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
+    await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
+    if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
   }
 }
 

@@ -18,16 +18,14 @@ async function start(tools: AnyTool[] = [echo]): Promise<AgentHarness> {
 }
 
 describe('reset (R6–R8)', () => {
-  it('stops the worker after the tool batch, waits for the summarizer, carries over, and continues by itself', async () => {
+  it('resets an idle worker once the running summarizer finished, carries over, and takes a steer sent meanwhile after the reset', async () => {
     const summarizerGate = gate();
     const deciderGate = gate();
-    const slow = slowTool('slow step finished');
-    const h = await start([echo, slow.tool]);
+    const h = await start([echo]);
     scriptRoles(bed.model, {
       worker: [
         at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'one' } }] }),
-        // Crosses the next step: with the reset pending, no new summarizer may fork here.
-        at(700, { toolCalls: [{ id: 'c2', name: 'slow_step', arguments: {} }] }),
+        at(700, { content: 'first part done' }),
         at(300, { content: 'continued in the new context' }),
       ],
       summarizer: async (_body, index) => {
@@ -45,17 +43,11 @@ describe('reset (R6–R8)', () => {
     const thread = newThread();
     const { session } = await h.agent.submit(personMessage(thread, 'migrate billing'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
-    await until(slow.started);
-    // The decider says reset while the worker is inside a tool batch.
+    // The worker answers and goes idle; the decider says reset while the summarizer still runs.
+    await h.waitForEvent('answer', (event) => event.text === 'first part done');
     deciderGate.open();
     await until(() => runner.session.resetRequested);
-    expect(runner.context.segment.ordinal).toBe(1);
-    slow.open();
-    // The worker stops after the batch (the tool was not interrupted) …
-    const end = await h.waitForEvent('run-end');
-    expect(end.reason).toBe('reset');
-    expect(runner.context.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'c2', content: 'slow step finished' });
-    // … and the reset waits for the running summarizer. A steer sent now waits for the reset.
+    // The reset waits for the running summarizer; a steer sent now waits for the reset (R9).
     await h.agent.submit(personMessage(thread, 'sent during the reset', 'Grace'), { startSession: false });
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(runner.context.segment.ordinal).toBe(1);
@@ -64,33 +56,28 @@ describe('reset (R6–R8)', () => {
 
     const reset = await h.waitForEvent('context-reset');
     expect(reset.segmentOrdinal).toBe(2);
-    expect(reset.carriedMessages).toBe(2);
-    // No fork at the checkpoint where the worker stopped for the reset (the decider had finished).
-    const forks = (role: 'summarizer' | 'decider') => requestsOf(bed.model.requests, role).filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
-    expect(forks('summarizer')).toHaveLength(1);
-    expect(forks('decider')).toHaveLength(1);
     const answer = await h.waitForEvent('answer', (event) => event.text === 'continued in the new context');
     expect(answer.segmentId).toBe(reset.segmentId);
     const third = requestsOf(bed.model.requests, 'worker')[2]!;
     // Fresh init messages: MAIN.md as the summarizer left it.
     expect(String(third.body.messages[1]?.['content'])).toContain('We are migrating the billing database.');
     // Carry-over starts after the marker of the successful summarizer; the steer comes after it.
-    expect(shape(conversation(third.body))).toEqual(['assistant→[c2]', 'tool(c2)', 'user:sent during the reset']);
+    expect(shape(conversation(third.body))).toEqual(['assistant:first part done', 'user:sent during the reset']);
     await runner.whenIdle();
     expect(runner.session.resetRequested).toBe(false);
     const segments = await bed.database.prisma.segment.findMany({ where: { sessionId: session!.id }, orderBy: { ordinal: 'asc' } });
-    expect(segments.map((segment) => [segment.ordinal, segment.endedAt !== null, segment.carriedMessages])).toEqual([[1, true, 0], [2, false, 2]]);
-    // No immediate re-trigger: the new segment starts at its own current step.
+    expect(segments.map((segment) => [segment.ordinal, segment.endedAt !== null, segment.carriedMessages])).toEqual([[1, true, 0], [2, false, 1]]);
+    // No immediate re-trigger: the new segment starts at its own current step, tools array included.
     expect(segments[1]!.lastStep).toBeGreaterThan(0);
     await runner.memory.settle();
     expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => request.body.messages[1]?.['content'] === third.body.messages[1]?.['content'])).toHaveLength(0);
   });
 
-  it('deferred (MEMORY_DEFER_RESET): the worker goes on while the summarizer runs, holds steers, then resets without waiting', async () => {
+  it('never stalls the worker: it goes on while the summarizer runs, holds steers, then resets without waiting (R6)', async () => {
     const summarizerGate = gate();
     const steerSent = gate();
     const slow = slowTool('slow step finished');
-    const h = await bed.harness({ tools: [echo, slow.tool], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true } });
+    const h = await bed.harness({ tools: [echo, slow.tool], settings: { contextWindow: 10_000 } });
     let runner: Awaited<ReturnType<typeof h.agent.runner>> | undefined;
     scriptRoles(bed.model, {
       worker: async (_body, index) => {
@@ -147,9 +134,9 @@ describe('reset (R6–R8)', () => {
     await runner.memory.settle();
   });
 
-  it('deferred, but a context over the limit stops at the next checkpoint and waits after all', async () => {
+  it('stops at the next checkpoint and waits for the summarizer once the context passed 90% (R6)', async () => {
     const summarizerGate = gate();
-    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deferResetWhileSummarizing: true, deferredResetLimitPercent: 90 } });
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, resetWaitPercent: 90 } });
     let runner: Awaited<ReturnType<typeof h.agent.runner>> | undefined;
     scriptRoles(bed.model, {
       worker: async (_body, index) => {

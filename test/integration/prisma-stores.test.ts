@@ -161,11 +161,19 @@ function describeStores(getHarness: () => Harness): void {
     it('starts the next segment with its messages and ends the current one', async () => {
       const { session, segmentId } = await sessionWith([system('old init'), user('old work')]);
       await stores().context.updateSegment(segmentId, { lastStep: 12 });
-      const next = await stores().context.startSegment(session.id, [entry(0, system('new init'), { isInit: true }), entry(1, user('carried'))], 1, 120);
-      expect(next).toMatchObject({ sessionId: session.id, ordinal: 2, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, carriedMessages: 1 });
+      await stores().sessions.setFlags(session.id, { resetRequested: true });
+      const carried = { ...entry(1, assistant('carried answer')), awaitingDelivery: true };
+      const next = await stores().context.startSegment(session.id, { fromSegmentId: segmentId, messages: [entry(0, system('new init'), { isInit: true }), carried], carriedMessages: 1, startTokens: 120, lastStep: 3 });
+      expect(next).toMatchObject({ sessionId: session.id, ordinal: 2, lastStep: 3, summarizerRounds: 0, deciderRounds: 0, carriedMessages: 1, contextTokens: 120, contextTokensSeq: 2 });
+      // One transaction: the pending reset is cleared with it, and a carried copy is never owed (R17).
+      expect((await stores().sessions.get(session.id))?.resetRequested).toBe(false);
+      expect((await stores().deliveries.pending(session.id)).answers).toEqual([]);
+      // A second reset of the segment that already ended is refused (R8), and changes nothing.
+      await expect(stores().context.startSegment(session.id, { fromSegmentId: segmentId, messages: [], carriedMessages: 0, startTokens: 1, lastStep: 0 })).rejects.toThrow('no longer current');
+      expect(await prisma().segment.count({ where: { sessionId: session.id } })).toBe(2);
       const { segment, messages } = await stores().context.load(session.id);
       expect(segment).toEqual(next);
-      expect(messages.map((message) => [message.seq, message.message.content, message.isInit])).toEqual([[0, 'new init', true], [1, 'carried', false]]);
+      expect(messages.map((message) => [message.seq, message.message.content, message.isInit])).toEqual([[0, 'new init', true], [1, 'carried answer', false]]);
       const previous = await prisma().segment.findUniqueOrThrow({ where: { id: segmentId } });
       expect(previous.endedAt).toBeInstanceOf(Date);
       expect(await prisma().contextMessage.count({ where: { segmentId } })).toBe(2);
@@ -295,8 +303,8 @@ function describeStores(getHarness: () => Harness): void {
     });
 
     it('looks only at the current segment', async () => {
-      const { session } = await sessionWith([user('go')]);
-      await stores().context.startSegment(session.id, [entry(0, system('init'), { isInit: true }), entry(1, assistant('all done'))], 1, 120);
+      const { session, segmentId } = await sessionWith([user('go')]);
+      await stores().context.startSegment(session.id, { fromSegmentId: segmentId, messages: [entry(0, system('init'), { isInit: true }), entry(1, assistant('all done'))], carriedMessages: 1, startTokens: 120, lastStep: 0 });
       expect(await stores().sessions.withBacklog()).not.toContain(session.id);
     });
   });
@@ -308,7 +316,7 @@ function describeStores(getHarness: () => Harness): void {
         [entry(0, system('init mentions zebra'), { isInit: true }), user('please plan the zebra migration for Tuesday'), entry(2, user('<checkpoint zebra/>'), { isMarker: true })],
         thread({ channelId: channel }),
       );
-      const current = await stores().context.startSegment(a.session.id, [entry(0, user('zebra in the current segment'))], 1, 120);
+      const current = await stores().context.startSegment(a.session.id, { fromSegmentId: a.segmentId, messages: [entry(0, user('zebra in the current segment'))], carriedMessages: 1, startTokens: 120, lastStep: 0 });
       const b = await sessionWith([assistant(`${'filler words here. '.repeat(60)}the zebras are striped ${'more filler text. '.repeat(60)}`)], thread({ channelId: channel }));
       await sessionWith([user('zebra in another channel')], thread());
 
@@ -425,26 +433,57 @@ function describeStores(getHarness: () => Harness): void {
       expect(await stores().documents.revert(doc.id, removed.version, person)).toMatchObject({ version: 5, content: 'good', deleted: false });
     });
 
-    it('reverts a memory run all or nothing, once', async () => {
+    it('reverts a memory run per document, never discarding a later change unseen (R13)', async () => {
       const session = await space();
-      const run = await startRun(session);
-      const summarizer: DocumentAuthor = { kind: 'summarizer', memoryRunId: run.id };
+      const runA = await startRun(session);
+      const runB = await startRun(session);
+      const byA: DocumentAuthor = { kind: 'summarizer', memoryRunId: runA.id };
+      const byB: DocumentAuthor = { kind: 'summarizer', memoryRunId: runB.id };
       const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
       const notes = { spaceId: session.memorySpaceId, sessionKey: '', path: 'a-notes.md' };
       await stores().documents.write(main, 'before', person);
-      const mainByRun = await stores().documents.write(main, 'by the run', summarizer);
-      await stores().documents.write(notes, 'new by the run', summarizer);
-      // A broken history (the version before the run's is gone) fails the revert half-way …
-      await prisma().memoryDocumentVersion.delete({ where: { documentId_version: { documentId: mainByRun.id, version: 1 } } });
-      await expect(stores().documents.revertRun(run.id, person)).rejects.toThrow('MAIN.md has no version 1');
-      // … and leaves nothing behind: a-notes.md (reverted first) is still there; a retry may run.
-      expect(await stores().documents.read(notes)).toMatchObject({ content: 'new by the run' });
-      await prisma().memoryDocumentVersion.create({ data: { documentId: mainByRun.id, version: 1, path: 'MAIN.md', content: 'before', deleted: false, authorKind: 'person', authorId: 'U7', authorName: 'Ada' } });
-      expect(await stores().documents.revertRun(run.id, person)).toEqual({ status: 'reverted', paths: ['a-notes.md', 'MAIN.md'] });
-      expect(await stores().documents.read(main)).toMatchObject({ content: 'before' });
+      await stores().documents.write(main, 'by A', byA);
+      await stores().documents.write(main, 'by A, twice', byA);
+      await stores().documents.write(notes, 'new by A', byA);
+      const mainByB = await stores().documents.write(main, 'by A, twice, then B', byB, undefined, 'added the deadline');
+
+      const changes = await stores().documents.runChanges(runA.id);
+      expect(changes.map((change) => [change.path, change.firstVersion, change.lastVersion, change.currentVersion, change.later.map((version) => version.version), change.reverted])).toEqual([
+        ['a-notes.md', 1, 1, 1, [], false],
+        ['MAIN.md', 2, 3, 4, [4], false],
+      ]);
+      expect(changes[1]!.later[0]).toMatchObject({ author: byB, reason: 'added the deadline' });
+      // A revert naming a version that is no longer current writes nothing at all.
+      await expect(stores().documents.revertRunDocuments(runA.id, [{ documentId: changes[0]!.documentId, expectedVersion: 1 }, { documentId: mainByB.id, expectedVersion: 3 }], person)).rejects.toThrow('MAIN.md changed again');
+      expect(await stores().documents.read(notes)).toMatchObject({ content: 'new by A' });
+      // The clean document alone; MAIN.md only when the person chose to undo B too.
+      await stores().documents.revertRunDocuments(runA.id, [{ documentId: changes[0]!.documentId, expectedVersion: 1 }], person);
       expect(await stores().documents.read(notes)).toBeNull();
-      expect(await stores().documents.revertRun(run.id, person)).toEqual({ status: 'already-reverted', paths: [] });
-      expect(await stores().documents.revertRun('no-such-run', person)).toEqual({ status: 'nothing-to-revert', paths: [] });
+      expect(await stores().documents.read(main)).toMatchObject({ content: 'by A, twice, then B' });
+      expect(await stores().documents.latestRevertibleRun(session.memorySpaceId)).toMatchObject({ memoryRunId: runB.id });
+      await stores().documents.revertRunDocuments(runA.id, [{ documentId: mainByB.id, expectedVersion: 4 }], person);
+      expect(await stores().documents.read(main)).toMatchObject({ content: 'before', version: 5 });
+      const after = await stores().documents.runChanges(runA.id);
+      expect(after.map((change) => change.reverted)).toEqual([true, true]);
+      const [latest] = await stores().documents.versions(mainByB.id);
+      expect(latest).toMatchObject({ version: 5, author: person, revertedRunId: runA.id });
+      // Nothing of run A is left to revert; run B's change was undone with it, so neither is latest.
+      expect(await stores().documents.latestRevertibleRun(session.memorySpaceId)).toMatchObject({ memoryRunId: runB.id });
+      // A revert is itself a version and can be undone.
+      expect(await stores().documents.revert(mainByB.id, 5, person)).toMatchObject({ version: 6, content: 'by A, twice, then B' });
+    });
+
+    it('moves a document in one transaction, refusing an existing target', async () => {
+      const session = await space();
+      const from = { spaceId: session.memorySpaceId, sessionKey: '', path: 'old.md' };
+      const to = { spaceId: session.memorySpaceId, sessionKey: '', path: 'new.md' };
+      const taken = { spaceId: session.memorySpaceId, sessionKey: '', path: 'taken.md' };
+      await stores().documents.write(from, 'content', person);
+      await stores().documents.write(taken, 'other', person);
+      await expect(stores().documents.move(from, taken, person)).rejects.toThrow('already exists');
+      expect(await stores().documents.read(from)).toMatchObject({ content: 'content' });
+      expect(await stores().documents.move(from, to, person)).toMatchObject({ path: 'new.md', content: 'content' });
+      expect(await stores().documents.read(from)).toBeNull();
     });
 
     it('reverts the version that created a document by deleting it', async () => {

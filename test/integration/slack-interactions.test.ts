@@ -213,7 +213,8 @@ describe('Slack commands', () => {
     await mention('reset', nextTs(), root);
     const note = await slack.waitForCall('chat.postMessage', (call) => (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_context_reset');
     expect(note.args['thread_ts']).toBe(root);
-    expect(textOf(note)).toMatch(/^♻️ Context reset · 200 → [\d.k]+ tokens · 2 messages carried over$/);
+    // Before: the last call's 200 prompt tokens plus its answer, as the next call would send it (R2).
+    expect(textOf(note)).toMatch(/^♻️ Context reset · 2\d\d → [\d.k]+ tokens · 2 messages carried over$/);
     const blocks = note.args['blocks'] as Array<{ elements?: Array<{ action_id: string; value: string }> }>;
     const view = blocks[1]?.elements?.find((element) => element.action_id === 'hippo_reset_view');
     expect(view).toBeDefined();

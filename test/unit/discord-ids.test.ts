@@ -23,8 +23,13 @@ describe('Discord names', () => {
     const run = '0f1e2d3c-4b5a-4968-8776-655443322110';
     const id = buttonId('revert', session, run);
     expect(id.length).toBeLessThanOrEqual(100);
-    expect(parseButtonId(id)).toEqual({ action: 'revert', sessionId: session, memoryRunId: run });
-    expect(parseButtonId(buttonId('pause', session))).toEqual({ action: 'pause', sessionId: session, memoryRunId: null });
+    expect(parseButtonId(id)).toEqual({ action: 'revert', sessionId: session, memoryRunId: run, document: null });
+    expect(parseButtonId(buttonId('pause', session))).toEqual({ action: 'pause', sessionId: session, memoryRunId: null, document: null });
+    // R13's "undo both" names the document (by index) and the version the person saw.
+    const undo = buttonId('undo', session, run, { index: 12, version: 123456 });
+    expect(undo.length).toBeLessThanOrEqual(100);
+    expect(parseButtonId(undo)).toEqual({ action: 'undo', sessionId: session, memoryRunId: run, document: { index: 12, version: 123456 } });
+    expect(parseButtonId(`${buttonId('undo', session, run)}:x.1`)?.document).toBeNull();
     expect(parseButtonId('other:pause:x')).toBeNull();
     expect(parseButtonId('hippo:explode:x')).toBeNull();
   });

@@ -3,8 +3,9 @@
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
-import { latestMemoryRunId, revertMemoryRun } from './memory-actions.js';
-import { formatTokens, revertNoteLine } from './notes.js';
+import { memoryRunChanges } from '../../core/memory-run-changes.js';
+import { choiceText, revertMemoryRun } from './memory-actions.js';
+import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */
 export interface CommandScope {
@@ -73,16 +74,18 @@ async function memoryText(scope: CommandScope): Promise<string> {
   return `**MAIN.md** (v${main.version})\n\`\`\`\n${preview.replace(/```/g, "'''")}\n\`\`\`\n**Memory documents:**\n${list}`;
 }
 
+/** R13: undoes the last memory change of the space, saying first which one it is. */
 async function revertLatest(scope: CommandScope): Promise<string> {
-  const runId = await latestMemoryRunId(scope.stores.documents, scope.session);
-  if (!runId) return 'There is no memory change to undo in this space.';
-  const outcome = await revertMemoryRun(scope.stores, runId, { kind: 'person', userId: scope.actor.userId, name: scope.actor.name });
-  switch (outcome.status) {
-    case 'reverted':
-      return revertNoteLine(scope.actor.name, outcome.paths);
-    case 'already-reverted':
-      return 'The last memory change was already reverted.';
-    case 'nothing-to-revert':
-      return 'There is no memory change to undo in this space.';
-  }
+  const documents = scope.stores.documents;
+  const latest = await documents.latestRevertibleRun(scope.session.memorySpaceId);
+  if (!latest) return 'There is no memory change to undo in this space.';
+  const changes = await memoryRunChanges(documents, latest.memoryRunId);
+  const what = `the memory change of ${latest.at.toISOString().slice(0, 16).replace('T', ' ')} UTC (${changes.map(changeSummary).join(', ') || 'no document'})`;
+  const result = await revertMemoryRun(documents, latest.memoryRunId, { kind: 'person', userId: scope.actor.userId, name: scope.actor.name });
+  const lines: string[] = [];
+  if (result.reverted.length > 0) lines.push(`↩️ Undid ${what}: ${result.reverted.join(', ')} restored as before it.`);
+  else lines.push(`The last memory change is ${what}.`);
+  for (const change of result.needsChoice) lines.push(`${choiceText(change)} Use **Revert** on that change's note to choose; nothing was changed in ${change.path}.`);
+  if (result.reverted.length === 0 && result.needsChoice.length === 0) lines.push('It was already reverted.');
+  return lines.join('\n');
 }

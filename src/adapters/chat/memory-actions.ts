@@ -1,28 +1,101 @@
-// What people can do to a memory change from a chat platform: revert it, mark it reviewed, and find
-// the last one of a session's memory space. Shared by the Slack and Discord adapters.
-import type { DocumentAuthor, DocumentStore, RevertOutcome, SessionRecord } from '../../core/store.js';
+// What people can do to a memory change from a chat platform (R13): revert it per document without
+// ever discarding a later change unseen, mark it reviewed, and find the last one of a space. Shared
+// by the Slack and Discord adapters; they only draw the choices.
+import { ConflictError } from '../../core/errors.js';
+import type { DocumentAuthor, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from '../../core/store.js';
 
-/**
- * Restores every document a memory run changed to its state before the run, as new versions by
- * `author`: all or nothing, and once per run (a second click or command is a no-op).
- */
-export function revertMemoryRun(
-  stores: { documents: DocumentStore },
-  memoryRunId: string,
-  author: Extract<DocumentAuthor, { kind: 'person' }>,
-): Promise<RevertOutcome> {
-  return stores.documents.revertRun(memoryRunId, author);
+/** What a person's revert of a memory run did, and what it left for them to choose. */
+export interface RevertResult {
+  /** Documents restored now (nothing was written to them after the run). */
+  reverted: string[];
+  /** Documents changed again after the run: undoing it would undo those changes too; the person chooses. */
+  needsChoice: RunDocumentChange[];
+  /** Documents a revert of this run already restored. */
+  alreadyReverted: string[];
 }
 
-/** The newest summarizer run that wrote a live document of the session's memory space, or null. */
-export async function latestMemoryRunId(documents: DocumentStore, session: Pick<SessionRecord, 'id' | 'memorySpaceId'>): Promise<string | null> {
-  let latest: { runId: string; at: number } | null = null;
-  for (const document of await documents.list(session.memorySpaceId, session.id)) {
-    for (const version of await documents.versions(document.id)) {
-      if (version.author.kind !== 'summarizer') continue;
-      const at = version.createdAt.getTime();
-      if (!latest || at > latest.at) latest = { runId: version.author.memoryRunId, at };
+/** A person as the author of a revert. */
+export type PersonAuthor = Extract<DocumentAuthor, { kind: 'person' }>;
+
+/**
+ * Restores the documents a memory run changed that nobody changed since, as one transaction; the
+ * others are returned for the person to decide (undo both, or cancel).
+ */
+export async function revertMemoryRun(documents: DocumentStore, memoryRunId: string, author: PersonAuthor): Promise<RevertResult> {
+  // A change landing between the look and the write is seen on the second look.
+  for (let attempt = 1; ; attempt += 1) {
+    const changes = await documents.runChanges(memoryRunId);
+    const clean = changes.filter((change) => !change.reverted && change.later.length === 0);
+    try {
+      if (clean.length > 0) {
+        await documents.revertRunDocuments(memoryRunId, clean.map((change) => ({ documentId: change.documentId, expectedVersion: change.currentVersion })), author);
+      }
+    } catch (error) {
+      if (error instanceof ConflictError && attempt < 3) continue;
+      throw error;
     }
+    return {
+      reverted: clean.map((change) => change.path),
+      needsChoice: changes.filter((change) => !change.reverted && change.later.length > 0),
+      alreadyReverted: changes.filter((change) => change.reverted).map((change) => change.path),
+    };
   }
-  return latest?.runId ?? null;
+}
+
+/** The outcome of "undo both": done, or the document changed again (shown anew), or done before. */
+export type UndoBothOutcome =
+  | { status: 'reverted'; path: string }
+  | { status: 'changed-again'; change: RunDocumentChange }
+  | { status: 'already-reverted'; path: string }
+  | { status: 'gone' };
+
+/**
+ * The person saw the later changes of one document (up to `expectedVersion`) and chose to undo
+ * them together with the run's change. A change written since they looked is not discarded: it is
+ * returned to be shown.
+ */
+export async function revertWithLaterChanges(documents: DocumentStore, memoryRunId: string, documentId: string, expectedVersion: number, author: PersonAuthor): Promise<UndoBothOutcome> {
+  const change = (await documents.runChanges(memoryRunId)).find((candidate) => candidate.documentId === documentId);
+  if (!change) return { status: 'gone' };
+  if (change.reverted) return { status: 'already-reverted', path: change.path };
+  if (change.currentVersion !== expectedVersion) return { status: 'changed-again', change };
+  try {
+    await documents.revertRunDocuments(memoryRunId, [{ documentId, expectedVersion }], author);
+    return { status: 'reverted', path: change.path };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const fresh = (await documents.runChanges(memoryRunId)).find((candidate) => candidate.documentId === documentId);
+    return fresh ? { status: 'changed-again', change: fresh } : { status: 'gone' };
+  }
+}
+
+/** Who wrote a version, in a few words. */
+export function authorLabel(author: DocumentAuthor): string {
+  switch (author.kind) {
+    case 'summarizer':
+      return 'background memory';
+    case 'worker':
+      return 'the worker';
+    case 'person':
+      return author.name || author.userId;
+    case 'system':
+      return 'Hippo';
+  }
+}
+
+/** "v5 by background memory at 12:10 UTC" for each later version. */
+export function laterChangesText(later: readonly DocumentVersionRecord[]): string {
+  return later
+    .map((version) => `v${version.version} by ${authorLabel(version.author)} at ${version.createdAt.toISOString().slice(11, 16)} UTC${version.deleted ? ' (deleted it)' : ''}`)
+    .join('; ');
+}
+
+/** The explanation a person reads before choosing, in Markdown. */
+export function choiceText(change: RunDocumentChange): string {
+  return `**${change.path}** was changed again after this memory change (${laterChangesText(change.later)}). Undoing this change would undo ${change.later.length === 1 ? 'that one' : 'those'} too.`;
+}
+
+/** The newest memory run of the session's space that can still be reverted, or null. */
+export async function latestMemoryRunId(documents: DocumentStore, session: Pick<SessionRecord, 'memorySpaceId'>): Promise<string | null> {
+  return (await documents.latestRevertibleRun(session.memorySpaceId))?.memoryRunId ?? null;
 }

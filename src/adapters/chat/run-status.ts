@@ -3,7 +3,7 @@
 import type { AgentEvent, StopReason } from '../../core/events.js';
 
 /** What the run is doing now. */
-export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped';
+export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled';
 
 /** One card's state. Times are epoch milliseconds. */
 export interface RunStatus {
@@ -57,6 +57,8 @@ function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
       return { ...ended, phase: 'resetting' };
     case 'error':
       return { ...ended, phase: 'error' };
+    case 'storage':
+      return { ...ended, phase: 'stalled' };
     default:
       // shutdown, or the session moved to another replica: this card stops here, work goes on.
       return { ...ended, phase: 'stopped' };
@@ -116,5 +118,7 @@ function phaseText(status: RunStatus): string {
       return `❌ Error${status.error ? `: ${status.error.slice(0, 200)}` : ''}`;
     case 'stopped':
       return '⏹️ Stopped here (the service restarted or handed over); the work continues';
+    case 'stalled':
+      return '⚠️ Waiting for the database; the work continues by itself when it is back';
   }
 }

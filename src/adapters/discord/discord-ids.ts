@@ -24,29 +24,37 @@ export function parseSteerKey(key: string): { channelId: string; messageId: stri
 }
 
 /** What a button does. */
-export type ButtonAction = 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory';
+export type ButtonAction = 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep';
 
-const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'view', 'revert', 'review', 'memory'];
+const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'view', 'revert', 'review', 'memory', 'undo', 'keep'];
 
 /** A parsed button custom id. */
 export interface ButtonId {
   action: ButtonAction;
   sessionId: string;
-  /** The memory run for view / revert / review. */
+  /** The memory run for view / revert / review / undo / keep. */
   memoryRunId: string | null;
+  /** undo / keep: which document of the run (its index by path) and the version the person saw. */
+  document: { index: number; version: number } | null;
 }
 
-/** "hippo:<action>:<sessionId>[:<memoryRunId>]" (Discord allows 100 characters; uuids fit). */
-export function buttonId(action: ButtonAction, sessionId: string, memoryRunId?: string): string {
-  return memoryRunId ? `hippo:${action}:${sessionId}:${memoryRunId}` : `hippo:${action}:${sessionId}`;
+/**
+ * "hippo:<action>:<sessionId>[:<memoryRunId>[:<index>.<version>]]" (Discord allows 100
+ * characters: two uuids and a short pair fit).
+ */
+export function buttonId(action: ButtonAction, sessionId: string, memoryRunId?: string, document?: { index: number; version: number }): string {
+  const base = memoryRunId ? `hippo:${action}:${sessionId}:${memoryRunId}` : `hippo:${action}:${sessionId}`;
+  return document ? `${base}:${document.index}.${document.version}` : base;
 }
 
 /** Parses a custom id made by `buttonId`; null for anything else. */
 export function parseButtonId(customId: string): ButtonId | null {
-  const [prefix, action, sessionId, memoryRunId] = customId.split(':');
+  const [prefix, action, sessionId, memoryRunId, documentPart] = customId.split(':');
   const known = buttonActions.find((candidate) => candidate === action);
   if (prefix !== 'hippo' || !known || !sessionId) return null;
-  return { action: known, sessionId, memoryRunId: memoryRunId ?? null };
+  const match = documentPart ? /^(\d{1,4})\.(\d{1,9})$/.exec(documentPart) : null;
+  const document = match?.[1] && match[2] ? { index: Number(match[1]), version: Number(match[2]) } : null;
+  return { action: known, sessionId, memoryRunId: memoryRunId ?? null, document };
 }
 
 /** Discord limits thread names to 100 characters. */

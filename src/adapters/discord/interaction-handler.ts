@@ -2,15 +2,15 @@
 // wants an answer within 3 s) and then answered by editing that reply: ephemeral for what only the
 // clicker needs (status, diffs, confirmations), public for commands that change the session.
 // Long answers become an attached .md file. Each interaction is handled once (event log).
-import { AttachmentBuilder, MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type RepliableInteraction } from 'discord.js';
-import type { SessionRecord } from '../../core/store.js';
+import { AttachmentBuilder, ButtonStyle, ComponentType, MessageFlags, type APIActionRowComponent, type APIButtonComponentWithCustomId, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type RepliableInteraction } from 'discord.js';
+import type { RunDocumentChange, SessionRecord } from '../../core/store.js';
 import { runCommand, type CommandScope } from '../chat/command-runner.js';
 import { helpText, type CommandVerb } from '../chat/commands.js';
-import { revertMemoryRun } from '../chat/memory-actions.js';
+import { choiceText, revertMemoryRun, revertWithLaterChanges, type PersonAuthor } from '../chat/memory-actions.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { outboxPayload } from './discord-deliver.js';
-import { parseButtonId, type ButtonId } from './discord-ids.js';
+import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
 import { addressOf } from './discord-place.js';
 import { discordMessageLimit, memoryNoteComponents, type NoteState } from './discord-render.js';
 import { slashCommandName, verbOf, verbOption } from './slash-command.js';
@@ -61,6 +61,11 @@ export class DiscordInteractionHandler {
       case 'revert':
         if (!id.memoryRunId) return;
         return this.revert(interaction, session, id.memoryRunId, scope.actor);
+      case 'undo':
+        if (!id.memoryRunId || !id.document) return;
+        return this.undoBoth(interaction, session, id.memoryRunId, id.document, scope.actor);
+      case 'keep':
+        return replyText(interaction, 'Nothing was changed: the later changes stay as they are.', 'hippo.md');
       case 'review':
         if (!id.memoryRunId) return;
         await this.context.stores.documents.markReviewed(id.memoryRunId, scope.actor.name);
@@ -69,14 +74,63 @@ export class DiscordInteractionHandler {
     }
   }
 
-  /** Restores the documents a memory run changed, says so in the thread and on the note. */
+  /**
+   * R13: restores what nobody changed since the memory change, says so in the thread and on the
+   * note; documents changed again are shown to the clicker with "Undo both" / "Keep" buttons.
+   */
   private async revert(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, actor: CommandScope['actor']): Promise<void> {
-    const outcome = await revertMemoryRun(this.context.stores, memoryRunId, { kind: 'person', ...actor });
-    if (outcome.status === 'already-reverted') return replyText(interaction, 'This memory change was already reverted.', 'hippo.md');
-    if (outcome.status === 'nothing-to-revert') return replyText(interaction, 'This memory change touched no documents.', 'hippo.md');
-    await enqueueText(this.context, { key: `discord:revert:${memoryRunId}`, sessionId: session.id, channelId: session.threadKey }, revertNoteLine(actor.name, outcome.paths));
-    await this.editNote(session, memoryRunId, { revertedBy: actor.name }, interaction.id);
-    return replyText(interaction, `↩️ Reverted ${outcome.paths.join(', ')}.`, 'hippo.md');
+    const author: PersonAuthor = { kind: 'person', ...actor };
+    const result = await revertMemoryRun(this.context.stores.documents, memoryRunId, author);
+    if (result.reverted.length > 0) await this.announceRevert(session, memoryRunId, actor.name, result.reverted, interaction.id);
+    if (result.needsChoice.length > 0) {
+      const all = await this.context.stores.documents.runChanges(memoryRunId);
+      const intro = result.reverted.length > 0 ? `↩️ Reverted ${result.reverted.join(', ')}. The rest changed again since:\n` : '';
+      return this.offerChoice(interaction, session, memoryRunId, all, result.needsChoice, intro);
+    }
+    if (result.reverted.length > 0) return replyText(interaction, `↩️ Reverted ${result.reverted.join(', ')}.`, 'hippo.md');
+    return replyText(interaction, result.alreadyReverted.length > 0 ? 'This memory change was already reverted.' : 'This memory change touched no documents.', 'hippo.md');
+  }
+
+  /** The clicker chose to undo a document's change together with the later ones they were shown. */
+  private async undoBoth(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, document: { index: number; version: number }, actor: CommandScope['actor']): Promise<void> {
+    const all = await this.context.stores.documents.runChanges(memoryRunId);
+    const target = all[document.index];
+    if (!target) return replyText(interaction, 'This memory change no longer exists.', 'hippo.md');
+    const outcome = await revertWithLaterChanges(this.context.stores.documents, memoryRunId, target.documentId, document.version, { kind: 'person', ...actor });
+    switch (outcome.status) {
+      case 'reverted':
+        await this.announceRevert(session, memoryRunId, actor.name, [outcome.path], interaction.id);
+        return replyText(interaction, `↩️ Reverted ${outcome.path}, with the later changes.`, 'hippo.md');
+      case 'changed-again':
+        return this.offerChoice(interaction, session, memoryRunId, all, [outcome.change], 'It changed again while you were looking:\n');
+      case 'already-reverted':
+        return replyText(interaction, `${outcome.path} was already reverted.`, 'hippo.md');
+      case 'gone':
+        return replyText(interaction, 'This memory change no longer exists.', 'hippo.md');
+    }
+  }
+
+  /** An ephemeral reply: per document, what changed since, with "Undo both" and "Keep". */
+  private async offerChoice(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, all: RunDocumentChange[], choices: RunDocumentChange[], intro: string): Promise<void> {
+    const text = `${intro}${choices.map(choiceText).join('\n')}`;
+    // Discord allows 5 rows of buttons: more documents than that are chosen in a second round.
+    const rows: Array<APIActionRowComponent<APIButtonComponentWithCustomId>> = choices.slice(0, 5).map((change) => {
+      const document = { index: all.findIndex((candidate) => candidate.documentId === change.documentId), version: change.currentVersion };
+      return {
+        type: ComponentType.ActionRow,
+        components: [
+          { type: ComponentType.Button, style: ButtonStyle.Danger, custom_id: buttonId('undo', session.id, memoryRunId, document), label: `Undo both: ${change.path}`.slice(0, 80) },
+          { type: ComponentType.Button, style: ButtonStyle.Secondary, custom_id: buttonId('keep', session.id, memoryRunId, document), label: 'Keep' },
+        ],
+      };
+    });
+    await interaction.editReply({ content: text.slice(0, discordMessageLimit), components: rows, allowedMentions: { parse: [] } });
+  }
+
+  /** Tells the thread who reverted what, and shows it on the note. */
+  private async announceRevert(session: SessionRecord, memoryRunId: string, name: string, paths: string[], interactionId: string): Promise<void> {
+    await enqueueText(this.context, { key: `discord:revert:${memoryRunId}:${paths.join(',')}`, sessionId: session.id, channelId: session.threadKey }, revertNoteLine(name, paths));
+    await this.editNote(session, memoryRunId, { revertedBy: name }, interactionId);
   }
 
   /** Shows on the note who reverted or reviewed it. */

@@ -11,6 +11,9 @@ export const actionIds = {
   resume: 'hippo_resume',
   memoryView: 'hippo_memory_view',
   memoryRevert: 'hippo_memory_revert',
+  /** R13: undo a document's change together with the later changes the person was shown. */
+  memoryUndoBoth: 'hippo_memory_undo_both',
+  memoryKeep: 'hippo_memory_keep',
   memoryAck: 'hippo_memory_ack',
   resetView: 'hippo_reset_view',
   viewPage: 'hippo_view_page',
@@ -53,7 +56,7 @@ export function memoryNote(line: string, memoryRunId: string): SlackMessageBody 
   const revert = button('Revert', actionIds.memoryRevert, memoryRunId, 'danger');
   revert['confirm'] = {
     title: { type: 'plain_text', text: 'Revert this memory change?' },
-    text: { type: 'plain_text', text: 'The documents go back to how they were before this change. The change stays in the history.' },
+    text: { type: 'plain_text', text: 'The documents go back to how they were before this change; if one changed again since, you are shown that and choose. Everything stays in the history.' },
     confirm: { type: 'plain_text', text: 'Revert' },
     deny: { type: 'plain_text', text: 'Cancel' },
   };

@@ -3,10 +3,10 @@
 // right after (views.open must still happen within the trigger's 3 seconds, so it comes first).
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
-import { revertMemoryRun } from '../chat/memory-actions.js';
+import { revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './blocks.js';
-import { memoryChangeModal, resetModal, type PageRef } from './modals.js';
+import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
 import { blockActionBody, type BlockActionBody } from './payloads.js';
 import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
 
@@ -15,6 +15,8 @@ const resetViewRef = z.object({
   mainDocumentId: z.string().nullable(), mainVersion: z.number().nullable(),
 });
 const pageRef = z.object({ kind: z.enum(['memory', 'reset']), ref: z.string(), page: z.number().int().min(0) });
+const undoBothRef: z.ZodType<UndoBothRef> = z.object({ r: z.string(), d: z.string(), v: z.number().int() });
+const threadRef: z.ZodType<ThreadRef> = z.object({ channelId: z.string(), threadTs: z.string() });
 
 /** Registers the button handlers on the Bolt app. */
 export function registerInteractions(app: App, context: SlackContext): void {
@@ -49,6 +51,10 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     }
     case actionIds.memoryRevert:
       return revert(context, click, teamId, value);
+    case actionIds.memoryUndoBoth:
+      return undoBoth(context, click, teamId, undoBothRef.parse(JSON.parse(value)));
+    case actionIds.memoryKeep:
+      return updateView(context, click, outcomeModal('Nothing was changed: the later changes stay as they are.'));
     case actionIds.memoryAck: {
       await context.stores.documents.markReviewed(value, click.user.id);
       const name = await context.people.name(teamId, click.user.id);
@@ -61,23 +67,60 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
   }
 }
 
+/**
+ * R13: restores what nobody changed since the memory change; documents changed again are shown in
+ * a modal where the person chooses (undo both, or keep). views.open comes right after the revert's
+ * few statements, well within the trigger's 3 seconds.
+ */
 async function revert(context: SlackContext, click: BlockActionBody, teamId: string, memoryRunId: string): Promise<void> {
   const name = await context.people.name(teamId, click.user.id);
-  const outcome = await revertMemoryRun(context.stores, memoryRunId, { kind: 'person', userId: click.user.id, name });
-  if (outcome.status !== 'reverted') {
-    await ephemeral(context, click, outcome.status === 'already-reverted' ? 'This memory change was already reverted.' : 'This memory change wrote no documents.');
-    return;
-  }
+  const result = await revertMemoryRun(context.stores.documents, memoryRunId, { kind: 'person', userId: click.user.id, name });
   const thread = threadOf(click);
-  if (!thread) return;
+  if (result.needsChoice.length > 0 && thread) {
+    const intro = result.reverted.length > 0 ? `Reverted ${result.reverted.join(', ')}. The rest changed again since:` : undefined;
+    await openView(context, click, revertChoiceModal(memoryRunId, result.needsChoice, thread, intro));
+  }
+  if (result.reverted.length > 0 && thread) await announceRevert(context, teamId, thread, memoryRunId, name, result.reverted);
+  if (result.reverted.length === 0 && result.needsChoice.length === 0) {
+    await ephemeral(context, click, result.alreadyReverted.length > 0 ? 'This memory change was already reverted.' : 'This memory change wrote no documents.');
+  }
+}
+
+/** The person chose to undo a document's change together with the later ones they were shown. */
+async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: string, ref: UndoBothRef): Promise<void> {
+  const name = await context.people.name(teamId, click.user.id);
+  const outcome = await revertWithLaterChanges(context.stores.documents, ref.r, ref.d, ref.v, { kind: 'person', userId: click.user.id, name });
+  const thread = click.view?.private_metadata ? threadRef.safeParse(JSON.parse(click.view.private_metadata)) : undefined;
+  switch (outcome.status) {
+    case 'reverted':
+      await updateView(context, click, outcomeModal(`↩️ Reverted ${outcome.path}, with the later changes.`));
+      if (thread?.success) await announceRevert(context, teamId, thread.data, ref.r, name, [outcome.path]);
+      return;
+    case 'changed-again':
+      if (!thread?.success) return;
+      return updateView(context, click, revertChoiceModal(ref.r, [outcome.change], thread.data, 'It changed again while you were looking:'));
+    case 'already-reverted':
+      return updateView(context, click, outcomeModal(`${outcome.path} was already reverted.`));
+    case 'gone':
+      return updateView(context, click, outcomeModal('This memory change no longer exists.'));
+  }
+}
+
+/** Tells the thread who reverted what (once per run and set of documents). */
+async function announceRevert(context: SlackContext, teamId: string, thread: ThreadRef, memoryRunId: string, name: string, paths: string[]): Promise<void> {
   const session = await context.agent.findSession(slackThread(teamId, thread.channelId, thread.threadTs));
   await context.outbox.enqueue({
-    idempotencyKey: `revert-note:${memoryRunId}`,
+    idempotencyKey: `revert-note:${memoryRunId}:${paths.join(',')}`,
     sessionId: session?.id ?? null,
     platform: slackPlatform,
     operation: 'post',
-    payload: { channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, outcome.paths) },
+    payload: { channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, paths) },
   });
+}
+
+async function updateView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
+  if (!click.view) return;
+  await context.client.apiCall('views.update', { view_id: click.view.id, view });
 }
 
 async function turnPage(context: SlackContext, click: BlockActionBody, ref: PageRef): Promise<void> {

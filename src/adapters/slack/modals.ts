@@ -1,6 +1,8 @@
 // The modals behind the View buttons: a memory change (compact diff and the document as written)
 // and a reset (what the new context started from). Long content is paged within Slack's modal
 // limits (≤ 100 blocks, ≤ 3,000 characters per section) with Previous / Next buttons.
+import type { RunDocumentChange } from '../../core/store.js';
+import { choiceText } from '../chat/memory-actions.js';
 import { changeSummary, formatTokens, type DocumentDiff } from '../chat/notes.js';
 import { splitMessage } from '../chat/split-message.js';
 import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './blocks.js';
@@ -86,4 +88,47 @@ function paginate(items: Item[]): Item[][] {
     if (item.kind === 'text') sections += 1;
   }
   return pages;
+}
+
+/** What an "undo both" button names: the run, the document, and the version the person saw. */
+export interface UndoBothRef {
+  r: string;
+  d: string;
+  v: number;
+}
+
+/** Where a revert modal's outcome is announced. */
+export interface ThreadRef {
+  channelId: string;
+  threadTs: string;
+}
+
+/**
+ * R13: the choice shown when documents changed again after the memory change being reverted:
+ * per document, the later changes and "Undo both" or "Keep".
+ */
+export function revertChoiceModal(memoryRunId: string, changes: readonly RunDocumentChange[], thread: ThreadRef, intro?: string): Json {
+  const blocks: Json[] = [];
+  if (intro) blocks.push(section(escapeMrkdwn(intro)));
+  for (const change of changes) {
+    const ref: UndoBothRef = { r: memoryRunId, d: change.documentId, v: change.currentVersion };
+    blocks.push(section(escapeMrkdwn(choiceText(change)).replace(/\*\*/g, '*').slice(0, sectionLimit)));
+    blocks.push({
+      type: 'actions',
+      block_id: `hippo_undo_${change.documentId}`.slice(0, 255),
+      elements: [button('Undo both', actionIds.memoryUndoBoth, JSON.stringify(ref), 'danger'), button('Keep', actionIds.memoryKeep, JSON.stringify(ref))],
+    });
+  }
+  return {
+    type: 'modal',
+    title: { type: 'plain_text', text: 'Revert memory' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    private_metadata: JSON.stringify(thread),
+    blocks,
+  };
+}
+
+/** A modal that only says how a choice ended. */
+export function outcomeModal(text: string): Json {
+  return { type: 'modal', title: { type: 'plain_text', text: 'Revert memory' }, close: { type: 'plain_text', text: 'Close' }, blocks: [section(escapeMrkdwn(text))] };
 }

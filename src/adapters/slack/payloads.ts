@@ -34,7 +34,7 @@ export const blockActionBody = z.looseObject({
   trigger_id: z.string().optional(),
   channel: z.looseObject({ id: z.string() }).optional(),
   message: z.looseObject({ ts: z.string(), thread_ts: z.string().optional() }).optional(),
-  view: z.looseObject({ id: z.string(), hash: z.string().optional() }).optional(),
+  view: z.looseObject({ id: z.string(), hash: z.string().optional(), private_metadata: z.string().optional() }).optional(),
   actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 

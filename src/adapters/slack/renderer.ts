@@ -157,7 +157,7 @@ export class SlackRenderer {
   private async cardBody(card: Card): Promise<{ [key: string]: Json }> {
     const runner = await this.context.agent.runners.peek(card.session.id).catch(() => undefined);
     if (runner) {
-      const tokens = runner.context.lastPromptTokens ?? runner.context.segment.contextTokens;
+      const tokens = runner.context.nextCallTokens();
       const contextPercent = Math.round((tokens * 1000) / this.context.agent.deps.settings.contextWindow) / 10;
       card.status = { ...card.status, contextPercent };
     }

@@ -28,12 +28,16 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       // when given. The unique (segment_id, seq) refuses a second writer at the same position.
       const segmentUpdate = options.contextTokens === undefined
         ? Prisma.empty
-        : Prisma.sql`WITH segment AS (UPDATE segments SET context_tokens = ${options.contextTokens} WHERE id = ${segmentId}) `;
+        : Prisma.sql`WITH segment AS (UPDATE segments SET context_tokens = ${options.contextTokens}, context_tokens_seq = ${entry.seq} WHERE id = ${segmentId}) `;
       try {
         await prisma.$executeRaw`${segmentUpdate}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`;
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError(`context position ${entry.seq} is taken: another replica wrote this session`);
-        throw error;
+        if (!isUniqueViolation(error)) throw error;
+        // A retry of a write whose first attempt committed but whose answer was lost (a dropped
+        // connection) finds its own row: that is success, not a second writer.
+        const existing = await prisma.contextMessage.findUnique({ where: { segmentId_seq: { segmentId, seq: entry.seq } }, select: { content: true } });
+        if (existing?.content === JSON.stringify(entry.message)) return;
+        throw new ConflictError(`context position ${entry.seq} is taken: another replica wrote this session`);
       }
     },
 
@@ -79,16 +83,25 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       return steers.filter((steer) => ids.has(steer.id)).map((steer) => ({ ...steer, status: 'taken' as const }));
     },
 
-    startSegment(sessionId, messages, carriedMessages, startTokens) {
+    startSegment(sessionId, next) {
       return prisma.$transaction(async (tx) => {
-        const previous = await tx.segment.findUniqueOrThrow({ where: { id: await currentSegmentId(tx, sessionId) } });
-        await tx.segment.update({ where: { id: previous.id }, data: { endedAt: new Date() } });
-        // A racing second rotation picks the same ordinal and fails on unique (session_id, ordinal).
+        // The session row is locked first: a second reset of the same segment waits here, then
+        // finds it no longer current (R8) instead of resetting the fresh segment again.
+        const locked = await tx.$queryRaw<Array<{ current_segment_id: string | null }>>`
+          SELECT current_segment_id FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
+        if (locked[0]?.current_segment_id !== next.fromSegmentId) {
+          throw new ConflictError(`segment ${next.fromSegmentId} is no longer current: the session was reset already`);
+        }
+        const previous = await tx.segment.update({ where: { id: next.fromSegmentId }, data: { endedAt: new Date() } });
         const segment = await tx.segment.create({
-          data: { sessionId, ordinal: previous.ordinal + 1, carriedMessages, startTokens, awaitingDelivery: true },
+          data: {
+            sessionId, ordinal: previous.ordinal + 1, carriedMessages: next.carriedMessages, startTokens: next.startTokens,
+            contextTokens: next.startTokens, contextTokensSeq: next.messages.length, lastStep: next.lastStep, awaitingDelivery: true,
+          },
         });
-        await tx.contextMessage.createMany({ data: messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq })) });
-        await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id } });
+        // Carried copies are never owed delivery: their originals hold that mark (R17).
+        await tx.contextMessage.createMany({ data: next.messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq, awaitingDelivery: false })) });
+        await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id, resetRequested: false } });
         return toSegmentRecord(segment);
       });
     },
@@ -194,6 +207,7 @@ function toSegmentRecord(row: Segment): SegmentRecord {
     summarizerRounds: row.summarizerRounds,
     deciderRounds: row.deciderRounds,
     contextTokens: row.contextTokens,
+    contextTokensSeq: row.contextTokensSeq,
     carriedMessages: row.carriedMessages,
   };
 }

@@ -2,7 +2,7 @@
 // people can review what a summarizer run wrote and revert it.
 import { randomUUID } from 'node:crypto';
 import { ConflictError } from '../../core/errors.js';
-import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RevertOutcome } from '../../core/store.js';
+import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
 import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
 import type { TransactionClient } from './prisma-support.js';
 
@@ -29,11 +29,11 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       return rows.map(toDocumentRecord);
     },
 
-    write(key, content, author, expectedVersion) {
+    write(key, content, author, expectedVersion, reason = '') {
       return prisma.$transaction(async (tx) => {
         const current = await lockDocument(tx, key);
         checkExpectedVersion(key.path, current, expectedVersion);
-        return applyChange(tx, current, { content, deleted: false }, author);
+        return applyChange(tx, current, { content, deleted: false }, author, { reason });
       });
     },
 
@@ -48,7 +48,21 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       });
     },
 
-    /** Newest first. */
+    move(from, to, author) {
+      return prisma.$transaction(async (tx) => {
+        // Locked in key order, so two moves between the same documents cannot deadlock.
+        const [first, second] = [from, to].sort((left, right) => left.path.localeCompare(right.path));
+        const locked = new Map([[first!.path, await lockDocument(tx, first!)], [second!.path, await lockDocument(tx, second!)]]);
+        const source = locked.get(from.path);
+        const target = locked.get(to.path);
+        if (!source || source.deleted) throw new ConflictError(`${from.path} does not exist (it may have been removed since you read it); list the documents again`);
+        if (!target || !target.deleted) throw new ConflictError(`${to.path} already exists; choose another path or delete it first`);
+        const moved = await applyChange(tx, target, { content: source.content, deleted: false }, author, { reason: `moved from ${from.path}` });
+        await applyChange(tx, source, { content: '', deleted: true }, author, { reason: `moved to ${to.path}` });
+        return moved;
+      });
+    },
+
     async versions(documentId) {
       const rows = await prisma.memoryDocumentVersion.findMany({ where: { documentId }, orderBy: { version: 'desc' } });
       return rows.map(toVersionRecord);
@@ -66,28 +80,60 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       return prisma.$transaction((tx) => revertVersion(tx, documentId, version, author));
     },
 
-    revertRun(memoryRunId, author) {
-      return prisma.$transaction(async (tx): Promise<RevertOutcome> => {
-        const written = await tx.memoryDocumentVersion.findMany({ where: { memoryRunId } });
-        if (written.length === 0) return { status: 'nothing-to-revert', paths: [] };
-        // The once-mark commits with the restored versions or not at all: a revert that fails
-        // half-way leaves nothing behind and can be tried again. A concurrent second revert waits
-        // on the key, then finds it taken.
-        const marked = await tx.$executeRaw`INSERT INTO processed_events (key) VALUES (${`revert:${memoryRunId}`}) ON CONFLICT DO NOTHING`;
-        if (marked === 0) return { status: 'already-reverted', paths: [] };
-        // The run's first version of each document: reverting it restores the state before the run.
-        const first = new Map<string, (typeof written)[number]>();
-        for (const version of written) {
-          const seen = first.get(version.documentId);
-          if (!seen || version.version < seen.version) first.set(version.documentId, version);
+    async runChanges(memoryRunId) {
+      const written = await prisma.memoryDocumentVersion.findMany({ where: { memoryRunId }, select: { documentId: true, version: true, path: true } });
+      const byDocument = new Map<string, { path: string; first: number; last: number }>();
+      for (const row of written) {
+        const seen = byDocument.get(row.documentId);
+        if (!seen) byDocument.set(row.documentId, { path: row.path, first: row.version, last: row.version });
+        else {
+          seen.first = Math.min(seen.first, row.version);
+          if (row.version > seen.last) Object.assign(seen, { last: row.version, path: row.path });
         }
-        const paths: string[] = [];
-        for (const version of [...first.values()].sort((left, right) => left.path.localeCompare(right.path))) {
-          await revertVersion(tx, version.documentId, version.version, author);
-          paths.push(version.path);
+      }
+      const changes: RunDocumentChange[] = [];
+      for (const [documentId, run] of byDocument) {
+        const [document, later] = await Promise.all([
+          prisma.memoryDocument.findUniqueOrThrow({ where: { id: documentId }, select: { version: true } }),
+          prisma.memoryDocumentVersion.findMany({ where: { documentId, version: { gt: run.last } }, orderBy: { version: 'asc' } }),
+        ]);
+        changes.push({
+          documentId, path: run.path, firstVersion: run.first, lastVersion: run.last, currentVersion: document.version,
+          later: later.map(toVersionRecord), reverted: later.some((version) => version.revertedRunId === memoryRunId),
+        });
+      }
+      return changes.sort((left, right) => left.path.localeCompare(right.path));
+    },
+
+    revertRunDocuments(memoryRunId, targets, author) {
+      return prisma.$transaction(async (tx) => {
+        const restored: DocumentRecord[] = [];
+        // Locked in id order, so two reverts of overlapping documents cannot deadlock.
+        for (const target of [...targets].sort((left, right) => left.documentId.localeCompare(right.documentId))) {
+          const current = await lockDocumentById(tx, target.documentId);
+          if (current.version !== target.expectedVersion) {
+            throw new ConflictError(`${current.path} changed again (now version ${String(current.version)}, you saw version ${String(target.expectedVersion)}): look at the change and choose again`);
+          }
+          const first = await tx.memoryDocumentVersion.findFirst({ where: { documentId: target.documentId, memoryRunId }, orderBy: { version: 'asc' } });
+          if (!first) throw new Error(`memory run ${memoryRunId} did not write ${current.path}`);
+          const state = await stateBefore(tx, target.documentId, first.version);
+          restored.push(await applyChange(tx, current, state, author, { reason: `undid the memory change of run ${memoryRunId}`, revertedRunId: memoryRunId }));
         }
-        return { status: 'reverted', paths };
+        return restored;
       });
+    },
+
+    async latestRevertibleRun(spaceId) {
+      const rows = await prisma.$queryRaw<Array<{ memory_run_id: string; at: Date }>>`
+        SELECT v.memory_run_id, max(v.created_at) AS at
+        FROM memory_document_versions v JOIN memory_documents d ON d.id = v.document_id
+        WHERE d.space_id = ${spaceId} AND v.memory_run_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM memory_document_versions r WHERE r.document_id = v.document_id AND r.reverted_run_id = v.memory_run_id)
+        GROUP BY v.memory_run_id
+        ORDER BY at DESC
+        LIMIT 1`;
+      const row = rows[0];
+      return row ? { memoryRunId: row.memory_run_id, at: row.at } : null;
     },
 
     async markReviewed(memoryRunId, reviewer) {
@@ -102,18 +148,24 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
 
 /** Restores the version before `version` of a document as a new version by `author`. */
 async function revertVersion(tx: TransactionClient, documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord> {
-  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM memory_documents WHERE id = ${documentId} FOR UPDATE`;
-  if (locked.length === 0) throw new Error(`memory document ${documentId} does not exist`);
-  const current = await tx.memoryDocument.findUniqueOrThrow({ where: { id: documentId } });
+  const current = await lockDocumentById(tx, documentId);
   const reverted = await tx.memoryDocumentVersion.findUnique({ where: { documentId_version: { documentId, version } } });
   if (!reverted) throw new Error(`${current.path} has no version ${String(version)}`);
-  // Version 1 created the document, so undoing it means the document does not exist.
-  const previous = version === 1 ? null : await tx.memoryDocumentVersion.findUnique({
-    where: { documentId_version: { documentId, version: version - 1 } },
-  });
-  if (version !== 1 && !previous) throw new Error(`${current.path} has no version ${String(version - 1)}`);
-  const state = previous ? { content: previous.content, deleted: previous.deleted } : { content: '', deleted: true };
-  return applyChange(tx, current, state, author);
+  return applyChange(tx, current, await stateBefore(tx, documentId, version), author, { reason: `undid version ${String(version)}` });
+}
+
+/** The document as it was before `version` was written (version 1 created it: absent before). */
+async function stateBefore(tx: TransactionClient, documentId: string, version: number): Promise<DocumentState> {
+  if (version === 1) return { content: '', deleted: true };
+  const previous = await tx.memoryDocumentVersion.findUnique({ where: { documentId_version: { documentId, version: version - 1 } } });
+  if (!previous) throw new Error(`memory document ${documentId} has no version ${String(version - 1)}`);
+  return { content: previous.content, deleted: previous.deleted };
+}
+
+async function lockDocumentById(tx: TransactionClient, documentId: string): Promise<MemoryDocument> {
+  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM memory_documents WHERE id = ${documentId} FOR UPDATE`;
+  if (locked.length === 0) throw new Error(`memory document ${documentId} does not exist`);
+  return tx.memoryDocument.findUniqueOrThrow({ where: { id: documentId } });
 }
 
 /**
@@ -155,11 +207,15 @@ async function applyChange(
   current: MemoryDocument,
   state: DocumentState,
   author: DocumentAuthor,
+  note: { reason?: string; revertedRunId?: string } = {},
 ): Promise<DocumentRecord> {
   const version = current.version + 1;
   const updated = await tx.memoryDocument.update({ where: { id: current.id }, data: { ...state, version } });
   await tx.memoryDocumentVersion.create({
-    data: { documentId: current.id, version, path: current.path, ...state, ...authorColumns(author) },
+    data: {
+      documentId: current.id, version, path: current.path, ...state, ...authorColumns(author),
+      reason: (note.reason ?? '').replace(/\s+/g, ' ').slice(0, 300), revertedRunId: note.revertedRunId ?? null,
+    },
   });
   return toDocumentRecord(updated);
 }
@@ -218,6 +274,8 @@ function toVersionRecord(row: MemoryDocumentVersion): DocumentVersionRecord {
     content: row.content,
     deleted: row.deleted,
     author: toAuthor(row),
+    reason: row.reason,
+    revertedRunId: row.revertedRunId,
     reviewedBy: row.reviewedBy,
     createdAt: row.createdAt,
   };

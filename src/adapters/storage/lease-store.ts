@@ -2,6 +2,7 @@
 // statements so two replicas can never both believe they hold it.
 import type { Lease, LeaseStore } from '../../core/store.js';
 import type { PrismaClient } from './generated/client.js';
+import { guardStore } from './storage-errors.js';
 
 interface LeaseRow {
   session_id: string;
@@ -12,7 +13,7 @@ interface LeaseRow {
 
 /** Creates the Prisma-backed LeaseStore. */
 export function createLeaseStore(prisma: PrismaClient): LeaseStore {
-  return {
+  return guardStore<LeaseStore>({
     async acquire(sessionId, owner, ttlMs) {
       // Taken when released, expired, or already ours. The token grows only when the lease
       // changes hands: a replica re-claiming its own lease keeps it, so its queued writes stay valid.
@@ -66,7 +67,7 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
         ORDER BY s.id`;
       return rows.map((row) => row.id);
     },
-  };
+  });
 }
 
 function toLease(row: LeaseRow): Lease {

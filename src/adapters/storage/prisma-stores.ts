@@ -8,22 +8,23 @@ import { createDocumentStore } from './document-store.js';
 import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';
+import { guardStore } from './storage-errors.js';
 
 const roles: readonly AgentRole[] = ['worker', 'summarizer', 'decider'];
 const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider'];
 const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed'];
 
-/** Every store core needs, on one Prisma client. */
+/** Every store core needs, on one Prisma client; failures reach core as StorageError. */
 export function createPrismaStores(prisma: PrismaClient): Stores {
   return {
-    sessions: createSessionStore(prisma),
-    context: createContextStore(prisma),
-    steers: createSteerStore(prisma),
-    events: createEventLog(prisma),
-    memoryRuns: createMemoryRunStore(prisma),
-    usage: createUsageStore(prisma),
-    documents: createDocumentStore(prisma),
-    deliveries: createDeliveryStore(prisma),
+    sessions: guardStore(createSessionStore(prisma)),
+    context: guardStore(createContextStore(prisma)),
+    steers: guardStore(createSteerStore(prisma)),
+    events: guardStore(createEventLog(prisma)),
+    memoryRuns: guardStore(createMemoryRunStore(prisma)),
+    usage: guardStore(createUsageStore(prisma)),
+    documents: guardStore(createDocumentStore(prisma)),
+    deliveries: guardStore(createDeliveryStore(prisma)),
   };
 }
 
@@ -47,8 +48,8 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
     },
 
     async finish(runId, result) {
-      await prisma.memoryRun.update({
-        where: { id: runId },
+      await prisma.memoryRun.updateMany({
+        where: { id: runId, status: 'running' },
         data: {
           status: result.status,
           decision: result.decision ?? null,
@@ -66,6 +67,12 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
     async statuses(runIds) {
       const rows = await prisma.memoryRun.findMany({ where: { id: { in: runIds } }, select: { id: true, status: true } });
       return new Map(rows.map((row) => [row.id, parseRunStatus(row.id, row.status)]));
+    },
+
+    async failInterrupted(sessionId, exceptRunIds) {
+      return prisma.$executeRaw`
+        UPDATE memory_runs SET status = 'failed', error = 'interrupted: its process stopped or lost the session', finished_at = now()
+        WHERE session_id = ${sessionId} AND status = 'running' AND NOT (id = ANY(${[...exceptRunIds]}::text[]))`;
     },
   };
 }

@@ -1382,6 +1382,7 @@ export const SegmentScalarFieldEnum = {
   summarizerRounds: 'summarizerRounds',
   deciderRounds: 'deciderRounds',
   contextTokens: 'contextTokens',
+  contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',
   startTokens: 'startTokens',
   awaitingDelivery: 'awaitingDelivery',
@@ -1449,6 +1450,8 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  reason: 'reason',
+  revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
   reviewedAt: 'reviewedAt',
   createdAt: 'createdAt'

@@ -108,6 +108,7 @@ export const SegmentScalarFieldEnum = {
   summarizerRounds: 'summarizerRounds',
   deciderRounds: 'deciderRounds',
   contextTokens: 'contextTokens',
+  contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',
   startTokens: 'startTokens',
   awaitingDelivery: 'awaitingDelivery',
@@ -175,6 +176,8 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  reason: 'reason',
+  revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
   reviewedAt: 'reviewedAt',
   createdAt: 'createdAt'

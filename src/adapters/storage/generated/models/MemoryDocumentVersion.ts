@@ -45,6 +45,8 @@ export type MemoryDocumentVersionMinAggregateOutputType = {
   authorId: string | null
   authorName: string | null
   memoryRunId: string | null
+  reason: string | null
+  revertedRunId: string | null
   reviewedBy: string | null
   reviewedAt: Date | null
   createdAt: Date | null
@@ -61,6 +63,8 @@ export type MemoryDocumentVersionMaxAggregateOutputType = {
   authorId: string | null
   authorName: string | null
   memoryRunId: string | null
+  reason: string | null
+  revertedRunId: string | null
   reviewedBy: string | null
   reviewedAt: Date | null
   createdAt: Date | null
@@ -77,6 +81,8 @@ export type MemoryDocumentVersionCountAggregateOutputType = {
   authorId: number
   authorName: number
   memoryRunId: number
+  reason: number
+  revertedRunId: number
   reviewedBy: number
   reviewedAt: number
   createdAt: number
@@ -103,6 +109,8 @@ export type MemoryDocumentVersionMinAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  reason?: true
+  revertedRunId?: true
   reviewedBy?: true
   reviewedAt?: true
   createdAt?: true
@@ -119,6 +127,8 @@ export type MemoryDocumentVersionMaxAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  reason?: true
+  revertedRunId?: true
   reviewedBy?: true
   reviewedAt?: true
   createdAt?: true
@@ -135,6 +145,8 @@ export type MemoryDocumentVersionCountAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  reason?: true
+  revertedRunId?: true
   reviewedBy?: true
   reviewedAt?: true
   createdAt?: true
@@ -238,6 +250,8 @@ export type MemoryDocumentVersionGroupByOutputType = {
   authorId: string
   authorName: string
   memoryRunId: string | null
+  reason: string
+  revertedRunId: string | null
   reviewedBy: string | null
   reviewedAt: Date | null
   createdAt: Date
@@ -277,6 +291,8 @@ export type MemoryDocumentVersionWhereInput = {
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
+  revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedAt?: Prisma.DateTimeNullableFilter<"MemoryDocumentVersion"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"MemoryDocumentVersion"> | Date | string
@@ -294,6 +310,8 @@ export type MemoryDocumentVersionOrderByWithRelationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
+  reason?: Prisma.SortOrder
+  revertedRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -315,6 +333,8 @@ export type MemoryDocumentVersionWhereUniqueInput = Prisma.AtLeast<{
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
+  revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedAt?: Prisma.DateTimeNullableFilter<"MemoryDocumentVersion"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"MemoryDocumentVersion"> | Date | string
@@ -332,6 +352,8 @@ export type MemoryDocumentVersionOrderByWithAggregationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
+  reason?: Prisma.SortOrder
+  revertedRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -356,6 +378,8 @@ export type MemoryDocumentVersionScalarWhereWithAggregatesInput = {
   authorId?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
+  reason?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
+  revertedRunId?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
   reviewedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryDocumentVersion"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryDocumentVersion"> | Date | string
@@ -371,6 +395,8 @@ export type MemoryDocumentVersionCreateInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -388,6 +414,8 @@ export type MemoryDocumentVersionUncheckedCreateInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -403,6 +431,8 @@ export type MemoryDocumentVersionUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -420,6 +450,8 @@ export type MemoryDocumentVersionUncheckedUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -436,6 +468,8 @@ export type MemoryDocumentVersionCreateManyInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -451,6 +485,8 @@ export type MemoryDocumentVersionUpdateManyMutationInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -467,6 +503,8 @@ export type MemoryDocumentVersionUncheckedUpdateManyInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -498,6 +536,8 @@ export type MemoryDocumentVersionCountOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  reason?: Prisma.SortOrder
+  revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
   reviewedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -518,6 +558,8 @@ export type MemoryDocumentVersionMaxOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  reason?: Prisma.SortOrder
+  revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
   reviewedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -534,6 +576,8 @@ export type MemoryDocumentVersionMinOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  reason?: Prisma.SortOrder
+  revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
   reviewedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -595,6 +639,8 @@ export type MemoryDocumentVersionCreateWithoutDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -610,6 +656,8 @@ export type MemoryDocumentVersionUncheckedCreateWithoutDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -655,6 +703,8 @@ export type MemoryDocumentVersionScalarWhereInput = {
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
+  revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedAt?: Prisma.DateTimeNullableFilter<"MemoryDocumentVersion"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"MemoryDocumentVersion"> | Date | string
@@ -670,6 +720,8 @@ export type MemoryDocumentVersionCreateManyDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  reason?: string
+  revertedRunId?: string | null
   reviewedBy?: string | null
   reviewedAt?: Date | string | null
   createdAt?: Date | string
@@ -685,6 +737,8 @@ export type MemoryDocumentVersionUpdateWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -700,6 +754,8 @@ export type MemoryDocumentVersionUncheckedUpdateWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -715,6 +771,8 @@ export type MemoryDocumentVersionUncheckedUpdateManyWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reason?: Prisma.StringFieldUpdateOperationsInput | string
+  revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -733,6 +791,8 @@ export type MemoryDocumentVersionSelect<ExtArgs extends runtime.Types.Extensions
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  reason?: boolean
+  revertedRunId?: boolean
   reviewedBy?: boolean
   reviewedAt?: boolean
   createdAt?: boolean
@@ -750,6 +810,8 @@ export type MemoryDocumentVersionSelectCreateManyAndReturn<ExtArgs extends runti
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  reason?: boolean
+  revertedRunId?: boolean
   reviewedBy?: boolean
   reviewedAt?: boolean
   createdAt?: boolean
@@ -767,6 +829,8 @@ export type MemoryDocumentVersionSelectUpdateManyAndReturn<ExtArgs extends runti
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  reason?: boolean
+  revertedRunId?: boolean
   reviewedBy?: boolean
   reviewedAt?: boolean
   createdAt?: boolean
@@ -784,12 +848,14 @@ export type MemoryDocumentVersionSelectScalar = {
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  reason?: boolean
+  revertedRunId?: boolean
   reviewedBy?: boolean
   reviewedAt?: boolean
   createdAt?: boolean
 }
 
-export type MemoryDocumentVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "documentId" | "version" | "path" | "content" | "deleted" | "authorKind" | "authorId" | "authorName" | "memoryRunId" | "reviewedBy" | "reviewedAt" | "createdAt", ExtArgs["result"]["memoryDocumentVersion"]>
+export type MemoryDocumentVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "documentId" | "version" | "path" | "content" | "deleted" | "authorKind" | "authorId" | "authorName" | "memoryRunId" | "reason" | "revertedRunId" | "reviewedBy" | "reviewedAt" | "createdAt", ExtArgs["result"]["memoryDocumentVersion"]>
 export type MemoryDocumentVersionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   document?: boolean | Prisma.MemoryDocumentDefaultArgs<ExtArgs>
 }
@@ -822,6 +888,14 @@ export type $MemoryDocumentVersionPayload<ExtArgs extends runtime.Types.Extensio
     authorId: string
     authorName: string
     memoryRunId: string | null
+    /**
+     * One line: why this version exists (the writer's note, "reverted by …").
+     */
+    reason: string
+    /**
+     * R13: set on a version that undid this memory run's change to the document.
+     */
+    revertedRunId: string | null
     reviewedBy: string | null
     reviewedAt: Date | null
     createdAt: Date
@@ -1259,6 +1333,8 @@ export interface MemoryDocumentVersionFieldRefs {
   readonly authorId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly authorName: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly memoryRunId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
+  readonly reason: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
+  readonly revertedRunId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly reviewedBy: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly reviewedAt: Prisma.FieldRef<"MemoryDocumentVersion", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"MemoryDocumentVersion", 'DateTime'>

@@ -32,6 +32,7 @@ export type SegmentAvgAggregateOutputType = {
   summarizerRounds: number | null
   deciderRounds: number | null
   contextTokens: number | null
+  contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
 }
@@ -42,6 +43,7 @@ export type SegmentSumAggregateOutputType = {
   summarizerRounds: number | null
   deciderRounds: number | null
   contextTokens: number | null
+  contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
 }
@@ -54,6 +56,7 @@ export type SegmentMinAggregateOutputType = {
   summarizerRounds: number | null
   deciderRounds: number | null
   contextTokens: number | null
+  contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
   awaitingDelivery: boolean | null
@@ -69,6 +72,7 @@ export type SegmentMaxAggregateOutputType = {
   summarizerRounds: number | null
   deciderRounds: number | null
   contextTokens: number | null
+  contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
   awaitingDelivery: boolean | null
@@ -84,6 +88,7 @@ export type SegmentCountAggregateOutputType = {
   summarizerRounds: number
   deciderRounds: number
   contextTokens: number
+  contextTokensSeq: number
   carriedMessages: number
   startTokens: number
   awaitingDelivery: number
@@ -99,6 +104,7 @@ export type SegmentAvgAggregateInputType = {
   summarizerRounds?: true
   deciderRounds?: true
   contextTokens?: true
+  contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
 }
@@ -109,6 +115,7 @@ export type SegmentSumAggregateInputType = {
   summarizerRounds?: true
   deciderRounds?: true
   contextTokens?: true
+  contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
 }
@@ -121,6 +128,7 @@ export type SegmentMinAggregateInputType = {
   summarizerRounds?: true
   deciderRounds?: true
   contextTokens?: true
+  contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
   awaitingDelivery?: true
@@ -136,6 +144,7 @@ export type SegmentMaxAggregateInputType = {
   summarizerRounds?: true
   deciderRounds?: true
   contextTokens?: true
+  contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
   awaitingDelivery?: true
@@ -151,6 +160,7 @@ export type SegmentCountAggregateInputType = {
   summarizerRounds?: true
   deciderRounds?: true
   contextTokens?: true
+  contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
   awaitingDelivery?: true
@@ -253,6 +263,7 @@ export type SegmentGroupByOutputType = {
   summarizerRounds: number
   deciderRounds: number
   contextTokens: number
+  contextTokensSeq: number
   carriedMessages: number
   startTokens: number
   awaitingDelivery: boolean
@@ -291,6 +302,7 @@ export type SegmentWhereInput = {
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
+  contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
@@ -309,6 +321,7 @@ export type SegmentOrderByWithRelationInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
@@ -331,6 +344,7 @@ export type SegmentWhereUniqueInput = Prisma.AtLeast<{
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
+  contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
@@ -349,6 +363,7 @@ export type SegmentOrderByWithAggregationInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
@@ -372,6 +387,7 @@ export type SegmentScalarWhereWithAggregatesInput = {
   summarizerRounds?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   deciderRounds?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   contextTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
+  contextTokensSeq?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   carriedMessages?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   startTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"Segment"> | boolean
@@ -386,6 +402,7 @@ export type SegmentCreateInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -404,6 +421,7 @@ export type SegmentUncheckedCreateInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -420,6 +438,7 @@ export type SegmentUpdateInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -438,6 +457,7 @@ export type SegmentUncheckedUpdateInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -455,6 +475,7 @@ export type SegmentCreateManyInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -469,6 +490,7 @@ export type SegmentUpdateManyMutationInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -484,6 +506,7 @@ export type SegmentUncheckedUpdateManyInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -514,6 +537,7 @@ export type SegmentCountOrderByAggregateInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
@@ -527,6 +551,7 @@ export type SegmentAvgOrderByAggregateInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
 }
@@ -539,6 +564,7 @@ export type SegmentMaxOrderByAggregateInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
@@ -554,6 +580,7 @@ export type SegmentMinOrderByAggregateInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
@@ -567,6 +594,7 @@ export type SegmentSumOrderByAggregateInput = {
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
+  contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
 }
@@ -665,6 +693,7 @@ export type SegmentCreateWithoutSessionInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -681,6 +710,7 @@ export type SegmentUncheckedCreateWithoutSessionInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -727,6 +757,7 @@ export type SegmentScalarWhereInput = {
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
+  contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
@@ -741,6 +772,7 @@ export type SegmentCreateWithoutMessagesInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -758,6 +790,7 @@ export type SegmentUncheckedCreateWithoutMessagesInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -789,6 +822,7 @@ export type SegmentUpdateWithoutMessagesInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -806,6 +840,7 @@ export type SegmentUncheckedUpdateWithoutMessagesInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -821,6 +856,7 @@ export type SegmentCreateWithoutMemoryRunsInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -838,6 +874,7 @@ export type SegmentUncheckedCreateWithoutMemoryRunsInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -869,6 +906,7 @@ export type SegmentUpdateWithoutMemoryRunsInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -886,6 +924,7 @@ export type SegmentUncheckedUpdateWithoutMemoryRunsInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -901,6 +940,7 @@ export type SegmentCreateManySessionInput = {
   summarizerRounds?: number
   deciderRounds?: number
   contextTokens?: number
+  contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
   awaitingDelivery?: boolean
@@ -915,6 +955,7 @@ export type SegmentUpdateWithoutSessionInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -931,6 +972,7 @@ export type SegmentUncheckedUpdateWithoutSessionInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -947,6 +989,7 @@ export type SegmentUncheckedUpdateManyWithoutSessionInput = {
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1002,6 +1045,7 @@ export type SegmentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   summarizerRounds?: boolean
   deciderRounds?: boolean
   contextTokens?: boolean
+  contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
   awaitingDelivery?: boolean
@@ -1021,6 +1065,7 @@ export type SegmentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   summarizerRounds?: boolean
   deciderRounds?: boolean
   contextTokens?: boolean
+  contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
   awaitingDelivery?: boolean
@@ -1037,6 +1082,7 @@ export type SegmentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   summarizerRounds?: boolean
   deciderRounds?: boolean
   contextTokens?: boolean
+  contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
   awaitingDelivery?: boolean
@@ -1053,6 +1099,7 @@ export type SegmentSelectScalar = {
   summarizerRounds?: boolean
   deciderRounds?: boolean
   contextTokens?: boolean
+  contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
   awaitingDelivery?: boolean
@@ -1060,7 +1107,7 @@ export type SegmentSelectScalar = {
   endedAt?: boolean
 }
 
-export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "contextTokens" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
+export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "contextTokens" | "contextTokensSeq" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
 export type SegmentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Segment$messagesArgs<ExtArgs>
@@ -1095,6 +1142,10 @@ export type $SegmentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Prompt tokens of the last worker call (provider usage, or the estimate).
      */
     contextTokens: number
+    /**
+     * R2: context_tokens covers the messages before this position; the rest is estimated.
+     */
+    contextTokensSeq: number
     /**
      * Number of messages carried over from the previous segment at reset.
      */
@@ -1542,6 +1593,7 @@ export interface SegmentFieldRefs {
   readonly summarizerRounds: Prisma.FieldRef<"Segment", 'Int'>
   readonly deciderRounds: Prisma.FieldRef<"Segment", 'Int'>
   readonly contextTokens: Prisma.FieldRef<"Segment", 'Int'>
+  readonly contextTokensSeq: Prisma.FieldRef<"Segment", 'Int'>
   readonly carriedMessages: Prisma.FieldRef<"Segment", 'Int'>
   readonly startTokens: Prisma.FieldRef<"Segment", 'Int'>
   readonly awaitingDelivery: Prisma.FieldRef<"Segment", 'Boolean'>

@@ -1,0 +1,25 @@
+// R17: what a session still owes its thread (answers and notes stored but never taken by a chat
+// adapter, e.g. because the process died in between) is emitted again. Delivery state belongs to
+// the original message: carried copies are never owed, so a reset cannot make anything owed twice.
+import type { AgentDeps } from './agent-context.js';
+import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
+import type { SessionRecord } from './store.js';
+
+/** Emits every answer and note the session still owes; returns how many. Adapters deduplicate by key. */
+export async function redeliver(deps: AgentDeps, session: SessionRecord): Promise<number> {
+  const pending = await deps.stores.deliveries.pending(session.id);
+  for (const answer of pending.answers) {
+    // Owed regardless of who holds the lease now: no fencing token.
+    deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null });
+  }
+  for (const reset of pending.resets) {
+    deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
+  }
+  for (const run of pending.memoryRuns) {
+    const changes = (await memoryRunChanges(deps.stores.documents, run.memoryRunId)).map(changeCounts);
+    deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage });
+  }
+  const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;
+  if (total) deps.log.info({ sessionId: session.id, answers: pending.answers.length, notes: total - pending.answers.length }, 'deliveries-resent');
+  return total;
+}
