@@ -32,6 +32,9 @@ const stop = (signal: string) => {
   setTimeout(() => process.exit(1), 30_000).unref();
   if (service) shutDown(service);
 };
+// R18: a promise someone forgot to handle must not take every session down with it (Node 20
+// exits on an unhandled rejection by default). It is a bug to fix, so it is logged as an error.
+process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled-rejection'));
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 

@@ -18,6 +18,8 @@ export interface AgentSettings {
    * is this full (percent of the window): then it stops at its next checkpoint and waits.
    */
   resetWaitPercent: number;
+  /** A storage outage a session has waited out for this long gets one note in its thread (ms). */
+  storageOutageNoteMs: number;
   /**
    * At most this many session runners of the process orchestrate (database and CPU work) at
    * once; model calls and tools run outside the limit. Keeps the event loop responsive in a burst.
@@ -37,6 +39,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   stepPercent: 3,
   memoryScope: 'channel',
   resetWaitPercent: 90,
+  storageOutageNoteMs: 10_000,
   runnerSlots: 8,
   summarizerMaxSteps: 24,
   summarizerTimeoutMs: 5 * 60_000,

@@ -23,8 +23,6 @@ import { runWorkerLoop } from './worker-loop.js';
 export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
 type ActivityKind = 'drive' | 'reset' | 'pause';
 
-/** A storage outage longer than this gets one note in the thread (ms). */
-const outageNoteAfterMs = 10_000;
 /** How long a decided reset is retried while the database is away before it is given up (ms). */
 const resetRequestBudgetMs = 10 * 60_000;
 
@@ -268,7 +266,7 @@ export class SessionRunner {
     outage.attempts += 1;
     const wait = backoffMs(outage.attempts, 500, 5_000);
     this.deps.log.warn({ sessionId: this.record.id, activity: kind, attempt: outage.attempts, retryInMs: wait, err: String(error) }, 'storage-retry');
-    if (!outage.noted && Date.now() - outage.since >= outageNoteAfterMs) {
+    if (!outage.noted && Date.now() - outage.since >= this.deps.settings.storageOutageNoteMs) {
       outage.noted = true;
       this.deps.events.emit({ type: 'error', session: this.record, error: { code: 'storage', message: 'The database is unreachable.', retryable: true } });
     }

@@ -12,7 +12,15 @@ export interface ThreadAddress {
   channelId: string;
   /** Slack thread_ts, Discord thread (or DM channel) id. */
   threadKey: string;
+  /**
+   * Who can read the conversation; decides which memory space a new session may share: a direct
+   * conversation has a space of its own, a private one never shares with public ones. Unset: public.
+   */
+  visibility?: Visibility;
 }
+
+/** Who can read a conversation: everyone in the workspace, its members only, or one person and Hippo. */
+export type Visibility = 'public' | 'private' | 'direct';
 
 /** A session as core sees it. */
 export interface SessionRecord extends ThreadAddress {

@@ -55,6 +55,8 @@ export interface FakeSlackOptions {
   threadStatusError?: string | null;
   /** chat.postMessage with markdown_text answers this error (null = accepted, the default). */
   markdownTextError?: string | null;
+  /** Channels conversations.info reports as private (others are public; D… are DMs). */
+  privateChannels?: string[];
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -94,6 +96,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     botId: options.botId ?? 'BHIPPO',
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
+    privateChannels: options.privateChannels ?? [],
   };
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
@@ -184,6 +187,11 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         const channel = String(args['channel']);
         const topLevel = messages.filter((message) => message.channel === channel && message.thread_ts === undefined).reverse();
         return page(topLevel.map((message) => view(message, args)), args, 100);
+      }
+      case 'conversations.info': {
+        const channel = String(args['channel']);
+        const isPrivate = (settings.privateChannels ?? []).includes(channel);
+        return { ok: true, channel: { id: channel, is_private: isPrivate, is_im: channel.startsWith('D'), is_mpim: false } };
       }
       case 'views.open':
       case 'views.update':

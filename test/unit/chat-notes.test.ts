@@ -25,6 +25,9 @@ describe('notes', () => {
 
   it('tells how to resume after an error', () => {
     expect(errorNoteText({ code: 'model', message: 'rate limited' }, '@hippo resume')).toContain('`@hippo resume`');
+    // The provider's words stay in the log: a note never echoes them.
+    expect(errorNoteText({ code: 'model', message: 'Incorrect API key sk-live-123 <script>' }, '@hippo resume')).not.toMatch(/sk-live|script|Incorrect/);
+    expect(errorNoteText({ code: 'storage', message: 'database: terminating connection' }, '@hippo resume')).toBe("⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.");
   });
 
   it('renders diffs as fenced Markdown', () => {

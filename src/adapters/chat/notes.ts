@@ -48,11 +48,27 @@ export function revertNoteLine(name: string, paths: string[]): string {
   return `↩️ ${name} reverted the memory change to ${list}`;
 }
 
-/** The thread note after a failed run; `resumeHint` is how to resume, e.g. "@hippo resume". */
+/**
+ * The thread note after a failed run; `resumeHint` is how to resume, e.g. "@hippo resume". The
+ * error's own text is not shown: it may carry a provider's or database's words (and whatever a
+ * page made the model send); the service log has it.
+ */
 export function errorNoteText(error: { code: string; message: string }, resumeHint: string): string {
-  const message = error.message.length > 300 ? `${error.message.slice(0, 300)}…` : error.message;
-  return `⚠️ I stopped because of an error (${error.code}): ${message}\nNothing is lost: say \`${resumeHint}\` to continue from here.`;
+  if (error.code === 'storage') {
+    return "⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.";
+  }
+  const what = errorKinds[error.code] ?? 'an internal error';
+  return `⚠️ I stopped because of ${what} (details are in the service log).\nNothing is lost: say \`${resumeHint}\` to continue from here.`;
 }
+
+/** What each error code means to the people in the thread. */
+const errorKinds: Record<string, string> = {
+  model: 'an error of the model endpoint',
+  cancelled: 'a cancellation',
+  tool: 'a tool error',
+  config: 'a configuration problem',
+  platform: 'a chat platform error',
+};
 
 /** One document as a memory run changed it. */
 export interface DocumentDiff extends DocumentChange {

@@ -9,6 +9,7 @@ import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { errorNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
+import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { outboxPayload, type MessageBody } from './discord-deliver.js';
 import { parseSteerKey } from './discord-ids.js';
@@ -59,7 +60,7 @@ export class DiscordEventRenderer {
   handle(event: AgentEvent): void {
     // Streaming deltas and intermediate messages change nothing Hippo shows on Discord.
     if (event.session.platform !== 'discord' || event.type === 'text-delta' || event.type === 'assistant-message') return;
-    void this.queue.run(event.session.id, () => this.render(event));
+    void this.queue.run(event.session.id, () => untilStored(() => this.render(event), this.deps.log, { sessionId: event.session.id }));
   }
 
   /** Resolves when every event handled so far is in the outbox. */

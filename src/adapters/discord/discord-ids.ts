@@ -1,15 +1,18 @@
 // How Discord things are named in Hippo: thread addresses of sessions, steer keys of messages,
 // custom ids of buttons, thread names, and the bot mention in message text. Pure functions.
-import type { ThreadAddress } from '../../core/store.js';
+import type { ThreadAddress, Visibility } from '../../core/store.js';
 
-/** The session address of a guild thread: workspace = guild, channel = the thread's parent. */
-export function threadAddress(guildId: string, parentId: string, threadId: string): ThreadAddress {
-  return { platform: 'discord', workspaceId: guildId, channelId: parentId, threadKey: threadId };
+/**
+ * The session address of a guild thread: workspace = guild, channel = the thread's parent;
+ * private when not everyone in the guild can read it (a private thread, or a hidden channel).
+ */
+export function threadAddress(guildId: string, parentId: string, threadId: string, visibility: Visibility = 'public'): ThreadAddress {
+  return { platform: 'discord', workspaceId: guildId, channelId: parentId, threadKey: threadId, visibility };
 }
 
-/** The session address of a DM channel (workspace "@me"). */
+/** The session address of a DM channel (workspace "@me"): a memory space of its own. */
 export function dmAddress(channelId: string): ThreadAddress {
-  return { platform: 'discord', workspaceId: '@me', channelId, threadKey: channelId };
+  return { platform: 'discord', workspaceId: '@me', channelId, threadKey: channelId, visibility: 'direct' };
 }
 
 /** The steer key of a message: "discord:<channelId>:<messageId>". */

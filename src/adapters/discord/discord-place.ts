@@ -1,8 +1,8 @@
 // Where a Discord message or interaction happened, as far as Hippo cares: a DM (a session of its
 // own), a guild thread (a session, or one to start), a text channel (a mention starts a thread), or
 // somewhere Hippo does not work (voice, forum posts' parents, …).
-import { ChannelType, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
-import type { ThreadAddress } from '../../core/store.js';
+import { ChannelType, PermissionFlagsBits, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
+import type { ThreadAddress, Visibility } from '../../core/store.js';
 import { dmAddress, threadAddress } from './discord-ids.js';
 
 /** A resolved place. */
@@ -21,7 +21,7 @@ export async function placeOf(client: Client, channelId: string, known: Channel 
     // A thread first seen in a message event can lack its parent: ask Discord.
     if (!channel.parentId) channel = (await fetchChannel(client, channelId, true)) ?? channel;
     if (!channel.isThread() || !channel.parentId) return { kind: 'other' };
-    return { kind: 'thread', address: threadAddress(channel.guildId, channel.parentId, channel.id), thread: channel };
+    return { kind: 'thread', address: threadAddress(channel.guildId, channel.parentId, channel.id, visibilityOf(channel)), thread: channel };
   }
   if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) return { kind: 'channel', channel };
   return { kind: 'other' };
@@ -31,6 +31,18 @@ export async function placeOf(client: Client, channelId: string, known: Channel 
 export async function addressOf(client: Client, channelId: string, known: Channel | null): Promise<ThreadAddress | null> {
   const place = await placeOf(client, channelId, known);
   return place.kind === 'dm' || place.kind === 'thread' ? place.address : null;
+}
+
+/**
+ * Private when not everyone in the guild may read it: a private thread, or a thread of a channel
+ * whose @everyone overwrite denies View Channel. Unknown parents count as private (the safe side).
+ */
+function visibilityOf(thread: AnyThreadChannel): Visibility {
+  if (thread.type === ChannelType.PrivateThread) return 'private';
+  const parent = thread.parent;
+  if (!parent) return 'private';
+  const everyone = parent.permissionOverwrites.cache.get(thread.guildId);
+  return everyone?.deny.has(PermissionFlagsBits.ViewChannel) ? 'private' : 'public';
 }
 
 async function fetchChannel(client: Client, channelId: string, force = false): Promise<Channel | null> {

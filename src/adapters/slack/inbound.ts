@@ -71,10 +71,13 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
     return;
   }
   const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
-  const history = inThread ? await context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '';
+  const [history, visibility] = await Promise.all([
+    inThread ? context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '',
+    context.people.visibility(teamId, event.channel, event.channel_type),
+  ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
-    { address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text: history ? withHistory(history, request) : request },
+    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text: history ? withHistory(history, request) : request },
     { startSession: true, title: request.slice(0, 80) },
   );
   if (inserted) context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');

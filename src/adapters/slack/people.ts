@@ -2,6 +2,7 @@
 // that existed before Hippo was mentioned in it (conversations.replies).
 import type { webApi } from '@slack/bolt';
 import { z } from 'zod';
+import type { Visibility } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { threadMessage } from './payloads.js';
 
@@ -13,6 +14,10 @@ const userInfo = z.looseObject({
   }),
 });
 
+const channelInfo = z.looseObject({
+  channel: z.looseObject({ is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional() }),
+});
+
 /** Limits of the thread read, in messages and characters. */
 const historyLimits = { messages: 40, perMessage: 1_500, total: 12_000 };
 
@@ -20,6 +25,7 @@ const historyLimits = { messages: 40, perMessage: 1_500, total: 12_000 };
 export class SlackPeople {
   private readonly names = new Map<string, Promise<string>>();
   private readonly known = new Map<string, string>();
+  private readonly visibilities = new Map<string, Promise<Visibility>>();
 
   constructor(
     private readonly client: webApi.WebClient,
@@ -51,6 +57,31 @@ export class SlackPeople {
     return withTimeout(pending, this.timeoutMs).catch((error: unknown) => {
       this.log.warn({ userId, err: error instanceof Error ? error.message : String(error) }, 'slack-user-lookup-failed');
       return userId;
+    });
+  }
+
+  /**
+   * Who can read a channel, which decides the memory space a new session may share: from the
+   * event's channel type or the id's prefix when they tell, else conversations.info (cached).
+   * Private when Slack does not answer in time: never share a space by mistake.
+   */
+  async visibility(teamId: string, channelId: string, channelType?: string): Promise<Visibility> {
+    if (channelType === 'im' || channelId.startsWith('D')) return 'direct';
+    if (channelType === 'mpim' || channelType === 'group' || channelId.startsWith('G')) return 'private';
+    const key = `${teamId}:${channelId}`;
+    let pending = this.visibilities.get(key);
+    if (!pending) {
+      pending = this.client.conversations.info({ channel: channelId }).then((result) => {
+        const { channel } = channelInfo.parse(result);
+        if (channel.is_im) return 'direct';
+        return channel.is_private || channel.is_mpim ? 'private' : 'public';
+      });
+      this.visibilities.set(key, pending);
+      pending.catch(() => this.visibilities.delete(key));
+    }
+    return withTimeout(pending, this.timeoutMs).catch((error: unknown) => {
+      this.log.warn({ channelId, err: error instanceof Error ? error.message : String(error) }, 'slack-channel-lookup-failed');
+      return 'private' as const;
     });
   }
 

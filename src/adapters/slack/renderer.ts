@@ -7,6 +7,7 @@ import type { OutboxEntry } from '../chat/outbox.js';
 import { errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
+import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
 import type { SlackDelivery } from './deliver.js';
 import { slackMessageLimit } from './inbound.js';
@@ -278,7 +279,7 @@ export class SlackRenderer {
 
   private queue(sessionId: string, work: () => Promise<void>): void {
     const next = (this.chains.get(sessionId) ?? Promise.resolve())
-      .then(work)
+      .then(() => untilStored(work, this.context.log, { sessionId }))
       .catch((error: unknown) => this.context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
     this.chains.set(sessionId, next);
     void next.then(() => {

@@ -75,8 +75,14 @@ function threadKey(address: ThreadAddress): ThreadAddress {
   return { platform: address.platform, workspaceId: address.workspaceId, channelId: address.channelId, threadKey: address.threadKey };
 }
 
-/** The memory space key of a thread under a scope; the workspace is always part of the key. */
+/**
+ * The memory space key of a thread under a scope; the workspace is always part of the key. Spaces
+ * never cross people who did not share the conversation, whatever the scope: a direct conversation
+ * is a space of its own, and a private channel never shares one with public channels.
+ */
 function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
+  if (address.visibility === 'direct') return scope === 'thread' ? `dm:${address.channelId}/${address.threadKey}` : `dm:${address.channelId}`;
+  if (address.visibility === 'private' && scope === 'workspace') return `private:${address.channelId}`;
   switch (scope) {
     case 'channel':
       return address.channelId;
