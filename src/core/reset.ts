@@ -10,8 +10,8 @@ import { currentStep } from './trigger-policy.js';
 
 /**
  * Messages after the latest marker whose summarizer run succeeded; all conversational messages
- * when there is none. Markers themselves are not carried (they belong to the old segment), and a
- * carried copy is never owed delivery: its original keeps that mark (R17).
+ * when there is none. Markers themselves are not carried (they belong to the old segment). The
+ * store never marks a carried copy as owed delivery: its original keeps that mark (R17).
  */
 export function carryOver(entries: readonly StoredMessage[], succeededRuns: ReadonlySet<string>): StoredMessage[] {
   let start = 0;
@@ -27,7 +27,7 @@ export function carryOver(entries: readonly StoredMessage[], succeededRuns: Read
     const lastPerson = all.findLastIndex((entry) => entry.message.role === 'user');
     carried = lastPerson < 0 ? [] : all.slice(lastPerson);
   }
-  return carried.map((entry) => ({ ...entry, awaitingDelivery: false }));
+  return carried;
 }
 
 export interface ResetOutcome {

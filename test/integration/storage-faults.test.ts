@@ -1,13 +1,18 @@
 // Database faults on real Postgres (product.md: database errors are survived; spec R17, R18): the
 // database is taken away (new connections refused, open ones dropped) at the worst moments; the
 // session finishes by itself, nothing is lost, nothing is done or delivered twice.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { z } from 'zod';
 import type { AgentEvent } from '../../src/core/events.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { takeDatabaseAway, outage } from '../support/database-faults.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
+import { startScript } from '../support/processes.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
 
@@ -176,4 +181,38 @@ describe('storage faults', () => {
     expect(notes.map((event) => (event as { error: { code: string } }).error.code)).toEqual(['storage']);
     expect(answersOf(h, session!.id)).toHaveLength(1);
   });
+});
+
+describe('the service through a failover', () => {
+  it('stays up, reports not ready while the database is away, and answers by itself afterwards', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-failover-'));
+    const stores = createPrismaStores(bed.database.prisma);
+    const thread = newThread();
+    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'question' });
+    bed.model.respond(() => ({ content: 'Answered after the failover.', delayMs: 2_500, usage: { promptTokens: 300, cachedTokens: 0, completionTokens: 5 } }));
+    const service = startScript('src/main.ts', {
+      DATABASE_URL: bed.database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: bed.model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory',
+    });
+    bed.onCleanup(async () => {
+      service.kill('SIGKILL');
+      await service.exited;
+    });
+    const started = await service.waitForLog(/service-started/);
+    const readyz = async () => (await fetch(`http://127.0.0.1:${String(started['port'])}/readyz`)).status;
+    await bed.model.waitForRequests(1, { timeoutMs: 20_000 });
+    // What a failover does: new connections refused and the open ones dropped, for 1.5 s.
+    const away = await takeDatabaseAway(bed.database.name);
+    expect(await readyz()).toBe(503);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await away.restore();
+    const answered = async () =>
+      (await bed.database.prisma.contextMessage.count({ where: { segment: { sessionId: session.id }, role: 'assistant' } })) > 0;
+    await until(answered, 30_000, 'the answer stored');
+    expect(await readyz()).toBe(200);
+    expect(service.child.exitCode).toBeNull();
+    // Asked once: the answer that arrived during the outage was stored, not asked for again.
+    expect(bed.model.requests.filter((request) => request.body.prompt_cache_key === session.id)).toHaveLength(1);
+  }, 60_000);
 });
