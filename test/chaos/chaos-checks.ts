@@ -22,6 +22,10 @@ export interface CheckFigures {
   messageDuplicates: number;
   /** Messages the model saw under the author's user id: the name lookup timed out (not a loss). */
   nameFallbacks: number;
+  /** From a message's acknowledgement to the first model request that contained it (ms). */
+  steerDelayMs: Spread;
+  /** From the model's final answer to its post in the thread (ms). */
+  answerDelayMs: Spread;
   modelRequests: number;
   workerRequests: number;
   /** Final answers stored / posted exactly once / never posted / posted more than once. */
@@ -40,6 +44,12 @@ export interface CheckFigures {
   leftovers: QuietState;
   outboxFailed: number;
   modelCallErrors: number;
+}
+
+/** Median and slowest of a set of durations (ms). */
+export interface Spread {
+  median: number;
+  max: number;
 }
 
 /** Figures plus one line per problem found (capped per kind). */
@@ -89,18 +99,26 @@ export async function checkChaosRun(inputs: CheckInputs): Promise<CheckResult> {
   };
 }
 
-/** Each acknowledged message: one stored steer, taken, exactly once in the last worker request. */
+/**
+ * Each acknowledged message: one stored steer, taken, and exactly once in the last worker request
+ * of its session that contains it (a reset may leave it out of later contexts, where memory holds
+ * it instead); lost when no worker request ever contained it.
+ */
 async function checkSteers(inputs: CheckInputs, workerRequests: RecordedRequest[], problems: ProblemList) {
   const sessions = await inputs.database.sessionsByThread();
   const stored = new Map((await inputs.database.steers()).map((steer) => [steer.platformMessageKey, steer]));
-  const lastRequest = new Map<string, RecordedRequest>();
-  for (const request of workerRequests) lastRequest.set(request.body.prompt_cache_key ?? '', request);
+  const requestsOf = new Map<string, RecordedRequest[]>();
+  for (const request of workerRequests) {
+    const key = request.body.prompt_cache_key ?? '';
+    requestsOf.set(key, [...(requestsOf.get(key) ?? []), request]);
+  }
   const messages = inputs.plan.messages();
   let acknowledged = 0;
   let storedOnce = 0;
   let inModelOnce = 0;
   let losses = 0;
   let nameFallbacks = 0;
+  const delays: number[] = [];
   for (const { session, message } of messages) {
     if (!message.acknowledged) continue;
     acknowledged += 1;
@@ -108,9 +126,12 @@ async function checkSteers(inputs: CheckInputs, workerRequests: RecordedRequest[
     const steer = stored.get(`slack:${inputs.teamId}:${session.channel}:${message.ts}`);
     if (steer && steer.sessionId === sessionId && steer.status === 'taken') storedOnce += 1;
     else problems.add('steer-store', `message ${message.tag}: ${steer ? `stored with status ${steer.status}` : 'not stored'}${sessionId ? '' : ' (no session)'}`);
-    const request = sessionId ? lastRequest.get(sessionId) : undefined;
-    const seen = (request?.body.messages ?? []).filter((entry) => entry['role'] === 'user' && typeof entry['content'] === 'string' && entry['content'].includes(`[${message.tag}]`));
+    const mentions = (request: RecordedRequest) => request.body.messages.filter((entry) => entry['role'] === 'user' && typeof entry['content'] === 'string' && entry['content'].includes(`[${message.tag}]`));
+    const containing = (sessionId ? requestsOf.get(sessionId) ?? [] : []).filter((request) => mentions(request).length > 0);
+    const request = containing.at(-1);
+    const seen = request ? mentions(request) : [];
     const count = seen.length;
+    if (containing[0] && message.acknowledgedAt !== undefined) delays.push(Math.max(0, containing[0].receivedAt - message.acknowledgedAt));
     // Quoted with the author's name; under load the name lookup may time out and use the user id.
     const content = String(seen[0]?.['content'] ?? '');
     const rendered = content === renderedSteer(message) || content === renderedSteer({ ...message, author: { ...message.author, name: message.author.id } });
@@ -119,7 +140,7 @@ async function checkSteers(inputs: CheckInputs, workerRequests: RecordedRequest[
     if (count === 1) inModelOnce += 1;
     else {
       losses += count === 0 ? 1 : 0;
-      problems.add('steer-model', `message ${message.tag}: ${count} times in the last worker request of its session (request ${request?.index ?? 'none'})`);
+      problems.add('steer-model', `message ${message.tag}: ${count} times in the last worker request of its session that has it (request ${request?.index ?? 'none'})`);
     }
   }
   // No tag twice in any single request (any role, any request of the session).
@@ -136,7 +157,7 @@ async function checkSteers(inputs: CheckInputs, workerRequests: RecordedRequest[
       }
     }
   }
-  return { messagesSent: messages.length, messagesAcknowledged: acknowledged, messagesStored: storedOnce, messagesInModelOnce: inModelOnce, messageLosses: losses, messageDuplicates: duplicates, nameFallbacks };
+  return { messagesSent: messages.length, messagesAcknowledged: acknowledged, messagesStored: storedOnce, messagesInModelOnce: inModelOnce, messageLosses: losses, messageDuplicates: duplicates, nameFallbacks, steerDelayMs: spread(delays) };
 }
 
 /** Each stored final answer: posted exactly once (by idempotency key and by text). */
@@ -144,6 +165,9 @@ async function checkAnswers(inputs: CheckInputs, problems: ProblemList) {
   const byKey = countBy(inputs.posts, (post) => idempotencyKeyOf(post));
   const byText = countBy(inputs.posts, (post) => post.markdown_text ?? post.text ?? '');
   const answers = await inputs.database.answers();
+  const postedAt = new Map(inputs.posts.map((post) => [post.markdown_text ?? post.text ?? '', post.postedAt]));
+  const answeredAt = new Map(inputs.requests.map((request) => [request.index, request.respondedAt]));
+  const delays: number[] = [];
   let postedOnce = 0;
   let losses = 0;
   let duplicates = 0;
@@ -151,6 +175,10 @@ async function checkAnswers(inputs: CheckInputs, problems: ProblemList) {
     if (answer.text.trim() === '') continue; // nothing to post, by design
     const key = `answer:${answer.segmentId}:${answer.seq}:1`;
     const posts = Math.max(byKey.get(key) ?? 0, byText.get(answer.text) ?? 0);
+    const index = /^Chaos answer #(\d+):/.exec(answer.text)?.[1];
+    const answered = index === undefined ? undefined : answeredAt.get(Number(index));
+    const posted = postedAt.get(answer.text);
+    if (answered !== undefined && posted !== undefined) delays.push(Math.max(0, posted - answered));
     if (posts === 1) postedOnce += 1;
     else if (posts === 0) {
       losses += 1;
@@ -167,7 +195,7 @@ async function checkAnswers(inputs: CheckInputs, problems: ProblemList) {
     problems.add('post-duplicate', `post ${key} reached Slack ${count} times`);
   }
   const errorNotes = [...byKey.keys()].filter((key) => key.startsWith('error:')).length;
-  return { answersStored: answers.length, answersPostedOnce: postedOnce, answerLosses: losses, answerDuplicates: duplicates, duplicatePosts, errorNotes };
+  return { answersStored: answers.length, answersPostedOnce: postedOnce, answerLosses: losses, answerDuplicates: duplicates, duplicatePosts, errorNotes, answerDelayMs: spread(delays) };
 }
 
 /** Worker requests of one session (prompt_cache_key) must not overlap in [receivedAt, respondedAt]. */
@@ -199,6 +227,11 @@ function checkOverlaps(workerRequests: RecordedRequest[], problems: ProblemList)
     }
   }
   return { overlaps, unfinishedRequests: unfinished };
+}
+
+function spread(values: number[]): Spread {
+  const sorted = [...values].sort((left, right) => left - right);
+  return { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted.at(-1) ?? 0 };
 }
 
 /** The outbox idempotency key a post carries in its Slack metadata ('' without one). */

@@ -56,11 +56,15 @@ export class ChaosDatabase {
     return { queuedSteers: queued, outboxOpen: outbox, leasesHeld: leases, unsettledSessions: unsettled, awaitingDelivery: await this.awaitingDelivery() };
   }
 
-  /** Final answers: assistant messages without tool calls, not init. */
+  /**
+   * Final answers: assistant messages without tool calls, not init, and not a copy carried over by
+   * a reset (those follow the init messages of a later segment; their originals are counted).
+   */
   async answers(): Promise<StoredAnswer[]> {
     const result = await this.client.query<{ session_id: string; segment_id: string; seq: number; content: string }>(`
       SELECT g.session_id, m.segment_id, m.seq, m.content FROM context_messages m JOIN segments g ON g.id = m.segment_id
       WHERE m.role = 'assistant' AND NOT m.is_init AND coalesce(cardinality(m.tool_call_ids), 0) = 0
+        AND m.seq >= g.carried_messages + (SELECT count(*) FROM context_messages i WHERE i.segment_id = m.segment_id AND i.is_init)
       ORDER BY m.id`);
     return result.rows.map((row) => ({ sessionId: row.session_id, segmentId: row.segment_id, seq: row.seq, text: messageText(row.content) }));
   }
@@ -87,6 +91,17 @@ export class ChaosDatabase {
   async failedOutboxItems(): Promise<Array<{ key: string; error: string | null }>> {
     const result = await this.client.query<{ idempotency_key: string; last_error: string | null }>(`SELECT idempotency_key, last_error FROM outbox WHERE status = 'failed' ORDER BY id`);
     return result.rows.map((row) => ({ key: row.idempotency_key, error: row.last_error }));
+  }
+
+  /** Context resets that happened (segments after the first). */
+  async resets(): Promise<number> {
+    return this.count('SELECT count(*) AS n FROM segments WHERE ordinal > 1');
+  }
+
+  /** Drops every connection of the replicas to this database (what a failover or a proxy restart does). */
+  async dropConnections(): Promise<number> {
+    const result = await this.client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return result.rowCount ?? 0;
   }
 
   /** Model calls that ended in an error, as recorded by the replicas. */

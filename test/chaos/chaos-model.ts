@@ -13,6 +13,8 @@ export interface ChaosModelOptions {
   toolChance?: number;
   /** Tool rounds in a row at most before the model answers. */
   maxToolRounds?: number;
+  /** Chance that a decider asks for a reset (memory forks happen only with a small window). */
+  resetChance?: number;
 }
 
 /** The text of a chaos answer; unique per model request. */
@@ -36,10 +38,15 @@ export function chaosModel(random: Random, options: ChaosModelOptions = {}): Fak
   const maxDelayMs = options.maxDelayMs ?? 300;
   const toolChance = options.toolChance ?? 0.35;
   const maxToolRounds = options.maxToolRounds ?? 2;
+  const resetChance = options.resetChance ?? 0;
   return (body, { index }): FakeReply => {
     const delayMs = random.int(minDelayMs, maxDelayMs);
-    // Memory forks only happen with a small context window; they get a short, quiet answer.
-    if (isForkRequest(body)) return { content: 'Nothing to record.', delayMs };
+    // Memory forks only happen with a small context window: the summarizer records nothing, the
+    // decider resets as often as asked.
+    if (isForkRequest(body)) {
+      const decider = body.messages.some((message) => typeof message['content'] === 'string' && message['content'].startsWith('<role-change role="decider"'));
+      return { content: decider && random.chance(resetChance) ? 'Mostly finished work.\nRESET_CONTEXT' : 'Nothing to record.\nKEEP_CONTEXT', delayMs };
+    }
     if (toolRoundsAtTail(body) < maxToolRounds && random.chance(toolChance)) {
       const id = `call_chaos_${index}`;
       return random.chance(0.5)

@@ -18,6 +18,8 @@ export interface PlannedMessage {
   text: string;
   /** Set when the Events API acknowledged it (the mention: its app_mention event). */
   acknowledged: boolean;
+  /** When it was acknowledged (Date.now() ms). */
+  acknowledgedAt?: number;
 }
 
 /** One session: its thread and what was said there. */

@@ -33,6 +33,13 @@ export interface ChaosOptions {
   /** Longest wait for everything to settle after the traffic (default 120 s). */
   settleTimeoutMs?: number;
   leaseTtlSeconds?: number;
+  /**
+   * Memory under chaos: a context window small enough that summarizers and deciders fork every
+   * few turns, and the chance that a decider resets (default: a window so large nothing forks).
+   */
+  memory?: { contextWindow: number; resetChance: number };
+  /** Every [min, max] ms all the replicas' database connections are dropped (default: never). */
+  dropConnectionsEveryMs?: [number, number];
   seed?: number;
   /** Replica logs are written here (default: a new temporary directory). */
   logDir?: string;
@@ -71,6 +78,11 @@ export interface ChaosFigures extends CheckFigures {
   redeliveries: number;
   /** Runner loads or sweeps that failed (e.g. two replicas writing a new session's init messages). */
   sweepFailures: number;
+  /** Context resets done, and how often every database connection was dropped. */
+  resets: number;
+  connectionDrops: number;
+  /** Activities retried after a storage failure (replica logs). */
+  storageRetries: number;
   settled: boolean;
   /** What the settle phase waited for last (e.g. "outboxOpen 2 {\"sent\":310,\"sending\":2}"). */
   settleLastWait: string;
@@ -106,7 +118,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const slack = await startFakeSlackApi();
   for (const person of chaosPeople) slack.addUser({ id: person.id, displayName: person.name });
   const model = await startFakeModelServer();
-  model.respond(chaosModel(createRandom(seed ^ 0x5eed)));
+  model.respond(chaosModel(createRandom(seed ^ 0x5eed), { resetChance: options.memory?.resetChance ?? 0 }));
   const dataDir = await mkdtemp(join(tmpdir(), 'hippo-chaos-'));
   const logDir = options.logDir ?? join(dataDir, 'logs');
   const pool = new ReplicaPool({ env: replicaEnv(options, dataDir, slack, model), logDir, say });
@@ -119,9 +131,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const traffic = new SlackTraffic({ signingSecret, teamId: slack.teamId, random, endpoints: () => pool.liveEndpoints() });
 
     const trafficBegan = Date.now();
-    const killing = killLoop(pool, random, options.killEveryMs, trafficBegan + (options.killForMs ?? options.trafficMs));
+    const trafficEnds = trafficBegan + (options.killForMs ?? options.trafficMs);
+    const killing = killLoop(pool, random, options.killEveryMs, trafficEnds);
+    const dropping = options.dropConnectionsEveryMs ? dropLoop(database, random, options.dropConnectionsEveryMs, trafficEnds) : Promise.resolve(0);
     await sendTraffic({ options, plan, traffic, random, botUserId: slack.botUserId, say });
-    await Promise.all([traffic.settled(), killing]);
+    const [, , connectionDrops] = await Promise.all([traffic.settled(), killing, dropping]);
     const trafficMs = Date.now() - trafficBegan;
     say(`traffic done: ${traffic.deliveries.length} events, ${pool.kills} kills; settling`);
 
@@ -143,6 +157,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       steers: options.steers,
       ...poolFigures(pool, exits),
       ...trafficFigures(traffic),
+      resets: await database.resets(),
+      connectionDrops,
       settled,
       settleLastWait: lastWait,
       timings: { startMs, trafficMs, settleMs, stopMs, totalMs: Date.now() - began },
@@ -171,6 +187,7 @@ function poolFigures(pool: ReplicaPool, exits: ReplicaExit[]) {
     fencedWrites: countLogs('outbox-write-fenced'),
     redeliveries: countLogs('deliveries-resent'),
     sweepFailures: countLogs('sweep-failed'),
+    storageRetries: countLogs('storage-retry'),
   };
 }
 
@@ -192,8 +209,8 @@ function replicaEnv(options: ChaosOptions, dataDir: string, slack: FakeSlackApi,
     OPENAI_API_KEY: 'chaos-key',
     OPENAI_BASE_URL: model.url,
     MODEL: 'chaos-model',
-    // Large enough that no memory run or reset happens: the worker's requests are the subject.
-    MODEL_CONTEXT_WINDOW: '1000000',
+    // By default large enough that no memory run or reset happens: the worker's requests are the subject.
+    MODEL_CONTEXT_WINDOW: String(options.memory?.contextWindow ?? 1_000_000),
     SLACK_BOT_TOKEN: 'xoxb-chaos-token',
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.apiUrl,
@@ -239,6 +256,7 @@ async function sendTraffic(scope: TrafficScope): Promise<void> {
       // Slack sends app_mention and the message.channels twin of the same message together.
       track(Promise.all([traffic.send(mentionEvent(session, scope.botUserId)), traffic.send(mentionMessageEvent(session, scope.botUserId))]).then((deliveries) => {
         session.mention.acknowledged = deliveries.some((delivery) => delivery.acknowledged);
+        if (session.mention.acknowledged) session.mention.acknowledgedAt = Date.now();
         if (session.mention.acknowledged) started.push(session);
       }));
       continue;
@@ -249,7 +267,10 @@ async function sendTraffic(scope: TrafficScope): Promise<void> {
     if (started.length === 0) throw new Error('no session was started: every mention failed');
     const session = random.pick(started);
     const steer = plan.addSteer(session);
-    track(traffic.send(steerEvent(session, steer)).then((delivery) => void (steer.acknowledged = delivery.acknowledged)));
+    track(traffic.send(steerEvent(session, steer)).then((delivery) => {
+      steer.acknowledged = delivery.acknowledged;
+      if (delivery.acknowledged) steer.acknowledgedAt = Date.now();
+    }));
     if ((position + 1) % 50 === 0) scope.say(`sent ${position + 1}/${schedule.length} messages`);
   }
   await Promise.all(pending);
@@ -262,6 +283,18 @@ async function killLoop(pool: ReplicaPool, random: Random, [min, max]: [number, 
     if (Date.now() + wait >= until) return;
     await sleep(wait);
     await pool.killRandom(random);
+  }
+}
+
+/** Drops every database connection of the replicas every [min, max] ms until `until`; returns how often. */
+async function dropLoop(database: ChaosDatabase, random: Random, [min, max]: [number, number], until: number): Promise<number> {
+  let drops = 0;
+  for (;;) {
+    const wait = random.int(min, max);
+    if (Date.now() + wait >= until) return drops;
+    await sleep(wait);
+    await database.dropConnections();
+    drops += 1;
   }
 }
 
@@ -352,6 +385,8 @@ export function formatSummary(run: Omit<ChaosReport, 'summary'>): string {
     `events     ${f.eventsSent} events · ${f.eventRequests} requests · ack in ${seconds(f.ackMs.median)} median, ${seconds(f.ackMs.max)} max · ${f.eventRetries} retried ${JSON.stringify(f.eventFailures)} · ${f.eventsUnacknowledged} never acknowledged`,
     `model      ${f.modelRequests} requests (${f.workerRequests} worker) · ${f.unfinishedRequests} unfinished · ${f.modelCallErrors} call errors · ${f.nameFallbacks} steers named by user id (lookup timed out)`,
     `replicas'  ${f.leasesLost} leases lost · ${f.fencedWrites} outbox writes fenced · ${f.redeliveries} re-deliveries after take-over · ${f.sweepFailures} failed sweeps/loads`,
+    `faults     ${f.resets} context resets · ${f.connectionDrops} times every database connection dropped · ${f.storageRetries} activities retried after a storage failure`,
+    `delays     steer → model ${seconds(f.steerDelayMs.median)} median, ${seconds(f.steerDelayMs.max)} max · answer → thread ${seconds(f.answerDelayMs.median)} median, ${seconds(f.answerDelayMs.max)} max`,
     `answers    ${f.answersStored} stored · ${f.answersPostedOnce} posted exactly once · ${f.answerLosses} lost · ${f.answerDuplicates} duplicated · ${f.errorNotes} error notes`,
     `posts      ${f.duplicatePosts} duplicate posts · ${f.postsFoundOnRetry} retried posts found already sent`,
     `leftovers  ${f.leftovers.queuedSteers} queued · ${f.leftovers.outboxOpen} outbox open · ${f.outboxFailed} outbox failed · ${f.leftovers.leasesHeld} leases held · ${f.leftovers.unsettledSessions} unsettled sessions · ${awaiting} awaiting delivery`,

@@ -37,6 +37,8 @@ export interface FakeSlackMessage {
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
   user: string;
   bot_id: string;
+  /** When the fake received the post (Date.now() ms). */
+  postedAt?: number;
 }
 
 /** A user the fake knows (users.info). */
@@ -217,6 +219,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       ...(metadata !== undefined ? { metadata } : {}),
       user: settings.botUserId,
       bot_id: settings.botId,
+      postedAt: Date.now(),
     };
     messages.push(message);
     messagesByTs.set(`${message.channel}:${ts}`, message);

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('replicas under chaos', () => {
-  it(`keeps every promise with ${shape.replicas} replicas, ${shape.sessions} sessions and ${shape.steers} steers (CI scale) while replicas are SIGKILLed every ~3 s`, async () => {
+  it(`keeps every promise with ${shape.replicas} replicas, ${shape.sessions} sessions and ${shape.steers} steers (CI scale) while replicas are SIGKILLed every ~3 s, deciders reset and database connections drop`, async () => {
     const seed = process.env['CHAOS_SEED'] ? Number(process.env['CHAOS_SEED']) : undefined;
     const run = await runChaos({
       databaseUrl: database.url,
@@ -34,12 +34,22 @@ describe('replicas under chaos', () => {
       killEveryMs: [2_500, 3_500],
       settleTimeoutMs: 75_000,
       leaseTtlSeconds: 2,
+      // Memory under chaos: forks every few turns, deciders that mostly reset, and every database
+      // connection dropped every few seconds.
+      memory: { contextWindow: 12_000, resetChance: 0.7 },
+      dropConnectionsEveryMs: [3_000, 5_000],
       ...(seed !== undefined ? { seed } : {}),
       ...(process.env['CHAOS_VERBOSE'] ? { say: (line: string) => console.log(`[chaos] ${line}`) } : {}),
     });
     console.log(run.summary);
     const { figures } = run;
     expect(figures.kills).toBeGreaterThan(0);
+    expect(figures.resets).toBeGreaterThan(0);
+    expect(figures.connectionDrops).toBeGreaterThan(0);
+    // Delayed, but bounded: a message reaches the model within a minute; an answer the thread
+    // within the outbox claim (60 s, for a post whose sender was SIGKILLed mid-send) and a retry.
+    expect(figures.steerDelayMs.max).toBeLessThan(60_000);
+    expect(figures.answerDelayMs.max).toBeLessThan(90_000);
     expect({
       settled: figures.settled,
       duplicates: run.duplicates,
@@ -105,11 +115,21 @@ describe('the chaos checks', () => {
     expect(figures).toMatchObject({ messagesAcknowledged: 3, messagesStored: 3, messagesInModelOnce: 3, messageLosses: 0, messageDuplicates: 0, answersPostedOnce: 2, answerLosses: 0, answerDuplicates: 0, duplicatePosts: 0, overlaps: 0, unfinishedRequests: 0 });
   });
 
-  it('counts a steer missing from the last request, a steer twice in one request, and an answer never posted', async () => {
+  it('counts a steer no request ever had, a steer twice in one request, and an answer never posted', async () => {
     const { inputs, rendered, answers, post, request } = scenario();
-    const last = request([{ role: 'system', content: 'init' }, rendered[0]!, rendered[1]!, rendered[1]!], 2_000, 2_100);
-    const { figures } = await checkChaosRun({ ...inputs, requests: [...inputs.requests, last], posts: [post(answers[0]!)] });
+    // The third message never reached the model; the second is twice in the last request.
+    const requests = [request([{ role: 'system', content: 'init' }, rendered[0]!], 1_000, 1_200), request([{ role: 'system', content: 'init' }, rendered[0]!, rendered[1]!, rendered[1]!], 2_000, 2_100)];
+    const { figures } = await checkChaosRun({ ...inputs, requests, posts: [post(answers[0]!)] });
     expect(figures).toMatchObject({ messageLosses: 1, messageDuplicates: 1, answerLosses: 1, answersPostedOnce: 1 });
+  });
+
+  it('does not count a steer that a reset left out of the later contexts as lost', async () => {
+    const { inputs, rendered, request } = scenario();
+    // After a reset the context starts from memory: earlier messages need not be carried.
+    const afterReset = request([{ role: 'system', content: 'init after reset' }, rendered[2]!], 1_600, 1_700);
+    const { figures, problems } = await checkChaosRun({ ...inputs, requests: [...inputs.requests, afterReset] });
+    expect(problems).toEqual([]);
+    expect(figures).toMatchObject({ messageLosses: 0, messagesInModelOnce: 3 });
   });
 
   it('counts an answer posted twice, and two worker requests of a session at the same time', async () => {
