@@ -322,6 +322,34 @@ describe('reset (R6–R8)', () => {
   });
 });
 
+describe('the new segment after a reset (R2, R6)', () => {
+  it('starts at the step its first call measures, tools array included, so it does not fork at once', async () => {
+    // A tool whose definition alone is ~15% of the window, and a provider that counts it.
+    const wide = defineTool({ name: 'wide', description: `Described at length. ${'x'.repeat(6_000)}`, input: z.object({}), execute: async () => 'ok' }) as AnyTool;
+    const h = await bed.harness({ tools: [wide], settings: { contextWindow: 10_000, stepPercent: 10 } });
+    const providerCount = (body: { messages: unknown[]; tools?: unknown[] }) => ({
+      promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4) + Math.ceil(JSON.stringify(body.tools ?? []).length / 4), cachedTokens: 0, completionTokens: 5,
+    });
+    scriptRoles(bed.model, {
+      worker: (body, index) => ({ content: index === 0 ? 'first' : 'after the reset', usage: providerCount(body) }),
+      decider: [{ content: 'Finished.\nRESET_CONTEXT' }],
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'hello'), { startSession: true });
+    const reset = await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    const forksBefore = requestsOf(bed.model.requests, 'summarizer').length + requestsOf(bed.model.requests, 'decider').length;
+    await h.agent.submit(personMessage(thread, 'again'), { startSession: false });
+    await h.waitForEvent('answer', (event) => event.text === 'after the reset');
+    await runner.whenIdle();
+    await runner.memory.settle();
+    expect(runner.context.segment.id).toBe(reset.segmentId);
+    expect(requestsOf(bed.model.requests, 'summarizer').length + requestsOf(bed.model.requests, 'decider').length).toBe(forksBefore);
+  });
+});
+
 describe('carryOver', () => {
   const entry = (seq: number, message: StoredMessage['message'], flags: Partial<StoredMessage> = {}): StoredMessage => ({
     seq, message, isInit: false, isMarker: false, memoryRunId: null, ...flags,

@@ -76,6 +76,18 @@ describe('trigger policy (R2)', () => {
     expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
   });
 
+  it('measures the context the next call will send: a big tool batch counts at the checkpoint right after it', async () => {
+    const big = defineTool({ name: 'big_output', description: 'Returns a lot.', input: z.object({}), execute: async () => 'x'.repeat(4_000) }) as AnyTool;
+    const h = await start({ tools: [echo, big] });
+    scriptRoles(bed.model, { worker: [at(200, { toolCalls: [{ id: 'b1', name: 'big_output', arguments: {} }] }), at(1_300, { content: 'read it' })] });
+    const { runner } = await runToIdle(h, 'read the big thing');
+    // 200 reported + the ~1,000-token result appended: 12% at the after-tools checkpoint.
+    const forks = requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
+    expect(forks.length).toBeGreaterThanOrEqual(1);
+    expect(forks[0]!.body.messages.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'b1' });
+    expect(runner.context.segment.lastStep).toBeGreaterThanOrEqual(12);
+  });
+
   it('estimates tokens from the serialized context when the provider reports no usage', async () => {
     const h = await start();
     bed.model.respond((body) => (requestsOf([{ body } as never], 'worker').length ? { content: 'no usage here', usage: null } : { content: 'KEEP_CONTEXT', usage: null }));

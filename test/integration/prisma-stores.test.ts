@@ -115,6 +115,24 @@ function describeStores(getHarness: () => Harness): void {
       expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: channelA.memorySpaceId } })).toMatchObject({ scope: 'workspace', scopeKey: '' });
     });
 
+    it('never lets a space cross people who did not share the conversation, whatever the scope', async () => {
+      // Two people's DMs with Hippo (Discord: guild "@me") under the workspace scope.
+      const dmAda = await open(thread({ platform: 'discord', workspaceId: '@me', channelId: 'D-ada', threadKey: 'D-ada', visibility: 'direct' }), 'workspace');
+      const dmBob = await open(thread({ platform: 'discord', workspaceId: '@me', channelId: 'D-bob', threadKey: 'D-bob', visibility: 'direct' }), 'workspace');
+      const dmAdaAgain = await open(thread({ platform: 'discord', workspaceId: '@me', channelId: 'D-ada', threadKey: 'D-ada-2', visibility: 'direct' }), 'workspace');
+      expect(dmAda.memorySpaceId).not.toBe(dmBob.memorySpaceId);
+      expect(dmAdaAgain.memorySpaceId).toBe(dmAda.memorySpaceId);
+      // A private channel and a public one of the same workspace.
+      const publicA = await open(thread({ workspaceId: 'W-priv', channelId: 'C-public-a' }), 'workspace');
+      const publicB = await open(thread({ workspaceId: 'W-priv', channelId: 'C-public-b', visibility: 'public' }), 'workspace');
+      const secret = await open(thread({ workspaceId: 'W-priv', channelId: 'C-secret', visibility: 'private' }), 'workspace');
+      expect(publicA.memorySpaceId).toBe(publicB.memorySpaceId);
+      expect(secret.memorySpaceId).not.toBe(publicA.memorySpaceId);
+      // The channel scope keeps a DM to itself too, and the thread scope per thread.
+      const dmChannelScope = await open(thread({ workspaceId: 'T1', channelId: 'D-carol', threadKey: '1.1', visibility: 'direct' }), 'channel');
+      expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: dmChannelScope.memorySpaceId } })).toMatchObject({ scopeKey: 'dm:D-carol' });
+    });
+
     it('sets only the flags it is given', async () => {
       const session = await open();
       await stores().sessions.setFlags(session.id, { pauseRequested: true });

@@ -8,8 +8,10 @@ import { commandVerbs } from '../../src/adapters/chat/commands.js';
 
 describe('Discord names', () => {
   it('binds guild threads to guild and parent channel, DMs to "@me"', () => {
-    expect(threadAddress('G1', 'C1', 'T1')).toEqual({ platform: 'discord', workspaceId: 'G1', channelId: 'C1', threadKey: 'T1' });
-    expect(dmAddress('D1')).toEqual({ platform: 'discord', workspaceId: '@me', channelId: 'D1', threadKey: 'D1' });
+    expect(threadAddress('G1', 'C1', 'T1')).toEqual({ platform: 'discord', workspaceId: 'G1', channelId: 'C1', threadKey: 'T1', visibility: 'public' });
+    expect(threadAddress('G1', 'C1', 'T1', 'private')).toMatchObject({ visibility: 'private' });
+    // A DM is a memory space of its own, whatever MEMORY_SCOPE says.
+    expect(dmAddress('D1')).toEqual({ platform: 'discord', workspaceId: '@me', channelId: 'D1', threadKey: 'D1', visibility: 'direct' });
   });
 
   it('round-trips steer keys and ignores other platforms', () => {
