@@ -1,7 +1,7 @@
 // The Discord adapter end to end: the real discord.js client against the fake Discord (REST and
 // gateway), a real agent on Postgres, the fake model server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { buttonId, threadAddress } from '../../src/adapters/discord/discord-ids.js';
 import { buttonsOf, startDiscordRig, visibleText, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 
@@ -231,6 +231,38 @@ describe('Discord adapter: answers, notes and commands', () => {
     await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Bob' && button.disabled), 10_000, 'the note to show the review');
     const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { reviewedBy: 'Bob' } });
     expect(versions.length).toBeGreaterThan(0);
+  });
+
+  it('shows a later change before reverting an older one (R13): the clicker chooses Undo both or Keep', async () => {
+    const { fake, harness } = rig;
+    scriptRoles(rig.model, { worker: [{ content: 'Sure.' }] });
+    const mention = fake.say(fake.general, 'keep notes', { mention: true });
+    const answer = await rig.botMessage(mention.id, (message) => message.content === 'Sure.', 'the answer');
+    const session = (await harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, mention.id)))!;
+    const stores = harness.stores;
+    const { segment } = await stores.context.load(session.id);
+    const runA = await stores.memoryRuns.start({ sessionId: session.id, segmentId: segment.id, role: 'summarizer', round: 21, forkPoint: 0 });
+    const runB = await stores.memoryRuns.start({ sessionId: session.id, segmentId: segment.id, role: 'summarizer', round: 22, forkPoint: 0 });
+    const notes = { spaceId: session.memorySpaceId, sessionKey: '', path: 'notes.md' };
+    await stores.documents.write(notes, 'from A\n', { kind: 'summarizer', memoryRunId: runA.id });
+    const byB = await stores.documents.write(notes, 'from A\nfrom B\n', { kind: 'summarizer', memoryRunId: runB.id });
+
+    const revert = fake.click(answer, buttonId('revert', session.id, runA.id));
+    const choice = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${revert.token}/messages/@original$`))[0]);
+    expect(String(choice.body?.['content'])).toMatch(/\*\*notes\.md\*\* was changed again after this memory change \(v2 by background memory/);
+    const rows = choice.body?.['components'] as Array<{ components: Array<{ custom_id: string; label: string }> }>;
+    const [undo, keep] = rows[0]!.components;
+    expect([undo!.label, keep!.label]).toEqual(['Undo both: notes.md', 'Keep']);
+    expect((await stores.documents.read(notes))?.version).toBe(byB.version);
+
+    const kept = fake.click(answer, keep!.custom_id);
+    const keptReply = await fake.waitFor(() => fake.callsTo('PATCH', new RegExp(`/${kept.token}/messages/@original$`))[0]);
+    expect(String(keptReply.body?.['content'])).toContain('Nothing was changed');
+    expect((await stores.documents.read(notes))?.version).toBe(byB.version);
+
+    fake.click(answer, undo!.custom_id);
+    await rig.botMessage(mention.id, (message) => message.content === '↩️ Ada Lovelace reverted the memory change to notes.md');
+    expect(await stores.documents.read(notes)).toBeNull();
   });
 
   it('attaches a long diff as a Markdown file to the ephemeral View reply', async () => {

@@ -126,6 +126,51 @@ describe('Slack memory notes', () => {
     expect((await database.prisma.memoryDocument.findFirstOrThrow({ where: { path: 'MAIN.md' } })).version).toBe(3);
   });
 
+  it('shows a later change before reverting an older one (R13): Keep changes nothing, Undo both restores and tells the thread', async () => {
+    harness.model.reset();
+    harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'ok', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 2 } } : { content: 'KEEP_CONTEXT' }));
+    const root = nextTs();
+    await mention('keep notes', root);
+    const session = await until(async () => (await database.prisma.session.findFirst({ where: { threadKey: root } })) !== null, 10_000, 'session').then(() => database.prisma.session.findFirstOrThrow({ where: { threadKey: root } }));
+    const stores = harness.stores;
+    const run = (round: number) => stores.memoryRuns.start({ sessionId: session.id, segmentId: session.currentSegmentId!, role: 'summarizer', round, forkPoint: 0 });
+    const [runA, runB] = [await run(11), await run(12)];
+    const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const before = await stores.documents.read(main);
+    await stores.documents.write(main, '# Memory\nFact from A.\n', { kind: 'summarizer', memoryRunId: runA.id });
+    const byB = await stores.documents.write(main, '# Memory\nFact from A.\nFact from B.\n', { kind: 'summarizer', memoryRunId: runB.id });
+
+    await click('hippo_memory_revert', runA.id, { ts: nextTs(), threadTs: root });
+    const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('Undo both'));
+    const view = opened.args['view'] as { private_metadata: string; blocks: Array<{ elements?: Array<{ action_id: string; value: string }> }> };
+    expect(JSON.stringify(view.blocks)).toMatch(/MAIN\.md\* was changed again after this memory change \(v\d+ by background memory/);
+    const undo = view.blocks.flatMap((block) => block.elements ?? []).find((element) => element.action_id === 'hippo_memory_undo_both')!;
+    expect(JSON.parse(undo.value)).toMatchObject({ r: runA.id, v: byB.version });
+    // Nothing is reverted before the person chose.
+    expect((await stores.documents.read(main))?.version).toBe(byB.version);
+
+    const inView = async (actionId: string, value: string) => {
+      const payload = {
+        type: 'block_actions', team: { id: slack.teamId }, user: { id: 'UADA', team_id: slack.teamId }, trigger_id: `trigger-${++counter}`,
+        container: { type: 'view', view_id: 'V-revert' }, view: { id: 'V-revert', hash: 'h1', private_metadata: view.private_metadata },
+        actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
+      };
+      expect((await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded')).status).toBe(200);
+    };
+    await inView('hippo_memory_keep', undo.value);
+    await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('Nothing was changed'));
+    expect((await stores.documents.read(main))?.version).toBe(byB.version);
+
+    await inView('hippo_memory_undo_both', undo.value);
+    await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('Reverted MAIN.md, with the later changes'));
+    const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('↩️'));
+    expect(textOf(note)).toBe('↩️ Ada reverted the memory change to MAIN.md');
+    expect(await stores.documents.read(main)).toMatchObject({ content: before?.content, version: byB.version + 1 });
+    // The same choice again: it was done already.
+    await inView('hippo_memory_undo_both', undo.value);
+    await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('already reverted'));
+  });
+
   it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
     const [refused, sent, ...more] = slack.callsTo('chat.postMessage').filter((call) => textOf(call) === 'Noted: launch on Friday.');
     expect(refused?.response).toEqual({ ok: false, error: 'invalid_arguments' });
