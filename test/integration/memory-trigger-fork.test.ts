@@ -216,6 +216,48 @@ describe('fork (R1) and marker (R3)', () => {
   });
 });
 
+describe('no gap after a failed summarizer (R4)', () => {
+  it('tells the next summarizer to start after the marker of the latest run that SUCCEEDED', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(400, { content: 'one' }), at(700, { content: 'two' }), at(1_000, { content: 'three' })],
+      // Round 1 succeeds, round 2 fails, round 3 is the one that must cover round 2's range.
+      summarizer: (_body, index) => (index === 1 ? { status: 400, errorMessage: 'bad request' } : { content: 'no change' }),
+    });
+    const thread = newThread();
+    for (const text of ['a', 'b', 'c']) {
+      const { session } = await h.agent.submit(personMessage(thread, text), { startSession: text === 'a' });
+      const runner = await h.agent.runner(session!.id);
+      await runner.whenIdle();
+      await runner.memory.settle();
+    }
+    const forks = requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change'));
+    expect(forks).toHaveLength(3);
+    const third = String(forks[2]!.body.messages.at(-1)?.['content']);
+    expect(third).toContain('Everything up to the <memory-checkpoint n="1"/> notice has already been saved');
+    // Round 2's marker is in the context the third fork sees, but it does not count.
+    expect(forks[2]!.body.messages.some((message) => message['content'] === '<memory-checkpoint n="2"/>')).toBe(true);
+  });
+
+  it('tells the first summarizer of a context that MAIN.md changed when another conversation wrote it', async () => {
+    const h = await start();
+    scriptRoles(bed.model, { worker: [at(400, { content: 'one' })] });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'a'), { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    await h.waitForEvent('run-start', (event) => event.session.id === session!.id);
+    // Another session of the space writes MAIN.md after this context read it.
+    await until(() => runner.context.entries.length >= 2, 5_000, 'init messages');
+    const main = await h.stores.documents.read({ spaceId: session!.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
+    await h.stores.documents.write({ spaceId: session!.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Memory\nWritten elsewhere.\n', { kind: 'system' }, main!.version);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    const first = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
+    expect(first).toContain('Written elsewhere.');
+    expect(first).not.toContain('have not changed since the top of this context');
+  });
+});
+
 describe('summarizer caps (R4)', () => {
   async function summarizerFailure(settings: { summarizerMaxSteps: number; summarizerTimeoutMs: number }, summarizer: Parameters<typeof scriptRoles>[1]['summarizer']) {
     const harness = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, ...settings } });
