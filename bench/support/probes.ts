@@ -92,13 +92,15 @@ export function probeMemoryManager(): MemoryProbe {
 
 /** Wraps a MemoryManager method so every call's interval lands in `intervals`; returns the undo. */
 function timeMethod(name: 'onCheckpoint' | 'waitForSummarizer', intervals: Interval[]): () => void {
-  const prototype = MemoryManager.prototype;
+  const prototype = MemoryManager.prototype as unknown as Record<string, (...args: unknown[]) => Promise<void>>;
   const original = prototype[name];
-  prototype[name] = async function timed(this: MemoryManager): Promise<void> {
+  if (!original) throw new Error(`MemoryManager has no method ${name}`);
+  // The wrapper passes the arguments on (onCheckpoint's options say whether it may fork).
+  prototype[name] = async function timed(this: MemoryManager, ...args: unknown[]): Promise<void> {
     const interval = { start: performance.now(), end: Number.NaN };
     intervals.push(interval);
     try {
-      await original.call(this);
+      await original.apply(this, args);
     } finally {
       interval.end = performance.now();
     }

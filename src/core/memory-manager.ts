@@ -74,7 +74,7 @@ export class MemoryManager {
    * it waits for is one round of writes (the step, the runs, the marker), issued side by side.
    * With `fork: false` (a reset is pending, R6) the step is consumed and nothing is forked.
    */
-  async onCheckpoint(options: { fork: boolean } = { fork: true }): Promise<void> {
+  async onCheckpoint(options: { fork: boolean }): Promise<void> {
     const { context } = this.host;
     const segment = context.segment;
     const step = currentStep(context.nextCallTokens(), this.deps.settings.contextWindow, this.deps.settings.stepPercent);
