@@ -3,6 +3,7 @@
 import type { AgentDeps } from './agent-context.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner-registry.js';
+import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './session-runner.js';
 import type { SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 
@@ -42,9 +43,12 @@ export class Agent {
    * Starts a session for the thread (if none) and queues the message durably before anything
    * else happens. Returns `inserted: false` for a duplicate delivery (nothing else is done).
    */
-  async submit(message: IncomingMessage, options: { startSession: boolean; title?: string }): Promise<{ session: SessionRecord | null; steer: SteerRecord | null; inserted: boolean }> {
+  async submit(incoming: IncomingMessage, options: { startSession: boolean; title?: string }): Promise<{ session: SessionRecord | null; steer: SteerRecord | null; inserted: boolean }> {
+    // Whatever a platform accepted is stored, cut to Slack's own limit with a visible mark (the
+    // stores replace what Postgres cannot hold).
+    const message = { ...incoming, text: capText(incoming.text, maxMessageChars), authorName: capText(incoming.authorName, 200) };
     const session = options.startSession
-      ? (await this.deps.stores.sessions.open(message.address, { title: options.title ?? message.text.slice(0, 80), scope: this.deps.settings.memoryScope })).session
+      ? (await this.deps.stores.sessions.open(message.address, { title: (options.title ?? message.text).slice(0, 80), scope: this.deps.settings.memoryScope })).session
       : await this.deps.stores.sessions.find(message.address);
     if (!session) return { session: null, steer: null, inserted: false };
     const { steer, inserted } = await this.deps.stores.steers.enqueue({

@@ -8,7 +8,7 @@ import type { AgentRole } from './messages.js';
 import type { ContextStore, DocumentAuthor, DocumentKey, DocumentStore } from './store.js';
 import { defineTool, type AnyTool, type ToolContext } from './tool.js';
 
-const path = z.string().min(1).max(200).describe('Document path inside the memory space, e.g. "MAIN.md" or "projects/billing.md"');
+const path = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters').describe('Document path inside the memory space, e.g. "MAIN.md" or "projects/billing.md"');
 const expectedVersion = z.number().int().min(0).describe('The version you last read (0 to create a new document); a mismatch means someone changed it');
 
 /** The memory tools, in a stable order. */

@@ -491,6 +491,14 @@ function describeStores(getHarness: () => Harness): void {
       expect(await stores().documents.revert(mainByB.id, 5, person)).toMatchObject({ version: 6, content: 'by A, twice, then B' });
     });
 
+    it('stores a document a model wrote with NUL characters (Postgres cannot hold them) instead of failing the write', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'echo.md' };
+      const written = await stores().documents.write(key, 'from a page: \u0000 end', person, undefined, 'copied \u0000');
+      expect(written.content).toBe('from a page: \uFFFD end');
+      expect((await stores().documents.versions(written.id))[0]).toMatchObject({ content: 'from a page: \uFFFD end', reason: 'copied \uFFFD' });
+    });
+
     it('moves a document in one transaction, refusing an existing target', async () => {
       const session = await space();
       const from = { spaceId: session.memorySpaceId, sessionKey: '', path: 'old.md' };

@@ -271,6 +271,31 @@ describe('Slack events', () => {
     for (let index = 0; index < 60; index += 1) expect(joined).toContain(`export const value${index} = compute(${index}); // keep together`);
   });
 
+  it('stores a message with NUL characters and answers one, instead of answering 500 and losing them', async () => {
+    harness.model.reset();
+    harness.model.respond((body) => ({ content: lastMessageText(body).includes('second') ? 'Echo\u0000d back.' : 'Got it\u0000.' }));
+    const root = nextTs();
+    const response = await postEvent(envelope(mention('a page said \u0000\u0000 here', root)));
+    expect(response.status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Got it\uFFFD.');
+    const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${root}` } });
+    expect(steer.text).toBe('a page said \uFFFD\uFFFD here');
+    // A reply with NUL, while the session exists: stored and answered too.
+    await postEvent(envelope(reply('second \u0000 message', nextTs(), root)));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Echo\uFFFDd back.');
+  });
+
+  it('stores an oversized message cut to Slack\'s limit with a visible mark', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Read it.' }));
+    const root = nextTs();
+    expect((await postEvent(envelope(mention(`start ${'x'.repeat(3_000_000)}`, root)))).status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Read it.');
+    const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${root}` } });
+    expect(steer.text.length).toBeLessThanOrEqual(40_000);
+    expect(steer.text).toMatch(/\[… [\d,]+ more characters were cut\]$/);
+  });
+
   it('posts an error note saying the session can be resumed, and asks for assistant thread status only until Slack refuses', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ status: 400, errorMessage: 'model refused the request' }));

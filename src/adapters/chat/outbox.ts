@@ -2,6 +2,7 @@
 // idempotency key before it is sent, so a crash or a platform outage loses nothing and a repeated
 // event enqueues nothing new. A sender per platform (outbox-sender.ts) sends them; the platform
 // message ids it records let later edits and reactions name their target by key.
+import { storableJson } from '../../core/text-hygiene.js';
 import type { Logger } from '../../log.js';
 import type { Prisma, PrismaClient } from '../storage/generated/client.js';
 import { OutboxSender, type Deliver, type SenderOptions } from './outbox-sender.js';
@@ -51,7 +52,9 @@ export class Outbox {
    * `inserted` false = a duplicate, or (with `fenced`) a write of a replica that lost its lease.
    */
   async enqueue(entry: OutboxEntry): Promise<{ inserted: boolean; fenced?: boolean }> {
-    const { idempotencyKey, sessionId, platform, operation, payload } = entry;
+    const { idempotencyKey, sessionId, platform, operation } = entry;
+    // jsonb cannot hold NUL (a model may echo one from a page): it is replaced, the post goes out.
+    const payload = storableJson(entry.payload);
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
     const replaces = entry.replacesPending === true && targetKey !== null;
@@ -110,7 +113,7 @@ export class Outbox {
         SELECT e.key, e.session_id, e.platform, e.operation, e.payload, e.target_key
         FROM unnest(${column((entry) => entry.idempotencyKey)}::text[], ${column((entry) => entry.sessionId)}::text[],
           ${column((entry) => entry.platform)}::text[], ${column((entry) => entry.operation)}::text[],
-          ${column((entry) => JSON.stringify(entry.payload))}::jsonb[], ${column((entry) => entry.targetKey ?? null)}::text[],
+          ${column((entry) => JSON.stringify(storableJson(entry.payload)))}::jsonb[], ${column((entry) => entry.targetKey ?? null)}::text[],
           ${column((entry) => entry.cancels ?? null)}::text[])
           WITH ORDINALITY AS e(key, session_id, platform, operation, payload, target_key, cancels, ordinal)
         WHERE e.cancels IS NULL OR e.cancels NOT IN (SELECT idempotency_key FROM cancelled)

@@ -3,6 +3,7 @@
 import { ConflictError } from '../../core/errors.js';
 import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from './generated/client.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
@@ -174,14 +175,14 @@ function toMessageRow(segmentId: string, entry: StoredMessage): Prisma.ContextMe
     seq: entry.seq,
     role: message.role,
     content: JSON.stringify(message),
-    toolCallId: message.tool_call_id ?? null,
-    toolCallIds: (message.tool_calls ?? []).map((call) => call.id),
+    toolCallId: message.tool_call_id === undefined ? null : storableText(message.tool_call_id),
+    toolCallIds: (message.tool_calls ?? []).map((call) => storableText(call.id)),
     isInit: entry.isInit,
     isMarker: entry.isMarker,
     memoryRunId: entry.memoryRunId,
     awaitingDelivery: entry.awaitingDelivery ?? false,
     // Postgres text cannot hold NUL; `content` is safe because JSON.stringify escapes it.
-    searchText: messageText(message).replaceAll('\u0000', ' '),
+    searchText: storableText(messageText(message)),
   };
 }
 

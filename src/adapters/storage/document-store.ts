@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError } from '../../core/errors.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
 import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { TransactionClient } from './prisma-support.js';
 
 /** The state a change leaves the document in. */
@@ -210,11 +211,13 @@ async function applyChange(
   note: { reason?: string; revertedRunId?: string } = {},
 ): Promise<DocumentRecord> {
   const version = current.version + 1;
+  // A model may write NUL (echoing a page): Postgres text cannot hold it.
+  state = { ...state, content: storableText(state.content) };
   const updated = await tx.memoryDocument.update({ where: { id: current.id }, data: { ...state, version } });
   await tx.memoryDocumentVersion.create({
     data: {
       documentId: current.id, version, path: current.path, ...state, ...authorColumns(author),
-      reason: (note.reason ?? '').replace(/\s+/g, ' ').slice(0, 300), revertedRunId: note.revertedRunId ?? null,
+      reason: storableText((note.reason ?? '').replace(/\s+/g, ' ').slice(0, 300)), revertedRunId: note.revertedRunId ?? null,
     },
   });
   return toDocumentRecord(updated);

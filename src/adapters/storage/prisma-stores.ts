@@ -2,6 +2,7 @@
 // their own files; the small ones (event log, memory runs, usage) are here.
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
+import { storableJson, storableText } from '../../core/text-hygiene.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
@@ -53,7 +54,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
         data: {
           status: result.status,
           decision: result.decision ?? null,
-          error: result.error ?? null,
+          error: result.error === undefined ? null : storableText(result.error),
           transcript: toJson(result.transcript),
           promptTokens: result.usage.promptTokens,
           cachedTokens: result.usage.cachedTokens,
@@ -84,7 +85,7 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
       // Raw: one row per model call of every role, so it is on every step's path.
       await prisma.$executeRaw`
         INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms, error)
-        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${Math.round(latencyMs)}, ${error})`;
+        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
     },
 
     async summary(sessionId) {
@@ -116,11 +117,7 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
  * emit, and a run's result must not be lost over it, so NUL becomes U+FFFD here.
  */
 function toJson(transcript: ChatMessage[]): Prisma.InputJsonValue {
-  const text = JSON.stringify(transcript, (_key, value: unknown) =>
-    typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
-  );
-  // JSON.parse of JSON.stringify output is JSON by construction.
-  return JSON.parse(text) as Prisma.InputJsonValue;
+  return storableJson(transcript) as unknown as Prisma.InputJsonValue;
 }
 
 function toMemoryRunRecord(row: MemoryRun): MemoryRunRecord {

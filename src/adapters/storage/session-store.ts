@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MemoryScope, Platform, SessionRecord, SessionStore, ThreadAddress } from '../../core/store.js';
 import type { PrismaClient, Session } from './generated/client.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
 
 const platforms: readonly Platform[] = ['slack', 'discord', 'console'];
@@ -110,7 +111,7 @@ async function createSession(
   // current_segment_id has no foreign key, so the session can name its first segment up front.
   const segmentId = randomUUID();
   const session = await tx.session.create({
-    data: { ...threadKey(address), title: options.title, memorySpaceId: space.id, currentSegmentId: segmentId },
+    data: { ...threadKey(address), title: storableText(options.title), memorySpaceId: space.id, currentSegmentId: segmentId },
   });
   await tx.segment.create({ data: { id: segmentId, sessionId: session.id, ordinal: 1 } });
   return session;

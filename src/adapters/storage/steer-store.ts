@@ -1,5 +1,6 @@
 // The inbound steer queue (R9): written before anything else, idempotent on the platform message.
 import type { SteerRecord, SteerStore } from '../../core/store.js';
+import { capText, maxMessageChars, storableText } from '../../core/text-hygiene.js';
 import { Prisma, type PrismaClient, type SteerMessage } from './generated/client.js';
 
 const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];
@@ -12,7 +13,7 @@ export function createSteerStore(prisma: PrismaClient): SteerStore {
       // (and only then costs a second statement, to read it).
       const inserted = await prisma.$queryRaw<SteerMessage[]>`
         INSERT INTO steer_messages (session_id, platform_message_key, author_id, author_name, text)
-        VALUES (${steer.sessionId}, ${steer.platformMessageKey}, ${steer.authorId}, ${steer.authorName}, ${steer.text})
+        VALUES (${steer.sessionId}, ${storableText(steer.platformMessageKey)}, ${storableText(steer.authorId)}, ${storableText(steer.authorName)}, ${storableText(steer.text)})
         ON CONFLICT (platform_message_key) DO NOTHING
         RETURNING ${steerColumns}`;
       const row = inserted[0] ?? (await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } }));
@@ -20,7 +21,7 @@ export function createSteerStore(prisma: PrismaClient): SteerStore {
     },
 
     async edit(platformMessageKey, text) {
-      const { count } = await prisma.steerMessage.updateMany({ where: { platformMessageKey, status: 'queued' }, data: { text } });
+      const { count } = await prisma.steerMessage.updateMany({ where: { platformMessageKey, status: 'queued' }, data: { text: storableText(capText(text, maxMessageChars)) } });
       return count > 0;
     },
 
