@@ -5,6 +5,7 @@ import { lastMessageText } from '../fakes/fake-model-server.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
+import { takeDatabaseAway } from '../support/database-faults.js';
 import { until } from '../support/wait.js';
 
 const signingSecret = 'test-signing-secret';
@@ -283,6 +284,22 @@ describe('Slack events', () => {
     // A reply with NUL, while the session exists: stored and answered too.
     await postEvent(envelope(reply('second \u0000 message', nextTs(), root)));
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Echo\uFFFDd back.');
+  });
+
+  it('answers 500 while the database is away, so Slack retries, and stores the retry once it is back', async () => {
+    harness.model.reset();
+    harness.model.respond(() => ({ content: 'Stored after all.' }));
+    const root = nextTs();
+    const body = envelope(mention('while the database fails over', root));
+    const away = await takeDatabaseAway(database.name);
+    try {
+      expect((await postEvent(body)).status).toBe(500);
+    } finally {
+      await away.restore();
+    }
+    expect((await postEvent(body, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_error' })).status).toBe(200);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Stored after all.');
+    expect(await database.prisma.steerMessage.count({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${root}` } })).toBe(1);
   });
 
   it('stores an oversized message cut to Slack\'s limit with a visible mark', async () => {

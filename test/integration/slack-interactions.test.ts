@@ -171,6 +171,38 @@ describe('Slack memory notes', () => {
     await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('already reverted'));
   });
 
+  it('answers malformed interactions and slash commands without a 500, and changes nothing', async () => {
+    const versionsBefore = await database.prisma.memoryDocumentVersion.count();
+    const errors: string[] = [];
+    const payloads: Array<Record<string, unknown>> = [
+      // Button values that are not JSON, or JSON of the wrong shape.
+      ...['hippo_reset_view', 'hippo_view_page_next', 'hippo_memory_undo_both'].flatMap((actionId) => ['{not json', '{"r":1}', '"x"'].map((value) => ({
+        type: 'block_actions', team: { id: slack.teamId }, user: { id: 'UADA' }, trigger_id: 't', channel: { id: channel }, message: { ts: '1.1' },
+        actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
+      }))),
+      // No user, no actions, no team.
+      { type: 'block_actions', team: { id: slack.teamId }, actions: [{ type: 'button', action_id: 'hippo_memory_revert', block_id: 'b', value: 'x', action_ts: '1' }] },
+      { type: 'block_actions', user: { id: 'UADA' }, actions: [] },
+      { type: 'block_actions' },
+    ];
+    for (const payload of payloads) {
+      const response = await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded');
+      if (response.status >= 500) errors.push(`${response.status} for ${JSON.stringify(payload).slice(0, 120)}`);
+    }
+    // A slash command without response_url, and one without a user.
+    for (const body of [
+      formBody({ token: 'legacy', team_id: slack.teamId, channel_id: channel, user_id: 'UADA', command: '/hippo', text: 'status', trigger_id: 't' }),
+      formBody({ token: 'legacy', team_id: slack.teamId, channel_id: channel, command: '/hippo', text: 'status', response_url: slack.responseUrl('no-user') }),
+    ]) {
+      const response = await post(body, 'application/x-www-form-urlencoded');
+      if (response.status >= 500) errors.push(`${response.status} for a slash command ${body.slice(0, 80)}`);
+    }
+    expect(errors).toEqual([]);
+    // Every unreadable button value is answered to its clicker, never thrown.
+    await until(() => slack.callsTo('chat.postEphemeral').filter((call) => String(call.args['text']).startsWith('This button no longer works')).length === 9, 10_000, 'stale-button answers');
+    expect(await database.prisma.memoryDocumentVersion.count()).toBe(versionsBefore);
+  });
+
   it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
     const [refused, sent, ...more] = slack.callsTo('chat.postMessage').filter((call) => textOf(call) === 'Noted: launch on Friday.');
     expect(refused?.response).toEqual({ ok: false, error: 'invalid_arguments' });

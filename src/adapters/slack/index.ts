@@ -15,7 +15,7 @@ import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
 import { SlackPeople } from './people.js';
 import { SlackRenderer } from './renderer.js';
-import { connectSlack } from './slack-app.js';
+import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
 
@@ -77,7 +77,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   app.error(async (error) => {
     log.error({ err: error }, 'slack-handler-failed');
     // Rethrown so the HTTP answer is a 500 and Slack retries; nothing was marked processed.
-    throw error;
+    throw new SlackRetryableError(error.message, { cause: error });
   });
   await connection.start();
   log.info({ mode: connection.mode }, 'slack-adapter-started');

@@ -46,13 +46,16 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     case actionIds.memoryView:
       return openView(context, click, memoryChangeModal(value, await memoryRunDiffs(context.stores.documents, value), 0));
     case actionIds.resetView: {
-      const ref = resetViewRef.parse(JSON.parse(value));
+      const ref = parseValue(resetViewRef, value);
+      if (!ref) return staleButton(context, click, actionId);
       return openView(context, click, resetModal(ref, await mainAt(context, ref), 0));
     }
     case actionIds.memoryRevert:
       return revert(context, click, teamId, value);
-    case actionIds.memoryUndoBoth:
-      return undoBoth(context, click, teamId, undoBothRef.parse(JSON.parse(value)));
+    case actionIds.memoryUndoBoth: {
+      const ref = parseValue(undoBothRef, value);
+      return ref ? undoBoth(context, click, teamId, ref) : staleButton(context, click, actionId);
+    }
     case actionIds.memoryKeep:
       return updateView(context, click, outcomeModal('Nothing was changed: the later changes stay as they are.'));
     case actionIds.memoryAck: {
@@ -62,7 +65,10 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
       return;
     }
     default:
-      if (actionId.startsWith(actionIds.viewPage)) return turnPage(context, click, pageRef.parse(JSON.parse(value)));
+      if (actionId.startsWith(actionIds.viewPage)) {
+        const ref = parseValue(pageRef, value);
+        return ref ? turnPage(context, click, ref) : staleButton(context, click, actionId);
+      }
       context.log.debug({ actionId }, 'slack-action-unknown');
   }
 }
@@ -90,15 +96,15 @@ async function revert(context: SlackContext, click: BlockActionBody, teamId: str
 async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: string, ref: UndoBothRef): Promise<void> {
   const name = await context.people.name(teamId, click.user.id);
   const outcome = await revertWithLaterChanges(context.stores.documents, ref.r, ref.d, ref.v, { kind: 'person', userId: click.user.id, name });
-  const thread = click.view?.private_metadata ? threadRef.safeParse(JSON.parse(click.view.private_metadata)) : undefined;
+  const thread = click.view?.private_metadata ? parseValue(threadRef, click.view.private_metadata) : null;
   switch (outcome.status) {
     case 'reverted':
       await updateView(context, click, outcomeModal(`↩️ Reverted ${outcome.path}, with the later changes.`));
-      if (thread?.success) await announceRevert(context, teamId, thread.data, ref.r, name, [outcome.path]);
+      if (thread) await announceRevert(context, teamId, thread, ref.r, name, [outcome.path]);
       return;
     case 'changed-again':
-      if (!thread?.success) return;
-      return updateView(context, click, revertChoiceModal(ref.r, [outcome.change], thread.data, 'It changed again while you were looking:'));
+      if (!thread) return;
+      return updateView(context, click, revertChoiceModal(ref.r, [outcome.change], thread, 'It changed again while you were looking:'));
     case 'already-reverted':
       return updateView(context, click, outcomeModal(`${outcome.path} was already reverted.`));
     case 'gone':
@@ -118,6 +124,25 @@ async function announceRevert(context: SlackContext, teamId: string, thread: Thr
   });
 }
 
+/**
+ * A button value is ours (JSON we wrote), but a payload can be forged or outlive a format change:
+ * anything that does not parse is a stale button, never an exception.
+ */
+function parseValue<T>(schema: z.ZodType<T>, value: string): T | null {
+  try {
+    const parsed = schema.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Says so when a button's value cannot be read (forged, or made by an older version). */
+async function staleButton(context: SlackContext, click: BlockActionBody, actionId: string): Promise<void> {
+  context.log.warn({ actionId, userId: click.user.id }, 'slack-action-value-invalid');
+  await ephemeral(context, click, 'This button no longer works: open the note again, or mention @hippo in the thread.');
+}
+
 async function updateView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
   if (!click.view) return;
   await context.client.apiCall('views.update', { view_id: click.view.id, view });
@@ -128,8 +153,8 @@ async function turnPage(context: SlackContext, click: BlockActionBody, ref: Page
   const view = ref.kind === 'memory'
     ? memoryChangeModal(ref.ref, await memoryRunDiffs(context.stores.documents, ref.ref), ref.page)
     : await (async () => {
-        const reset = resetViewRef.parse(JSON.parse(ref.ref));
-        return resetModal(reset, await mainAt(context, reset), ref.page);
+        const reset = parseValue(resetViewRef, ref.ref);
+        return reset ? resetModal(reset, await mainAt(context, reset), ref.page) : outcomeModal('This page can no longer be shown.');
       })();
   await context.client.apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });
 }

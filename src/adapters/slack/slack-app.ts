@@ -10,6 +10,15 @@ import type { Logger } from '../../log.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackIdentity } from './slack-context.js';
 
+/**
+ * A listener failed on work Slack should send again (storing an inbound message): answered with
+ * a 500, so Slack retries. Any other failure (a payload Bolt cannot read) is the request's fault:
+ * answered with a 400, nothing stored.
+ */
+export class SlackRetryableError extends Error {
+  override name = 'SlackRetryableError';
+}
+
 /** Where Slack posts events, interactions and slash commands in HTTP mode. */
 export const slackEventsPath = '/slack/events';
 
@@ -77,6 +86,14 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     // "inbound messages are written before the ack"); everything slower runs after it.
     processBeforeResponse: true,
     logger,
+    processEventErrorHandler: async ({ error, response, logger: boltLog }) => {
+      if (response.headersSent) return false;
+      const retry = error instanceof SlackRetryableError || (error as { original?: unknown }).original instanceof SlackRetryableError;
+      if (!retry) boltLog.warn(`slack request refused: ${error instanceof Error ? error.message : String(error)}`);
+      response.writeHead(retry ? 500 : 400);
+      response.end();
+      return false;
+    },
   });
   const app = new App({ ...appOptions, receiver });
   let receiving = false;

@@ -18,6 +18,12 @@ const readOnlyVerbs: ReadonlySet<CommandVerb> = new Set(['status', 'memory']);
 /** Registers /hippo on the Bolt app. */
 export function registerSlashCommand(app: App, context: SlackContext): void {
   app.command(slashPrefix, async ({ ack, body, respond }) => {
+    // Without a response_url (a malformed or forged payload) there is nowhere to answer: the
+    // acknowledgement itself says so.
+    if (typeof respond !== 'function' || !slashCommandBody.safeParse(body).success) {
+      await ack({ response_type: 'ephemeral', text: 'This command could not be read; try `/hippo help`.' });
+      return;
+    }
     await ack();
     context.background.run('slack-slash-command', async () => {
       const text = await answer(context, body);
