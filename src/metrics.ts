@@ -1,6 +1,7 @@
 // Prometheus metrics (/metrics): runs, model calls and tokens by role, cache hit ratio, steer
 // queue depth, leases held, outbox backlog, memory runs and resets, event-loop lag.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PrismaClient } from './adapters/storage/generated/client.js';
 import type { EventBus } from './core/events.js';
@@ -54,6 +55,13 @@ export class Metrics {
       name: 'hippo_outbox_backlog', help: 'Platform writes not sent yet', registers: [registry],
       async collect() {
         this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM outbox WHERE status IN ('pending', 'sending')`));
+      },
+    });
+    new Gauge({
+      name: 'hippo_heap_used_ratio', help: 'V8 heap in use over the heap limit (the process aborts near 1; alert well before)', registers: [registry],
+      collect() {
+        const heap = getHeapStatistics();
+        this.set(heap.heap_size_limit === 0 ? 0 : heap.used_heap_size / heap.heap_size_limit);
       },
     });
     const loop = this.eventLoop;

@@ -41,6 +41,7 @@ describe('/metrics', () => {
       expect(text).toMatch(/hippo_leases_held \d/);
       expect(text).toMatch(/hippo_outbox_backlog 0/);
       expect(text).toMatch(/hippo_event_loop_lag_p99_seconds [\d.e-]+/);
+      expect(text).toMatch(/hippo_heap_used_ratio 0\.\d+/);
     } finally {
       service.kill('SIGTERM');
       await service.exited;
