@@ -12,6 +12,12 @@ export interface AgentSettings {
   contextWindow: number;
   /** R2: memory runs fire every time usage grows by this many percent of the window. */
   stepPercent: number;
+  /**
+   * Decider policy (cost): no decider below this percent of the window (a reset there frees
+   * little), and above it one every `deciderEvery` triggered steps. The summarizer keeps every step.
+   */
+  deciderFloorPercent: number;
+  deciderEvery: number;
   memoryScope: MemoryScope;
   /**
    * R6: with a reset pending, the worker goes on while a summarizer runs, except once the context
@@ -37,6 +43,8 @@ export interface AgentSettings {
 
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
   stepPercent: 3,
+  deciderFloorPercent: 0,
+  deciderEvery: 1,
   memoryScope: 'channel',
   resetWaitPercent: 90,
   storageOutageNoteMs: 10_000,

@@ -56,6 +56,13 @@ export function initMainVersion(initMessageContent: unknown): number | null {
   return match?.[1] ? Number(match[1]) : null;
 }
 
+/** The MAIN.md text an init message shows (closing tags unescaped), or null. */
+export function initMainText(initMessageContent: unknown): string | null {
+  if (typeof initMessageContent !== 'string') return null;
+  const match = /<document path="MAIN\.md"[^>]*>\n([\s\S]*?)\n<\/document>/.exec(initMessageContent);
+  return match?.[1] === undefined ? null : match[1].replace(/<\\\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change)\b)/gi, '</');
+}
+
 /** Content of MAIN.md when a memory space is new. */
 export const initialMainDocument = `# Memory
 
