@@ -2,6 +2,7 @@
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
+import type { ModelPrices } from './prices.js';
 import type { LeaseStore, MemoryScope, Stores, Wakeups } from './store.js';
 import type { ToolExecutor } from './tool-executor.js';
 
@@ -18,6 +19,11 @@ export interface AgentSettings {
    */
   deciderFloorPercent: number;
   deciderEvery: number;
+  /** Prices of `model` overriding the built-in table (MODEL_PRICES); null: the table's, if any. */
+  prices: ModelPrices | null;
+  /** Spend caps in US dollars (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD); null: no cap. */
+  sessionBudgetUsd: number | null;
+  channelDailyBudgetUsd: number | null;
   memoryScope: MemoryScope;
   /**
    * R6: with a reset pending, the worker goes on while a summarizer runs, except once the context
@@ -45,6 +51,9 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   stepPercent: 3,
   deciderFloorPercent: 0,
   deciderEvery: 1,
+  prices: null,
+  sessionBudgetUsd: null,
+  channelDailyBudgetUsd: null,
   memoryScope: 'channel',
   resetWaitPercent: 90,
   storageOutageNoteMs: 10_000,

@@ -33,6 +33,8 @@ export interface SessionRecord extends ThreadAddress {
   paused: boolean;
   /** R6: a reset was decided and is not finished. */
   resetRequested: boolean;
+  /** This session's spend cap in US dollars when a person raised it; null: the configured one. */
+  budgetUsd: number | null;
 }
 
 export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested'>;
@@ -119,6 +121,11 @@ export interface SessionStore {
   find(address: ThreadAddress): Promise<SessionRecord | null>;
   get(sessionId: string): Promise<SessionRecord | null>;
   setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;
+  /** Sets this session's spend cap (a person raised it). */
+  setBudget(sessionId: string, usd: number): Promise<void>;
+  /** A channel's raised spend cap for the UTC day starting at `day`, or null. */
+  channelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date): Promise<number | null>;
+  setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
 }
@@ -203,13 +210,29 @@ export interface MemoryRunStore {
 export interface UsageStore {
   record(call: ModelCallRecord): Promise<void>;
   summary(sessionId: string): Promise<UsageSummary>;
+  /** Token totals by model and role in a scope (what was spent: each model has its own prices). */
+  totals(scope: UsageScope): Promise<UsageTotal[]>;
+}
+
+/** Whose spend: a session (or one segment of it), or a channel since a moment (a day's budget). */
+export type UsageScope =
+  | { sessionId: string; segmentId?: string }
+  | { channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>; since: Date };
+
+/** Tokens of one model and role in a scope. */
+export interface UsageTotal {
+  model: string;
+  role: AgentRole;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
 }
 
 /** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */
 export interface PendingDeliveries {
   answers: Array<{ segmentId: string; seq: number; text: string }>;
   memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }>;
-  resets: Array<{ segmentId: string; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
+  resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
 }
 
 /**

@@ -77,3 +77,8 @@ export type OutboxItem = Prisma.OutboxItemModel
  * One driver per session across replicas (R10): owner, fencing token, expiry.
  */
 export type SessionLease = Prisma.SessionLeaseModel
+/**
+ * Model ChannelBudget
+ * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
+ */
+export type ChannelBudget = Prisma.ChannelBudgetModel

@@ -408,7 +408,8 @@ export const ModelName = {
   ProcessedEvent: 'ProcessedEvent',
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
-  SessionLease: 'SessionLease'
+  SessionLease: 'SessionLease',
+  ChannelBudget: 'ChannelBudget'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -424,7 +425,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "channelBudget"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1316,6 +1317,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChannelBudget: {
+      payload: Prisma.$ChannelBudgetPayload<ExtArgs>
+      fields: Prisma.ChannelBudgetFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChannelBudgetFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChannelBudgetFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        findFirst: {
+          args: Prisma.ChannelBudgetFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChannelBudgetFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        findMany: {
+          args: Prisma.ChannelBudgetFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        create: {
+          args: Prisma.ChannelBudgetCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        createMany: {
+          args: Prisma.ChannelBudgetCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChannelBudgetCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        delete: {
+          args: Prisma.ChannelBudgetDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        update: {
+          args: Prisma.ChannelBudgetUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChannelBudgetDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChannelBudgetUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChannelBudgetUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChannelBudgetUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        aggregate: {
+          args: Prisma.ChannelBudgetAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelBudget>
+        }
+        groupBy: {
+          args: Prisma.ChannelBudgetGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChannelBudgetCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1366,6 +1441,7 @@ export const SessionScalarFieldEnum = {
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
+  budgetUsd: 'budgetUsd',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -1555,6 +1631,17 @@ export const SessionLeaseScalarFieldEnum = {
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
 
 
+export const ChannelBudgetScalarFieldEnum = {
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  day: 'day',
+  budgetUsd: 'budgetUsd'
+} as const
+
+export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -1623,6 +1710,20 @@ export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel,
 
 
 /**
+ * Reference to a field of type 'Float'
+ */
+export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
+    
+
+
+/**
+ * Reference to a field of type 'Float[]'
+ */
+export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
  * Reference to a field of type 'DateTime'
  */
 export type DateTimeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DateTime'>
@@ -1675,20 +1776,6 @@ export type JsonFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'J
  * Reference to a field of type 'QueryMode'
  */
 export type EnumQueryModeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'QueryMode'>
-    
-
-
-/**
- * Reference to a field of type 'Float'
- */
-export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
-    
-
-
-/**
- * Reference to a field of type 'Float[]'
- */
-export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
     
 
 /**
@@ -1854,6 +1941,7 @@ export type GlobalOmitConfig = {
   modelCall?: Prisma.ModelCallOmit
   outboxItem?: Prisma.OutboxItemOmit
   sessionLease?: Prisma.SessionLeaseOmit
+  channelBudget?: Prisma.ChannelBudgetOmit
 }
 
 /* Types for Logging */

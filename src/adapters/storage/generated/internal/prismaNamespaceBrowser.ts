@@ -62,7 +62,8 @@ export const ModelName = {
   ProcessedEvent: 'ProcessedEvent',
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
-  SessionLease: 'SessionLease'
+  SessionLease: 'SessionLease',
+  ChannelBudget: 'ChannelBudget'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -92,6 +93,7 @@ export const SessionScalarFieldEnum = {
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
+  budgetUsd: 'budgetUsd',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -279,6 +281,17 @@ export const SessionLeaseScalarFieldEnum = {
 } as const
 
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
+
+
+export const ChannelBudgetScalarFieldEnum = {
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  day: 'day',
+  budgetUsd: 'budgetUsd'
+} as const
+
+export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
 
 
 export const SortOrder = {

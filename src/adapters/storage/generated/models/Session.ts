@@ -20,8 +20,18 @@ export type SessionModel = runtime.Types.Result.DefaultSelection<Prisma.$Session
 
 export type AggregateSession = {
   _count: SessionCountAggregateOutputType | null
+  _avg: SessionAvgAggregateOutputType | null
+  _sum: SessionSumAggregateOutputType | null
   _min: SessionMinAggregateOutputType | null
   _max: SessionMaxAggregateOutputType | null
+}
+
+export type SessionAvgAggregateOutputType = {
+  budgetUsd: number | null
+}
+
+export type SessionSumAggregateOutputType = {
+  budgetUsd: number | null
 }
 
 export type SessionMinAggregateOutputType = {
@@ -35,6 +45,7 @@ export type SessionMinAggregateOutputType = {
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -51,6 +62,7 @@ export type SessionMaxAggregateOutputType = {
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -67,12 +79,21 @@ export type SessionCountAggregateOutputType = {
   pauseRequested: number
   paused: number
   resetRequested: number
+  budgetUsd: number
   currentSegmentId: number
   createdAt: number
   updatedAt: number
   _all: number
 }
 
+
+export type SessionAvgAggregateInputType = {
+  budgetUsd?: true
+}
+
+export type SessionSumAggregateInputType = {
+  budgetUsd?: true
+}
 
 export type SessionMinAggregateInputType = {
   id?: true
@@ -85,6 +106,7 @@ export type SessionMinAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -101,6 +123,7 @@ export type SessionMaxAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -117,6 +140,7 @@ export type SessionCountAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -161,6 +185,18 @@ export type SessionAggregateArgs<ExtArgs extends runtime.Types.Extensions.Intern
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: SessionAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: SessionSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: SessionMinAggregateInputType
@@ -191,6 +227,8 @@ export type SessionGroupByArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   _count?: SessionCountAggregateInputType | true
+  _avg?: SessionAvgAggregateInputType
+  _sum?: SessionSumAggregateInputType
   _min?: SessionMinAggregateInputType
   _max?: SessionMaxAggregateInputType
 }
@@ -206,10 +244,13 @@ export type SessionGroupByOutputType = {
   pauseRequested: boolean
   paused: boolean
   resetRequested: boolean
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date
   updatedAt: Date
   _count: SessionCountAggregateOutputType | null
+  _avg: SessionAvgAggregateOutputType | null
+  _sum: SessionSumAggregateOutputType | null
   _min: SessionMinAggregateOutputType | null
   _max: SessionMaxAggregateOutputType | null
 }
@@ -243,6 +284,7 @@ export type SessionWhereInput = {
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -266,6 +308,7 @@ export type SessionOrderByWithRelationInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -293,6 +336,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -316,12 +360,15 @@ export type SessionOrderByWithAggregationInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SessionCountOrderByAggregateInput
+  _avg?: Prisma.SessionAvgOrderByAggregateInput
   _max?: Prisma.SessionMaxOrderByAggregateInput
   _min?: Prisma.SessionMinOrderByAggregateInput
+  _sum?: Prisma.SessionSumOrderByAggregateInput
 }
 
 export type SessionScalarWhereWithAggregatesInput = {
@@ -338,6 +385,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   pauseRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableWithAggregatesFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
@@ -353,6 +401,7 @@ export type SessionCreateInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -376,6 +425,7 @@ export type SessionUncheckedCreateInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -397,6 +447,7 @@ export type SessionUpdateInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -420,6 +471,7 @@ export type SessionUncheckedUpdateInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -442,6 +494,7 @@ export type SessionCreateManyInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -457,6 +510,7 @@ export type SessionUpdateManyMutationInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -473,6 +527,7 @@ export type SessionUncheckedUpdateManyInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -496,9 +551,14 @@ export type SessionCountOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+}
+
+export type SessionAvgOrderByAggregateInput = {
+  budgetUsd?: Prisma.SortOrder
 }
 
 export type SessionMaxOrderByAggregateInput = {
@@ -512,6 +572,7 @@ export type SessionMaxOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -528,9 +589,14 @@ export type SessionMinOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+}
+
+export type SessionSumOrderByAggregateInput = {
+  budgetUsd?: Prisma.SortOrder
 }
 
 export type SessionScalarRelationFilter = {
@@ -559,6 +625,14 @@ export type StringFieldUpdateOperationsInput = {
 
 export type BoolFieldUpdateOperationsInput = {
   set?: boolean
+}
+
+export type NullableFloatFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
 }
 
 export type NullableStringFieldUpdateOperationsInput = {
@@ -707,6 +781,7 @@ export type SessionCreateWithoutSegmentsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -729,6 +804,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -765,6 +841,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -787,6 +864,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -807,6 +885,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -828,6 +907,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -879,6 +959,7 @@ export type SessionScalarWhereInput = {
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -894,6 +975,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -916,6 +998,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -952,6 +1035,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -974,6 +1058,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -994,6 +1079,7 @@ export type SessionCreateWithoutSteersInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1016,6 +1102,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1052,6 +1139,7 @@ export type SessionUpdateWithoutSteersInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1074,6 +1162,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1094,6 +1183,7 @@ export type SessionCreateWithoutModelCallsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1116,6 +1206,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1152,6 +1243,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1174,6 +1266,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1194,6 +1287,7 @@ export type SessionCreateWithoutOutboxInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1216,6 +1310,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1252,6 +1347,7 @@ export type SessionUpdateWithoutOutboxInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1274,6 +1370,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1294,6 +1391,7 @@ export type SessionCreateWithoutLeaseInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1316,6 +1414,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1352,6 +1451,7 @@ export type SessionUpdateWithoutLeaseInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1374,6 +1474,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1394,6 +1495,7 @@ export type SessionCreateManyMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1409,6 +1511,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1430,6 +1533,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1451,6 +1555,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1534,6 +1639,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1558,6 +1664,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1575,6 +1682,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1592,12 +1700,13 @@ export type SessionSelectScalar = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1646,6 +1755,10 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * R6: a reset was decided and has not finished yet (survives a crash).
      */
     resetRequested: boolean
+    /**
+     * Spend cap of this session in US dollars, raised by a person (else SESSION_BUDGET_USD).
+     */
+    budgetUsd: number | null
     currentSegmentId: string | null
     createdAt: Date
     updatedAt: Date
@@ -2089,6 +2202,7 @@ export interface SessionFieldRefs {
   readonly pauseRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>
+  readonly budgetUsd: Prisma.FieldRef<"Session", 'Float'>
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>
