@@ -76,7 +76,8 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     const thread = await started('round trip');
     expect(thread.platform).toBe(target().platform);
     const session = await sessionOf(thread);
-    expect({ ...session }).toMatchObject(thread);
+    const { platform, workspaceId, channelId, threadKey } = thread;
+    expect({ ...session }).toMatchObject({ platform, workspaceId, channelId, threadKey });
     const key = await target().deliverReply(thread, 'a reply in the thread');
     const [received] = await eventually(() => steersWithKey(key).length > 0 && steersWithKey(key), 'the steer');
     expect(received?.session.id).toBe(session.id);
