@@ -1,7 +1,9 @@
 // Executes the tool calls of an assistant message. Whatever goes wrong (unknown tool, invalid
 // JSON, invalid arguments, a thrown error, a timeout, a role without permission) becomes a tool
-// result describing the problem: a tool never crashes a run.
+// result describing the problem: a tool never crashes a run. Every result and error is capped
+// here, whatever the tool (memory, MCP, web…), before it can enter the context.
 import type { ToolCall } from './messages.js';
+import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from './output-cap.js';
 import type { AnyTool, ToolContext } from './tool.js';
 import { toolDefinitions } from './tool.js';
 import type { ToolDefinition } from './messages.js';
@@ -30,8 +32,14 @@ export class ToolExecutor {
     this.definitions = toolDefinitions(tools);
   }
 
-  /** Executes one call for `context.role`; never throws. */
+  /** Executes one call for `context.role`; never throws. Results are capped to the window's budget. */
   async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
+    const outcome = await this.run(call, context);
+    const limit = outcome.ok ? resultLimitChars(context.contextWindow) : Math.min(MAX_ERROR_CHARS, resultLimitChars(context.contextWindow));
+    return { ok: outcome.ok, content: capHeadTail(outcome.content, limit, outcome.ok ? 'tool result' : 'error message') };
+  }
+
+  private async run(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
     const name = call.function?.name ?? '';
     const tool = this.byName.get(name);
     if (!tool) return failure(`unknown tool "${name}"; available tools: ${[...this.byName.keys()].join(', ')}`);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
-import { resultBudgetChars } from './output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
 
 /** Options of the shell tool group. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool, type ToolContext } from '../core/tool.js';
-import { resultBudgetChars } from './output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace } from './workspace-path.js';
 
 /** Options of the workspace tool group. */
