@@ -103,9 +103,10 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
   if (sandbox.kind === 'unshare') {
     const user = sandbox.user ?? { uid: 65534, gid: 65534 };
     const namespaces = ['--pid', '--fork', '--kill-child=SIGKILL', '--mount', '--uts', '--ipc', ...(sandbox.network ? [] : ['--net']), '--propagation', 'private'];
+    // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
     return {
-      file: 'unshare',
-      args: [...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), String(spec.maxFileBytes), spec.command],
+      file: 'setpriv',
+      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), String(spec.maxFileBytes), spec.command],
       cwd: spec.workspace,
     };
   }

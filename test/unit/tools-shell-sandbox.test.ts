@@ -1,6 +1,6 @@
 // The shell sandbox against a bot process that holds secrets: a real child process
 // (test/fakes/shell-tool-host.ts) with fake secrets in its environment runs the shell tool.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -113,6 +113,22 @@ describe.each(['bwrap', 'unshare'] as const)('shell sandbox (%s)', (kind) => {
     const marker = `hippo-setsid-exit-${kind}-${process.pid}`;
     const [result] = runInBot(kind, [`setsid bash -c 'sleep 1000; echo ${marker}' & sleep 0.3; echo started`]);
     expect(result).toMatch(/^exit code: 0/);
+    expect(processesWith(marker)).toBe('');
+  });
+
+  it('ends the command when the bot process dies', async () => {
+    const marker = `hippo-orphan-${kind}-${process.pid}`;
+    const bot = spawn(process.execPath, ['--import', 'tsx', 'test/fakes/shell-tool-host.ts', root, kind, `bash -c 'sleep 1000; echo ${marker}'`], {
+      cwd: repoRoot,
+      env: { PATH: process.env['PATH'] ?? '', HOME: base },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => bot.once('exit', resolve));
+    for (let attempt = 0; attempt < 200 && processesWith(marker) === ''; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(processesWith(marker)).not.toBe('');
+    bot.kill('SIGKILL');
+    await exited;
+    for (let attempt = 0; attempt < 40 && processesWith(marker) !== ''; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(processesWith(marker)).toBe('');
   });
 
