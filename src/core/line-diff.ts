@@ -21,12 +21,10 @@ export interface LineDiffBudget {
   maxEditLength: number;
   /** Most milliseconds Myers' algorithm may take (default 200). */
   timeoutMs: number;
-  /** Most lines (both sides together, after the common head and tail) given to it (default 100,000). */
-  maxLines: number;
 }
 
 /** Default budget: a few hundred milliseconds at worst, whatever the documents hold. */
-export const DEFAULT_LINE_DIFF_BUDGET: LineDiffBudget = { maxEditLength: 2_000, timeoutMs: 200, maxLines: 100_000 };
+export const DEFAULT_LINE_DIFF_BUDGET: LineDiffBudget = { maxEditLength: 2_000, timeoutMs: 200 };
 
 /** Diffs two texts line by line, within `budget` (see LineDiff.approximate). */
 export function diffLines(before: string, after: string, budget: LineDiffBudget = DEFAULT_LINE_DIFF_BUDGET): LineDiff {
@@ -43,10 +41,8 @@ export function diffLines(before: string, after: string, budget: LineDiffBudget 
   let added = 0;
   let removed = 0;
   let approximate: string | undefined;
-  const changes =
-    oldMiddle.length + newMiddle.length <= budget.maxLines
-      ? diffArrays(oldMiddle, newMiddle, { maxEditLength: budget.maxEditLength, timeout: budget.timeoutMs })
-      : undefined;
+  // Myers' algorithm costs O((N+M)·D) for D edits: the edit limit and the clock bound it.
+  const changes = diffArrays(oldMiddle, newMiddle, { maxEditLength: budget.maxEditLength, timeout: budget.timeoutMs });
   if (changes === undefined && (oldMiddle.length > 0 || newMiddle.length > 0)) {
     approximate = `diff too large to compute line by line: the ${oldMiddle.length} changed lines before and ${newMiddle.length} after are shown as replaced whole`;
     for (const line of oldMiddle) lines.push(`- ${line}`);

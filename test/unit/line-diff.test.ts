@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactDiff, diffLines } from '../../src/core/line-diff.js';
+import { compactDiff, DEFAULT_LINE_DIFF_BUDGET, diffLines } from '../../src/core/line-diff.js';
 
 /** About `characters` characters of short numbered lines ("l12345"), one per line. */
 function shortLines(characters: number, label: (index: number) => string): string {
@@ -48,8 +48,19 @@ describe('diffLines', () => {
     expect(compactDiff(diff)).toMatch(/^\(diff too large to compute line by line: the \d+ changed lines before and \d+ after are shown as replaced whole\)\n {2}same\n- a0\n/);
   });
 
+  it.each([
+    ['the edit limit alone', { ...DEFAULT_LINE_DIFF_BUDGET, timeoutMs: 60_000 }],
+    ['the time limit alone', { ...DEFAULT_LINE_DIFF_BUDGET, maxEditLength: Number.MAX_SAFE_INTEGER }],
+  ])('stays within a second with %s', (_name, budget) => {
+    const before = shortLines(100_000, (index) => `a${index}`);
+    const after = shortLines(100_000, (index) => `b${index}`);
+    const started = performance.now();
+    expect(diffLines(before, after, budget).approximate).toBeDefined();
+    expect(performance.now() - started).toBeLessThan(1_500);
+  });
+
   it('keeps a tight budget even when the documents are small', () => {
-    const diff = diffLines('a\nb\nc\n', 'x\ny\nz\n', { maxEditLength: 2, timeoutMs: 1_000, maxLines: 100 });
+    const diff = diffLines('a\nb\nc\n', 'x\ny\nz\n', { maxEditLength: 2, timeoutMs: 1_000 });
     expect(diff.approximate).toBeDefined();
     expect([diff.added, diff.removed]).toEqual([3, 3]);
     expect(diffLines('a\nb\nc\n', 'x\ny\nz\n').approximate).toBeUndefined();

@@ -152,6 +152,12 @@ describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) =
     expect(await shell({ command: 'kill -TERM $$' })).toMatch(/^killed by signal SIGTERM/);
   });
 
+  it.skipIf(kind === 'none')('stops a command from writing a file larger than the workspace limit', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
+    const result = await shell({ command: 'head -c 3000000 /dev/zero > huge.bin; stat -c %s huge.bin; rm huge.bin' }, { limits }, { sessionId: `fsize-${kind}` });
+    expect(result).toContain('1048576\n');
+  });
+
   it('reports a workspace over its quota after a command', async () => {
     const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
     const result = await shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > quota-$n.bin; done; rm -f quota-3.bin; echo written' }, { limits }, { sessionId: `quota-${kind}` });

@@ -155,6 +155,12 @@ describe('convertHtml', () => {
     expect(converted.text.length).toBeLessThan(100_000);
   });
 
+  it('keeps at most 8,192 characters of an attribute and drops link targets over 4,096', () => {
+    expect(htmlToText(`<img alt="${'a'.repeat(100_000)}">`)).toHaveLength(8_192);
+    expect(htmlToText(`<a href="/${'h'.repeat(5_000)}">label</a>`, 'https://example.com/')).toBe('label');
+    expect(htmlToText(`<a href="/${'h'.repeat(4_000)}">label</a>`, 'https://example.com/')).toMatch(/^\[label\]\(https:\/\/example\.com\/h{4000}\)$/);
+  });
+
   it('ends an open link when a new one starts, as browsers do', () => {
     expect(htmlToText('<a href="/1">one <a href="/2">two</a> three</a>', 'https://example.com/')).toBe('[one](https://example.com/1) [two](https://example.com/2) three');
   });
