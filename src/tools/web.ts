@@ -25,8 +25,10 @@ export interface WebToolsOptions {
   maxBytes?: number;
   /** Most bytes read from the socket for one compressed response body (default 2 MiB). */
   maxWireBytes?: number;
-  /** Time limit for one fetch including redirects, in milliseconds (default 20,000). */
+  /** Time limit for one fetch including redirects and the conversion to text, in milliseconds (default 20,000). */
   timeoutMs?: number;
+  /** Most time the HTML conversion may take within that limit, in milliseconds (default 2,000). */
+  convertBudgetMs?: number;
   /** Host name resolver (default: the system's, via node:dns). */
   resolve?: Resolver;
 }
@@ -42,9 +44,6 @@ const MAX_HEADER_CHARS = 2_000;
 
 /** Default fetch time limit in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 20_000;
-
-/** Least time the HTML conversion gets even when the download used up the deadline, in ms. */
-const MIN_CONVERT_BUDGET_MS = Math.min(500, DEFAULT_CONVERT_BUDGET_MS);
 
 /** Most redirects followed before giving up. */
 export const MAX_REDIRECTS = 5;
@@ -77,6 +76,7 @@ export function webTools(options: WebToolsOptions): AnyTool[] {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxWireBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const convertBudgetMs = options.convertBudgetMs ?? DEFAULT_CONVERT_BUDGET_MS;
   const vet = (url: URL): Promise<VettedTarget> =>
     vetUrl(url, options.resolve ? { allowPrivate: options.allowPrivate, resolve: options.resolve } : { allowPrivate: options.allowPrivate });
 
@@ -97,7 +97,7 @@ export function webTools(options: WebToolsOptions): AnyTool[] {
       } catch {
         throw new ToolError(`"${input.url}" is not an absolute URL`);
       }
-      // One deadline for fetching and converting; the conversion gets at least a short budget.
+      // One deadline for fetching and converting.
       const deadline = performance.now() + timeoutMs;
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([timeout, context.signal]);
@@ -109,7 +109,9 @@ export function webTools(options: WebToolsOptions): AnyTool[] {
         if (timeout.aborted) throw new ToolError(`fetching ${url.href} timed out after ${timeoutMs / 1000} s`);
         throw error;
       }
-      const convertDeadline = Math.max(deadline, performance.now() + MIN_CONVERT_BUDGET_MS);
+      // Whatever the download left of the deadline, at most the conversion budget; an exhausted
+      // budget still converts the first slice of the page (and says the rest is missing).
+      const convertDeadline = Math.min(deadline, performance.now() + convertBudgetMs);
       return formatPage(page, { maxBytes, maxWireBytes, startChar: input.start_char ?? 0, budget: resultBudgetChars(context.contextWindow), deadline: convertDeadline });
     },
   });
