@@ -11,6 +11,7 @@ import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
 import { resultBudgetChars } from '../core/output-cap.js';
 import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
+import { withoutServerPaths } from './workspace.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
 import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
 
@@ -99,7 +100,8 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       return note === undefined ? formatResult(result) : `${formatResult(result)}\n${note}`;
     },
   });
-  return [shell];
+  // Its errors (a workspace that cannot be created, …) name no server path either.
+  return [withoutServerPaths(shell as AnyTool, options.root)];
 }
 
 /** Settings of one runCommand call. */
