@@ -22,8 +22,28 @@ import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { parseToolGroups, selectToolGroups } from './tools/registry.js';
 import { shellTools } from './tools/shell.js';
+import { detectShellSandbox } from './tools/shell-sandbox.js';
+import type { WorkspaceLimits } from './tools/workspace-quota.js';
 import { webTools } from './tools/web.js';
-import { workspaceTools } from './tools/workspace.js';
+import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
+
+const MiB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How often idle workspaces are looked for. */
+const WORKSPACE_SWEEP_INTERVAL_MS = 6 * 60 * 60 * 1000;
+
+/** Removes workspaces idle for `maxIdleMs` now and every few hours; the timer does not hold the process. */
+function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger): NodeJS.Timeout {
+  const sweep = (): void => {
+    sweepIdleWorkspaces(root, maxIdleMs).then(
+      (removed) => removed > 0 && log.info({ removed }, 'workspaces-swept'),
+      (error: unknown) => log.warn({ err: String(error) }, 'workspace-sweep-failed'),
+    );
+  };
+  sweep();
+  return setInterval(sweep, WORKSPACE_SWEEP_INTERVAL_MS).unref();
+}
 
 export interface BuiltAgent {
   agent: Agent;
@@ -53,17 +73,31 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
   const groups = parseToolGroups(config.TOOLS);
   const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
+  const limits: WorkspaceLimits = { maxBytes: config.WORKSPACE_MAX_MB * MiB, maxFiles: config.WORKSPACE_MAX_FILES, maxFileBytes: config.WORKSPACE_MAX_FILE_MB * MiB };
+  // Found before anything starts: no sandbox (and SHELL_UNSANDBOXED unset) stops start-up here.
+  const sandbox = groups.includes('shell')
+    ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
+    : undefined;
+  if (sandbox?.kind === 'none') log.warn('shell-unsandboxed: SHELL_UNSANDBOXED=true and no sandbox works here; shell commands can read the bot\'s secrets');
+  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
   // The MCP SDK is loaded only when MCP tools are configured.
   const mcp = groups.includes('mcp') && config.MCP_CONFIG
     ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })
     : undefined;
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
-    workspace: () => workspaceTools({ root: workspaces }),
+    workspace: () => workspaceTools({ root: workspaces, limits }),
     web: () => webTools({ allowPrivate: config.WEB_FETCH_ALLOW_PRIVATE }),
-    shell: () => shellTools({ root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment }),
+    shell: () =>
+      shellTools({
+        root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment,
+        envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, ...(sandbox ? { sandbox } : {}),
+      }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });
+  const sweeper = config.WORKSPACE_RETENTION_DAYS > 0 && (groups.includes('workspace') || groups.includes('shell'))
+    ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
+    : undefined;
   const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
   const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -95,6 +129,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     metrics,
     close: async () => {
       metrics.stop();
+      if (sweeper) clearInterval(sweeper);
       await mcp?.close();
       await wakeups.close();
     },

@@ -47,6 +47,22 @@ export const configSchema = z.object({
   WEB_FETCH_ALLOW_PRIVATE: boolean.default(false),
   /** Shell tool time limit per command, in seconds. */
   SHELL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** User shell commands run as when Hippo runs as root (never root itself). */
+  SHELL_USER: z.string().trim().min(1).default('nobody'),
+  /** Run shell commands without a sandbox when none is available (they can then read the bot's secrets). */
+  SHELL_UNSANDBOXED: boolean.default(false),
+  /** Let sandboxed shell commands use the network (they then reach what the bot's host reaches). */
+  SHELL_NETWORK: boolean.default(false),
+  /** Comma-separated names of further environment variables passed to shell commands. */
+  SHELL_ENV_PASSTHROUGH: z.string().default('').transform((value) => value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
+  /** Most mebibytes of files in one session workspace. */
+  WORKSPACE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** Most files and directories in one session workspace. */
+  WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(10_000_000).default(2000),
+  /** Largest file, in mebibytes, a file tool writes (and a shell command may write). */
+  WORKSPACE_MAX_FILE_MB: z.coerce.number().int().min(1).max(1_000_000).default(16),
+  /** Workspaces unused for this many days are removed (0: kept forever). */
+  WORKSPACE_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Path of a JSON file in the common `mcpServers` format. */
   MCP_CONFIG: optionalText,
   /** A replica that stops renewing a session lease for this long loses it to another replica. */

@@ -1,8 +1,10 @@
 // Executes the tool calls of an assistant message. Whatever goes wrong (unknown tool, invalid
 // JSON, invalid arguments, a thrown error, a timeout, a role without permission) becomes a tool
-// result describing the problem: a tool never crashes a run.
+// result describing the problem: a tool never crashes a run. Every result and error is capped
+// here, whatever the tool (memory, MCP, web…), before it can enter the context.
 import { isTransient } from './errors.js';
 import type { ToolCall } from './messages.js';
+import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from './output-cap.js';
 import type { AnyTool, ToolContext } from './tool.js';
 import { toolDefinitions } from './tool.js';
 import type { ToolDefinition } from './messages.js';
@@ -31,8 +33,17 @@ export class ToolExecutor {
     this.definitions = toolDefinitions(tools);
   }
 
-  /** Executes one call for `context.role`; throws only a transient storage error (the run waits it out). */
+  /**
+   * Executes one call for `context.role`; results are capped to the window's budget. Throws only a
+   * transient storage error (the run waits it out and calls again).
+   */
   async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
+    const outcome = await this.run(call, context);
+    const limit = outcome.ok ? resultLimitChars(context.contextWindow) : Math.min(MAX_ERROR_CHARS, resultLimitChars(context.contextWindow));
+    return { ok: outcome.ok, content: capHeadTail(outcome.content, limit, outcome.ok ? 'tool result' : 'error message') };
+  }
+
+  private async run(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
     const name = call.function?.name ?? '';
     const tool = this.byName.get(name);
     if (!tool) return failure(`unknown tool "${name}"; available tools: ${[...this.byName.keys()].join(', ')}`);

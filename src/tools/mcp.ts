@@ -12,7 +12,7 @@ import type { AnyTool, ToolContext } from '../core/tool.js';
 import type { Logger } from '../log.js';
 import { abortReason } from './abort-reason.js';
 import { readMcpConfig, type McpServerConfig } from './mcp-config.js';
-import { capHeadTail, resultBudgetChars } from './output-cap.js';
+import { capHeadTail, resultBudgetChars } from '../core/output-cap.js';
 
 /** Options of McpToolSource.start. */
 export interface McpToolSourceOptions {

@@ -13,6 +13,14 @@ describe('parseConfig', () => {
     expect(result.config.MEMORY_SCOPE).toBe('channel');
     expect(result.config.TOOLS).toBe('memory,workspace,web');
     expect(result.config.WEB_FETCH_ALLOW_PRIVATE).toBe(false);
+    // Issue #15: the shell is sandboxed and offline unless said otherwise; workspaces are bounded.
+    expect([result.config.SHELL_USER, result.config.SHELL_UNSANDBOXED, result.config.SHELL_NETWORK, result.config.SHELL_ENV_PASSTHROUGH]).toEqual(['nobody', false, false, []]);
+    expect([result.config.WORKSPACE_MAX_MB, result.config.WORKSPACE_MAX_FILES, result.config.WORKSPACE_MAX_FILE_MB, result.config.WORKSPACE_RETENTION_DAYS]).toEqual([100, 2000, 16, 30]);
+  });
+
+  it('reads SHELL_ENV_PASSTHROUGH as a list of names', () => {
+    const result = parseConfig({ SHELL_ENV_PASSTHROUGH: ' GIT_AUTHOR_NAME, ,NPM_CONFIG_REGISTRY ' });
+    expect(result.ok && result.config.SHELL_ENV_PASSTHROUGH).toEqual(['GIT_AUTHOR_NAME', 'NPM_CONFIG_REGISTRY']);
   });
 
   it('reports each invalid variable on its own line naming it', () => {
