@@ -175,6 +175,7 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
     settings: {
       contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
       deciderFloorPercent: settings.deciderFloorPercent, deciderEvery: settings.deciderEvery,
+      forkAfterWorkerPrefillMs: envNumber('BENCH_B1_FORK_WAIT_MS', defaultAgentSettings.forkAfterWorkerPrefillMs),
     },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);

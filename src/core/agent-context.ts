@@ -19,6 +19,12 @@ export interface AgentSettings {
    */
   deciderFloorPercent: number;
   deciderEvery: number;
+  /**
+   * A fork sends its first request once the worker's next call has been read by the provider (its
+   * first chunk arrived), so the newest step is in the prompt cache too; at most this long (ms;
+   * 0: at once). The worker never waits for it.
+   */
+  forkAfterWorkerPrefillMs: number;
   /** Prices of `model` overriding the built-in table (MODEL_PRICES); null: the table's, if any. */
   prices: ModelPrices | null;
   /** Spend caps in US dollars (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD); null: no cap. */
@@ -51,6 +57,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   stepPercent: 3,
   deciderFloorPercent: 0,
   deciderEvery: 1,
+  forkAfterWorkerPrefillMs: 10_000,
   prices: null,
   sessionBudgetUsd: null,
   channelDailyBudgetUsd: null,

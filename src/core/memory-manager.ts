@@ -44,6 +44,8 @@ export class MemoryManager {
   private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
   /** Triggered steps above the decider floor since the last decider fork, per segment (policy). */
   private deciderSteps = { segmentId: '', count: 0 };
+  /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
+  private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Failures still being recorded in the background (settle waits for them). */
   private readonly recording = new Set<Promise<void>>();
 
@@ -55,6 +57,27 @@ export class MemoryManager {
   /** True while a summarizer of this session runs. */
   get summarizerRunning(): boolean {
     return this.summarizer !== null;
+  }
+
+  /**
+   * The worker's model call got its first chunk (the provider read and cached its prompt), or the
+   * worker stopped: forks waiting to send their first request go now.
+   */
+  workerPrefilled(): void {
+    this.prefill?.resolve();
+    this.prefill = null;
+  }
+
+  /** When a fork may send its first request (fork prefix reuse: see forkAfterWorkerPrefillMs). */
+  private afterWorkerPrefill(): Promise<void> {
+    const limit = this.deps.settings.forkAfterWorkerPrefillMs;
+    if (limit <= 0) return Promise.resolve();
+    if (!this.prefill) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.prefill = { promise, resolve };
+    }
+    return Promise.race([this.prefill.promise, new Promise<void>((done) => setTimeout(done, limit).unref())]);
   }
 
   /** Ids of the runs this process is running (they are not interrupted, whatever the store says). */
@@ -139,8 +162,10 @@ export class MemoryManager {
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
     }));
     this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length }, 'summary-start');
+    const prefilled = this.afterWorkerPrefill();
     const task = stored
       .then(async () => {
+        await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
         const [newToMemory, main] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain)]);
         const instruction = summarizerInstruction({ round, newToMemory, main, stepCap: this.deps.settings.summarizerMaxSteps });
@@ -173,7 +198,9 @@ export class MemoryManager {
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
     }));
     const request = forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round }));
+    const prefilled = this.afterWorkerPrefill();
     const task = stored
+      .then(() => prefilled)
       .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, signal: this.host.signal }))
       .then(
         async (result) => {

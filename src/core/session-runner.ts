@@ -239,6 +239,8 @@ export class SessionRunner {
     })
       .catch((error: unknown) => this.activityFailed(kind, error))
       .finally(() => {
+        // No worker call is coming now: forks waiting for one to be read go at once.
+        this.memory.workerPrefilled();
         this.activity = null;
         this.activityKind = null;
         this.lastActivityAt = Date.now();
@@ -390,6 +392,7 @@ export class SessionRunner {
         steers: this.steers,
         onWork: start,
         waiting: (wait) => this.slots.outside(wait),
+        onModelResponseStart: () => this.memory.workerPrefilled(),
         fencingToken: () => this.lease.token,
         signal: this.lifetime.signal,
       });

@@ -27,6 +27,8 @@ export interface WorkerScope {
   waiting: <T>(wait: () => Promise<T>) => Promise<T>;
   /** Called before the loop does anything (a wake-up may find nothing to do: no run then). */
   onWork: () => void;
+  /** The worker's model call got its first chunk (forks waiting for a cached prefix may go). */
+  onModelResponseStart: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
   signal: AbortSignal;
@@ -80,6 +82,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           role: 'worker',
           signal: scope.signal,
           onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+          onResponseStart: scope.onModelResponseStart,
         });
         // R2: provider usage first; an estimate of the whole request when the provider reports none.
         const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);

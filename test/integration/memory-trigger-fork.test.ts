@@ -141,6 +141,19 @@ describe('fork (R1) and marker (R3)', () => {
     expect(marker.memoryRunId).not.toBeNull();
   });
 
+  it('sends a fork\'s first request once the worker\'s next call was read, so its whole prefix is cached, without delaying the worker', async () => {
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, forkAfterWorkerPrefillMs: 5_000 } });
+    scriptRoles(bed.model, {
+      worker: [at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }), at(420, { content: 'done', delayMs: 300 })],
+    });
+    await runToIdle(h, 'go');
+    const second = requestsOf(bed.model.requests, 'worker')[1]!;
+    const forks = [...requestsOf(bed.model.requests, 'summarizer'), ...requestsOf(bed.model.requests, 'decider')];
+    expect(forks.length).toBeGreaterThanOrEqual(2);
+    // The worker's next call went out first; the forks waited for its first chunk (after 300 ms).
+    for (const fork of forks) expect(fork.receivedAt).toBeGreaterThanOrEqual(second.receivedAt + 300);
+  });
+
   it('skips the summarizer and its marker while one runs, but consumes the step', async () => {
     const h = await start();
     const summarizerGate = gate();
