@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { AgentHarness } from '../test/support/agent-harness.js';
 import { createAgentHarness, newThread, personMessage } from '../test/support/agent-harness.js';
+import { parseConfig } from '../src/config.js';
 import { defaultAgentSettings } from '../src/core/agent-context.js';
 import { costOf, pricesFor, type ModelPrices } from '../src/core/prices.js';
 import { defineTool, type AnyTool } from '../src/core/tool.js';
@@ -18,6 +19,13 @@ import { isMain, runAlone, type BenchReport, type Benchmark, type Table, type Ta
 import type { BenchRole, MemoryScenario } from './support/scenarios.js';
 import { count, envNumber, fixed, percent, percentile, sleep, sum } from './support/stats.js';
 import { longTask, stepLog, stepOutputChars } from './support/workload.js';
+
+/** The service's defaults (src/config.ts), which B1 measures unless told otherwise. */
+const productDefaults = (() => {
+  const parsed = parseConfig({});
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  return parsed.config;
+})();
 
 /** The knobs of B1; every one can be set through the environment variable in its comment. */
 interface B1Settings {
@@ -63,8 +71,8 @@ function settingsFromEnvironment(): B1Settings {
       compaction: envNumber('BENCH_B1_COMPACTION_MS', 12_000),
     },
     modes: modesFromEnvironment(),
-    deciderFloorPercent: envNumber('BENCH_B1_DECIDER_FLOOR', defaultAgentSettings.deciderFloorPercent),
-    deciderEvery: envNumber('BENCH_B1_DECIDER_EVERY', defaultAgentSettings.deciderEvery),
+    deciderFloorPercent: envNumber('BENCH_B1_DECIDER_FLOOR', productDefaults.MEMORY_DECIDER_FLOOR_PERCENT),
+    deciderEvery: envNumber('BENCH_B1_DECIDER_EVERY', productDefaults.MEMORY_DECIDER_EVERY),
     summarizerStyle: process.env['BENCH_B1_SUMMARIZER'] === 'rewrite' ? 'rewrite' : 'edit',
   };
 }

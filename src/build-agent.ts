@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/context-window.js';
+import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';
 import { memoryTools } from './core/memory-tools.js';
@@ -101,9 +102,17 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
   const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const metrics = new Metrics({ events, prisma: database.prisma, owner });
+  const prices = config.MODEL_PRICES
+    ? { input: config.MODEL_PRICES.input, cachedInput: config.MODEL_PRICES.cached_input, output: config.MODEL_PRICES.output, ...(config.MODEL_PRICES.cache_write === undefined ? {} : { cacheWrite: config.MODEL_PRICES.cache_write }) }
+    : null;
+  if (!pricesFor(config.MODEL, prices ?? undefined)) log.warn({ model: config.MODEL }, 'model-prices-unknown: set MODEL_PRICES to see and cap spend');
+  const metrics = new Metrics({ events, prisma: database.prisma, owner, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
   const deps: AgentDeps = {
-    settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
+    settings: {
+      ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
+      deciderFloorPercent: config.MEMORY_DECIDER_FLOOR_PERCENT, deciderEvery: config.MEMORY_DECIDER_EVERY, prices,
+      sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null,
+    },
     replica: {
       owner,
       leases: createLeaseStore(database.prisma),

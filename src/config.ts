@@ -30,6 +30,30 @@ export const configSchema = z.object({
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
+  /** No decider fork below this percent of the window (a reset there frees little; see README). */
+  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(40),
+  /** Above the floor, a decider every this many triggered steps (the summarizer forks every step). */
+  MEMORY_DECIDER_EVERY: z.coerce.number().int().min(1).max(20).default(2),
+  /**
+   * Prices of MODEL in US dollars per million tokens, as JSON, overriding the built-in table:
+   * {"input":1.25,"cached_input":0.125,"output":10} (optional "cache_write" for providers that bill it).
+   */
+  MODEL_PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be JSON like {"input":1.25,"cached_input":0.125,"output":10}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.object({ input: z.number().min(0), cached_input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0).optional() }).strict())
+    .optional(),
+  /** Spend cap per session in US dollars (unset: none); at 80% a note, at 100% the worker stops. */
+  SESSION_BUDGET_USD: z.coerce.number().positive().optional(),
+  /** Spend cap per channel and UTC day in US dollars (unset: none). */
+  CHANNEL_DAILY_BUDGET_USD: z.coerce.number().positive().optional(),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
   SLACK_SIGNING_SECRET: optionalText,
   /** Set → Slack Socket Mode instead of the HTTP Events API. */

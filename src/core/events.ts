@@ -65,7 +65,16 @@ export type AgentEvent =
       memoryCostUsd: number | null;
     }
   /** A spend cap: 80% of it used ('warning'), or reached (memory and the worker stop). */
-  | { type: 'budget'; session: SessionRecord; level: 'warning' | 'reached'; scope: 'session' | 'channel'; spentUsd: number; capUsd: number }
+  | {
+      type: 'budget';
+      session: SessionRecord;
+      level: 'warning' | 'reached';
+      scope: 'session' | 'channel';
+      spentUsd: number;
+      capUsd: number;
+      /** 'session', or the UTC day ("2026-12-03") of a channel's daily budget. */
+      period: string;
+    }
   | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
   /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */
   | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep' };

@@ -3,7 +3,7 @@
 // durable write happens before this returns (the HTTP ack waits for it, product.md); reactions,
 // answers and replies go out later through the outbox.
 import { runCommand } from '../chat/command-runner.js';
-import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { splitMessage } from '../chat/split-message.js';
 import type { SessionRecord } from '../../core/store.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
@@ -62,9 +62,9 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   }
   const session = await agent.findSession(address);
   const verb = mentioned || direct ? exactCommand(text) : null;
-  if (session && verb) return runThreadCommand(context, session, verb, event, teamId);
+  if (session && verb) return runThreadCommand(context, session, verb, event, teamId, commandArgument(text));
   if (!session && !mentioned && !direct) return; // chatter in a thread Hippo is not part of
-  if (!session && verb) return runThreadCommand(context, null, verb, event, teamId);
+  if (!session && verb) return runThreadCommand(context, null, verb, event, teamId, commandArgument(text));
   const authorName = await context.people.name(teamId, event.user ?? '');
   if (session) {
     await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text }, { startSession: false });
@@ -84,7 +84,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
 }
 
 /** Runs a command said in a thread (once per message) and answers in the thread. */
-async function runThreadCommand(context: SlackContext, session: SessionRecord | null, verb: CommandVerb, event: MessageEvent, teamId: string): Promise<void> {
+async function runThreadCommand(context: SlackContext, session: SessionRecord | null, verb: CommandVerb, event: MessageEvent, teamId: string, argument: string): Promise<void> {
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   // app_mention and message deliver the same words twice: the command runs once per message.
   if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return;
@@ -92,7 +92,7 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
   context.background.run('slack-command', async () => {
     const actor = { userId: event.user ?? '', name: await context.people.name(teamId, event.user ?? '') };
     const reply = session
-      ? await runCommand(verb, { agent: context.agent, stores: context.stores, session, actor, prefix: mentionPrefix })
+      ? await runCommand(verb, { agent: context.agent, stores: context.stores, session, actor, prefix: mentionPrefix, argument })
       : verb === 'help'
         ? helpText(mentionPrefix)
         : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`;
