@@ -168,7 +168,7 @@ export class MemoryManager {
         await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
         const [newToMemory, main] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain)]);
-        const instruction = summarizerInstruction({ round, newToMemory, main, stepCap: this.deps.settings.summarizerMaxSteps });
+        const instruction = summarizerInstruction({ round, newToMemory, main });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
           request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
