@@ -17,6 +17,8 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
   return [
     defineTool({
       name: 'memory_read',
+      repeatable: true,
+      untrustedOutput: true,
       description: 'Read a memory document (MAIN.md, TODO.md or any other) with its version number.',
       input: z.object({ path }),
       roles: ['worker', 'summarizer'],
@@ -28,6 +30,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'memory_list',
+      repeatable: true,
       description: 'List the memory documents of this space with their versions and sizes.',
       input: z.object({}),
       roles: ['worker', 'summarizer'],
@@ -39,6 +42,8 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'memory_search',
+      repeatable: true,
+      untrustedOutput: true,
       description: 'Full-text search over earlier conversations of this memory space (contexts before the last resets and other threads). Use it when you suspect you have seen something before.',
       input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).default(10) }),
       roles: ['worker', 'summarizer'],
@@ -50,6 +55,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'todo_write',
+      repeatable: true,
       description: 'Replace your TODO.md for this thread. Use "- [ ] open item" and "- [x] done item" lines.',
       input: z.object({ content: z.string().max(20_000), expected_version: expectedVersion.optional() }),
       roles: ['worker', 'summarizer'],

@@ -62,6 +62,8 @@ export interface StoredMessage {
   isMarker: boolean;
   /** For markers: the summarizer run placed with it. */
   memoryRunId: string | null;
+  /** For assistant messages: the calls that began running (see Tool.repeatable). */
+  startedToolCalls?: string[];
   /**
    * A final answer that the chat adapter has not taken yet (re-sent after a crash). Only ever set
    * on the original: a copy carried into a new segment is never owed (R17).
@@ -141,6 +143,8 @@ export interface ContextStore {
    */
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
+  /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
+  markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;
   /**
    * Atomically moves the session's queued steer messages into the segment, in id order from
    * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). A steer

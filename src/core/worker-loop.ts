@@ -6,7 +6,8 @@ import type { AgentDeps } from './agent-context.js';
 import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
-import type { ChatMessage } from './messages.js';
+import type { ChatMessage, ToolCall } from './messages.js';
+import { interruptedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from './store.js';
@@ -110,20 +111,35 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = held
-      ? { ok: held.ok, content: String(held.message.content ?? '') }
-      : await scope.waiting(() => deps.tools.execute(call, {
-          role: 'worker',
-          sessionId: session.id,
-          segmentId: context.segment.id,
-          memorySpaceId: session.memorySpaceId,
-          contextWindow: deps.settings.contextWindow,
-          signal: scope.signal,
-        }));
+    const outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
   }
+}
+
+/**
+ * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
+ * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
+ */
+async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutcome> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  if (!deps.tools.isRepeatable(call.function.name)) {
+    if (context.wasStarted(call.id)) {
+      deps.log.warn({ sessionId: session.id, tool: call.function.name, callId: call.id }, 'tool-call-not-repeated');
+      return { ok: false, content: interruptedToolResult };
+    }
+    await context.markStarted(call.id);
+  }
+  return scope.waiting(() => deps.tools.execute(call, {
+    role: 'worker',
+    sessionId: session.id,
+    segmentId: context.segment.id,
+    memorySpaceId: session.memorySpaceId,
+    contextWindow: deps.settings.contextWindow,
+    signal: scope.signal,
+  }));
 }
 
 /**

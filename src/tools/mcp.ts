@@ -133,6 +133,8 @@ export class McpToolSource {
       input: z.record(z.string(), z.unknown()),
       parameters,
       timeoutMs: this.callTimeoutMs + 5_000,
+      // Another service's words: data, and never called twice after a crash (its effect is unknown).
+      untrustedOutput: true,
       execute: (input, context) => this.call(server, tool.name, input as Record<string, unknown>, context),
     };
   }

@@ -76,6 +76,7 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
 
   const shell = defineTool({
     name: 'shell',
+    untrustedOutput: true,
     description: `Run a bash command in the session workspace (the same directory the file tools use). stdin is closed; the command and everything it starts are killed after the time limit (${limitSeconds} s unless timeout_seconds is lower), and background processes stop when the command ends. Returns the exit code, stdout and stderr.`,
     input: z.object({
       command: z.string().min(1).describe('Bash command line, e.g. "ls -la && wc -l *.md"'),

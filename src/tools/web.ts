@@ -82,6 +82,8 @@ export function webTools(options: WebToolsOptions): AnyTool[] {
 
   const webFetch = defineTool({
     name: 'web_fetch',
+    // A hostile page may be what crashed the process: never fetched again after a crash.
+    untrustedOutput: true,
     description:
       'Fetch a web page (http or https) and return it as readable text; HTML is converted to Markdown-like text with links. Long pages are cut; pass start_char to read on.',
     input: z.object({

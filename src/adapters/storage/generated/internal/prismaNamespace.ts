@@ -1477,6 +1477,7 @@ export const ContextMessageScalarFieldEnum = {
   content: 'content',
   toolCallId: 'toolCallId',
   toolCallIds: 'toolCallIds',
+  startedToolCallIds: 'startedToolCallIds',
   isInit: 'isInit',
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',

@@ -129,6 +129,7 @@ export const ContextMessageScalarFieldEnum = {
   content: 'content',
   toolCallId: 'toolCallId',
   toolCallIds: 'toolCallIds',
+  startedToolCallIds: 'startedToolCallIds',
   isInit: 'isInit',
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',
