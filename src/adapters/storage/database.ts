@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Logger } from '../../log.js';
 import { redactUrl } from '../../log.js';
 import { PrismaClient } from './generated/client.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { applyMigrations, migrationLockKey, readMigrations, type MigrationConnection } from './migrator.js';
 
 export type { PrismaClient };
@@ -104,12 +105,21 @@ async function openPglite(
 ): Promise<Database> {
   let db = options.pglite;
   const owned = !db;
+  let lock: DataDirLock | undefined;
   if (!db) {
+    // PGlite is single-process: a second process on the same files would lose data silently.
+    await mkdir(resolve(options.dataDir), { recursive: true });
+    lock = await lockDataDir(resolve(options.dataDir), options.dataDir);
     const dir = resolve(join(options.dataDir, 'pglite'));
-    await mkdir(dir, { recursive: true });
-    // Loaded only for the embedded database (a deployment on Postgres never needs it).
-    const { PGlite: EmbeddedPostgres } = await import('@electric-sql/pglite');
-    db = await EmbeddedPostgres.create(dir);
+    try {
+      await mkdir(dir, { recursive: true });
+      // Loaded only for the embedded database (a deployment on Postgres never needs it).
+      const { PGlite: EmbeddedPostgres } = await import('@electric-sql/pglite');
+      db = await EmbeddedPostgres.create(dir);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
   const pglite = db;
   // PGlite is a single session in this process: no lock is needed (and none would block).
@@ -122,6 +132,7 @@ async function openPglite(
     applied = await applyMigrations(connection, migrations, options.log);
   } catch (error) {
     if (owned) await pglite.close().catch(() => undefined);
+    await lock?.release();
     throw error;
   }
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
@@ -134,6 +145,7 @@ async function openPglite(
     close: async () => {
       await prisma.$disconnect();
       if (owned) await pglite.close();
+      await lock?.release();
     },
   };
 }
