@@ -85,6 +85,8 @@ export interface FakeModelServerOptions {
   defaultReply?: FakeReply;
   /** Characters per streamed content/argument chunk (default 8). */
   chunkSize?: number;
+  /** When set, requests without `Authorization: Bearer <apiKey>` get OpenAI's 401 (default: any key). */
+  apiKey?: string;
 }
 
 /** Options for the wait helpers; `timeoutMs` defaults to 5,000. */
@@ -191,6 +193,12 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     });
     for (const wake of [...waiters]) wake();
 
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return sendError(res, 401, 'Incorrect API key provided');
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+    }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${path}`);
     if (!Array.isArray(body.messages)) return sendError(res, 400, 'messages must be an array');
 
