@@ -130,6 +130,10 @@ async function openPglite(
   let applied: string[];
   try {
     applied = await applyMigrations(connection, migrations, options.log);
+    // Under the DATA_DIR lock no other process uses these files: a lease still held belongs to a
+    // process that died (Ctrl-C, kill -9), so it counts as expired now and start-up recovery
+    // resumes its session at once instead of after the lease TTL.
+    if (lock) await pglite.query('UPDATE session_leases SET expires_at = now() WHERE NOT released AND expires_at > now()');
   } catch (error) {
     if (owned) await pglite.close().catch(() => undefined);
     await lock?.release();
