@@ -17,7 +17,7 @@ import { createLogger } from './log.js';
 
 let envFile: string | undefined;
 try {
-  envFile = loadEnvFile(process.argv);
+  envFile = loadEnvFile(process.argv, process.env);
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

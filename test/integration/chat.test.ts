@@ -129,6 +129,18 @@ describe('npm run chat', () => {
     }
   }, 60_000);
 
+  it('gives up on a hung model after MODEL_TOTAL_TIMEOUT_SECONDS and says so in the thread', async () => {
+    model.respond(() => ({ hang: true }));
+    const { chat, output, type } = startChat(await chatEnv({ DATABASE_URL: database.url, MODEL_TIMEOUT_SECONDS: '1', MODEL_MAX_ATTEMPTS: '20', MODEL_TOTAL_TIMEOUT_SECONDS: '2' }));
+    await waitForOutput(output, /Commands: \/pause/);
+    type('are you there?');
+    await waitForOutput(output, /✗ .*\(\/resume to try again\)/);
+    expect(output()).toMatch(/^ {2}✗ model endpoint 127\.0\.0\.1:\d+\/v1 gave no answer within 2 s \(MODEL_TOTAL_TIMEOUT_SECONDS\) over [12] attempt\(s\); last: .* \(\/resume to try again\)$/m);
+    expect(completions().length).toBeLessThanOrEqual(2); // not the 20 attempts allowed
+    type('/quit');
+    expect((await chat.exited).code).toBe(0);
+  }, 60_000);
+
   for (const signal of ['SIGINT', 'SIGKILL'] as const) {
     it(`resumes the task interrupted by ${signal} when the chat starts again (embedded database)`, async () => {
       // A lease far longer than the test: only the embedded database's own knowledge that the

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ModelHealth } from '../../src/adapters/model/model-health.js';
 import { OpenAIModelClient, type OpenAIModelClientOptions } from '../../src/adapters/model/openai-model-client.js';
 import { CancelledError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
@@ -292,6 +293,23 @@ describe('OpenAIModelClient', () => {
     await gone.close();
     const closed = await client({ baseURL: gone.url }).checkEndpoint();
     expect(closed).toEqual({ status: 'unreachable', detail: expect.stringMatching(/^cannot reach the model endpoint 127\.0\.0\.1:\d+\/v1 \(ECONNREFUSED\)/) });
+  });
+
+  it('keeps the endpoint status current from real calls (ModelHealth)', async () => {
+    const keyed = await startFakeModelServer({ apiKey: 'right-key' });
+    try {
+      const refused = new OpenAIModelClient({ apiKey: 'wrong-key', baseURL: keyed.url });
+      const health = new ModelHealth(refused, { check: () => refused.checkEndpoint(), log: { info: () => undefined, warn: () => undefined } });
+      expect(health.status).toBe('unknown');
+      await expectRejection(health.complete(request(hello), { role: 'worker' }), ModelError);
+      expect(health.status).toBe('unauthorized');
+      const working = new ModelHealth(client(), { check: () => client().checkEndpoint(), log: { info: () => undefined, warn: () => undefined } });
+      await working.complete(request(hello), { role: 'worker' });
+      expect(working.status).toBe('ok');
+      expect(await working.checkNow()).toBe('ok');
+    } finally {
+      await keyed.close();
+    }
   });
 
   it('does not retry a stream cut after the first chunk', async () => {
