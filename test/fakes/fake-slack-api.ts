@@ -55,6 +55,8 @@ export interface FakeSlackOptions {
   threadStatusError?: string | null;
   /** chat.postMessage with markdown_text answers this error (null = accepted, the default). */
   markdownTextError?: string | null;
+  /** apps.connections.open answers with this Socket Mode URL (see fake-socket-mode.ts); unset: `invalid_auth`. */
+  socketModeUrl?: (() => string) | null;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -94,6 +96,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     botId: options.botId ?? 'BHIPPO',
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
+    socketModeUrl: options.socketModeUrl ?? null,
   };
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
@@ -189,6 +192,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'views.update':
         viewCounter += 1;
         return { ok: true, view: { id: String(args['view_id'] ?? `V${viewCounter}`), hash: `h${viewCounter}`, ...(typeof args['view'] === 'object' ? args['view'] : {}) } };
+      case 'apps.connections.open':
+        return settings.socketModeUrl ? { ok: true, url: settings.socketModeUrl() } : { ok: false, error: 'invalid_auth' };
       case 'assistant.threads.setStatus':
         return settings.threadStatusError ? { ok: false, error: settings.threadStatusError } : { ok: true };
       default:

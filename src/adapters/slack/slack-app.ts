@@ -57,7 +57,13 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
   const appOptions = { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId };
 
   if (config.SLACK_APP_TOKEN) {
-    const receiver = new SocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, logger });
+    const receiver = new SocketModeReceiver({
+      appToken: config.SLACK_APP_TOKEN,
+      logger,
+      // The socket's URL comes from apps.connections.open on the same Web API base. Only the base
+      // is passed: the Socket Mode client keeps its own, much more patient, retries for that call.
+      ...(config.SLACK_API_URL ? { installerOptions: { clientOptions: { slackApiUrl: apiBase(config.SLACK_API_URL) } } } : {}),
+    });
     let connected = false;
     receiver.client.on('connected', () => void (connected = true));
     receiver.client.on('disconnected', () => void (connected = false));
