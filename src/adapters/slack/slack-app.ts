@@ -7,6 +7,7 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { whileAcknowledging } from '../storage/ack-priority.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackIdentity } from './slack-context.js';
 
@@ -89,7 +90,8 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
   // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
   options.http.route('POST', slackEventsPath, (request, response) => {
     if (!receiving) return sendJson(response, 503, { error: 'slack adapter stopped' });
-    receiver.requestListener(request, response);
+    // Storing the message is what the ack waits for: on PGlite its statements go first.
+    whileAcknowledging(response, () => receiver.requestListener(request, response));
   });
   return {
     app, client, identity, mode: 'http',

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Logger } from '../../log.js';
 import { redactUrl } from '../../log.js';
 import { PrismaClient } from './generated/client.js';
+import { prioritizeAcks } from './ack-priority.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { applyMigrations, migrationLockKey, readMigrations, type MigrationConnection } from './migrator.js';
 
@@ -140,7 +141,8 @@ async function openPglite(
     throw error;
   }
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite), transactionOptions });
+  // Statements of a platform's ack go ahead of agent work on the one PGlite connection.
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(prioritizeAcks(pglite)), transactionOptions });
   return {
     kind: 'pglite',
     prisma,
