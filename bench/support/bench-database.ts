@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { embeddedOptions, openDatabase, type Database } from '../../src/adapters/storage/database.js';
 import { createLogger } from '../../src/log.js';
 
 /** Counts statements by a short normalized form of their SQL. */
@@ -169,7 +169,8 @@ export async function createPostgresBenchDatabase(
 /** An embedded PGlite under a temporary directory, migrated by openDatabase. */
 export async function createPgliteBenchDatabase(options: { /** Sees every statement sent. */ onStatement?: (sql: string) => void } = {}): Promise<BenchDatabase> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hippo-bench-pglite-'));
-  const pglite = await PGlite.create(join(dataDir, 'pglite'));
+  // Started as the service starts it (src/adapters/storage/database.ts).
+  const pglite = await PGlite.create(join(dataDir, 'pglite'), embeddedOptions(PGlite.defaultStartParams));
   const database = await openDatabase({ dataDir, log: createLogger('silent'), pglite });
   const roundTrips = new RoundTripCounter();
   type Query = (sql: string, ...rest: unknown[]) => Promise<unknown>;
