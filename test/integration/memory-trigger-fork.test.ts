@@ -130,12 +130,18 @@ describe('fork (R1) and marker (R3)', () => {
   it('skips the summarizer and its marker while one runs, but consumes the step', async () => {
     const h = await start();
     const summarizerGate = gate();
+    const worker = [
+      at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }),
+      at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }),
+      at(710, { content: 'done' }),
+    ];
     scriptRoles(bed.model, {
-      worker: [
-        at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }),
-        at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }),
-        at(710, { content: 'done' }),
-      ],
+      worker: async (_body, index) => {
+        // The step-6 crossing must find the first decider finished (it answers at once, but on a
+        // fast database the worker could otherwise get there first).
+        if (index === 1) await h.waitForEvent('memory-run-end', (event) => event.role === 'decider');
+        return worker[index] ?? {};
+      },
       summarizer: async () => {
         await summarizerGate.promise;
         return { content: 'no change' };
