@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ModelHealth } from './adapters/model/model-health.js';
 import { OpenAIModelClient } from './adapters/model/openai-model-client.js';
 import type { Database } from './adapters/storage/database.js';
 import { createLeaseStore } from './adapters/storage/lease-store.js';
@@ -51,6 +52,8 @@ export interface BuiltAgent {
   stores: Stores;
   events: EventBus;
   metrics: Metrics;
+  /** The model endpoint's status (start() looks at it; real calls keep it current). */
+  modelHealth: ModelHealth;
   /** Closes MCP servers; stop the agent first. */
   close(): Promise<void>;
 }
@@ -107,6 +110,15 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     : null;
   if (!pricesFor(config.MODEL, prices ?? undefined)) log.warn({ model: config.MODEL }, 'model-prices-unknown: set MODEL_PRICES to see and cap spend');
   const metrics = new Metrics({ events, prisma: database.prisma, owner, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
+  const modelClient = new OpenAIModelClient({
+    apiKey: config.OPENAI_API_KEY,
+    ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
+    timeoutMs: config.MODEL_TIMEOUT_SECONDS * 1000,
+    maxRetries: config.MODEL_MAX_ATTEMPTS - 1,
+    totalTimeoutMs: config.MODEL_TOTAL_TIMEOUT_SECONDS * 1000,
+    log,
+  });
+  const modelHealth = new ModelHealth(modelClient, { check: () => modelClient.checkEndpoint(), log });
   const deps: AgentDeps = {
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
@@ -124,7 +136,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       leaseIdleGraceMs: Math.min(5_000, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
     },
     stores,
-    model: metrics.instrument(new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY, ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), log })),
+    model: metrics.instrument(modelHealth),
     tools: new ToolExecutor(tools),
     events,
     log,
@@ -136,7 +148,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     stores,
     events,
     metrics,
+    modelHealth,
     close: async () => {
+      modelHealth.stop();
       metrics.stop();
       if (sweeper) clearInterval(sweeper);
       await mcp?.close();

@@ -26,6 +26,15 @@ export const configSchema = z.object({
   MODEL: optionalText,
   /** Tokens; overrides the built-in table of context windows. */
   MODEL_CONTEXT_WINDOW: z.coerce.number().int().min(1024).optional(),
+  /** One attempt of a model call fails when the endpoint sends nothing for this long, in seconds. */
+  MODEL_TIMEOUT_SECONDS: z.coerce.number().min(1).max(3600).default(120),
+  /** Attempts per model call (the first included) before it fails with the session's error note. */
+  MODEL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /**
+   * The longest a model call waits for its answer to start, over all attempts and back-offs, in
+   * seconds; then it fails with the session's error note. An answer that is streaming is not cut.
+   */
+  MODEL_TOTAL_TIMEOUT_SECONDS: z.coerce.number().min(1).max(7200).default(300),
   /** Memory runs fire every time the context grows by this percent of the window (R2). */
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
@@ -115,6 +124,31 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
     return `config: ${name} ${reason}`;
   });
   return { ok: false, errors };
+}
+
+/**
+ * Settings that parse but probably do not do what the operator meant; one line each, for a warning
+ * at start-up. `service` adds the checks that only matter to the bot service (chat adapters).
+ */
+export function configWarnings(config: Config, options: { service: boolean }): string[] {
+  const warnings: string[] = [];
+  const groups = config.TOOLS.split(',').map((group) => group.trim().toLowerCase());
+  if (config.MCP_CONFIG && !groups.includes('mcp')) {
+    warnings.push(`MCP_CONFIG is set but TOOLS (${config.TOOLS}) does not include mcp: its servers are not started; add mcp to TOOLS`);
+  }
+  if (groups.includes('mcp') && !config.MCP_CONFIG) warnings.push('TOOLS includes mcp but MCP_CONFIG is not set: there are no MCP tools');
+  if (!options.service) return warnings;
+  if (config.SLACK_BOT_TOKEN && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
+    warnings.push('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started');
+  }
+  if (!config.SLACK_BOT_TOKEN && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
+    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started');
+  }
+  const anySlack = Boolean(config.SLACK_BOT_TOKEN || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
+  if (!anySlack && !config.DISCORD_BOT_TOKEN) {
+    warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (README: Connect to Slack / Discord), or talk to it with npm run chat');
+  }
+  return warnings;
 }
 
 /** Checks what the agent needs to talk to a model; returns one line per missing variable. */

@@ -6,10 +6,16 @@ import type { Logger } from './log.js';
 
 export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => void | Promise<void>;
 
-/** Something /readyz asks; all must answer true for a 200. */
+/** A check's answer when it has more to say than yes or no (shown as `status` in /readyz). */
+export interface ReadinessStatus {
+  ready: boolean;
+  status: string;
+}
+
+/** Something /readyz asks; all must answer ready for a 200. */
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<boolean>;
+  check(): Promise<boolean | ReadinessStatus>;
 }
 
 export class HttpServer {
@@ -50,11 +56,13 @@ export class HttpServer {
   }
 
   private async ready(response: ServerResponse): Promise<void> {
-    const results: Record<string, boolean> = {};
+    const results: Record<string, boolean | string> = {};
+    let ok = true;
     for (const { name, check } of this.checks) {
-      results[name] = await check().catch(() => false);
+      const answer = await check().catch(() => false);
+      results[name] = typeof answer === 'boolean' ? answer : answer.status;
+      ok &&= typeof answer === 'boolean' ? answer : answer.ready;
     }
-    const ok = Object.values(results).every(Boolean);
     sendJson(response, ok ? 200 : 503, { status: ok ? 'ready' : 'not-ready', checks: results });
   }
 

@@ -1,15 +1,24 @@
 // `npm start`: the bot service. Loads config, opens storage (applying migrations), serves HTTP,
 // starts the chat adapters whose credentials are set, and shuts down cleanly on SIGTERM/SIGINT.
 import { parseConfig } from './config.js';
+import { loadEnvFile } from './env-file.js';
 import { createLogger } from './log.js';
 import { startService } from './service.js';
 
+let envFile: string | undefined;
+try {
+  envFile = loadEnvFile(process.argv, process.env);
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}
 const parsed = parseConfig(process.env);
 if (!parsed.ok) {
   for (const line of parsed.errors) process.stderr.write(`${line}\n`);
   process.exit(1);
 }
 const log = createLogger(parsed.config.LOG_LEVEL);
+if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 
 // Signals are handled from the first moment: a SIGTERM during start-up (an orchestrator scaling
 // down a replica that is still starting) stops the service once it is up, with exit code 0.

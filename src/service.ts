@@ -1,6 +1,6 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
-import type { Config } from './config.js';
+import { configWarnings, type Config } from './config.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
@@ -33,6 +33,7 @@ export interface ServiceOptions {
 
 /** Starts the service: storage and migrations first, then the agent, HTTP, and adapters. */
 export async function startService(config: Config, log: Logger, options: ServiceOptions = { environment: {} }): Promise<Service> {
+  for (const warning of configWarnings(config, { service: true })) log.warn(`config-warning: ${warning}`);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
   log.info({ storage: database.kind, migrationsApplied: database.appliedMigrations.length }, 'storage-ready');
   const http = new HttpServer(log);
@@ -42,6 +43,13 @@ export async function startService(config: Config, log: Logger, options: Service
   if (config.OPENAI_API_KEY && config.MODEL) {
     agent = await buildAgent({ config, database, log, environment: options.environment });
     agent.agent.runners.startSweeping();
+    // Looked at in the background: start-up never waits for (or fails on) the model. Only a refused
+    // key makes the service unready (it cannot answer anyone until the key is fixed, and a rolling
+    // deploy with a wrong key stops at its first replica); an unreachable or slow endpoint does
+    // not, because inbound messages are still stored and answered once the model is back.
+    const health = agent.modelHealth;
+    health.start();
+    http.addReadinessCheck({ name: 'model', check: async () => ({ ready: health.status !== 'unauthorized', status: health.status }) });
     const registry = agent.metrics.registry;
     http.route('GET', '/metrics', async (_request, response) => {
       const body = await registry.metrics();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { embeddedOptions, openDatabase, type Database } from '../../src/adapters/storage/database.js';
 import { createLogger } from '../../src/log.js';
 
 /** Counts statements by a short normalized form of their SQL. */
@@ -167,21 +167,28 @@ export async function createPostgresBenchDatabase(
 }
 
 /** An embedded PGlite under a temporary directory, migrated by openDatabase. */
-export async function createPgliteBenchDatabase(): Promise<BenchDatabase> {
+export async function createPgliteBenchDatabase(options: { /** Sees every statement sent. */ onStatement?: (sql: string) => void } = {}): Promise<BenchDatabase> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hippo-bench-pglite-'));
-  const pglite = await PGlite.create(join(dataDir, 'pglite'));
+  // Started as the service starts it (src/adapters/storage/database.ts).
+  const pglite = await PGlite.create(join(dataDir, 'pglite'), embeddedOptions(PGlite.defaultStartParams));
   const database = await openDatabase({ dataDir, log: createLogger('silent'), pglite });
   const roundTrips = new RoundTripCounter();
   type Query = (sql: string, ...rest: unknown[]) => Promise<unknown>;
   type Transaction = (callback: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown>;
   const query = pglite.query.bind(pglite) as unknown as Query;
   const transaction = pglite.transaction.bind(pglite) as unknown as Transaction;
-  const countingQuery: Query = (sql, ...rest) => roundTrips.timed(sql, query(sql, ...rest));
+  const countingQuery: Query = (sql, ...rest) => {
+    options.onStatement?.(sql);
+    return roundTrips.timed(sql, query(sql, ...rest));
+  };
   const countingTransaction: Transaction = (callback) => {
     roundTrips.record('BEGIN');
     return transaction((tx) => {
       const inner = tx.query.bind(tx);
-      const counted: Query = (sql, ...rest) => roundTrips.timed(sql, inner(sql, ...rest));
+      const counted: Query = (sql, ...rest) => {
+        options.onStatement?.(sql);
+        return roundTrips.timed(sql, inner(sql, ...rest));
+      };
       Object.assign(tx, { query: counted });
       return callback(tx);
     }).finally(() => roundTrips.record('COMMIT'));

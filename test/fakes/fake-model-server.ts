@@ -85,6 +85,8 @@ export interface FakeModelServerOptions {
   defaultReply?: FakeReply;
   /** Characters per streamed content/argument chunk (default 8). */
   chunkSize?: number;
+  /** When set, requests without `Authorization: Bearer <apiKey>` get OpenAI's 401 (default: any key). */
+  apiKey?: string;
 }
 
 /** Options for the wait helpers; `timeoutMs` defaults to 5,000. */
@@ -98,6 +100,8 @@ export interface FakeModelServer {
   readonly url: string;
   /** Every request received, in arrival order. */
   readonly requests: readonly RecordedRequest[];
+  /** How many times the model list (GET /v1/models) was asked for; those are not in `requests`. */
+  readonly modelListings: number;
   /** Sets the handler consulted when the queue is empty. */
   respond(handler: FakeReplyHandler): void;
   /** Queues replies consumed one per request, before the handler. */
@@ -145,6 +149,7 @@ export function lastMessageText(body: FakeRequestBody): string {
 /** Starts a fake model server on 127.0.0.1 on a random port. */
 export async function startFakeModelServer(options: FakeModelServerOptions = {}): Promise<FakeModelServer> {
   const requests: RecordedRequest[] = [];
+  let modelListings = 0;
   const queue: FakeReply[] = [];
   let handler: FakeReplyHandler | undefined;
   // Per cache key: serialized messages of earlier answered requests, with their tools.
@@ -169,6 +174,14 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const path = (req.url ?? '').split('?')[0] ?? '';
+    const authorized = options.apiKey === undefined || req.headers.authorization === `Bearer ${options.apiKey}`;
+    // The model list (Hippo looks at it once at start-up) is answered but not recorded: `requests`
+    // holds the Chat Completions traffic tests reason about.
+    if (req.method === 'GET' && path === '/v1/models') {
+      modelListings += 1;
+      if (!authorized) return sendError(res, 401, 'Incorrect API key provided');
+      return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+    }
     let body: FakeRequestBody;
     try {
       body = JSON.parse(rawBody || '{}') as FakeRequestBody;
@@ -191,6 +204,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     });
     for (const wake of [...waiters]) wake();
 
+    if (!authorized) return sendError(res, 401, 'Incorrect API key provided');
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${path}`);
     if (!Array.isArray(body.messages)) return sendError(res, 400, 'messages must be an array');
 
@@ -303,6 +317,9 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    get modelListings() {
+      return modelListings;
+    },
     respond: (next) => void (handler = next),
     enqueue: (...replies) => void queue.push(...replies),
     requestsWhere: (predicate) => requests.filter(predicate),

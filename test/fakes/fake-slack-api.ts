@@ -59,6 +59,8 @@ export interface FakeSlackOptions {
   markdownTextError?: string | null;
   /** Channels conversations.info reports as private (others are public; D… are DMs). */
   privateChannels?: string[];
+  /** apps.connections.open answers with this Socket Mode URL (see fake-socket-mode.ts); unset: `invalid_auth`. */
+  socketModeUrl?: (() => string) | null;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -99,6 +101,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
     privateChannels: options.privateChannels ?? [],
+    socketModeUrl: options.socketModeUrl ?? null,
   };
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
@@ -199,6 +202,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'views.update':
         viewCounter += 1;
         return { ok: true, view: { id: String(args['view_id'] ?? `V${viewCounter}`), hash: `h${viewCounter}`, ...(typeof args['view'] === 'object' ? args['view'] : {}) } };
+      case 'apps.connections.open':
+        return settings.socketModeUrl ? { ok: true, url: settings.socketModeUrl() } : { ok: false, error: 'invalid_auth' };
       case 'assistant.threads.setStatus':
         return settings.threadStatusError ? { ok: false, error: settings.threadStatusError } : { ok: true };
       default:

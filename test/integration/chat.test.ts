@@ -1,19 +1,25 @@
 // `npm run chat` driven through its stdin/stdout against the fake model server.
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../fakes/fake-model-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, shape } from '../support/model-script.js';
-import { startScript } from '../support/processes.js';
+import { startScript, type RunningProcess } from '../support/processes.js';
 
 let model: FakeModelServer;
 let database: TestDatabase;
+const running: RunningProcess[] = [];
 
 beforeAll(async () => {
   model = await startFakeModelServer();
   database = await createTestDatabase();
+});
+afterEach(() => {
+  for (const chat of running.splice(0)) chat.kill('SIGKILL');
+  model.reset();
 });
 afterAll(async () => {
   await model.close();
@@ -26,6 +32,28 @@ async function waitForOutput(read: () => string, pattern: RegExp, timeoutMs = 20
     if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${read()}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Chat Completions calls only (the chat also looks at GET /models once at start). */
+function completions(): RecordedRequest[] {
+  return model.requestsWhere((request) => request.path === '/v1/chat/completions');
+}
+
+async function chatEnv(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-chat-')),
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: model.url,
+    MODEL: 'test-model',
+    MODEL_CONTEXT_WINDOW: '100000',
+    ...extra,
+  };
+}
+
+function startChat(env: Record<string, string>): { chat: RunningProcess; output: () => string; type: (line: string) => void } {
+  const chat = startScript('src/chat.ts', env);
+  running.push(chat);
+  return { chat, output: () => chat.lines.join('\n'), type: (line) => void chat.child.stdin?.write(`${line}\n`) };
 }
 
 describe('npm run chat', () => {
@@ -41,28 +69,104 @@ describe('npm run chat', () => {
       { content: 'Hello! I am thinking about it.', delayMs: 600, usage: { promptTokens: 1200, cachedTokens: 1024, completionTokens: 9 } },
       { content: 'Got your follow-up too.', usage: { promptTokens: 1300, cachedTokens: 1152, completionTokens: 6 } },
     );
-    const chat = startScript('src/chat.ts', {
-      DATABASE_URL: database.url,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: model.url,
-      MODEL: 'test-model',
-      MODEL_CONTEXT_WINDOW: '100000',
-    });
-    const output = () => chat.lines.join('\n');
+    const { chat, output, type } = startChat(await chatEnv({ DATABASE_URL: database.url }));
     await waitForOutput(output, /Commands: \/pause/);
-    chat.child.stdin?.write('hello there\n');
-    await model.waitForRequests(1, { timeoutMs: 20_000 });
-    chat.child.stdin?.write('and also this\n'); // arrives while the model is still answering
+    type('hello there');
+    await model.waitFor((request) => request.path === '/v1/chat/completions', { timeoutMs: 20_000 });
+    type('and also this'); // arrives while the model is still answering
     await waitForOutput(output, /hippo> Got your follow-up too\./);
     expect(output()).toContain('hippo> Hello! I am thinking about it.');
-    expect(shape(conversation(model.requests[1]!.body)).slice(-2)).toEqual(['assistant:Hello! I am thinking about it.', 'user:and also this']);
+    expect(shape(conversation(completions()[1]!.body)).slice(-2)).toEqual(['assistant:Hello! I am thinking about it.', 'user:and also this']);
 
-    chat.child.stdin?.write('/status\n');
+    type('/status');
     await waitForOutput(output, /state \w+ · context [\d.]+% .*\n.*cache \d+%/);
     expect(output()).toMatch(/cache 87%/); // (1024 + 1152) / (1200 + 1300)
-    chat.child.stdin?.write('/memory\n');
+    type('/memory');
     await waitForOutput(output, /--- MAIN\.md \(v1\) ---/);
-    chat.child.stdin?.write('/quit\n');
+    type('/quit');
     expect((await chat.exited).code).toBe(0);
   }, 60_000);
+
+  it('says when a message typed during a run is queued and when it is taken, and what the agent is doing', async () => {
+    model.enqueue(
+      { toolCalls: [{ name: 'todo_write', arguments: { content: '- [ ] look' } }], delayMs: 800 },
+      { content: 'Noted both.' },
+    );
+    const { output, type } = startChat(await chatEnv({ DATABASE_URL: database.url }));
+    await waitForOutput(output, /Commands: \/pause/);
+    type('start the task');
+    await model.waitFor((request) => request.path === '/v1/chat/completions', { timeoutMs: 20_000 });
+    type('one more thing');
+    await waitForOutput(output, /hippo> Noted both\./);
+    const lines = output().split('\n');
+    const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
+    expect(at(/^ {2}↳ queued, will be read at the next step$/)).toBeGreaterThan(at(/^ {2}… thinking$/));
+    expect(at(/^ {2}↳ taken: “one more thing”$/)).toBeGreaterThan(at(/^ {2}✓ /));
+    // Between the tool result and the answer, the agent says it is thinking again.
+    expect(lines.slice(at(/^ {2}✓ /), at(/^hippo> Noted both/)).some((line) => line === '  … thinking')).toBe(true);
+    expect(shape(conversation(completions()[1]!.body)).at(-1)).toBe('user:one more thing');
+  }, 60_000);
+
+  it('keeps log records out of the conversation: in DATA_DIR/chat.log, with one short line for warnings', async () => {
+    const keyed = await startFakeModelServer({ apiKey: 'right-key' });
+    try {
+      const env = await chatEnv({ DATABASE_URL: database.url, OPENAI_BASE_URL: keyed.url, OPENAI_API_KEY: 'wrong-key', LOG_LEVEL: 'info' });
+      const { chat, output, type } = startChat(env);
+      const logPath = join(env['DATA_DIR']!, 'chat.log');
+      await waitForOutput(output, /model-endpoint-unauthorized/);
+      expect(output()).toContain(`log: ${logPath}`);
+      expect(output()).toMatch(/^ {2}⚠ model-endpoint-unauthorized: model endpoint 127\.0\.0\.1:\d+\/v1 answered 401 Incorrect API key provided: check OPENAI_API_KEY$/m);
+      type('/nonsense');
+      await waitForOutput(output, /unknown command \/nonsense \(\/help lists them\)/);
+      type('/quit');
+      expect((await chat.exited).code).toBe(0);
+      expect(chat.lines.filter((line) => line.startsWith('{'))).toEqual([]);
+      expect(chat.stderr()).toBe('');
+      const records = readFileSync(logPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { msg: string });
+      expect(records.map((record) => record.msg)).toContain('agent-ready');
+    } finally {
+      await keyed.close();
+    }
+  }, 60_000);
+
+  it('gives up on a hung model after MODEL_TOTAL_TIMEOUT_SECONDS and says so in the thread', async () => {
+    model.respond(() => ({ hang: true }));
+    const { chat, output, type } = startChat(await chatEnv({ DATABASE_URL: database.url, MODEL_TIMEOUT_SECONDS: '1', MODEL_MAX_ATTEMPTS: '20', MODEL_TOTAL_TIMEOUT_SECONDS: '2' }));
+    await waitForOutput(output, /Commands: \/pause/);
+    type('are you there?');
+    await waitForOutput(output, /✗ .*\(\/resume to try again\)/);
+    expect(output()).toMatch(/^ {2}✗ model endpoint 127\.0\.0\.1:\d+\/v1 gave no answer within 2 s \(MODEL_TOTAL_TIMEOUT_SECONDS\) over [12] attempt\(s\); last: .* \(\/resume to try again\)$/m);
+    expect(completions().length).toBeLessThanOrEqual(2); // not the 20 attempts allowed
+    type('/quit');
+    expect((await chat.exited).code).toBe(0);
+  }, 60_000);
+
+  for (const signal of ['SIGINT', 'SIGKILL'] as const) {
+    it(`resumes the task interrupted by ${signal} when the chat starts again (embedded database)`, async () => {
+      // A lease far longer than the test: only the embedded database's own knowledge that the
+      // holder is gone (it held the DATA_DIR lock) lets the next start resume at once.
+      const env = await chatEnv({ LEASE_TTL_SECONDS: '600' });
+      model.enqueue({ hang: true });
+      const first = startChat(env);
+      await waitForOutput(first.output, /Commands: \/pause/);
+      first.type('do the long task');
+      await model.waitFor((request) => request.path === '/v1/chat/completions', { timeoutMs: 20_000 });
+      first.chat.kill(signal);
+      const { code } = await first.chat.exited;
+      if (signal === 'SIGINT') {
+        // Ctrl-C: a clean stop that says what will happen.
+        expect(code).toBe(0);
+        expect(first.output()).toContain('stopping: an unfinished task continues when you start the chat again');
+        expect(existsSync(join(env['DATA_DIR']!, 'hippo.lock'))).toBe(false);
+      }
+
+      model.enqueue({ content: 'Done with the long task.' });
+      const second = startChat(env);
+      await waitForOutput(second.output, /hippo> Done with the long task\./);
+      expect(second.output()).toMatch(/↻ resuming the task that was interrupted\n {2}… thinking\nhippo> Done/);
+      expect(shape(conversation(completions().at(-1)!.body)).at(-1)).toBe('user:do the long task');
+      second.type('/quit');
+      expect((await second.chat.exited).code).toBe(0);
+    }, 60_000);
+  }
 });

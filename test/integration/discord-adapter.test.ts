@@ -102,7 +102,9 @@ describe('Discord adapter: sessions', () => {
     const key = `discord:${thread.id}:${reply.id}`;
     expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: key } })).toBe(1);
     expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: `discord:${fake.general.id}:${mention.id}` } })).toBe(1);
-    expect(requestsOf(rig.model.requests, 'worker')).toHaveLength(2);
+    // Only this session's calls: the rig (and its model) is shared by the file's tests.
+    const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: thread.id } });
+    expect(requestsOf(rig.model.requests, 'worker').filter((request) => request.body.prompt_cache_key === session.id)).toHaveLength(2);
     expect(fake.callsTo('POST', new RegExp(`/messages/${mention.id}/threads$`))).toHaveLength(1);
   });
 

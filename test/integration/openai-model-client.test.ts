@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ModelHealth } from '../../src/adapters/model/model-health.js';
 import { OpenAIModelClient, type OpenAIModelClientOptions } from '../../src/adapters/model/openai-model-client.js';
 import { CancelledError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
@@ -201,6 +202,114 @@ describe('OpenAIModelClient', () => {
     expect(error.message).toContain('timed out');
     expect(deltas.join('')).toBe('partia'); // two 3-character chunks after the role chunk
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('names the endpoint and what to check when nothing listens there', async () => {
+    const url = server.url;
+    await server.close();
+    const error = await expectRejection(
+      new OpenAIModelClient({ apiKey: 'k', baseURL: url, maxRetries: 0 }).complete(request(hello), { role: 'worker' }),
+      ModelError,
+    );
+    const endpoint = new URL(url).host;
+    expect(error.message).toBe(`cannot reach the model endpoint ${endpoint}/v1 (ECONNREFUSED): check OPENAI_BASE_URL and that the server is running`);
+    server = await startFakeModelServer();
+  });
+
+  it('suggests /v1 when a base URL without it gets 404', async () => {
+    const withoutV1 = server.url.replace(/\/v1$/, '');
+    const error = await expectRejection(client({ baseURL: withoutV1 }).complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.status).toBe(404);
+    expect(error.message).toMatch(/^model endpoint 127\.0\.0\.1:\d+ answered 404 .*no route \/chat\/completions.*: OPENAI_BASE_URL probably needs \/v1 at the end/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('points at MODEL, not /v1, when a base URL with /v1 gets 404', async () => {
+    server.enqueue({ status: 404, errorMessage: 'The model `gpt-9` does not exist' });
+    const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.message).toMatch(/answered 404 The model `gpt-9` does not exist: check MODEL and OPENAI_BASE_URL$/);
+  });
+
+  it('says to check OPENAI_API_KEY on a 401', async () => {
+    const keyed = await startFakeModelServer({ apiKey: 'right-key' });
+    try {
+      const error = await expectRejection(
+        new OpenAIModelClient({ apiKey: 'wrong-key', baseURL: keyed.url }).complete(request(hello), { role: 'worker' }),
+        ModelError,
+      );
+      expect(error.retryable).toBe(false);
+      expect(error.message).toMatch(/^model endpoint 127\.0\.0\.1:\d+\/v1 answered 401 Incorrect API key provided: check OPENAI_API_KEY$/);
+    } finally {
+      await keyed.close();
+    }
+  });
+
+  it('names the attempt timeout setting when an attempt hears nothing', async () => {
+    server.respond(() => ({ hang: true }));
+    const error = await expectRejection(client({ timeoutMs: 100, maxRetries: 0 }).complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.message).toMatch(/^model call timed out: 127\.0\.0\.1:\d+\/v1 sent nothing for 0 s \(MODEL_TIMEOUT_SECONDS\)$/);
+  });
+
+  it('fails a hung model after the total budget, whatever attempts are left', async () => {
+    server.respond(() => ({ hang: true }));
+    const started = Date.now();
+    const error = await expectRejection(
+      client({ timeoutMs: 200, maxRetries: 50, totalTimeoutMs: 700 }).complete(request(hello), { role: 'worker' }),
+      ModelError,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(650);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toMatch(/^model endpoint 127\.0\.0\.1:\d+\/v1 gave no answer within 1 s \(MODEL_TOTAL_TIMEOUT_SECONDS\) over \d+ attempt\(s\); last: /);
+    expect(server.requests.length).toBeLessThan(10); // not the 51 attempts allowed
+  });
+
+  it('gives up at once instead of backing off past the total budget', async () => {
+    server.respond(() => ({ status: 503, errorMessage: 'overloaded' }));
+    const error = await expectRejection(client({ baseDelayMs: 20_000, totalTimeoutMs: 1_000 }).complete(request(hello), { role: 'worker' }), ModelError);
+    expect(error.message).toMatch(/within 1 s \(MODEL_TOTAL_TIMEOUT_SECONDS\) over 1 attempt\(s\); last: model endpoint .* answered 503 overloaded$/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('lets a stream that keeps producing run past the total budget', async () => {
+    server.enqueue({ content: 'a slow but steady answer, chunk after chunk', chunkDelayMs: 40 });
+    const started = Date.now();
+    const response = await client({ totalTimeoutMs: 250 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('a slow but steady answer, chunk after chunk');
+    expect(Date.now() - started).toBeGreaterThan(250);
+  });
+
+  it('checks the endpoint: ok, unauthorized, unreachable (with the /v1 hint)', async () => {
+    expect(await client().checkEndpoint()).toEqual({ status: 'ok', detail: expect.stringMatching(/answers$/) });
+    const keyed = await startFakeModelServer({ apiKey: 'right-key' });
+    try {
+      const refused = await new OpenAIModelClient({ apiKey: 'wrong-key', baseURL: keyed.url }).checkEndpoint();
+      expect(refused).toEqual({ status: 'unauthorized', detail: expect.stringMatching(/check OPENAI_API_KEY$/) });
+    } finally {
+      await keyed.close();
+    }
+    const withoutV1 = await client({ baseURL: server.url.replace(/\/v1$/, '') }).checkEndpoint();
+    expect(withoutV1).toEqual({ status: 'unreachable', detail: expect.stringMatching(/needs \/v1 at the end/) });
+    const gone = await startFakeModelServer();
+    await gone.close();
+    const closed = await client({ baseURL: gone.url }).checkEndpoint();
+    expect(closed).toEqual({ status: 'unreachable', detail: expect.stringMatching(/^cannot reach the model endpoint 127\.0\.0\.1:\d+\/v1 \(ECONNREFUSED\)/) });
+  });
+
+  it('keeps the endpoint status current from real calls (ModelHealth)', async () => {
+    const keyed = await startFakeModelServer({ apiKey: 'right-key' });
+    try {
+      const refused = new OpenAIModelClient({ apiKey: 'wrong-key', baseURL: keyed.url });
+      const health = new ModelHealth(refused, { check: () => refused.checkEndpoint(), log: { info: () => undefined, warn: () => undefined } });
+      expect(health.status).toBe('unknown');
+      await expectRejection(health.complete(request(hello), { role: 'worker' }), ModelError);
+      expect(health.status).toBe('unauthorized');
+      const working = new ModelHealth(client(), { check: () => client().checkEndpoint(), log: { info: () => undefined, warn: () => undefined } });
+      await working.complete(request(hello), { role: 'worker' });
+      expect(working.status).toBe('ok');
+      expect(await working.checkNow()).toBe('ok');
+    } finally {
+      await keyed.close();
+    }
   });
 
   it('does not retry a stream cut after the first chunk', async () => {

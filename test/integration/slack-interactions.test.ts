@@ -239,7 +239,7 @@ describe('Slack run controls', () => {
     await harness.waitForEvent('paused', (event) => event.session.id === session.id);
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: true, pauseRequested: false });
     // Stopped after the tool results, before asking the model again.
-    expect(harness.model.requests.filter((request) => roleOf(request.body) === 'worker')).toHaveLength(1);
+    expect(harness.model.requests.filter((request) => roleOf(request.body) === 'worker' && request.body.prompt_cache_key === session.id)).toHaveLength(1);
     await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).startsWith('⏸️ Paused') && blocksOf(call).includes('hippo_resume')));
 
     await click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });

@@ -9,13 +9,21 @@ import { openDatabase } from '../../src/adapters/storage/database.js';
 import { defaultMigrationsDir, MigrationError, readMigrations } from '../../src/adapters/storage/migrator.js';
 import { createLogger } from '../../src/log.js';
 import { createEmptyDatabase } from '../support/database.js';
-import { repoRoot, startScript } from '../support/processes.js';
+import { repoRoot, startScript, type RunningProcess } from '../support/processes.js';
 
 const silent = createLogger('silent');
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
+
+/** The process's exit, or a failure naming what it printed when it is still running after `ms`. */
+async function exitWithin(running: RunningProcess, ms: number): Promise<{ code: number | null }> {
+  const timeout = new Promise<never>((_resolve, reject) =>
+    setTimeout(() => reject(new Error(`still running after ${ms} ms; stderr:\n${running.stderr()}\nstdout:\n${running.lines.join('\n')}`)), ms).unref(),
+  );
+  return Promise.race([running.exited, timeout]);
+}
 
 async function appliedMigrations(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
@@ -54,6 +62,39 @@ describe('npm start on the embedded database', () => {
     second.kill('SIGTERM');
     expect((await second.exited).code).toBe(0);
   }, 90_000);
+
+  it('refuses a second process on the same DATA_DIR with one line naming the holder, and takes over after a crash', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-pglite-lock-'));
+    const started: RunningProcess[] = [];
+    const start = (script: string, env: Record<string, string>) => {
+      const running = startScript(script, env);
+      started.push(running);
+      return running;
+    };
+    cleanups.push(async () => started.forEach((running) => running.kill('SIGKILL')));
+    const first = start('src/main.ts', { DATA_DIR: dataDir, PORT: '0' });
+    const ready = await first.waitForLog(/^service-started/, 40_000);
+    const holder = String(first.child.pid);
+
+    const second = start('src/main.ts', { DATA_DIR: dataDir, PORT: '0' });
+    expect((await exitWithin(second, 20_000)).code).toBe(1);
+    expect(second.stderr()).toBe(`${dataDir} is in use by pid ${holder}; stop it or set DATA_DIR (another directory) or DATABASE_URL (Postgres)\n`);
+    expect(second.lines.some((line) => line.includes('storage-ready'))).toBe(false);
+    // The terminal chat on the same directory (the usual mistake) is refused the same way.
+    const chat = start('src/chat.ts', { DATA_DIR: dataDir, OPENAI_API_KEY: 'k', MODEL: 'm', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
+    expect((await exitWithin(chat, 20_000)).code).toBe(1);
+    expect(chat.stderr()).toContain(`is in use by pid ${holder}`);
+    // The holder was not disturbed.
+    expect((await fetch(`http://127.0.0.1:${String(ready['port'])}/readyz`)).status).toBe(200);
+
+    // A holder killed without cleaning up leaves a stale lock: the next start takes it over.
+    first.kill('SIGKILL');
+    await first.exited;
+    const third = start('src/main.ts', { DATA_DIR: dataDir, PORT: '0' });
+    await third.waitForLog(/^service-started/, 40_000);
+    third.kill('SIGTERM');
+    expect((await third.exited).code).toBe(0);
+  }, 120_000);
 });
 
 describe('npm start on Postgres', () => {

@@ -1,9 +1,13 @@
 // Where test databases live. TEST_DATABASE_URL names a database on the server tests may use
-// to create and drop their own databases (default: the local server's `test` database).
+// to create and drop their own databases; the global setup sets it for the run when it had to
+// find or start a server itself (test/support/postgres-server.ts).
+
+/** The server tests use when nothing else is configured: the local one, role root, no password. */
+export const defaultAdminUrl = 'postgresql://root@127.0.0.1:5432/test';
 
 /** The connection string used to create and drop test databases. */
 export function adminUrl(): string {
-  return process.env['TEST_DATABASE_URL'] ?? 'postgresql://root@127.0.0.1:5432/test';
+  return process.env['TEST_DATABASE_URL'] ?? defaultAdminUrl;
 }
 
 /** The migrated template database of this test run. */

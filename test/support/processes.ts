@@ -1,8 +1,10 @@
 // Starts Hippo entry points as child processes and reads their JSON log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -16,10 +18,19 @@ export interface RunningProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Runs `tsx <script>` from the repository root with only the given environment (plus PATH/HOME). */
-export function startScript(script: string, env: Record<string, string>, args: string[] = []): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: repoRoot,
+/** Where and how startScript runs the script. */
+export interface ScriptOptions {
+  /** Working directory (default: the repository root); the script path stays relative to the root. */
+  cwd?: string;
+  /** Let the script read `.env` from its working directory (default false: a developer's .env must not leak into tests). */
+  envFile?: boolean;
+}
+
+/** Runs `tsx <script>` with only the given environment (plus PATH/HOME). */
+export function startScript(script: string, env: Record<string, string>, args: string[] = [], options: ScriptOptions = {}): RunningProcess {
+  // tsx by its file URL: `--import tsx` would be resolved from the working directory.
+  const child = spawn(process.execPath, ['--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
+    cwd: options.cwd ?? repoRoot,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configKeys, missingModelSettings, parseConfig } from '../../src/config.js';
+import { configKeys, configWarnings, missingModelSettings, parseConfig } from '../../src/config.js';
 
 describe('parseConfig', () => {
   it('applies defaults when the environment is empty', () => {
@@ -80,5 +80,42 @@ describe('source boundaries', () => {
       { encoding: 'utf8' },
     );
     expect(hits.trim()).toBe('');
+  });
+});
+
+describe('configWarnings', () => {
+  const config = (env: Record<string, string>) => {
+    const result = parseConfig(env);
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.config;
+  };
+
+  it('warns when MCP_CONFIG is set but mcp is not in TOOLS, and the other way round', () => {
+    expect(configWarnings(config({ MCP_CONFIG: 'mcp.json', DISCORD_BOT_TOKEN: 't' }), { service: true })).toEqual([
+      'MCP_CONFIG is set but TOOLS (memory,workspace,web) does not include mcp: its servers are not started; add mcp to TOOLS',
+    ]);
+    expect(configWarnings(config({ TOOLS: 'memory,MCP', DISCORD_BOT_TOKEN: 't' }), { service: true })).toEqual(['TOOLS includes mcp but MCP_CONFIG is not set: there are no MCP tools']);
+    expect(configWarnings(config({ TOOLS: 'memory, mcp', MCP_CONFIG: 'mcp.json', DISCORD_BOT_TOKEN: 't' }), { service: true })).toEqual([]);
+  });
+
+  it('warns the service when no chat platform is configured, naming what to set', () => {
+    const [warning] = configWarnings(config({}), { service: true });
+    expect(warning).toMatch(/^no chat platform is configured.*SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN.*npm run chat$/);
+    // The terminal chat is a chat platform of its own.
+    expect(configWarnings(config({}), { service: false })).toEqual([]);
+  });
+
+  it('names the missing half of a Slack configuration', () => {
+    expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1' }), { service: true })).toEqual([
+      'SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started',
+    ]);
+    expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started']);
+    expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+  });
+
+  it('parses the model time limits with their defaults', () => {
+    const defaults = config({});
+    expect([defaults.MODEL_TIMEOUT_SECONDS, defaults.MODEL_MAX_ATTEMPTS, defaults.MODEL_TOTAL_TIMEOUT_SECONDS]).toEqual([120, 5, 300]);
+    expect(parseConfig({ MODEL_MAX_ATTEMPTS: '0' }).ok).toBe(false);
   });
 });

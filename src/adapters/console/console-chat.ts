@@ -1,113 +1,85 @@
 // The terminal chat: what you type while the agent works steers it; output streams; tool calls
-// show compactly; memory notes print as notes. Same runner and storage as the bot.
+// show compactly; memory notes print as notes. Same runner and storage as the bot. On a terminal
+// the input line has editing and history (kept in `historyFile`), and the prompt shows what the
+// agent is doing.
+import { readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Agent } from '../../core/agent.js';
-import type { AgentEvent, EventBus } from '../../core/events.js';
+import type { EventBus } from '../../core/events.js';
 import { mainDocumentPath } from '../../core/init-messages.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
+import type { ConsoleOutput } from './console-output.js';
+import { ConsoleRenderer } from './console-renderer.js';
 
 export interface ConsoleChatOptions {
   agent: Agent;
   stores: Stores;
   events: EventBus;
   input: NodeJS.ReadableStream;
-  output: NodeJS.WritableStream;
+  output: ConsoleOutput;
   /** The thread this terminal talks in (one session). */
   address: ThreadAddress;
   userName: string;
+  /** Where typed lines are remembered between runs (terminal only). */
+  historyFile?: string;
+  /** Stops the chat like Ctrl-C does (chat.ts passes SIGINT through this). */
+  interrupt?: AbortSignal;
 }
 
-const help = 'Type a message to talk or steer. Commands: /pause /resume /reset /status /memory /quit';
+/** Why the chat ended: /quit, end of input (the current run was let finish), or Ctrl-C (it was not). */
+export type ChatEnd = 'quit' | 'end-of-input' | 'interrupted';
 
-/** Runs the chat until /quit or end of input; resolves when the agent is idle again. */
-export async function runConsoleChat(options: ConsoleChatOptions): Promise<void> {
+export const chatHelp = 'Type a message to talk or steer. Commands: /pause /resume /reset /status /memory /help /quit';
+const historySize = 500;
+
+/** Runs the chat until /quit, end of input or an interrupt. */
+export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatEnd> {
   const { agent, output } = options;
-  const write = (text: string) => output.write(text);
-  let streaming = false;
-  const endStream = () => {
-    if (streaming) write('\n');
-    streaming = false;
-  };
+  const renderer = new ConsoleRenderer(output);
   const unsubscribe = options.events.subscribe((event) => {
     if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
-    render(event);
+    renderer.render(event);
     // Shown on the terminal: not owed any more.
     if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);
   });
   let counter = Date.now();
-
-  function render(event: AgentEvent): void {
-    switch (event.type) {
-      case 'text-delta':
-        if (!streaming) write('hippo> ');
-        streaming = true;
-        write(event.delta);
-        break;
-      case 'assistant-message':
-        endStream();
-        break;
-      case 'tool-call-start':
-        endStream();
-        write(`  ⚙ ${event.call.function.name} ${truncate(event.call.function.arguments, 80)}\n`);
-        break;
-      case 'tool-call-end':
-        write(`  ${event.ok ? '✓' : '✗'} ${truncate(event.result.replace(/\s+/g, ' '), 100)}\n`);
-        break;
-      case 'memory-updated':
-        endStream();
-        write(`  🧠 memory updated · ${event.changes.map((change) => `${change.path} +${change.added} −${change.removed}`).join(' · ')}\n`);
-        break;
-      case 'context-reset':
-        endStream();
-        write(`  ♻️ context reset · ${Math.round(event.tokensBefore / 1000)}k → ${Math.round(event.tokensAfter / 1000)}k tokens · ${event.carriedMessages} messages carried over\n`);
-        break;
-      case 'memory-run-failed':
-        write(`  ⚠ ${event.role} failed: ${event.error}\n`);
-        break;
-      case 'paused':
-        endStream();
-        write('  ⏸ paused (/resume to continue)\n');
-        break;
-      case 'resumed':
-        write('  ▶ resumed\n');
-        break;
-      case 'error':
-        endStream();
-        write(`  ✗ ${event.error.message} (/resume to try again)\n`);
-        break;
-      default:
-        break;
-    }
-  }
 
   async function sessionId(): Promise<string | undefined> {
     return (await agent.findSession(options.address))?.id;
   }
 
   async function command(line: string): Promise<boolean> {
-    const [verb] = line.slice(1).trim().split(/\s+/);
-    const id = await sessionId();
+    const [verb = ''] = line.slice(1).trim().split(/\s+/);
     if (verb === 'quit' || verb === 'exit') return false;
-    if (!id && verb !== 'help') {
-      write('  (no session yet: type a message first)\n');
+    if (verb === 'help' || verb === '?') {
+      output.line(`  ${chatHelp}`);
+      return true;
+    }
+    if (!['pause', 'resume', 'reset', 'status', 'memory'].includes(verb)) {
+      output.line(`  unknown command /${verb} (/help lists them)`);
+      return true;
+    }
+    const id = await sessionId();
+    if (!id) {
+      output.line('  (no session yet: type a message first)');
       return true;
     }
     switch (verb) {
       case 'pause':
-        await agent.pause(id!);
+        await agent.pause(id);
         break;
       case 'resume':
-        await agent.resume(id!);
+        await agent.resume(id);
         break;
       case 'reset':
-        write((await agent.reset(id!)) ? '  ♻️ reset requested\n' : '  (a reset is already pending)\n');
+        output.line((await agent.reset(id)) ? '  ♻️ reset requested' : '  (a reset is already pending)');
         break;
       case 'status': {
-        const status = await agent.status(id!);
+        const status = await agent.status(id);
         const usage = status.usage;
-        write(
-          `  state ${status.state} · context ${status.contextPercent}% (${status.contextTokens} tokens, segment ${status.segmentOrdinal}) · queued ${status.queued}\n` +
-            `  tokens worker ${usage.worker.promptTokens}/${usage.worker.completionTokens} · summarizer ${usage.summarizer.promptTokens}/${usage.summarizer.completionTokens} · decider ${usage.decider.promptTokens}/${usage.decider.completionTokens} (prompt/completion) · cache ${Math.round(status.cacheRatio * 100)}%\n`,
+        output.line(`  state ${status.state} · context ${status.contextPercent}% (${status.contextTokens} tokens, segment ${status.segmentOrdinal}) · queued ${status.queued}`);
+        output.line(
+          `  tokens worker ${usage.worker.promptTokens}/${usage.worker.completionTokens} · summarizer ${usage.summarizer.promptTokens}/${usage.summarizer.completionTokens} · decider ${usage.decider.promptTokens}/${usage.decider.completionTokens} (prompt/completion) · cache ${Math.round(status.cacheRatio * 100)}%`,
         );
         break;
       }
@@ -115,44 +87,92 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<void>
         const session = (await agent.findSession(options.address))!;
         const documents = await options.stores.documents.list(session.memorySpaceId, session.id);
         const main = documents.find((document) => document.path === mainDocumentPath);
-        write(`--- ${mainDocumentPath} (v${main?.version ?? 0}) ---\n${main?.content ?? '(empty)'}\n--- documents ---\n`);
-        write(`${documents.map((document) => `  ${document.path}  v${document.version}`).join('\n')}\n`);
+        output.line(`--- ${mainDocumentPath} (v${main?.version ?? 0}) ---\n${main?.content ?? '(empty)'}\n--- documents ---`);
+        output.line(documents.map((document) => `  ${document.path}  v${document.version}`).join('\n'));
         break;
       }
-      default:
-        write(`  ${help}\n`);
     }
     return true;
   }
 
-  write(`${help}\n`);
-  const lines = createInterface({ input: options.input, terminal: false });
-  for await (const raw of lines) {
-    const line = raw.trim();
-    if (!line) continue;
-    if (line.startsWith('/')) {
-      if (!(await command(line))) break;
-      continue;
+  output.line(chatHelp);
+  // Work left by an earlier process (Ctrl-C or a crash mid-task) continues now; the renderer
+  // says so when a run starts before anything was typed.
+  await agent.recover();
+  await reportWaitingState();
+
+  const history = output.terminal && options.historyFile ? await readHistory(options.historyFile) : [];
+  const lines = createInterface({
+    input: options.input,
+    ...(output.terminal ? { output: output.writable, terminal: true, history, historySize, removeHistoryDuplicates: true } : { terminal: false }),
+  });
+  if (output.terminal) {
+    output.attachPrompt(lines);
+    if (options.historyFile) {
+      const file = options.historyFile;
+      lines.on('history', (entries: string[]) => void writeFile(file, `${[...entries].reverse().join('\n')}\n`).catch(() => undefined));
     }
-    counter += 1;
-    await agent.submit(
-      {
-        address: options.address,
-        platformMessageKey: `console:${options.address.threadKey}:${counter}`,
-        authorId: 'local',
-        authorName: options.userName,
-        text: line,
-      },
-      { startSession: true, title: line.slice(0, 80) },
-    );
   }
-  // End of input: let the current run finish before leaving.
-  const id = await sessionId();
-  if (id) await (await agent.runner(id)).whenIdle();
-  endStream();
+  let end = 'end-of-input' as ChatEnd;
+  const interrupt = () => {
+    end = 'interrupted';
+    lines.close();
+  };
+  // On a terminal readline turns Ctrl-C into this event instead of a signal.
+  lines.on('SIGINT', interrupt);
+  options.interrupt?.addEventListener('abort', interrupt, { once: true });
+
+  try {
+    for await (const raw of lines) {
+      const line = raw.trim();
+      if (!line) continue;
+      if (line.startsWith('/')) {
+        if (!(await command(line))) {
+          end = 'quit';
+          break;
+        }
+        continue;
+      }
+      renderer.noteInput();
+      counter += 1;
+      await agent.submit(
+        {
+          address: options.address,
+          platformMessageKey: `console:${options.address.threadKey}:${counter}`,
+          authorId: 'local',
+          authorName: options.userName,
+          text: line,
+        },
+        { startSession: true, title: line.slice(0, 80) },
+      );
+    }
+  } finally {
+    output.detachPrompt();
+    options.interrupt?.removeEventListener('abort', interrupt);
+  }
+  if (end === 'interrupted') {
+    output.setStatus(undefined);
+    output.line('  stopping: an unfinished task continues when you start the chat again');
+  } else {
+    // /quit or end of input: let the current run finish before leaving.
+    const id = await sessionId();
+    if (id) await (await agent.runner(id)).whenIdle();
+  }
+  output.close();
   unsubscribe();
+  return end;
+
+  async function reportWaitingState(): Promise<void> {
+    const id = await sessionId();
+    if (!id) return;
+    const { state } = await agent.status(id);
+    if (state === 'paused') output.line('  ⏸ this thread is paused (/resume to continue)');
+    if (state === 'failed') output.line('  ✗ the last run in this thread failed (/resume to try again)');
+  }
 }
 
-function truncate(text: string, length: number): string {
-  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+async function readHistory(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  // readline wants the newest entry first.
+  return text.split('\n').filter(Boolean).slice(-historySize).reverse();
 }

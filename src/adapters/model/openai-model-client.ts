@@ -24,6 +24,12 @@ export interface OpenAIModelClientOptions {
   maxRetries?: number;
   /** An attempt fails when no byte arrives for this long, in milliseconds (default 120,000). */
   timeoutMs?: number;
+  /**
+   * The longest a call waits for its answer to start, over all attempts and back-offs, in
+   * milliseconds (default: no limit beyond the attempts). A stream that is producing is never cut
+   * by it; only `timeoutMs` of silence ends one.
+   */
+  totalTimeoutMs?: number;
   /** First backoff delay, doubled per retry, with jitter, in milliseconds (default 1,000). */
   baseDelayMs?: number;
   /** Upper bound of a backoff delay, in milliseconds (default 30,000). */
@@ -45,11 +51,22 @@ interface Failure {
 /** Raised inside an attempt when our inactivity timer fired. */
 class AttemptTimeout extends Error {}
 
+/** Raised inside an attempt when the call's total budget ran out before its answer started. */
+class BudgetExhausted extends Error {}
+
+/** What a look at the endpoint found (`checkEndpoint`). */
+export interface EndpointCheck {
+  status: 'ok' | 'unreachable' | 'unauthorized';
+  /** One line for the log: what failed and what to check. */
+  detail: string;
+}
+
 /** Calls an OpenAI-compatible Chat Completions API with streaming, retrying transient failures. */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
   private readonly maxRetries: number;
   private readonly timeoutMs: number;
+  private readonly totalTimeoutMs: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly log: ModelClientLog | undefined;
@@ -57,51 +74,89 @@ export class OpenAIModelClient implements ModelClient {
   constructor(options: OpenAIModelClientOptions) {
     this.maxRetries = options.maxRetries ?? 4;
     this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.totalTimeoutMs = options.totalTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.baseDelayMs = options.baseDelayMs ?? 1000;
     this.maxDelayMs = options.maxDelayMs ?? 30_000;
     this.log = options.log;
     this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.timeoutMs });
   }
 
+  /** The endpoint as errors name it: host, port and path of the base URL (no credentials). */
+  get endpoint(): string {
+    try {
+      const url = new URL(this.client.baseURL);
+      return `${url.host}${url.pathname.replace(/\/$/, '')}`;
+    } catch {
+      return this.client.baseURL;
+    }
+  }
+
+  /** Lists the endpoint's models once (GET /models) to see whether it answers and takes the key. */
+  async checkEndpoint(timeoutMs = 10_000): Promise<EndpointCheck> {
+    try {
+      await this.client.models.list({ timeout: timeoutMs, maxRetries: 0 });
+      return { status: 'ok', detail: `model endpoint ${this.endpoint} answers` };
+    } catch (error) {
+      const failure = describeFailure(error, this.endpoint);
+      const status = failure.status === 401 || failure.status === 403 ? 'unauthorized' : 'unreachable';
+      return { status, detail: failure.message };
+    }
+  }
+
   /** Streams one completion and returns the aggregated assistant message. */
   async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     const startedAt = performance.now();
+    const deadline = startedAt + this.totalTimeoutMs;
     const { signal } = options;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw cancelled(signal);
       const progress = { sawChunk: false };
       try {
-        const { message, usage } = await this.attempt(request, options, progress);
+        const { message, usage } = await this.attempt(request, options, progress, deadline);
         const latencyMs = Math.round(performance.now() - startedAt);
         this.log?.debug({ role: options.role, attempts: attempt + 1, latencyMs, usage }, 'model-call-end');
         return { message, usage, latencyMs };
       } catch (error) {
         if (signal?.aborted) throw cancelled(signal);
-        const failure = describeFailure(error);
+        if (error instanceof BudgetExhausted) throw this.outOfBudget(attempt + 1, `attempt ${attempt + 1} was still waiting`);
+        const failure = describeFailure(error, this.endpoint, this.timeoutMs);
         if (!failure.retryable || progress.sawChunk || attempt >= this.maxRetries) {
           throw new ModelError(failure.message, failure.retryable, failure.status, { cause: error });
         }
         const delayMs = failure.retryAfterMs ?? this.backoffMs(attempt);
+        // Waiting past the budget only to fail then helps nobody: give up now.
+        if (performance.now() + delayMs >= deadline) throw this.outOfBudget(attempt + 1, failure.message);
         this.log?.warn({ role: options.role, attempt: attempt + 1, status: failure.status, delayMs, error: failure.message }, 'model-call-retry');
         await sleep(delayMs, signal);
       }
     }
   }
 
-  private async attempt(request: ModelRequest, options: ModelCallOptions, progress: { sawChunk: boolean }): Promise<Pick<ModelResponse, 'message' | 'usage'>> {
+  private outOfBudget(attempts: number, last: string): ModelError {
+    const seconds = Math.round(this.totalTimeoutMs / 1000);
+    return new ModelError(
+      `model endpoint ${this.endpoint} gave no answer within ${seconds} s (MODEL_TOTAL_TIMEOUT_SECONDS) over ${attempts} attempt(s); last: ${last}`,
+      true,
+    );
+  }
+
+  private async attempt(request: ModelRequest, options: ModelCallOptions, progress: { sawChunk: boolean }, deadline: number): Promise<Pick<ModelResponse, 'message' | 'usage'>> {
     // One controller per attempt: the caller's abort and our inactivity timer both stop the
     // socket. The SDK's timeout only covers the response headers, not a stalled stream.
     const controller = new AbortController();
     const forwardAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', forwardAbort, { once: true });
-    let timedOut = false;
+    let timedOut: 'silence' | 'budget' | undefined;
     let timer: NodeJS.Timeout | undefined;
+    // Until the first chunk the call's total budget may be shorter than an attempt's silence.
     const armTimer = () => {
       clearTimeout(timer);
+      const budgetMs = progress.sawChunk ? Number.POSITIVE_INFINITY : deadline - performance.now();
+      const reason = budgetMs < this.timeoutMs ? 'budget' : 'silence';
       timer = setTimeout(() => {
-        timedOut = true;
+        timedOut = reason;
         controller.abort(new AttemptTimeout());
-      }, this.timeoutMs);
+      }, Math.max(0, Math.min(this.timeoutMs, budgetMs)));
     };
     const accumulator = new MessageAccumulator();
     try {
@@ -119,19 +174,20 @@ export class OpenAIModelClient implements ModelClient {
         { signal: controller.signal },
       );
       for await (const chunk of stream) {
-        armTimer();
         if (!progress.sawChunk) options.onResponseStart?.();
         progress.sawChunk = true;
+        armTimer();
         accumulator.add(chunk, options.onTextDelta);
       }
       // The SDK ends the iteration silently when the stream is aborted, so a truncated message
       // would otherwise look complete.
-      if (timedOut) throw new AttemptTimeout();
+      if (timedOut) throw timedOut === 'budget' ? new BudgetExhausted() : new AttemptTimeout();
       if (options.signal?.aborted) throw new Error('aborted');
       if (!accumulator.finished) throw new Error('stream ended before a finish_reason');
       return { message: accumulator.message(), usage: accumulator.usage };
     } catch (error) {
-      throw timedOut ? new AttemptTimeout(`no data for ${this.timeoutMs} ms`, { cause: error }) : error;
+      if (timedOut === 'budget') throw new BudgetExhausted('', { cause: error });
+      throw timedOut ? new AttemptTimeout('', { cause: error }) : error;
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', forwardAbort);
@@ -200,17 +256,49 @@ class MessageAccumulator {
   }
 }
 
-function describeFailure(error: unknown): Failure {
-  if (error instanceof AttemptTimeout) return { message: `model call timed out: ${error.message}`, retryable: true };
-  if (error instanceof OpenAI.APIConnectionError) return { message: `model connection failed: ${error.message}`, retryable: true };
+/** What went wrong, in words that name the endpoint and say what to check. */
+function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Failure {
+  if (error instanceof AttemptTimeout) {
+    return { message: `model call timed out: ${endpoint} sent nothing for ${Math.round(timeoutMs / 1000)} s (MODEL_TIMEOUT_SECONDS)`, retryable: true };
+  }
+  if (error instanceof OpenAI.APIConnectionError) {
+    const code = networkCode(error);
+    return {
+      message: `cannot reach the model endpoint ${endpoint}${code ? ` (${code})` : ''}: check OPENAI_BASE_URL and that the server is running`,
+      retryable: true,
+    };
+  }
   if (error instanceof OpenAI.APIError && error.status !== undefined) {
     const status = error.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const retryAfterMs = retryAfterFrom(error.headers);
-    return { message: `model call failed: ${error.message}`, retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    return { message: `model endpoint ${endpoint} answered ${error.message}${hintFor(status, endpoint)}`, retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
   // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
-  return { message: `model call failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+  return { message: `model call to ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+}
+
+/** What the operator should check for a status, when there is something to say. */
+function hintFor(status: number, endpoint: string): string {
+  if (status === 401 || status === 403) return ': check OPENAI_API_KEY';
+  if (status === 404) {
+    // Most OpenAI-compatible servers serve under /v1; a base URL without it gets 404 for everything.
+    return /\/v1(\/|$)/.test(endpoint)
+      ? ': check MODEL and OPENAI_BASE_URL'
+      : ': OPENAI_BASE_URL probably needs /v1 at the end (e.g. http://localhost:11434/v1)';
+  }
+  return '';
+}
+
+/** Why a connection failed: the system error code under it (ECONNREFUSED, ENOTFOUND, …), else the innermost message. */
+function networkCode(error: Error): string | undefined {
+  let innermost: string | undefined;
+  for (let cause: unknown = error.cause, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    if (cause instanceof Error && cause.message) innermost = cause.message;
+  }
+  return innermost;
 }
 
 function retryAfterFrom(headers: Headers | undefined): number | undefined {

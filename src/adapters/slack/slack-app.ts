@@ -7,6 +7,7 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { whileAcknowledging } from '../storage/ack-priority.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackIdentity } from './slack-context.js';
 
@@ -66,7 +67,13 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
   const appOptions = { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId };
 
   if (config.SLACK_APP_TOKEN) {
-    const receiver = new SocketModeReceiver({ appToken: config.SLACK_APP_TOKEN, logger });
+    const receiver = new SocketModeReceiver({
+      appToken: config.SLACK_APP_TOKEN,
+      logger,
+      // The socket's URL comes from apps.connections.open on the same Web API base. Only the base
+      // is passed: the Socket Mode client keeps its own, much more patient, retries for that call.
+      ...(config.SLACK_API_URL ? { installerOptions: { clientOptions: { slackApiUrl: apiBase(config.SLACK_API_URL) } } } : {}),
+    });
     let connected = false;
     receiver.client.on('connected', () => void (connected = true));
     receiver.client.on('disconnected', () => void (connected = false));
@@ -100,7 +107,8 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
   // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
   options.http.route('POST', slackEventsPath, (request, response) => {
     if (!receiving) return sendJson(response, 503, { error: 'slack adapter stopped' });
-    receiver.requestListener(request, response);
+    // Storing the message is what the ack waits for: on PGlite its statements go first.
+    whileAcknowledging(response, () => receiver.requestListener(request, response));
   });
   return {
     app, client, identity, mode: 'http',

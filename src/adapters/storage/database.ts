@@ -8,6 +8,8 @@ import pg from 'pg';
 import type { Logger } from '../../log.js';
 import { redactUrl } from '../../log.js';
 import { PrismaClient } from './generated/client.js';
+import { prioritizeAcks } from './ack-priority.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { applyMigrations, migrationLockKey, readMigrations, type MigrationConnection } from './migrator.js';
 
 export type { PrismaClient };
@@ -38,6 +40,15 @@ export interface OpenDatabaseOptions {
 // Prisma's defaults (2 s to get a connection, 5 s per transaction) fail short transactions on a
 // busy machine; waiting a little longer is better than failing a run.
 const transactionOptions = { maxWait: 10_000, timeout: 30_000 };
+
+/**
+ * How the embedded database is started. PGlite's default shared_buffers (128 MB) only duplicates the
+ * operating system's file cache for a single-process database of this size, and costs ~170 MB of
+ * resident memory: 16 MB keeps the hot pages (B4 on PGlite measured no slower; bench/RESULTS.md).
+ */
+export function embeddedOptions(defaultStartParams: readonly string[]): { startParams: string[] } {
+  return { startParams: [...defaultStartParams, '-c', 'shared_buffers=16MB'] };
+}
 
 export class DatabaseError extends Error {
   override name = 'DatabaseError';
@@ -104,12 +115,21 @@ async function openPglite(
 ): Promise<Database> {
   let db = options.pglite;
   const owned = !db;
+  let lock: DataDirLock | undefined;
   if (!db) {
+    // PGlite is single-process: a second process on the same files would lose data silently.
+    await mkdir(resolve(options.dataDir), { recursive: true });
+    lock = await lockDataDir(resolve(options.dataDir), options.dataDir);
     const dir = resolve(join(options.dataDir, 'pglite'));
-    await mkdir(dir, { recursive: true });
-    // Loaded only for the embedded database (a deployment on Postgres never needs it).
-    const { PGlite: EmbeddedPostgres } = await import('@electric-sql/pglite');
-    db = await EmbeddedPostgres.create(dir);
+    try {
+      await mkdir(dir, { recursive: true });
+      // Loaded only for the embedded database (a deployment on Postgres never needs it).
+      const { PGlite: EmbeddedPostgres } = await import('@electric-sql/pglite');
+      db = await EmbeddedPostgres.create(dir, embeddedOptions(EmbeddedPostgres.defaultStartParams));
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
   const pglite = db;
   // PGlite is a single session in this process: no lock is needed (and none would block).
@@ -120,12 +140,18 @@ async function openPglite(
   let applied: string[];
   try {
     applied = await applyMigrations(connection, migrations, options.log);
+    // Under the DATA_DIR lock no other process uses these files: a lease still held belongs to a
+    // process that died (Ctrl-C, kill -9), so it counts as expired now and start-up recovery
+    // resumes its session at once instead of after the lease TTL.
+    if (lock) await pglite.query('UPDATE session_leases SET expires_at = now() WHERE NOT released AND expires_at > now()');
   } catch (error) {
     if (owned) await pglite.close().catch(() => undefined);
+    await lock?.release();
     throw error;
   }
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite), transactionOptions });
+  // Statements of a platform's ack go ahead of agent work on the one PGlite connection.
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(prioritizeAcks(pglite)), transactionOptions });
   return {
     kind: 'pglite',
     prisma,
@@ -134,6 +160,7 @@ async function openPglite(
     close: async () => {
       await prisma.$disconnect();
       if (owned) await pglite.close();
+      await lock?.release();
     },
   };
 }

@@ -1,0 +1,84 @@
+// Slack over Socket Mode: the real Bolt SocketModeReceiver (and @slack/socket-mode's client) against
+// the fake Web API, whose apps.connections.open hands out the URL of a fake Socket Mode server on
+// a local WebSocket. No public URL, no signing secret.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import { parseConfig } from '../../src/config.js';
+import { HttpServer } from '../../src/http-server.js';
+import { createLogger } from '../../src/log.js';
+import { lastMessageText } from '../fakes/fake-model-server.js';
+import { startFakeSlackApi, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { startFakeSocketMode, type FakeSocketMode } from '../fakes/fake-socket-mode.js';
+import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
+
+const channel = 'C0SOCKET';
+let database: TestDatabase;
+let slack: FakeSlackApi;
+let socket: FakeSocketMode;
+let harness: AgentHarness;
+let adapter: SlackAdapter;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  socket = await startFakeSocketMode();
+  slack = await startFakeSlackApi({ socketModeUrl: () => socket.nextUrl() });
+  slack.addUser({ id: 'UADA', displayName: 'Ada' });
+  harness = await createAgentHarness({ database });
+  harness.model.respond((body) => ({ content: lastMessageText(body).includes('what is the status?') ? 'Status: green.' : 'Still green.' }));
+  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_APP_TOKEN: 'xapp-test-token', SLACK_API_URL: slack.apiUrl });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  adapter = await startSlackAdapter({
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http: new HttpServer(log), log,
+    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await adapter?.stop();
+  await harness?.close();
+  await socket?.close();
+  await slack?.close();
+  await database?.drop();
+});
+
+function mentionEnvelope(text: string, ts: string, eventId: string): Record<string, unknown> {
+  return {
+    token: 'legacy', team_id: slack.teamId, api_app_id: 'AHIPPO', type: 'event_callback', event_id: eventId, event_time: 1,
+    event: { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts },
+  };
+}
+
+const answerIn = (threadTs: string, text: string) => (call: SlackCall) =>
+  call.args['thread_ts'] === threadTs && String(call.args['markdown_text'] ?? call.args['text'] ?? '').includes(text);
+
+describe('Slack in Socket Mode', () => {
+  it('connects through apps.connections.open on SLACK_API_URL, acks an event, stores the steer and answers', async () => {
+    await socket.waitForConnections(1);
+    expect(slack.callsTo('apps.connections.open')[0]?.headers['authorization']).toBe('Bearer xapp-test-token');
+    await until(() => adapter.connected(), 10_000, 'connected');
+
+    const ts = '1800000100.000100';
+    const envelopeId = socket.sendEvent(mentionEnvelope('what is the status?', ts, 'EvSock1'));
+    const ack = await socket.waitForAck(envelopeId);
+    expect(ack.envelope_id).toBe(envelopeId);
+    await until(async () => (await database.prisma.steerMessage.count({ where: { text: 'what is the status?' } })) === 1, 10_000, 'steer stored');
+    await slack.waitForCall('chat.postMessage', answerIn(ts, 'Status: green.'), 15_000);
+  });
+
+  it('reconnects when Slack asks it to (disconnect: refresh_requested) and handles the next event', async () => {
+    socket.sendDisconnect('refresh_requested');
+    // The client waits a moment before reconnecting (its own back-off), then opens a new URL.
+    await socket.waitForConnections(2, 20_000);
+    expect(slack.callsTo('apps.connections.open')).toHaveLength(2);
+    await until(() => adapter.connected(), 10_000, 'connected again');
+
+    const ts = '1800000200.000100';
+    const envelopeId = socket.sendEvent(mentionEnvelope('and now?', ts, 'EvSock2'));
+    await socket.waitForAck(envelopeId);
+    await slack.waitForCall('chat.postMessage', answerIn(ts, 'Still green.'), 15_000);
+    expect(await database.prisma.steerMessage.count()).toBe(2);
+  }, 40_000);
+});

@@ -1,0 +1,58 @@
+// The deployment files (Dockerfile, compose.yaml, deploy/hippo.service) agree with the code: the
+// image installs only `dependencies`, so everything src/ imports must be one; the settings they
+// name must be variables the configuration reads.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configKeys } from '../../src/config.js';
+import { repoRoot } from '../support/processes.js';
+
+const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The package a bare import names ("@scope/name" or "name"). */
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? specifier);
+}
+
+describe('deployment files', () => {
+  it('needs no devDependency at run time (the image runs npm ci --omit=dev)', () => {
+    const manifest = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    const imported = new Set<string>();
+    for (const file of sourceFiles(join(repoRoot, 'src'))) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
+        const specifier = match[1] ?? '';
+        if (specifier.startsWith('node:') || builtinModules.includes(packageOf(specifier))) continue;
+        imported.add(packageOf(specifier));
+      }
+    }
+    expect([...imported].filter((name) => !(name in manifest.dependencies)).sort()).toEqual([]);
+    expect(read('Dockerfile')).toMatch(/npm ci --omit=dev/);
+    expect(manifest.dependencies).toHaveProperty('tsx'); // the image runs the TypeScript source with it
+  });
+
+  it('runs the service as a non-root user with a health check on /healthz', () => {
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^FROM node:20-slim$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/healthz/m);
+    expect(read('compose.yaml')).toMatch(/image: postgres:15/);
+  });
+
+  it('names only configuration variables Hippo reads', () => {
+    const named = new Set<string>();
+    for (const match of read('compose.yaml').matchAll(/^ {6}([A-Z][A-Z0-9_]+):/gm)) named.add(match[1] ?? '');
+    for (const match of read('deploy/hippo.service').matchAll(/\b([A-Z][A-Z0-9_]+)=/g)) named.add(match[1] ?? '');
+    for (const match of read('Dockerfile').matchAll(/\b([A-Z][A-Z0-9_]+)=/g)) named.add(match[1] ?? '');
+    const foreign = [...named].filter((name) => !configKeys.includes(name as never) && !name.startsWith('POSTGRES_') && name !== 'NODE_ENV');
+    expect(foreign).toEqual([]);
+  });
+});
