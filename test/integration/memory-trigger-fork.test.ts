@@ -280,15 +280,21 @@ describe('no gap after a failed summarizer (R4)', () => {
 
   it('tells the first summarizer of a context that MAIN.md changed when another conversation wrote it', async () => {
     const h = await start();
-    scriptRoles(bed.model, { worker: [at(400, { content: 'one' })] });
+    const written = gate();
+    scriptRoles(bed.model, {
+      worker: async () => {
+        await written.promise;
+        return at(400, { content: 'one' });
+      },
+    });
     const thread = newThread();
     const { session } = await h.agent.submit(personMessage(thread, 'a'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
-    await h.waitForEvent('run-start', (event) => event.session.id === session!.id);
-    // Another session of the space writes MAIN.md after this context read it.
-    await until(() => runner.context.entries.length >= 2, 5_000, 'init messages');
+    // Another session of the space writes MAIN.md after this context read it (while the worker thinks).
+    await until(() => requestsOf(bed.model.requests, 'worker').length === 1, 5_000, 'the worker call');
     const main = await h.stores.documents.read({ spaceId: session!.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
     await h.stores.documents.write({ spaceId: session!.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Memory\nWritten elsewhere.\n', { kind: 'system' }, main!.version);
+    written.open();
     await runner.whenIdle();
     await runner.memory.settle();
     const first = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
