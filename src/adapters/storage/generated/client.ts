@@ -101,3 +101,15 @@ export type OutboxItem = Prisma.OutboxItemModel
  * One driver per session across replicas (R10): owner, fencing token, expiry.
  */
 export type SessionLease = Prisma.SessionLeaseModel
+/**
+ * Model MemoryReviewEvent
+ * What people did to a memory space (reverts, edits, 👍, pins, remember/forget requests); the
+ * next summarizer of the space is given the events no succeeded run has seen.
+ */
+export type MemoryReviewEvent = Prisma.MemoryReviewEventModel
+/**
+ * Model MemoryEditDraft
+ * A person's edit that lost a compare-and-set race, kept so they can edit again from it
+ * (Discord cannot answer a modal with another modal).
+ */
+export type MemoryEditDraft = Prisma.MemoryEditDraftModel

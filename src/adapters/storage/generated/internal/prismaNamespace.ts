@@ -408,7 +408,9 @@ export const ModelName = {
   ProcessedEvent: 'ProcessedEvent',
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
-  SessionLease: 'SessionLease'
+  SessionLease: 'SessionLease',
+  MemoryReviewEvent: 'MemoryReviewEvent',
+  MemoryEditDraft: 'MemoryEditDraft'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -424,7 +426,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "memoryReviewEvent" | "memoryEditDraft"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1316,6 +1318,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MemoryReviewEvent: {
+      payload: Prisma.$MemoryReviewEventPayload<ExtArgs>
+      fields: Prisma.MemoryReviewEventFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemoryReviewEventFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemoryReviewEventFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        findFirst: {
+          args: Prisma.MemoryReviewEventFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemoryReviewEventFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        findMany: {
+          args: Prisma.MemoryReviewEventFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        create: {
+          args: Prisma.MemoryReviewEventCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        createMany: {
+          args: Prisma.MemoryReviewEventCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemoryReviewEventCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        delete: {
+          args: Prisma.MemoryReviewEventDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        update: {
+          args: Prisma.MemoryReviewEventUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        deleteMany: {
+          args: Prisma.MemoryReviewEventDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemoryReviewEventUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemoryReviewEventUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        upsert: {
+          args: Prisma.MemoryReviewEventUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        aggregate: {
+          args: Prisma.MemoryReviewEventAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemoryReviewEvent>
+        }
+        groupBy: {
+          args: Prisma.MemoryReviewEventGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryReviewEventGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemoryReviewEventCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryReviewEventCountAggregateOutputType> | number
+        }
+      }
+    }
+    MemoryEditDraft: {
+      payload: Prisma.$MemoryEditDraftPayload<ExtArgs>
+      fields: Prisma.MemoryEditDraftFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemoryEditDraftFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemoryEditDraftFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        findFirst: {
+          args: Prisma.MemoryEditDraftFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemoryEditDraftFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        findMany: {
+          args: Prisma.MemoryEditDraftFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        create: {
+          args: Prisma.MemoryEditDraftCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        createMany: {
+          args: Prisma.MemoryEditDraftCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemoryEditDraftCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        delete: {
+          args: Prisma.MemoryEditDraftDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        update: {
+          args: Prisma.MemoryEditDraftUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        deleteMany: {
+          args: Prisma.MemoryEditDraftDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemoryEditDraftUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemoryEditDraftUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        upsert: {
+          args: Prisma.MemoryEditDraftUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        aggregate: {
+          args: Prisma.MemoryEditDraftAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemoryEditDraft>
+        }
+        groupBy: {
+          args: Prisma.MemoryEditDraftGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryEditDraftGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemoryEditDraftCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryEditDraftCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1432,6 +1582,7 @@ export const MemoryDocumentScalarFieldEnum = {
   version: 'version',
   content: 'content',
   deleted: 'deleted',
+  pinnedLines: 'pinnedLines',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -1450,6 +1601,7 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  sessionId: 'sessionId',
   reason: 'reason',
   revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
@@ -1475,6 +1627,8 @@ export const MemoryRunScalarFieldEnum = {
   completionTokens: 'completionTokens',
   transcript: 'transcript',
   awaitingDelivery: 'awaitingDelivery',
+  reviewEventsThrough: 'reviewEventsThrough',
+  request: 'request',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const
@@ -1555,6 +1709,34 @@ export const SessionLeaseScalarFieldEnum = {
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
 
 
+export const MemoryReviewEventScalarFieldEnum = {
+  id: 'id',
+  spaceId: 'spaceId',
+  kind: 'kind',
+  documentPath: 'documentPath',
+  authorId: 'authorId',
+  authorName: 'authorName',
+  text: 'text',
+  sessionId: 'sessionId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryReviewEventScalarFieldEnum = (typeof MemoryReviewEventScalarFieldEnum)[keyof typeof MemoryReviewEventScalarFieldEnum]
+
+
+export const MemoryEditDraftScalarFieldEnum = {
+  id: 'id',
+  documentId: 'documentId',
+  baseVersion: 'baseVersion',
+  part: 'part',
+  pieces: 'pieces',
+  authorId: 'authorId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -1568,6 +1750,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {
@@ -1854,6 +2044,8 @@ export type GlobalOmitConfig = {
   modelCall?: Prisma.ModelCallOmit
   outboxItem?: Prisma.OutboxItemOmit
   sessionLease?: Prisma.SessionLeaseOmit
+  memoryReviewEvent?: Prisma.MemoryReviewEventOmit
+  memoryEditDraft?: Prisma.MemoryEditDraftOmit
 }
 
 /* Types for Logging */

@@ -62,7 +62,9 @@ export const ModelName = {
   ProcessedEvent: 'ProcessedEvent',
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
-  SessionLease: 'SessionLease'
+  SessionLease: 'SessionLease',
+  MemoryReviewEvent: 'MemoryReviewEvent',
+  MemoryEditDraft: 'MemoryEditDraft'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -158,6 +160,7 @@ export const MemoryDocumentScalarFieldEnum = {
   version: 'version',
   content: 'content',
   deleted: 'deleted',
+  pinnedLines: 'pinnedLines',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -176,6 +179,7 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  sessionId: 'sessionId',
   reason: 'reason',
   revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
@@ -201,6 +205,8 @@ export const MemoryRunScalarFieldEnum = {
   completionTokens: 'completionTokens',
   transcript: 'transcript',
   awaitingDelivery: 'awaitingDelivery',
+  reviewEventsThrough: 'reviewEventsThrough',
+  request: 'request',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const
@@ -281,6 +287,34 @@ export const SessionLeaseScalarFieldEnum = {
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
 
 
+export const MemoryReviewEventScalarFieldEnum = {
+  id: 'id',
+  spaceId: 'spaceId',
+  kind: 'kind',
+  documentPath: 'documentPath',
+  authorId: 'authorId',
+  authorName: 'authorName',
+  text: 'text',
+  sessionId: 'sessionId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryReviewEventScalarFieldEnum = (typeof MemoryReviewEventScalarFieldEnum)[keyof typeof MemoryReviewEventScalarFieldEnum]
+
+
+export const MemoryEditDraftScalarFieldEnum = {
+  id: 'id',
+  documentId: 'documentId',
+  baseVersion: 'baseVersion',
+  part: 'part',
+  pieces: 'pieces',
+  authorId: 'authorId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -294,6 +328,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {
