@@ -1,6 +1,8 @@
 // The summarizer's and decider's instructions (R4, R5), appended as ONE user message to a fork of
 // the worker's context. Our own words for every idea of reference/original-design.md §7.5–7.6.
 import { escapeClosingTags } from './prompts.js';
+import { requestSection, reviewSection, type ReviewBrief } from './review-brief.js';
+import type { PersonRequest } from './store.js';
 
 /** The line a decider writes, alone, to ask for a reset. */
 export const resetSignal = 'RESET_CONTEXT';
@@ -16,7 +18,7 @@ export type NewToMemory =
 export type MainDocumentState = { unchangedSince: 'init'; version: number } | { current: string; version: number | null };
 
 /** Instruction for the summarizer (R4). */
-export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; stepCap: number }): string {
+export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; stepCap: number; review?: ReviewBrief; request?: PersonRequest }): string {
   const scope = options.newToMemory.after === 'init'
     ? 'Everything after the <memory-documents> message at the top of this context is new to memory: no earlier awakening of yours has saved any of it (an earlier attempt may have failed), so go through all of it.'
     : `Everything up to the <memory-checkpoint n="${options.newToMemory.round}"/> notice has already been saved to memory by an earlier you; concentrate on what came after it (including any later checkpoint notices: those awakenings did not finish, so their part is not saved yet).`;
@@ -26,7 +28,9 @@ export function summarizerInstruction(options: { round: number; newToMemory: New
 <current-main-md>
 ${escapeClosingTags(options.main.current)}
 </current-main-md>`;
-  const history = `${scope}\n\n${main}`;
+  const review = options.review ? reviewSection(options.review) : '';
+  const request = options.request ? requestSection(options.request) : '';
+  const history = [scope, main, review, request].filter((part) => part !== '').join('\n\n');
   return `<role-change role="summarizer" round="${options.round}">
 Stop the task you were doing and read this carefully. You are no longer the worker: you are the summarizer, a copy of the worker forked from its context a moment ago. The worker keeps going without you. Your only job now is the memory documents of this conversation space: bring what matters from this context into them and keep them well organized, so the worker has a human-like memory.
 

@@ -149,6 +149,8 @@ export interface PersonRequest {
   name: string;
   /** The person's words (chat text: untrusted). */
   text: string;
+  /** The review event that records the request (the run's own brief leaves it out). */
+  eventId?: number;
 }
 
 /** What a person did to a memory space. */

@@ -39,7 +39,7 @@ ${escapeClosingTags(documents.todo) || '(empty)'}
 }
 
 /** Elements Hippo wraps text in: text inside one must not be able to close it (or its parent) early. */
-const wrapperTags = /<\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change)\b)/gi;
+const wrapperTags = /<\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change|review-events|pinned-lines|person-request)\b)/gi;
 
 /**
  * Makes text safe inside Hippo's own wrapper elements: a closing tag of one of them in the text
