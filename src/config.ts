@@ -30,6 +30,11 @@ export const configSchema = z.object({
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
+  /**
+   * Who may edit, revert and pin memory (comma-separated Slack user ids and user group ids "S…",
+   * Discord user ids and role ids); unset → every member of the conversation. Viewing stays with members.
+   */
+  MEMORY_EDITORS: z.string().regex(/^[\w\s,-]*$/, 'must be comma-separated user, user group or role ids').optional(),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
   SLACK_SIGNING_SECRET: optionalText,
   /** Set → Slack Socket Mode instead of the HTTP Events API. */

@@ -1,23 +1,27 @@
 // The words people can say to Hippo instead of a request (mention or slash command), parsed the
-// same way on every platform.
+// same way on every platform: "verb" alone, or "verb rest" for the verbs that take text.
 
 /** Every command verb, in the order help lists them. */
-export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'forget', 'help'] as const;
+export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'help'] as const;
 
 /** A known command word. */
 export type CommandVerb = (typeof commandVerbs)[number];
 
+/** Verbs followed by text ("remember the deploy is on Friday"). */
+export const textVerbs: ReadonlySet<CommandVerb> = new Set(['remember', 'forget', 'pin']);
+
 /** A parsed command: a verb with the rest of the text, or the unknown first word. */
 export type ParsedCommand = { verb: CommandVerb; rest: string } | { unknown: string };
 
-/** Parses "pause", "Status please", "/hippo memory"; empty text means help. */
+/** Parses "pause", "Status please", "/hippo memory", "remember the deploy is on Friday"; empty text means help. */
 export function parseCommand(text: string): ParsedCommand {
   const trimmed = text.trim().replace(/^\/hippo\b/i, '').trim();
   if (trimmed === '') return { verb: 'help', rest: '' };
-  const [first = '', ...rest] = trimmed.split(/\s+/);
-  const word = first.toLowerCase().replace(/[.!?]+$/, '');
+  const first = /^\S+/.exec(trimmed)?.[0] ?? '';
+  const word = first.toLowerCase().replace(/[.!?:,]+$/, '');
   const verb = commandVerbs.find((candidate) => candidate === word);
-  return verb ? { verb, rest: rest.join(' ') } : { unknown: first };
+  // The rest is kept as written (line breaks included): for remember/forget/pin it is the fact.
+  return verb ? { verb, rest: trimmed.slice(first.length).trim() } : { unknown: first };
 }
 
 /** The verb when the whole text is exactly one command word ("pause", "status!"), else null. */
@@ -27,15 +31,28 @@ export function exactCommand(text: string): CommandVerb | null {
   return 'verb' in parsed && parsed.rest === '' ? parsed.verb : null;
 }
 
+/**
+ * The command a mention is, or null when it is a request: one command word alone, or a text verb
+ * (remember / forget / pin) followed by its text.
+ */
+export function mentionCommand(text: string): { verb: CommandVerb; rest: string } | null {
+  if (text.trim() === '') return null;
+  const parsed = parseCommand(text);
+  if (!('verb' in parsed)) return null;
+  return parsed.rest === '' || textVerbs.has(parsed.verb) ? parsed : null;
+}
+
 /** What each verb does, one line each. */
 export const commandDescriptions: Record<CommandVerb, string> = {
   pause: 'stop at the next safe point',
   resume: 'continue a paused or failed session',
   reset: 'start a fresh context now (memory is kept)',
   status: 'state, context use, tokens and cache ratio',
-  memory: 'show MAIN.md and the list of memory documents',
+  memory: "browse this conversation's memory: view, history, edit, revert, pin",
   revert: 'undo the last memory change',
-  forget: 'same as revert',
+  remember: '<fact>: background memory adds it (a person asked)',
+  forget: '<fact>: background memory removes it (a person asked)',
+  pin: '<text>: pin the line that has it, so memory keeps it word for word',
   help: 'this list',
 };
 

@@ -48,7 +48,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
       const row = await prisma.memoryRun.create({
         data: {
           ...(run.id ? { id: run.id } : {}), sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint,
-          ...(run.request ? { request: { kind: run.request.kind, userId: run.request.userId, name: storableText(run.request.name), text: storableText(run.request.text) } } : {}),
+          ...(run.request ? { request: { kind: run.request.kind, userId: run.request.userId, name: storableText(run.request.name), text: storableText(run.request.text), ...(run.request.eventId === undefined ? {} : { eventId: run.request.eventId }) } } : {}),
         },
       });
       return toMemoryRunRecord(row);

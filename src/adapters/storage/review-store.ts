@@ -72,12 +72,14 @@ export function createMemorySpaceStore(prisma: PrismaClient): MemorySpaceStore {
   };
 }
 
-const personRequest = z.object({ kind: z.enum(['remember', 'forget']), userId: z.string(), name: z.string(), text: z.string() });
+const personRequest = z.object({ kind: z.enum(['remember', 'forget']), userId: z.string(), name: z.string(), text: z.string(), eventId: z.number().int().optional() });
 
 /** A run's stored person request, or null (none, or not one this version understands). */
 export function parseRequest(value: unknown): PersonRequest | null {
   const parsed = personRequest.safeParse(value);
-  return parsed.success ? parsed.data : null;
+  if (!parsed.success) return null;
+  const { eventId, ...request } = parsed.data;
+  return eventId === undefined ? request : { ...request, eventId };
 }
 
 function toEventRecord(row: MemoryReviewEvent): ReviewEventRecord {
