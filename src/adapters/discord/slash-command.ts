@@ -10,15 +10,18 @@ import { commandDescriptions, commandVerbs, type CommandVerb } from '../chat/com
 /** The slash command's name. */
 export const slashCommandName = 'hippo';
 
-/** The name of its one option. */
+/** The name of its verb option. */
 export const verbOption = 'verb';
+
+/** The name of its text option (what to remember, forget or pin). */
+export const textOption = 'text';
 
 /** The command as Discord's REST API takes it. */
 export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody {
   return {
     name: slashCommandName,
     type: ApplicationCommandType.ChatInput,
-    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert',
+    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert, remember, forget, pin',
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
     integration_types: [ApplicationIntegrationType.GuildInstall],
     options: [{
@@ -27,6 +30,12 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
       description: 'What Hippo should do',
       required: true,
       choices: commandVerbs.map((verb) => ({ name: `${verb} – ${commandDescriptions[verb]}`.slice(0, 100), value: verb })),
+    }, {
+      type: ApplicationCommandOptionType.String,
+      name: textOption,
+      description: 'For remember, forget and pin: the fact or the line',
+      required: false,
+      max_length: 1_000,
     }],
   };
 }
