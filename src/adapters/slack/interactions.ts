@@ -152,9 +152,8 @@ async function noteRefusal(context: SlackContext, click: BlockActionBody, teamId
   if (!spaceId) return null;
   const space = await context.stores.spaces.get(spaceId);
   if (!space) return null;
-  const thread = click.channel ? null : click.view?.private_metadata ? parseValue(threadRef, click.view.private_metadata) : null;
-  const channelId = click.channel?.id ?? thread?.channelId ?? null;
-  const decision = await context.memory.check(space, action, { platform: 'slack', workspaceId: teamId, channelId, userId: click.user.id });
+  // A click in a modal names no channel: membership of the space's conversation decides.
+  const decision = await context.memory.check(space, action, { platform: 'slack', workspaceId: teamId, channelId: click.channel?.id ?? null, userId: click.user.id });
   if (decision.allowed) return null;
   context.log.info({ userId: click.user.id, actionId }, 'slack-memory-refused');
   return decision.reason;

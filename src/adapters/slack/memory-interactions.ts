@@ -49,10 +49,10 @@ export async function handleMemoryAction(context: SlackContext, click: BlockActi
   if (actionId === memoryActionIds.noteEdit) return editFromNote(context, click, actor, value);
   const ref = parse(documentRef, value);
   if (!ref) return refuse(context, click, 'This button no longer works: say `@hippo memory` again.');
-  // A click inside one of our modals carries the origin in the modal's metadata; a message click
-  // happened in the message's channel.
+  // A message click happened in the message's channel; a click in one of our modals or in App
+  // Home names no channel (membership decides), its value says where the person started from.
   const where: Origin = click.channel ? { c: click.channel.id, t: click.message?.thread_ts ?? click.message?.ts ?? null } : { c: ref.c, t: ref.t };
-  return openDocumentAction(context, click, { ...actor, channelId: actor.channelId ?? where.c }, ref.a, ref.d, where);
+  return openDocumentAction(context, click, actor, ref.a, ref.d, where);
 }
 
 /** Opens what a document action shows (after the access check). */
@@ -128,7 +128,7 @@ async function turnListPage(context: SlackContext, click: BlockActionBody, actor
 export async function turnMemoryPage(context: SlackContext, click: BlockActionBody, teamId: string, ref: PageRef): Promise<void> {
   const documentRefValue = parse(documentRef, ref.ref);
   if (!documentRefValue) return refuse(context, click, 'This page can no longer be shown.');
-  const actor: Actor = { teamId, userId: click.user.id, channelId: documentRefValue.c };
+  const actor: Actor = { teamId, userId: click.user.id, channelId: null };
   return openDocumentAction(context, click, actor, ref.kind === 'history' ? 'history' : 'view', documentRefValue.d, { c: documentRefValue.c, t: documentRefValue.t }, ref.page);
 }
 

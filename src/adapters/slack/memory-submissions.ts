@@ -56,8 +56,9 @@ function readSubmission(raw: unknown): Submission | null {
   const ref = parseMemoryValue(editRef, body.view.private_metadata);
   if (!ref) return null;
   const teamId = body.team?.id ?? body.user.team_id ?? '';
-  // The modal was opened from `ref.c` (null: App Home): that is where the action comes from.
-  return { body, ref, actor: { teamId, userId: body.user.id, channelId: ref.c }, values: body.view.state.values };
+  // A submission names no channel of its own: membership of the space's conversation decides
+  // (the metadata only says where to tell the thread).
+  return { body, ref, actor: { teamId, userId: body.user.id, channelId: null }, values: body.view.state.values };
 }
 
 async function choosePart(context: SlackContext, submission: Submission): Promise<Answer> {
