@@ -132,6 +132,15 @@ describe('Discord memory browser', () => {
     expect((await harness.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'notes.md' }))?.content).toBe(content.replace('- deploys 0:', '- deploys ZERO:'));
   });
 
+  it('opens Edit from a memory note on the document the change wrote', async () => {
+    const { harness, fake } = rig;
+    const run = await harness.stores.memoryRuns.start({ sessionId: session.id, segmentId: (await harness.stores.context.load(session.id)).segment.id, role: 'summarizer', round: 71, forkPoint: 0 });
+    await harness.stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'decisions.md' }, '- use Postgres\n', { kind: 'summarizer', memoryRunId: run.id }, 0);
+    const modal = await modalOf(fake.click(anchor, buttonId('nedit', session.id, run.id)));
+    expect(modal.title).toBe('Edit decisions.md');
+    expect(modal.components[0]!.components[0]!.value).toBe('- use Postgres\n');
+  });
+
   it('shows the history with authors, reasons and links to the threads', async () => {
     const main = (await rig.harness.stores.documents.read(mainKey()))!;
     const shown = await answer(rig.fake.click(anchor, buttonId('dhist', session.id, main.id, { index: 0, version: 0 })));

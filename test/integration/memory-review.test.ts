@@ -7,7 +7,7 @@ import { revertMemoryRun } from '../../src/adapters/chat/memory-actions.js';
 import { pinLine, undoLatestChange } from '../../src/adapters/chat/memory-review.js';
 import type { FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
-import { at, requestsOf, scriptRoles } from '../support/model-script.js';
+import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
 
@@ -127,5 +127,29 @@ describe('remember and forget', () => {
     const runner = await h.agent.runner(session!.id);
     expect(runner.context.entries.at(-1)?.isMarker).toBe(true);
     expect((await h.stores.reviews.unseen(session!.memorySpaceId, 10)).events).toEqual([]);
+  });
+
+  it('serves a request made while the worker runs at its next checkpoint, without waiting for a step', async () => {
+    const h = await bed.harness({ settings: { contextWindow: 100_000 } });
+    const held = gate();
+    scriptRoles(bed.model, {
+      worker: async () => {
+        await held.promise;
+        return at(100, { content: 'Working on it.' });
+      },
+      summarizer: [{ content: 'Removed the old budget, as Bob asked.' }],
+    });
+    const { session } = await h.agent.submit(personMessage(newThread(), 'go'), { startSession: true });
+    await until(() => requestsOf(bed.model.requests, 'worker').length === 1, 10_000, 'the worker call');
+    await h.agent.rememberRequest(session!, { kind: 'forget', userId: 'U2', name: 'Bob', text: 'the old budget' });
+    expect(forks()).toHaveLength(0); // the worker is mid-call: nothing forks before its checkpoint
+    held.open();
+    const updated = await h.waitForEvent('memory-updated');
+    expect(updated).toMatchObject({ changes: [], request: { kind: 'forget', name: 'Bob' }, note: 'Removed the old budget, as Bob asked.' });
+    const [fork] = forks();
+    expect(fork!.body.messages.at(-2)).toMatchObject({ role: 'assistant', content: 'Working on it.' });
+    expect(String(fork!.body.messages.at(-1)?.['content'])).toContain('Bob asked you, with a command in the thread, to forget this:\n> the old budget');
+    // 100 tokens of a 100k window: no step was crossed, so no decider was forked.
+    expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(0);
   });
 });

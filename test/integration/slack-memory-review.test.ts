@@ -214,6 +214,32 @@ describe('Slack review signals reach the next summarizer', () => {
   });
 });
 
+describe('Slack: 👍, Edit on a note, and remember', () => {
+  it('opens Edit from a memory note; a 👍 and `@hippo remember` reach the summarizer, which is told that Ada asked', async () => {
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    const run = await harness.stores.memoryRuns.start({ sessionId: session.id, segmentId: session.currentSegmentId!, role: 'summarizer', round: 80, forkPoint: 0 });
+    await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'decisions.md' }, '- use Postgres\n', { kind: 'summarizer', memoryRunId: run.id }, 0);
+    const note = { channel: { id: channel }, message: { ts: ts(), thread_ts: root }, team: { id: slack.teamId }, user: { id: 'UADA', team_id: slack.teamId } };
+    const trigger = `trigger-${++counter}`;
+    await post({ type: 'block_actions', ...note, trigger_id: trigger, actions: [{ type: 'button', action_id: 'hippo_memory_edit', block_id: 'b', value: run.id, action_ts: '1' }] });
+    const editing = await opened(trigger);
+    expect(editing.callback_id).toBe('hippo_edit_save');
+    expect(pieceValue(editing, 0)).toBe('- use Postgres\n');
+    await post({ type: 'block_actions', ...note, trigger_id: `trigger-${++counter}`, actions: [{ type: 'button', action_id: 'hippo_memory_ack', block_id: 'b', value: run.id, action_ts: '1' }] });
+    await until(async () => (await database.prisma.memoryReviewEvent.count({ where: { spaceId, kind: 'ack' } })) === 1, 10_000, 'the 👍 event');
+
+    harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'ok', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 2 } } : { content: 'Nothing to add: it is already there.' }));
+    const before = requestsOf(harness.model.requests, 'summarizer').length;
+    await mention('remember the deploy window is Tuesday 10:00', { thread: root });
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).includes('Asked background memory to remember'));
+    await until(() => requestsOf(harness.model.requests, 'summarizer').length > before, 10_000, 'the requested fork');
+    const instruction = String(requestsOf(harness.model.requests, 'summarizer').at(-1)!.body.messages.at(-1)?.['content']);
+    expect(instruction).toContain('<person-request kind="remember">\nAda asked you, with a command in the thread, to remember this:\n> the deploy window is Tuesday 10:00\n</person-request>');
+    expect(instruction).toMatch(/UTC, Ada marked a memory change to decisions\.md as right \(👍\):\n  > \+ - use Postgres/);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).startsWith('🧠 No memory change for Ada asked to remember “the deploy window is Tuesday 10:00”: Nothing to add'));
+  });
+});
+
 describe('Slack: who may do what', () => {
   const actions = ['View', 'History', 'Edit', 'Undo last change', 'Pin a line'];
 
