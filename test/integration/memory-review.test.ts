@@ -133,9 +133,10 @@ describe('remember and forget', () => {
     const h = await bed.harness({ settings: { contextWindow: 100_000 } });
     const held = gate();
     scriptRoles(bed.model, {
-      worker: async () => {
+      worker: async (_body, index) => {
+        if (index > 0) return at(120, { content: 'Working on it.' });
         await held.promise;
-        return at(100, { content: 'Working on it.' });
+        return at(100, { toolCalls: [{ id: 'l1', name: 'memory_list', arguments: {} }] });
       },
       summarizer: [{ content: 'Removed the old budget, as Bob asked.' }],
     });
@@ -147,7 +148,8 @@ describe('remember and forget', () => {
     const updated = await h.waitForEvent('memory-updated');
     expect(updated).toMatchObject({ changes: [], request: { kind: 'forget', name: 'Bob' }, note: 'Removed the old budget, as Bob asked.' });
     const [fork] = forks();
-    expect(fork!.body.messages.at(-2)).toMatchObject({ role: 'assistant', content: 'Working on it.' });
+    // Forked at the checkpoint right after the tool batch, not after the run ended.
+    expect(fork!.body.messages.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'l1' });
     expect(String(fork!.body.messages.at(-1)?.['content'])).toContain('Bob asked you, with a command in the thread, to forget this:\n> the old budget');
     // 100 tokens of a 100k window: no step was crossed, so no decider was forked.
     expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(0);
