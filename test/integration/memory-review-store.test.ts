@@ -2,6 +2,7 @@
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/adapters/chat/memory-review.js';
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -154,5 +155,54 @@ describe('memory spaces', () => {
     expect(await stores.spaces.list('slack', 'TLIST')).toEqual([]);
     await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, 'x', person, 0);
     expect((await stores.spaces.list('slack', 'TLIST')).map((space) => space.id)).toEqual([session.memorySpaceId]);
+  });
+});
+
+describe('review actions under a race', () => {
+  const reviewer = { userId: 'U7', name: 'Ada' };
+  const limits = { inputChars: 1_000, inputs: 2 };
+
+  /** The stores as seen by someone who looked a moment ago: `get` answers with the version they saw. */
+  function lookedBefore(seen: Awaited<ReturnType<Stores['documents']['get']>>): Pick<Stores, 'documents' | 'reviews'> {
+    let first = true;
+    const documents = { ...stores.documents, get: async (id: string) => (first ? ((first = false), seen) : stores.documents.get(id)) };
+    return { documents, reviews: stores.reviews };
+  }
+
+  it('does not save an edit over a change that landed between its look and its write', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const seen = await stores.documents.write(key, 'old\n', person, 0);
+    await stores.documents.write(key, 'old\nnewer\n', person, 1);
+    const outcome = await saveDocumentEdit(lookedBefore(seen), { documentId: seen.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, limits, reviewer);
+    expect(outcome).toMatchObject({ status: 'conflict', text: 'mine\n', later: [{ version: 2 }] });
+    expect((await stores.documents.read(key))?.content).toBe('old\nnewer\n');
+  });
+
+  it('does not undo a change that landed after the person looked', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    await stores.documents.write(key, 'one\n', person, 0);
+    const seen = await stores.documents.write(key, 'two\n', person, 1);
+    await stores.documents.write(key, 'three\n', person, 2);
+    expect(await undoLatestChange(lookedBefore(seen), seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect(await undoLatestChange(stores, seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect((await stores.documents.read(key))?.content).toBe('three\n');
+    expect(await undoLatestChange(stores, seen.id, 3, reviewer)).toMatchObject({ status: 'reverted', undone: { version: 3 } });
+    expect((await stores.documents.read(key))?.content).toBe('two\n');
+  });
+});
+
+describe('pin <text>', () => {
+  it('pins the one line that has the text, names several, and adds a missing one to MAIN.md', async () => {
+    const session = await open();
+    const reviewer = { userId: 'U7', name: 'Ada' };
+    const main = await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Memory\n- launch on Friday\n- launch party on Saturday\n', person, 0);
+    expect(await pinByText(stores, session.memorySpaceId, 'launch on friday', reviewer)).toEqual({ status: 'pinned', path: 'MAIN.md', line: '- launch on Friday' });
+    expect(await pinByText(stores, session.memorySpaceId, 'launch', reviewer)).toMatchObject({ status: 'ambiguous', matches: [{ line: '- launch on Friday' }, { line: '- launch party on Saturday' }] });
+    expect(await pinByText(stores, session.memorySpaceId, 'budget is 10k', reviewer)).toEqual({ status: 'added', path: 'MAIN.md', line: '- budget is 10k' });
+    const after = await stores.documents.get(main.id);
+    expect(after).toMatchObject({ content: '# Memory\n- launch on Friday\n- launch party on Saturday\n- budget is 10k\n', pinnedLines: ['- launch on Friday', '- budget is 10k'] });
+    expect((await stores.reviews.recent(session.memorySpaceId, 10)).map((event) => event.kind)).toEqual(['pin', 'edit', 'pin']);
   });
 });
