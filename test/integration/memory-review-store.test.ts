@@ -2,6 +2,7 @@
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { revertMemoryRun, revertWithLaterChanges } from '../../src/adapters/chat/memory-actions.js';
 import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/adapters/chat/memory-review.js';
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
@@ -204,5 +205,28 @@ describe('pin <text>', () => {
     const after = await stores.documents.get(main.id);
     expect(after).toMatchObject({ content: '# Memory\n- launch on Friday\n- launch party on Saturday\n- budget is 10k\n', pinnedLines: ['- launch on Friday', '- budget is 10k'] });
     expect((await stores.reviews.recent(session.memorySpaceId, 10)).map((event) => event.kind)).toEqual(['pin', 'edit', 'pin']);
+  });
+});
+
+describe('reverts of a memory run', () => {
+  it('record a review event per restored document, with what the revert took out', async () => {
+    const session = await open();
+    const reviewer = { userId: 'U7', name: 'Ada', sessionId: session.id };
+    const summarizer = await summarizerRun(session);
+    const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const notes = { ...main, path: 'notes.md' };
+    await stores.documents.write(main, 'kept\n', person, 0);
+    await stores.documents.write(main, 'kept\nwrong fact\n', summarizer, 1);
+    await stores.documents.write(notes, 'a\n', summarizer, 0);
+    await stores.documents.write(notes, 'a\nb\n', person, 1);
+    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    expect(result).toMatchObject({ reverted: ['MAIN.md'], needsChoice: [{ path: 'notes.md' }] });
+    const notesDocument = (await stores.documents.read(notes))!;
+    expect(await revertWithLaterChanges(stores, summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
+    const events = await stores.reviews.recent(session.memorySpaceId, 10);
+    expect(events.map((event) => [event.kind, event.documentPath, event.authorName, event.text, event.sessionId])).toEqual([
+      ['revert', 'notes.md', 'Ada', '- a\n- b', session.id],
+      ['revert', 'MAIN.md', 'Ada', '- wrong fact', session.id],
+    ]);
   });
 });
