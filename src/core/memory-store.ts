@@ -3,6 +3,7 @@
 // of a space is given, and the spaces themselves. Re-exported by store.ts.
 import type { MemoryScope, Platform } from './store.js';
 
+/** Who wrote a version: a summarizer run, the worker (its TODO.md), a person, or Hippo itself. */
 export type DocumentAuthor =
   /** `sessionId`: the session whose thread the run belongs to (history links). */
   | { kind: 'summarizer'; memoryRunId: string; sessionId?: string }
@@ -11,6 +12,7 @@ export type DocumentAuthor =
   | { kind: 'person'; userId: string; name: string; sessionId?: string }
   | { kind: 'system' };
 
+/** A memory document as it is now. */
 export interface DocumentRecord {
   id: string;
   spaceId: string;
@@ -25,6 +27,7 @@ export interface DocumentRecord {
   updatedAt: Date;
 }
 
+/** One version of a document (R13): its text, author and reason; never deleted. */
 export interface DocumentVersionRecord {
   documentId: string;
   path: string;
@@ -42,6 +45,7 @@ export interface DocumentVersionRecord {
   createdAt: Date;
 }
 
+/** Where a document lives: its space, '' or the session (TODO.md), and its path. */
 export interface DocumentKey {
   spaceId: string;
   sessionKey: string;
@@ -66,6 +70,7 @@ export interface EditDraft {
   authorId: string;
 }
 
+/** Memory documents with versions, pins and drafts (R13, R15, review). */
 export interface DocumentStore {
   read(key: DocumentKey): Promise<DocumentRecord | null>;
   /** A document by id, deleted or not; null when there is none. */
@@ -199,6 +204,7 @@ export interface MemorySpaceRecord {
   channelId: string | null;
 }
 
+/** The memory spaces and their owning conversations. */
 export interface MemorySpaceStore {
   get(spaceId: string): Promise<MemorySpaceRecord | null>;
   /** The spaces of one workspace that have documents, newest first. */
