@@ -51,8 +51,9 @@ export class DiscordMemoryReview {
       case 'dhist':
         return this.history(interaction, session, document, id.document?.index ?? 0);
       case 'dedit':
-      case 'nedit':
         return this.startEdit(interaction, session, document);
+      case 'nedit':
+        return this.editFromNote(interaction, session, document, id.memoryRunId ?? '');
       case 'dpart': {
         const index = interaction.isStringSelectMenu() ? Number(interaction.values[0] ?? 0) : 0;
         return this.showEdit(interaction, session, document, index);
@@ -126,6 +127,15 @@ export class DiscordMemoryReview {
     const { rows, left } = partMenus(session.id, document, parts);
     const more = left > 0 ? `\n${left} later parts are not offered: edit them with \`remember\` / \`forget\`.` : '';
     await interaction.editReply({ content: `**${document.path}** is too long for one form: choose the section to edit.${more}`, components: rows, allowedMentions: { parse: [] } });
+  }
+
+  /** Edit on a memory note: its one document's form, or a menu of the documents it wrote. */
+  private async editFromNote(interaction: MemoryInteraction, session: SessionRecord, first: DocumentRecord, memoryRunId: string): Promise<void> {
+    const changed = new Set((await this.context.stores.documents.runChanges(memoryRunId)).map((change) => change.documentId));
+    const entries = (await this.context.stores.documents.spaceDocuments(session.memorySpaceId)).filter((entry) => changed.has(entry.document.id));
+    if (entries.length <= 1) return this.startEdit(interaction, session, first);
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    await interaction.editReply({ content: 'This change wrote several documents: choose one, then **Edit**.', components: documentMenus(session.id, entries).rows, allowedMentions: { parse: [] } });
   }
 
   private async showEdit(interaction: MemoryInteraction, session: SessionRecord, document: DocumentRecord, index: number): Promise<void> {
@@ -251,9 +261,6 @@ export class DiscordMemoryReview {
     return enqueueText(this.context, { key: `discord:memory-review:${key}`, sessionId: session.id, channelId: session.threadKey }, text);
   }
 }
-
-/** The document menus of the memory browser (for `memory` answers). */
-export { documentMenus };
 
 /** A draft's part: its index in the newer version (-1: at the end) and its inputs' joins. */
 function partOf(json: string): { i: number; j: string } {

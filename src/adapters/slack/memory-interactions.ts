@@ -121,7 +121,11 @@ async function turnListPage(context: SlackContext, click: BlockActionBody, actor
   if (!decision.allowed) return refuse(context, click, decision.reason);
   if (!click.response_url) return;
   const blocks = browserBlocks(space.id, await context.stores.documents.spaceDocuments(space.id), { c: ref.c, t: ref.t }, ref.p);
-  await fetch(click.response_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ replace_original: true, text: 'Memory of this conversation', blocks }) });
+  // The list's own message (ephemeral or not) is replaced in place through its response_url.
+  await fetch(click.response_url, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000),
+    body: JSON.stringify({ replace_original: true, text: 'Memory of this conversation', blocks }),
+  });
 }
 
 /** Page turns inside the document and history modals (kinds 'document' and 'history'). */
