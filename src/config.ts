@@ -63,6 +63,11 @@ export const configSchema = z.object({
   SESSION_BUDGET_USD: z.coerce.number().positive().optional(),
   /** Spend cap per channel and UTC day in US dollars (unset: none). */
   CHANNEL_DAILY_BUDGET_USD: z.coerce.number().positive().optional(),
+  /**
+   * Who may edit, revert and pin memory (comma-separated Slack user ids and user group ids "S…",
+   * Discord user ids and role ids); unset → every member of the conversation. Viewing stays with members.
+   */
+  MEMORY_EDITORS: z.string().regex(/^[\w\s,-]*$/, 'must be comma-separated user, user group or role ids').optional(),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
   SLACK_SIGNING_SECRET: optionalText,
   /** Set → Slack Socket Mode instead of the HTTP Events API. */

@@ -6,7 +6,7 @@ import { RunnerRegistry } from './runner-registry.js';
 import { spendOf, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './session-runner.js';
-import type { SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+import type { PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 
 /** A person's message in a thread. */
 export interface IncomingMessage {
@@ -118,6 +118,21 @@ export class Agent {
   async raiseBudget(sessionId: string, usd: number): Promise<void> {
     await (await this.runner(sessionId)).raiseBudget(usd);
     await this.deps.replica.wakeups.notify(sessionId, 'flags');
+  }
+
+  /**
+   * A person asked memory to remember or forget something (product.md "Commands"): recorded as a
+   * review event of the space (so a later summarizer carries it out even if this run never
+   * happens), then a summarizer run told that the person asked is forked from the session's
+   * context. Its note in the thread says who asked. The words are chat text: quoted, untrusted.
+   */
+  async rememberRequest(session: SessionRecord, request: Omit<PersonRequest, 'eventId'>): Promise<void> {
+    const text = capText(request.text, 4_000);
+    const event = await this.deps.stores.reviews.record({
+      spaceId: session.memorySpaceId, kind: request.kind, documentPath: null, authorId: request.userId,
+      authorName: request.name, text, sessionId: session.id,
+    });
+    (await this.runner(session.id)).requestSummary({ ...request, text, eventId: event.id });
   }
 
   async status(sessionId: string): Promise<SessionStatus> {

@@ -58,6 +58,19 @@ export class ConflictError extends HippoError {
   }
 }
 
+/**
+ * A summarizer's change would remove a line people pinned; nothing was written. The message is
+ * what the model reads as its tool result.
+ */
+export class PinnedLineError extends HippoError {
+  constructor(
+    readonly path: string,
+    readonly line: string,
+  ) {
+    super('pinned', `this would remove the pinned line '${line.length > 200 ? `${line.slice(0, 200)}…` : line}' of ${path}; keep it (people pinned it), word for word, and change only the rest`);
+  }
+}
+
 /** Work stopped because its signal was aborted; carries the abort reason. */
 export class CancelledError extends HippoError {
   constructor(readonly reason: string) {

@@ -1,6 +1,6 @@
 // Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
-import type { SessionRecord, SteerRecord } from './store.js';
+import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 
 /** Line-diff statistics of one memory document change. */
 export interface DocumentChange {
@@ -52,6 +52,10 @@ export type AgentEvent =
       round: number;
       changes: DocumentChange[];
       usage: RunUsage;
+      /** The summarizer's final one-line note ('' when unknown). */
+      note?: string;
+      /** A person asked for this run (remember / forget): the note says so, even without changes. */
+      request?: PersonRequest;
     }
   | {
       type: 'context-reset';

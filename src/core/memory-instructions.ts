@@ -1,5 +1,7 @@
 // The summarizer's and decider's instructions (R4, R5), appended as ONE user message to a fork of
 // the worker's context. Our own words for every idea of reference/original-design.md §7.5–7.6.
+import { requestSection, reviewSection, type ReviewBrief } from './review-brief.js';
+import type { PersonRequest } from './store.js';
 import { escapeClosingTags } from './wrappers.js';
 
 /** The line a decider writes, alone, to ask for a reset. */
@@ -22,12 +24,14 @@ export type MainDocumentState =
   | { current: string; version: number | null };
 
 /** Instruction for the summarizer (R4). */
-export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState }): string {
+export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; review?: ReviewBrief; request?: PersonRequest }): string {
   const scope = options.newToMemory.after === 'init'
     ? 'Everything after the <memory-documents> message at the top of this context is new to memory: no earlier awakening of yours has saved any of it (an earlier attempt may have failed), so go through all of it.'
     : `Everything up to the <memory-checkpoint n="${options.newToMemory.round}"/> notice has already been saved to memory by an earlier you; concentrate on what came after it (including any later checkpoint notices: those awakenings did not finish, so their part is not saved yet).`;
   const main = mainText(options.main);
-  const history = `${scope}\n\n${main}`;
+  const review = options.review ? reviewSection(options.review) : '';
+  const request = options.request ? requestSection(options.request) : '';
+  const history = [scope, main, review, request].filter((part) => part !== '').join('\n\n');
   return `<role-change role="summarizer" round="${options.round}">
 Stop the task: you are now the summarizer described under "Background roles" in the system instructions; the worker goes on without you.
 

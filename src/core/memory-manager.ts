@@ -13,7 +13,8 @@ import { initMainText, initMainVersion, markerText } from './prompts.js';
 import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from './messages.js';
 import { retryTransient } from './retry.js';
-import type { MemoryRunRecord, SessionRecord } from './store.js';
+import { readReviewBrief } from './review-brief.js';
+import type { MemoryRunRecord, PersonRequest, SessionRecord } from './store.js';
 import { runSummarizer, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
@@ -48,6 +49,8 @@ export class MemoryManager {
   private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Failures still being recorded in the background (settle waits for them). */
   private readonly recording = new Set<Promise<void>>();
+  /** Summarizer runs people asked for (remember / forget), served one per fork, oldest first. */
+  private readonly requests: PersonRequest[] = [];
 
   constructor(
     private readonly deps: AgentDeps,
@@ -90,6 +93,29 @@ export class MemoryManager {
     while (this.summarizer) await this.summarizer.done;
   }
 
+  /** True while a person's request (remember / forget) waits for its summarizer run. */
+  get summaryRequested(): boolean {
+    return this.requests.length > 0;
+  }
+
+  /**
+   * Queues a summarizer run a person asked for. It is forked at the next checkpoint where no
+   * summarizer runs, or by forkRequested when the worker is idle.
+   */
+  requestSummary(request: PersonRequest): void {
+    this.requests.push(request);
+  }
+
+  /**
+   * Forks the summarizer for the oldest waiting request from the context as it is (the worker is
+   * idle at a safe point: the caller checked); false when a summarizer runs or none is waiting.
+   */
+  async forkRequested(): Promise<boolean> {
+    if (this.summarizer || this.requests.length === 0) return false;
+    await this.forkWithWrites(false, true);
+    return true;
+  }
+
   /** Resolves when neither role runs (tests, shutdown). */
   async settle(): Promise<void> {
     while (this.summarizer || this.decider || this.recording.size > 0) await Promise.all([this.summarizer?.done, this.decider?.done, ...this.recording]);
@@ -104,22 +130,42 @@ export class MemoryManager {
     const { context } = this.host;
     const segment = context.segment;
     const step = currentStep(context.nextCallTokens(), this.deps.settings.contextWindow, this.deps.settings.stepPercent);
-    if (!shouldTrigger(step, segment.lastStep)) return;
-    const before = { lastStep: segment.lastStep, summarizerRounds: segment.summarizerRounds, deciderRounds: segment.deciderRounds };
+    const triggered = shouldTrigger(step, segment.lastStep);
+    // A person's request forks a summarizer at the first checkpoint where none runs, step or not.
+    const requested = options.fork && this.requests.length > 0 && !this.summarizer;
+    if (!triggered && !requested) return;
+    const lastStep = segment.lastStep;
     // The step is consumed even if nothing can be forked, and stored before a fork's first call.
-    segment.lastStep = step;
+    if (triggered) segment.lastStep = step;
+    try {
+      const decider = options.fork && triggered && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id);
+      await this.forkWithWrites(decider, options.fork);
+    } catch (error) {
+      if (context.segment === segment) segment.lastStep = lastStep;
+      throw error;
+    }
+  }
+
+  /**
+   * Forks what is due (a summarizer unless one runs; a decider when `decider`) and waits for one
+   * round of writes issued side by side: the segment's counters, the runs, the marker.
+   */
+  private async forkWithWrites(decider: boolean, summarizer: boolean): Promise<void> {
+    const { context } = this.host;
+    const segment = context.segment;
+    const before = { summarizerRounds: segment.summarizerRounds, deciderRounds: segment.deciderRounds };
     const writes: Array<Promise<unknown>> = [];
     // A fork sends its first request only once this checkpoint's writes are stored.
     let settleWrites: { resolve: () => void; reject: (error: unknown) => void } | undefined;
     const stored = new Promise<void>((resolve, reject) => (settleWrites = { resolve, reject }));
     stored.catch(() => undefined); // the failure reaches the worker below; forks fail with it too
     let snapshot = context.messages;
-    if (options.fork && !this.summarizer) {
-      const marker = this.forkSummarizer(snapshot, stored, writes);
+    if (summarizer && !this.summarizer) {
+      const marker = this.forkSummarizer(snapshot, stored, writes, this.requests.shift());
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
     // A decider of an earlier segment (still running past a reset) neither counts nor blocks.
-    if (options.fork && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id)) this.forkDecider(snapshot, stored, writes);
+    if (decider && this.decider?.segmentId !== segment.id) this.forkDecider(snapshot, stored, writes);
     const { lastStep, summarizerRounds, deciderRounds } = segment;
     writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
     const all = Promise.all(writes);
@@ -147,8 +193,11 @@ export class MemoryManager {
     return true;
   }
 
-  /** Starts a summarizer on `snapshot` and appends its marker; returns the marker message. */
-  private forkSummarizer(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>): ChatMessage {
+  /**
+   * Starts a summarizer on `snapshot` and appends its marker; returns the marker message.
+   * `request`: a person asked for this run (remember / forget).
+   */
+  private forkSummarizer(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>, request?: PersonRequest): ChatMessage {
     const session = this.host.session();
     const { context } = this.host;
     const segment = context.segment;
@@ -159,23 +208,30 @@ export class MemoryManager {
     const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
     const initMain = { version: initMainVersion(context.entries[1]?.message.content), text: initMainText(context.entries[1]?.message.content) };
     writes.push(this.deps.stores.memoryRuns.start({
-      id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
+      id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length, ...(request ? { request } : {}),
     }));
-    this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length }, 'summary-start');
+    this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length, requested: request?.kind }, 'summary-start');
     const prefilled = this.afterWorkerPrefill();
     const task = stored
       .then(async () => {
         await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
-        const [newToMemory, main] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain)]);
-        const instruction = summarizerInstruction({ round, newToMemory, main });
+        const [newToMemory, main, review] = await Promise.all([
+          this.newToMemory(markers), this.mainState(session, initMain), readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
+        ]);
+        // A run that succeeds has seen these events; the next one is given only newer ones.
+        const newest = review.events.at(-1)?.id ?? request?.eventId;
+        if (newest !== undefined) await this.deps.stores.reviews.markGiven(runId, Math.max(newest, request?.eventId ?? 0));
+        const instruction = summarizerInstruction({
+          round, newToMemory, main, review, ...(request ? { request } : {}),
+        });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
           request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
         });
       })
       .then(
-        (result) => this.summarizerSucceeded(session, runId, round, result),
+        (result) => this.summarizerSucceeded(session, runId, round, result, request),
         (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
       );
     const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
@@ -246,15 +302,18 @@ export class MemoryManager {
     return { current: main?.content ?? '', version: main?.version ?? null };
   }
 
-  private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult): Promise<void> {
+  private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult, request: PersonRequest | undefined): Promise<void> {
     this.outcomes.set(memoryRunId, 'succeeded');
     const changes = (await retryTransient(() => memoryRunChanges(this.deps.stores.documents, memoryRunId), this.retryOptions(memoryRunId))).map(changeCounts);
-    // A note is owed when memory changed; the mark keeps it owed across a crash until delivered.
-    await this.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: changes.length > 0 });
+    const note = finalNote(result.finalMessage);
+    // A note is owed when memory changed, or a person asked (they hear back either way); the mark
+    // keeps it owed across a crash until delivered. The final line is its versions' reason.
+    const owed = changes.length > 0 || request !== undefined;
+    await this.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: owed, ...(note ? { note } : {}) });
     this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
     this.deps.events.emit({ type: 'memory-run-end', session, role: 'summarizer', memoryRunId, status: 'succeeded' });
-    if (changes.length > 0) {
-      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId, round, changes, usage: result.usage });
+    if (owed) {
+      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId, round, changes, usage: result.usage, note, ...(request ? { request } : {}) });
     }
   }
 
@@ -300,6 +359,12 @@ export class MemoryManager {
       this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(error) }, 'memory-run-record-failed');
     });
   }
+}
+
+/** The first line of a summarizer's final message: what it changed, in its words. */
+function finalNote(message: ChatMessage | null): string {
+  const content = typeof message?.content === 'string' ? message.content : '';
+  return content.trim().split('\n')[0]?.trim().slice(0, 300) ?? '';
 }
 
 /** The round a marker names (`<memory-checkpoint n="3"/>`). */

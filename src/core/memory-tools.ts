@@ -233,6 +233,6 @@ function writableKey(raw: string, context: ToolContext): DocumentKey {
 }
 
 function author(context: ToolContext): DocumentAuthor {
-  if (context.role === 'summarizer' && context.memoryRunId) return { kind: 'summarizer', memoryRunId: context.memoryRunId };
+  if (context.role === 'summarizer' && context.memoryRunId) return { kind: 'summarizer', memoryRunId: context.memoryRunId, sessionId: context.sessionId };
   return { kind: 'worker', sessionId: context.sessionId };
 }

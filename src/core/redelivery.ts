@@ -19,7 +19,7 @@ export async function redeliver(deps: AgentDeps, session: SessionRecord): Promis
   }
   for (const run of pending.memoryRuns) {
     const changes = (await memoryRunChanges(deps.stores.documents, run.memoryRunId)).map(changeCounts);
-    deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage });
+    deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage, note: run.note, ...(run.request ? { request: run.request } : {}) });
   }
   const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;
   if (total) deps.log.info({ sessionId: session.id, answers: pending.answers.length, notes: total - pending.answers.length }, 'deliveries-resent');

@@ -18,11 +18,11 @@ import { backoffMs, retryTransient } from './retry.js';
 import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
-import type { SessionRecord, SteerRecord } from './store.js';
+import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 import { runWorkerLoop } from './worker-loop.js';
 
 export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
-type ActivityKind = 'drive' | 'reset' | 'pause';
+type ActivityKind = 'drive' | 'reset' | 'pause' | 'memory';
 
 /** How long a decided reset is retried while the database is away before it is given up (ms). */
 const resetRequestBudgetMs = 10 * 60_000;
@@ -201,6 +201,16 @@ export class SessionRunner {
     return true;
   }
 
+  /**
+   * A person asked for a summarizer run (remember / forget): forked at the next checkpoint of a
+   * drive, or now when the worker is idle (after a running summarizer, R3: one at a time).
+   */
+  requestSummary(request: PersonRequest): void {
+    this.memory.requestSummary(request);
+    this.failed.delete('memory');
+    this.pump();
+  }
+
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
     this.stopping = true;
@@ -228,7 +238,24 @@ export class SessionRunner {
     } else if (this.workPending && !this.record.paused && !this.failed.has('drive')) {
       this.workPending = false;
       this.begin('drive', () => this.drive());
+    } else if (this.memory.summaryRequested && !this.failed.has('memory')) {
+      this.begin('memory', () => this.forkRequestedSummary());
     }
+  }
+
+  /**
+   * The worker is idle: fork a requested summarizer from its context once no summarizer runs. A
+   * context that stopped inside a tool batch is no place to fork from (nor for a marker, R9): the
+   * next drive's checkpoint serves the request instead.
+   */
+  private async forkRequestedSummary(): Promise<void> {
+    await this.slots.outside(() => this.memory.waitForSummarizer());
+    if (this.context.tail() === 'tools-pending') {
+      this.workPending = true;
+      this.failed.add('memory'); // until a drive, a steer or another request: no loop here
+      return;
+    }
+    await this.memory.forkRequested();
   }
 
   private begin(kind: ActivityKind, work: () => Promise<void>): void {

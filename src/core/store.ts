@@ -1,5 +1,9 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
 import type { AgentRole, ChatMessage } from './messages.js';
+import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
+
+// The memory documents' ports (R13, R15, review) live in memory-store.ts; they are part of this API.
+export type * from './memory-store.js';
 
 export type Platform = 'slack' | 'discord' | 'console';
 export type MemoryScope = 'channel' | 'thread' | 'workspace';
@@ -99,6 +103,8 @@ export interface MemoryRunRecord {
   round: number;
   status: 'running' | 'succeeded' | 'failed';
   forkPoint: number;
+  /** A run a person asked for (remember / forget), else null. */
+  request: PersonRequest | null;
 }
 
 export interface ModelCallRecord {
@@ -197,12 +203,13 @@ export interface EventLog {
 
 export interface MemoryRunStore {
   /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
-  start(run: Omit<MemoryRunRecord, 'id' | 'status'> & { id?: string }): Promise<MemoryRunRecord>;
+  start(run: Omit<MemoryRunRecord, 'id' | 'status' | 'request'> & { id?: string; request?: PersonRequest }): Promise<MemoryRunRecord>;
   /**
    * Records the outcome of a run that is still `running` (a run already marked failed as
-   * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted.
+   * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted;
+   * `note`: a summarizer's final one-line note, kept as the reason of the versions it wrote.
    */
-  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean }): Promise<void>;
+  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
   /**
    * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process
@@ -235,7 +242,7 @@ export interface UsageTotal {
 /** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */
 export interface PendingDeliveries {
   answers: Array<{ segmentId: string; seq: number; text: string }>;
-  memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }>;
+  memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; request: PersonRequest | null; note: string }>;
   resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
 }
 
@@ -261,99 +268,8 @@ export interface Stores {
   usage: UsageStore;
   documents: DocumentStore;
   deliveries: DeliveryStore;
-}
-
-// ── memory documents (R13, R15) ─────────────────────────────────────────────────────────────
-
-export type DocumentAuthor =
-  | { kind: 'summarizer'; memoryRunId: string }
-  | { kind: 'worker'; sessionId: string }
-  | { kind: 'person'; userId: string; name: string }
-  | { kind: 'system' };
-
-export interface DocumentRecord {
-  id: string;
-  spaceId: string;
-  /** '' for space documents; the session id for its TODO.md. */
-  sessionKey: string;
-  path: string;
-  version: number;
-  content: string;
-  deleted: boolean;
-  updatedAt: Date;
-}
-
-export interface DocumentVersionRecord {
-  documentId: string;
-  path: string;
-  version: number;
-  content: string;
-  deleted: boolean;
-  author: DocumentAuthor;
-  /** One line: why this version exists (the writer's note, "reverted by …"). */
-  reason: string;
-  /** Set on a version that undid a memory run's change. */
-  revertedRunId: string | null;
-  reviewedBy: string | null;
-  createdAt: Date;
-}
-
-export interface DocumentKey {
-  spaceId: string;
-  sessionKey: string;
-  path: string;
-}
-
-export interface DocumentStore {
-  read(key: DocumentKey): Promise<DocumentRecord | null>;
-  /** Live documents of the space plus the session's own (TODO.md). */
-  list(spaceId: string, sessionId: string): Promise<DocumentRecord[]>;
-  /**
-   * Writes a new version. `expectedVersion`: the version the writer read (compare-and-set);
-   * 0 = the document must not exist yet; undefined = no check. Throws ConflictError on a race.
-   * `reason`: one line kept with the version ("edited by Ada", the summarizer's note).
-   */
-  write(key: DocumentKey, content: string, author: DocumentAuthor, expectedVersion?: number, reason?: string): Promise<DocumentRecord>;
-  /** Marks the document deleted (a new version); throws ConflictError like write. */
-  remove(key: DocumentKey, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
-  /**
-   * Renames a document in one transaction: the target is created (ConflictError if it exists) and
-   * the source deleted, or neither.
-   */
-  move(from: DocumentKey, to: DocumentKey, author: DocumentAuthor): Promise<DocumentRecord>;
-  /** Newest first. */
-  versions(documentId: string): Promise<DocumentVersionRecord[]>;
-  /** The versions a memory run wrote, newest first. */
-  versionsByRun(memoryRunId: string): Promise<DocumentVersionRecord[]>;
-  /** Restores the version before `version` as a new version written by `author`. */
-  revert(documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord>;
-  /** R13: what a memory run changed, per document, with what happened to each since. */
-  runChanges(memoryRunId: string): Promise<RunDocumentChange[]>;
-  /**
-   * R13: restores each target document to its state before the run, as new versions by `author`,
-   * in one transaction. Each target names the current version the person was shown: if any
-   * document changed since, nothing is written (ConflictError), so no later change is discarded
-   * unseen.
-   */
-  revertRunDocuments(memoryRunId: string, targets: ReadonlyArray<{ documentId: string; expectedVersion: number }>, author: DocumentAuthor): Promise<DocumentRecord[]>;
-  /** The newest summarizer run of the space whose changes are not all reverted, or null. */
-  latestRevertibleRun(spaceId: string): Promise<{ memoryRunId: string; at: Date } | null>;
-  markReviewed(memoryRunId: string, reviewer: string): Promise<number>;
-}
-
-/** One document a memory run changed, as a revert of the run sees it (R13). */
-export interface RunDocumentChange {
-  documentId: string;
-  path: string;
-  /** The run's first and last versions of the document (the run may write it several times). */
-  firstVersion: number;
-  lastVersion: number;
-  /** The document's version now. */
-  currentVersion: number;
-  /** Versions written after the run's last one, oldest first: undoing the run would undo them too. */
-  later: DocumentVersionRecord[];
-  /** A revert of this run already restored this document. */
-  reverted: boolean;
+  reviews: ReviewStore;
+  spaces: MemorySpaceStore;
 }
 
 // ── replicas: leases and wake-ups (one driver per session across processes, R10) ───────────

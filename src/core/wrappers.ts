@@ -2,8 +2,8 @@
 // one must not be able to close it early and pass for Hippo's own words.
 
 /** Closing tags of Hippo's own elements, whatever their case or spacing. */
-const wrapperTags = /<\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change)\b)/gi;
-const escapedWrapperTags = /<\\\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change)\b)/gi;
+const wrapperTags = /<\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change|review-events|pinned-lines|person-request)\b)/gi;
+const escapedWrapperTags = /<\\\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change|review-events|pinned-lines|person-request)\b)/gi;
 
 /**
  * Makes text safe inside Hippo's own wrapper elements: a closing tag of one of them in the text

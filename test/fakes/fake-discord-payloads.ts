@@ -82,13 +82,16 @@ function memberWithoutUser(of: FakeUser, nick: string | null): Record<string, un
 }
 
 /** The GUILD_CREATE payload: the guild with its channels, active threads and the bot's member. */
-export function guildCreate(guild: { id: string; name: string; ownerId: string; botRoleId: string }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
+export function guildCreate(guild: { id: string; name: string; ownerId: string; botRoleId: string; teamRoleId: string }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
   // The role Discord creates for a bot on invite: autocomplete offers it next to the bot user.
   const botRole = { id: guild.botRoleId, name: bot.username, color: 0, hoist: false, position: 1, permissions: '311385246784', managed: true, mentionable: true, flags: 0, tags: { bot_id: bot.id } };
   return {
     id: guild.id, name: guild.name, icon: null, splash: null, discovery_splash: null, owner_id: guild.ownerId, afk_channel_id: null,
     afk_timeout: 300, verification_level: 0, default_message_notifications: 0, explicit_content_filter: 0,
-    roles: [{ id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }, botRole],
+    roles: [
+      { id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }, botRole,
+      { id: guild.teamRoleId, name: 'team', color: 0, hoist: false, position: 2, permissions: '0', managed: false, mentionable: true, flags: 0 },
+    ],
     emojis: [], features: [], mfa_level: 0, application_id: null, system_channel_id: null, system_channel_flags: 0, rules_channel_id: null,
     vanity_url_code: null, description: null, banner: null, premium_tier: 0, preferred_locale: 'en-US', public_updates_channel_id: null,
     nsfw_level: 0, stickers: [], premium_progress_bar_enabled: false, joined_at: joinedAt, large: false, unavailable: false, member_count: 3,
@@ -96,8 +99,11 @@ export function guildCreate(guild: { id: string; name: string; ownerId: string; 
   };
 }
 
-/** An INTERACTION_CREATE payload (component click or slash command) by `by` in `channel`. */
-export function interaction(options: { applicationId: string; channel: FakeChannel; by: FakeUser; type: 2 | 3; data: Record<string, unknown>; message?: FakeMessage }): Record<string, unknown> & { id: string; token: string } {
+/**
+ * An INTERACTION_CREATE payload (2 slash command, 3 component, 5 modal submit) by `by` in
+ * `channel`; `roles` are the member's role ids.
+ */
+export function interaction(options: { applicationId: string; channel: FakeChannel; by: FakeUser; type: 2 | 3 | 5; data: Record<string, unknown>; message?: FakeMessage; roles?: string[] }): Record<string, unknown> & { id: string; token: string } {
   const { channel, by } = options;
   const guildId = channel.guild_id;
   return {
@@ -105,7 +111,7 @@ export function interaction(options: { applicationId: string; channel: FakeChann
     channel_id: channel.id, channel: { id: channel.id, type: channel.type, ...(guildId ? { guild_id: guildId, parent_id: channel.parent_id ?? null } : {}) },
     data: options.data, app_permissions: '2251799813685247', locale: 'en-US', entitlements: [], context: guildId ? 0 : 1,
     authorizing_integration_owners: guildId ? { '0': guildId } : { '1': by.id }, attachment_size_limit: 8_388_608,
-    ...(guildId ? { guild_id: guildId, guild_locale: 'en-US', member: member(by) } : { user: by }),
+    ...(guildId ? { guild_id: guildId, guild_locale: 'en-US', member: { ...member(by), roles: options.roles ?? [] } } : { user: by }),
     ...(options.message ? { message: options.message } : {}),
   };
 }

@@ -49,6 +49,8 @@ export class FakeDiscord {
   readonly guildId = wire.snowflake();
   /** The bot's managed role in the guild. */
   readonly botRoleId = wire.snowflake();
+  /** A plain role of the guild that people can have (e.g. memory editors). */
+  readonly teamRoleId = wire.snowflake();
   readonly ada = wire.user('ada', 'Ada Lovelace');
   readonly bob = wire.user('bob', 'Bob');
   readonly otherBot = wire.user('otherbot', null, true);
@@ -73,7 +75,7 @@ export class FakeDiscord {
         shard: [0, 1], application: { id: this.applicationId, flags: 0 }, private_channels: [], relationships: [], presences: [],
         geo_ordered_rtc_regions: [], guild_join_requests: [], user_settings: {},
       }),
-      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id, botRoleId: this.botRoleId }, [this.general], this.threads(), this.bot)],
+      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id, botRoleId: this.botRoleId, teamRoleId: this.teamRoleId }, [this.general], this.threads(), this.bot)],
     }, options);
     this.server.on('upgrade', (request, socket, head) => this.gateway.handleUpgrade(request, socket, head));
     this.server.on('connection', (socket) => {
@@ -150,6 +152,30 @@ export class FakeDiscord {
   click(note: FakeMessage, customId: string, by: FakeUser = this.ada): { id: string; token: string } {
     const channel = this.channelOf(note.channel_id);
     const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 2 }, message: note });
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return payload;
+  }
+
+  /** A choice in a select menu of a bot message (`channel` overrides where it happens). */
+  select(note: FakeMessage, customId: string, values: string[], by: FakeUser = this.ada, options: { channel?: FakeChannel; roles?: string[] } = {}): { id: string; token: string } {
+    const channel = options.channel ?? this.channelOf(note.channel_id);
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 3, values }, message: note, ...(options.roles ? { roles: options.roles } : {}) });
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return payload;
+  }
+
+  /** A click like `click`, with the member's roles, or in another channel (another guild's, even). */
+  clickAs(note: FakeMessage, customId: string, by: FakeUser, options: { channel?: FakeChannel; roles?: string[] } = {}): { id: string; token: string } {
+    const channel = options.channel ?? this.channelOf(note.channel_id);
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 2 }, message: note, ...(options.roles ? { roles: options.roles } : {}) });
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return payload;
+  }
+
+  /** A modal submitted in `channel`: its custom id and the values of its text inputs by custom id. */
+  submitModal(channel: FakeChannel, customId: string, values: Record<string, string>, by: FakeUser = this.ada, roles?: string[]): { id: string; token: string } {
+    const components = Object.entries(values).map(([id, value]) => ({ type: 1, components: [{ type: 4, custom_id: id, value }] }));
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 5, data: { custom_id: customId, components }, ...(roles ? { roles } : {}) });
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return payload;
   }

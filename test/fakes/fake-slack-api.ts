@@ -61,6 +61,10 @@ export interface FakeSlackOptions {
   privateChannels?: string[];
   /** apps.connections.open answers with this Socket Mode URL (see fake-socket-mode.ts); unset: `invalid_auth`. */
   socketModeUrl?: (() => string) | null;
+  /** Members of channels (conversations.members); a channel not named has every known user. */
+  channelMembers?: Record<string, string[]>;
+  /** Members of user groups (usergroups.users.list). */
+  userGroups?: Record<string, string[]>;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -102,6 +106,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     markdownTextError: options.markdownTextError ?? null,
     privateChannels: options.privateChannels ?? [],
     socketModeUrl: options.socketModeUrl ?? null,
+    channelMembers: options.channelMembers ?? {},
+    userGroups: options.userGroups ?? {},
   };
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
@@ -198,7 +204,16 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         const isPrivate = (settings.privateChannels ?? []).includes(channel);
         return { ok: true, channel: { id: channel, is_private: isPrivate, is_im: channel.startsWith('D'), is_mpim: false } };
       }
+      case 'conversations.members': {
+        const members = settings.channelMembers[String(args['channel'])] ?? [...users.keys()];
+        return { ok: true, members, response_metadata: { next_cursor: '' } };
+      }
+      case 'usergroups.users.list': {
+        const members = settings.userGroups[String(args['usergroup'])];
+        return members ? { ok: true, users: members } : { ok: false, error: 'no_such_subteam' };
+      }
       case 'views.open':
+      case 'views.push':
       case 'views.update':
         viewCounter += 1;
         return { ok: true, view: { id: String(args['view_id'] ?? `V${viewCounter}`), hash: `h${viewCounter}`, ...(typeof args['view'] === 'object' ? args['view'] : {}) } };

@@ -210,7 +210,7 @@ describe('Discord adapter: answers, notes and commands', () => {
     const mention = fake.say(fake.general, 'we ship on Fridays', { mention: true });
     const note = await rig.botMessage(mention.id, (message) => visibleText(message).includes('🧠 Memory updated'), 'the memory note');
     expect(String(note.embeds[0]?.['description'])).toMatch(/^🧠 Memory updated · MAIN\.md \+1 −\d+ · cache \d+%$/);
-    expect(buttonsOf(note).map((button) => button.label)).toEqual(['View', 'Revert', '👍']);
+    expect(buttonsOf(note).map((button) => button.label)).toEqual(['View', 'Edit', 'Revert', '👍']);
     const session = (await harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, mention.id)))!;
     const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
     expect((await harness.stores.documents.read(key))?.content).toContain('ships on Fridays');
@@ -222,14 +222,14 @@ describe('Discord adapter: answers, notes and commands', () => {
     expect(String(shown.body?.['content'])).toContain('```diff');
     expect(String(shown.body?.['content'])).toContain('+ The team ships on Fridays.');
 
-    fake.click(note, buttonsOf(note)[1]!.customId);
+    fake.click(note, buttonsOf(note)[2]!.customId);
     await rig.botMessage(mention.id, (message) => message.content === '↩️ Ada Lovelace reverted the memory change to MAIN.md');
     const restored = await harness.stores.documents.read(key);
     expect(restored?.content).not.toContain('Fridays');
     expect(restored?.version).toBe(3);
     await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Reverted by Ada Lovelace' && button.disabled), 10_000, 'the note to show the revert');
 
-    fake.click(note, buttonsOf(note)[2]!.customId, fake.bob);
+    fake.click(note, buttonsOf(note)[3]!.customId, fake.bob);
     await fake.waitFor(() => buttonsOf(note).some((button) => button.label === 'Bob' && button.disabled), 10_000, 'the note to show the review');
     const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { reviewedBy: 'Bob' } });
     expect(versions.length).toBeGreaterThan(0);

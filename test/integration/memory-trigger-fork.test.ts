@@ -357,7 +357,7 @@ describe('memory writes and permissions (R13, R15)', () => {
     const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
     const versions = await h.stores.documents.versionsByRun(run.id);
     expect(versions.map((version) => version.path).sort()).toEqual(['MAIN.md', 'projects/ship.md']);
-    for (const version of versions) expect(version.author).toEqual({ kind: 'summarizer', memoryRunId: run.id });
+    for (const version of versions) expect(version.author).toEqual({ kind: 'summarizer', memoryRunId: run.id, sessionId: session.id });
     const todoVersions = await h.stores.documents.versions(todo!.id);
     expect(todoVersions[0]?.author).toEqual({ kind: 'worker', sessionId: session.id });
 

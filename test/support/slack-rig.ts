@@ -28,6 +28,8 @@ export interface SlackRigOptions {
   users?: FakeUser[];
   settings?: HarnessOptions['settings'];
   outbox?: SenderOptions;
+  /** More environment for the adapter's config (e.g. MEMORY_EDITORS). */
+  env?: Record<string, string>;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -38,7 +40,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const http = new HttpServer(log);
   const eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl });
+  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
     config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,

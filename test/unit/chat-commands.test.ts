@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exactCommand, helpText, parseCommand } from '../../src/adapters/chat/commands.js';
+import { helpText, mentionCommand, parseCommand } from '../../src/adapters/chat/commands.js';
 
 describe('parseCommand', () => {
   it('reads the verb case-insensitively and keeps the rest', () => {
@@ -14,12 +14,22 @@ describe('parseCommand', () => {
   });
 });
 
-describe('exactCommand', () => {
-  it('recognises a message that is exactly one command word', () => {
-    expect(exactCommand('status')).toBe('status');
-    expect(exactCommand('Reset!')).toBe('reset');
-    expect(exactCommand('reset the database please')).toBeNull();
-    expect(exactCommand('')).toBeNull();
+describe('mentionCommand', () => {
+  it('takes one command word, or remember/forget/pin with their text kept as written', () => {
+    expect(mentionCommand('memory')).toEqual({ verb: 'memory', rest: '' });
+    expect(mentionCommand('Remember: the deploy window\nis Tuesday')).toEqual({ verb: 'remember', rest: 'the deploy window\nis Tuesday' });
+    expect(mentionCommand('pin budget is 10k')).toEqual({ verb: 'pin', rest: 'budget is 10k' });
+    expect(mentionCommand('forget')).toEqual({ verb: 'forget', rest: '' });
+    expect(mentionCommand('status of the build')).toBeNull();
+    expect(mentionCommand('please remember this')).toBeNull();
+    expect(mentionCommand('Reset!')).toEqual({ verb: 'reset', rest: '' });
+    expect(mentionCommand('reset the database please')).toBeNull();
+    expect(mentionCommand('')).toBeNull();
+  });
+
+  it('takes budget with its amount', () => {
+    expect(mentionCommand('budget 5')).toEqual({ verb: 'budget', rest: '5' });
+    expect(mentionCommand('budget')).toEqual({ verb: 'budget', rest: '' });
   });
 });
 
@@ -27,6 +37,6 @@ describe('helpText', () => {
   it('lists every verb with the platform prefix and names the unknown word', () => {
     const text = helpText('/hippo', 'frobnicate');
     expect(text).toContain('"frobnicate"');
-    for (const verb of ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'forget', 'help']) expect(text).toContain(`/hippo ${verb}`);
+    for (const verb of ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help']) expect(text).toContain(`/hippo ${verb}`);
   });
 });

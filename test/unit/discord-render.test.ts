@@ -37,17 +37,18 @@ describe('Discord rendering', () => {
     expect(done.components).toEqual([]);
   });
 
-  it('renders a memory note as one embed line with View, Revert and 👍', () => {
+  it('renders a memory note as one embed line with View, Edit, Revert and 👍', () => {
     const body = memoryNoteBody({
       type: 'memory-updated', session, memoryRunId: 'r1', round: 1,
       changes: [{ documentId: 'd', path: 'MAIN.md', version: 2, previousVersion: 1, added: 8, removed: 2, deleted: false }],
       usage: { promptTokens: 100, cachedTokens: 50, completionTokens: 1 },
     });
     expect(body.embeds?.[0]?.description).toBe('🧠 Memory updated · MAIN.md +8 −2 · cache 50%');
-    expect(labels(body.components)).toEqual(['View', 'Revert', '👍']);
+    expect(labels(body.components)).toEqual(['View', 'Edit', 'Revert', '👍']);
     const done = memoryNoteComponents('s1', 'r1', { revertedBy: 'Ada', reviewedBy: 'Bob' });
-    expect(labels(done)).toEqual(['View', 'Reverted by Ada', 'Bob']);
-    expect((done as Row[])[0]?.components.slice(1).every((button) => button.disabled)).toBe(true);
+    expect(labels(done)).toEqual(['View', 'Edit', 'Reverted by Ada', 'Bob']);
+    // Edit stays: the document can still be edited after its change was reverted.
+    expect((done as Row[])[0]?.components.slice(2).every((button) => button.disabled)).toBe(true);
   });
 
   it('renders a reset note with a button to view the memory', () => {

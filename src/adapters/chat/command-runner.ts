@@ -1,30 +1,51 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
-// platform; adapters decide where the answer goes (thread reply, ephemeral reply).
+// platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
 import type { Agent, SessionStatus } from '../../core/agent.js';
+import { memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
-import { memoryRunChanges } from '../../core/memory-run-changes.js';
+import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from './memory-actions.js';
 import { formatDollars } from '../../core/prices.js';
+import { browserText } from './memory-browser.js';
+import { pinByText, type Reviewer } from './memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */
 export interface CommandScope {
   agent: Agent;
-  stores: Pick<Stores, 'documents' | 'events'>;
+  stores: Pick<Stores, 'documents' | 'events' | 'reviews' | 'spaces'>;
   session: SessionRecord;
   actor: { userId: string; name: string };
   /** How people address Hippo here, e.g. "@hippo" or "/hippo" (used in help and hints). */
   prefix: string;
-  /** What followed the command word ("5" in "budget 5"). */
-  argument?: string;
+  /** May the actor do this to the session's memory space (membership, MEMORY_EDITORS)? */
+  access: (action: MemoryAction) => Promise<AccessDecision>;
 }
 
-/** MAIN.md is shown up to this many characters in `memory`. */
+/** A command's answer; `private`: only the person who asked should see it (a refusal). */
+export interface CommandReply {
+  text: string;
+  private: boolean;
+}
+
+/** Which memory action each memory verb is. */
+const memoryActions: Partial<Record<CommandVerb, MemoryAction>> = { memory: 'view', revert: 'revert', remember: 'edit', forget: 'edit', pin: 'pin' };
+
+/** MAIN.md is shown up to this many characters by mainPreview. */
 const mainPreviewChars = 2_500;
 
-/** Runs the command and returns the answer text (Markdown). */
-export async function runCommand(verb: CommandVerb, scope: CommandScope): Promise<string> {
+/** Runs the command (`rest`: the text after the verb) and returns the answer. */
+export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = ''): Promise<CommandReply> {
+  const action = memoryActions[verb];
+  if (action) {
+    const decision = await scope.access(action);
+    if (!decision.allowed) return { text: decision.reason, private: true };
+  }
+  return { text: await commandText(verb, scope, rest), private: false };
+}
+
+async function commandText(verb: CommandVerb, scope: CommandScope, rest: string): Promise<string> {
   const { agent, session } = scope;
   switch (verb) {
     case 'pause':
@@ -41,20 +62,24 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope): Promis
     case 'status':
       return statusText(await agent.status(session.id));
     case 'memory':
-      return memoryText(scope);
+      return browserText(await scope.stores.documents.spaceDocuments(session.memorySpaceId));
     case 'revert':
-    case 'forget':
       return revertLatest(scope);
     case 'budget':
-      return raiseBudget(scope);
+      return raiseBudget(scope, rest);
+    case 'remember':
+    case 'forget':
+      return rememberRequest(verb, scope, rest);
+    case 'pin':
+      return pin(scope, rest);
     case 'help':
       return helpText(scope.prefix);
   }
 }
 
 /** `budget <usd>`: the session may spend that much more (and its channel today, when capped). */
-async function raiseBudget(scope: CommandScope): Promise<string> {
-  const match = /^\$?(\d{1,6}(?:\.\d{1,2})?)\s*(usd|\$)?$/i.exec(scope.argument ?? '');
+async function raiseBudget(scope: CommandScope, rest: string): Promise<string> {
+  const match = /^\$?(\d{1,6}(?:\.\d{1,2})?)\s*(usd|\$)?$/i.exec(rest);
   const usd = match?.[1] ? Number(match[1]) : Number.NaN;
   if (!(usd > 0)) return `Say how much more this session may spend, in US dollars: \`${scope.prefix} budget 5\` allows $5 more.`;
   await scope.agent.raiseBudget(scope.session.id, usd);
@@ -87,9 +112,9 @@ function spendLine(status: SessionStatus): string {
   return `**Spend:** ${formatDollars(spend.total)}${spend.priced ? '' : ' (some calls unpriced)'} (${roles})${budget}`;
 }
 
-async function memoryText(scope: CommandScope): Promise<string> {
-  const { session } = scope;
-  const documents = await scope.stores.documents.list(session.memorySpaceId, session.id);
+/** MAIN.md (the start of it) and the list of documents: what a reset's "View memory" shows. */
+export async function mainPreview(stores: CommandScope['stores'], session: SessionRecord): Promise<string> {
+  const documents = await stores.documents.list(session.memorySpaceId, session.id);
   if (documents.length === 0) return 'No memory documents yet.';
   const main = documents.find((document) => document.path === 'MAIN.md' && document.sessionKey === '');
   const list = documents.map((document) => `• ${document.path} v${document.version} (${document.content.length} chars)`).join('\n');
@@ -100,6 +125,10 @@ async function memoryText(scope: CommandScope): Promise<string> {
   return `**MAIN.md** (v${main.version})\n\`\`\`\n${preview.replace(/```/g, "'''")}\n\`\`\`\n**Memory documents:**\n${list}`;
 }
 
+function reviewer(scope: CommandScope): Reviewer {
+  return { userId: scope.actor.userId, name: scope.actor.name, sessionId: scope.session.id };
+}
+
 /** R13: undoes the last memory change of the space, saying first which one it is. */
 async function revertLatest(scope: CommandScope): Promise<string> {
   const documents = scope.stores.documents;
@@ -107,11 +136,37 @@ async function revertLatest(scope: CommandScope): Promise<string> {
   if (!latest) return 'There is no memory change to undo in this space.';
   const changes = await memoryRunChanges(documents, latest.memoryRunId);
   const what = `the memory change of ${latest.at.toISOString().slice(0, 16).replace('T', ' ')} UTC (${changes.map(changeSummary).join(', ') || 'no document'})`;
-  const result = await revertMemoryRun(documents, latest.memoryRunId, { kind: 'person', userId: scope.actor.userId, name: scope.actor.name });
+  const result = await revertMemoryRun(scope.stores, latest.memoryRunId, reviewer(scope));
   const lines: string[] = [];
   if (result.reverted.length > 0) lines.push(`↩️ Undid ${what}: ${result.reverted.join(', ')} restored as before it.`);
   else lines.push(`The last memory change is ${what}.`);
   for (const change of result.needsChoice) lines.push(`${choiceText(change)} Use **Revert** on that change's note to choose; nothing was changed in ${change.path}.`);
   if (result.reverted.length === 0 && result.needsChoice.length === 0) lines.push('It was already reverted.');
   return lines.join('\n');
+}
+
+/** remember / forget: a summarizer run told that this person asked. */
+async function rememberRequest(kind: 'remember' | 'forget', scope: CommandScope, text: string): Promise<string> {
+  if (text === '') {
+    return kind === 'remember'
+      ? `Say what to remember: \`${scope.prefix} remember <fact>\`.`
+      : `Say what to forget: \`${scope.prefix} forget <fact>\`. To undo the last memory change, say \`${scope.prefix} revert\`.`;
+  }
+  await scope.agent.rememberRequest(scope.session, { kind, userId: scope.actor.userId, name: scope.actor.name, text });
+  const verb = kind === 'remember' ? 'remember' : 'forget';
+  return `🧠 Asked background memory to ${verb}: “${text.length > 300 ? `${text.slice(0, 300)}…` : text}”. Its note in this thread will say what it changed.`;
+}
+
+/** pin <text>: pins the line that has it (adding it to MAIN.md when no line does). */
+async function pin(scope: CommandScope, text: string): Promise<string> {
+  if (text === '') return `Say which line to pin: \`${scope.prefix} pin <text of the line>\`.`;
+  const outcome = await pinByText(scope.stores, scope.session.memorySpaceId, text, reviewer(scope));
+  switch (outcome.status) {
+    case 'pinned':
+      return `📌 Pinned in ${outcome.path}: “${outcome.line}”. Background memory will keep it word for word.`;
+    case 'added':
+      return `📌 No line had that text, so I added it to ${outcome.path} and pinned it: “${outcome.line}”.`;
+    case 'ambiguous':
+      return `Several lines have that text; say more of the one to pin:\n${outcome.matches.map((match) => `• ${match.path}: “${match.line}”`).join('\n')}`;
+  }
 }

@@ -1,43 +1,41 @@
 // The words people can say to Hippo instead of a request (mention or slash command), parsed the
-// same way on every platform.
+// same way on every platform: "verb" alone, or "verb rest" for the verbs that take text.
 
 /** Every command verb, in the order help lists them. */
-export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'forget', 'budget', 'help'] as const;
+export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help'] as const;
 
 /** A known command word. */
 export type CommandVerb = (typeof commandVerbs)[number];
 
+/** Verbs followed by text ("remember the deploy is on Friday"). */
+export const textVerbs: ReadonlySet<CommandVerb> = new Set(['remember', 'forget', 'pin']);
+
+/** Verbs that take what follows them: the text verbs, and budget ("budget 5"). */
+const argumentVerbs: ReadonlySet<CommandVerb> = new Set([...textVerbs, 'budget']);
+
 /** A parsed command: a verb with the rest of the text, or the unknown first word. */
 export type ParsedCommand = { verb: CommandVerb; rest: string } | { unknown: string };
 
-/** Parses "pause", "Status please", "/hippo memory"; empty text means help. */
+/** Parses "pause", "Status please", "/hippo memory", "remember the deploy is on Friday"; empty text means help. */
 export function parseCommand(text: string): ParsedCommand {
   const trimmed = text.trim().replace(/^\/hippo\b/i, '').trim();
   if (trimmed === '') return { verb: 'help', rest: '' };
-  const [first = '', ...rest] = trimmed.split(/\s+/);
-  const word = first.toLowerCase().replace(/[.!?]+$/, '');
+  const first = /^\S+/.exec(trimmed)?.[0] ?? '';
+  const word = first.toLowerCase().replace(/[.!?:,]+$/, '');
   const verb = commandVerbs.find((candidate) => candidate === word);
-  return verb ? { verb, rest: rest.join(' ') } : { unknown: first };
+  // The rest is kept as written (line breaks included): for remember/forget/pin it is the fact.
+  return verb ? { verb, rest: trimmed.slice(first.length).trim() } : { unknown: first };
 }
 
-/** Verbs that take one argument after the word ("budget 5"). */
-const argumentVerbs: ReadonlySet<CommandVerb> = new Set(['budget']);
-
 /**
- * The verb when the text is exactly one command word ("pause", "status!"), or a word that takes
- * an argument followed by it ("budget 5"); else null (the text is a request).
+ * The command a mention is, or null when it is a request: one command word alone, or a verb that
+ * takes text (remember / forget / pin, budget) followed by it.
  */
-export function exactCommand(text: string): CommandVerb | null {
+export function mentionCommand(text: string): { verb: CommandVerb; rest: string } | null {
   if (text.trim() === '') return null;
   const parsed = parseCommand(text);
   if (!('verb' in parsed)) return null;
-  return parsed.rest === '' || argumentVerbs.has(parsed.verb) ? parsed.verb : null;
-}
-
-/** What follows the command word ("5" in "budget 5"), trimmed. */
-export function commandArgument(text: string): string {
-  const parsed = parseCommand(text);
-  return 'verb' in parsed ? parsed.rest.trim() : '';
+  return parsed.rest === '' || argumentVerbs.has(parsed.verb) ? parsed : null;
 }
 
 /** What each verb does, one line each. */
@@ -46,9 +44,11 @@ export const commandDescriptions: Record<CommandVerb, string> = {
   resume: 'continue a paused or failed session',
   reset: 'start a fresh context now (memory is kept)',
   status: 'state, context use, tokens and cache ratio',
-  memory: 'show MAIN.md and the list of memory documents',
+  memory: "browse this conversation's memory: view, history, edit, revert, pin",
   revert: 'undo the last memory change',
-  forget: 'same as revert',
+  remember: '<fact>: background memory adds it (a person asked)',
+  forget: '<fact>: background memory removes it (a person asked)',
+  pin: '<text>: pin the line that has it, so memory keeps it word for word',
   budget: 'allow this session to spend more, e.g. `budget 5` for $5 more',
   help: 'this list',
 };

@@ -2,7 +2,8 @@
 // ever discarding a later change unseen, mark it reviewed, and find the last one of a space. Shared
 // by the Slack and Discord adapters; they only draw the choices.
 import { ConflictError } from '../../core/errors.js';
-import type { DocumentAuthor, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from '../../core/store.js';
+import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from '../../core/store.js';
+import { personAuthor, recordChange, type ReviewStores, type Reviewer } from './memory-review.js';
 
 /** What a person's revert of a memory run did, and what it left for them to choose. */
 export interface RevertResult {
@@ -19,16 +20,19 @@ export type PersonAuthor = Extract<DocumentAuthor, { kind: 'person' }>;
 
 /**
  * Restores the documents a memory run changed that nobody changed since, as one transaction; the
- * others are returned for the person to decide (undo both, or cancel).
+ * others are returned for the person to decide (undo both, or cancel). Each restored document is
+ * a review event of its space.
  */
-export async function revertMemoryRun(documents: DocumentStore, memoryRunId: string, author: PersonAuthor): Promise<RevertResult> {
+export async function revertMemoryRun(stores: ReviewStores, memoryRunId: string, reviewer: Reviewer): Promise<RevertResult> {
+  const { documents } = stores;
   // A change landing between the look and the write is seen on the second look.
   for (let attempt = 1; ; attempt += 1) {
     const changes = await documents.runChanges(memoryRunId);
     const clean = changes.filter((change) => !change.reverted && change.later.length === 0);
     try {
       if (clean.length > 0) {
-        await documents.revertRunDocuments(memoryRunId, clean.map((change) => ({ documentId: change.documentId, expectedVersion: change.currentVersion })), author);
+        const targets = clean.map((change) => ({ documentId: change.documentId, expectedVersion: change.currentVersion }));
+        await recordReverts(stores, await documents.revertRunDocuments(memoryRunId, targets, personAuthor(reviewer)), reviewer);
       }
     } catch (error) {
       if (error instanceof ConflictError && attempt < 3) continue;
@@ -54,19 +58,25 @@ export type UndoBothOutcome =
  * them together with the run's change. A change written since they looked is not discarded: it is
  * returned to be shown.
  */
-export async function revertWithLaterChanges(documents: DocumentStore, memoryRunId: string, documentId: string, expectedVersion: number, author: PersonAuthor): Promise<UndoBothOutcome> {
+export async function revertWithLaterChanges(stores: ReviewStores, memoryRunId: string, documentId: string, expectedVersion: number, reviewer: Reviewer): Promise<UndoBothOutcome> {
+  const { documents } = stores;
   const change = (await documents.runChanges(memoryRunId)).find((candidate) => candidate.documentId === documentId);
   if (!change) return { status: 'gone' };
   if (change.reverted) return { status: 'already-reverted', path: change.path };
   if (change.currentVersion !== expectedVersion) return { status: 'changed-again', change };
   try {
-    await documents.revertRunDocuments(memoryRunId, [{ documentId, expectedVersion }], author);
+    await recordReverts(stores, await documents.revertRunDocuments(memoryRunId, [{ documentId, expectedVersion }], personAuthor(reviewer)), reviewer);
     return { status: 'reverted', path: change.path };
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     const fresh = (await documents.runChanges(memoryRunId)).find((candidate) => candidate.documentId === documentId);
     return fresh ? { status: 'changed-again', change: fresh } : { status: 'gone' };
   }
+}
+
+/** Each restored document is a review event: what the revert took out or put back. */
+async function recordReverts(stores: ReviewStores, restored: readonly DocumentRecord[], reviewer: Reviewer): Promise<void> {
+  for (const document of restored) await recordChange(stores, 'revert', document, reviewer);
 }
 
 /** Who wrote a version, in a few words. */

@@ -4,7 +4,7 @@ import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js'
 import { compactDiff } from '../../core/line-diff.js';
 import { formatDollars } from '../../core/prices.js';
 import { changeCounts, memoryRunChanges } from '../../core/memory-run-changes.js';
-import type { DocumentStore } from '../../core/store.js';
+import type { DocumentStore, PersonRequest } from '../../core/store.js';
 
 /** 118000 → "118k", 1234 → "1.2k", 950 → "950". */
 export function formatTokens(tokens: number): string {
@@ -24,9 +24,14 @@ export function changeSummary(change: Pick<DocumentChange, 'path' | 'added' | 'r
   return change.deleted ? `${change.path} deleted` : `${change.path} +${change.added} −${change.removed}`;
 }
 
-/** "🧠 Memory updated · MAIN.md +8 −2 · 2 documents · cache 92%". */
-export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsage }): string {
-  const { changes } = event;
+/**
+ * "🧠 Memory updated · MAIN.md +8 −2 · 2 documents · cache 92%"; a run a person asked for says so
+ * ("· Ada asked to remember “…”"), and says when it changed nothing, with the summarizer's note.
+ */
+export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsage; request?: PersonRequest; note?: string }): string {
+  const { changes, request } = event;
+  const asked = request ? `${request.name || 'Someone'} asked to ${request.kind} “${shortQuote(request.text)}”` : '';
+  if (request && changes.length === 0) return `🧠 No memory change for ${asked}${event.note ? `: ${shortQuote(event.note)}` : ''}`;
   // MAIN.md first: it is the document people know; the others are named by the count.
   const primary = changes.find((change) => change.path === 'MAIN.md') ?? changes[0];
   const parts = ['🧠 Memory updated'];
@@ -34,7 +39,14 @@ export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsa
   if (changes.length > 1) parts.push(`${changes.length} documents`);
   const cache = cachePercent(event.usage);
   if (cache !== null) parts.push(`cache ${cache}%`);
+  if (asked) parts.push(asked);
   return parts.join(' · ');
+}
+
+/** A person's words on one line, at most 80 characters. */
+function shortQuote(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 /** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset". */

@@ -92,7 +92,7 @@ export class DiscordEventRenderer {
         if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken)) return this.deps.delivered(event);
         return;
       case 'memory-updated':
-        if (event.changes.length > 0) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
+        if (event.changes.length > 0 || event.request) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
         return this.deps.delivered(event);
       case 'context-reset':
         await this.post(session, `discord:reset:${event.segmentId}`, [resetNoteBody(event)]);

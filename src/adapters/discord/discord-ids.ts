@@ -26,10 +26,21 @@ export function parseSteerKey(key: string): { channelId: string; messageId: stri
   return match?.[1] && match[2] ? { channelId: match[1], messageId: match[2] } : null;
 }
 
-/** What a button does. */
-export type ButtonAction = 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep';
+/**
+ * What a button, menu or modal does. The memory browser's ("d…") name a document in the memory run
+ * slot: docs (choose a document), dview, dhist (page in `document.index`), dedit, dpart (choose a
+ * part), dsave (a part's modal: part index and version), dsaved (a draft's modal: the draft id),
+ * dredit (edit again from a draft), dundo / dundook (undo the latest change, confirmed), dpin /
+ * dpinsave; nedit: Edit on a memory note.
+ */
+export type ButtonAction =
+  | 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep'
+  | 'docs' | 'dview' | 'dhist' | 'dedit' | 'dpart' | 'dsave' | 'dsaved' | 'dredit' | 'dundo' | 'dundook' | 'dpin' | 'dpinsave' | 'nedit';
 
-const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'view', 'revert', 'review', 'memory', 'undo', 'keep'];
+const buttonActions: readonly ButtonAction[] = [
+  'pause', 'resume', 'view', 'revert', 'review', 'memory', 'undo', 'keep',
+  'docs', 'dview', 'dhist', 'dedit', 'dpart', 'dsave', 'dsaved', 'dredit', 'dundo', 'dundook', 'dpin', 'dpinsave', 'nedit',
+];
 
 /** A parsed button custom id. */
 export interface ButtonId {

@@ -43,23 +43,25 @@ export interface NoteState {
   reviewedBy?: string;
 }
 
-/** The buttons of a memory note: View, Revert, 👍 (done actions show who did them, disabled). */
+/** The buttons of a memory note: View, Edit, Revert, 👍 (done actions show who did them, disabled). */
 export function memoryNoteComponents(sessionId: string, memoryRunId: string, state: NoteState = {}): ActionRow[] {
   const view = button('🔍', 'View', buttonId('view', sessionId, memoryRunId));
+  const edit = button('✏️', 'Edit', buttonId('nedit', sessionId, memoryRunId));
   const revert = state.revertedBy
     ? { ...button('↩️', `Reverted by ${clip(state.revertedBy)}`, buttonId('revert', sessionId, memoryRunId)), disabled: true }
     : button('↩️', 'Revert', buttonId('revert', sessionId, memoryRunId), ButtonStyle.Danger);
   const review = state.reviewedBy
     ? { ...button('👍', clip(state.reviewedBy), buttonId('review', sessionId, memoryRunId)), disabled: true }
     : button('👍', '', buttonId('review', sessionId, memoryRunId));
-  return [row([view, revert, review])];
+  return [row([view, edit, revert, review])];
 }
 
 /** The compact note after a summarizer run changed memory. */
 export function memoryNoteBody(event: Extract<AgentEvent, { type: 'memory-updated' }>): RESTPostAPIChannelMessageJSONBody {
   return {
     embeds: [{ description: memoryNoteLine(event), color: noteColour }],
-    components: memoryNoteComponents(event.session.id, event.memoryRunId),
+    // A run a person asked for that changed nothing has nothing to view or revert.
+    components: event.changes.length > 0 ? memoryNoteComponents(event.session.id, event.memoryRunId) : [],
     allowed_mentions: noMentions,
   };
 }

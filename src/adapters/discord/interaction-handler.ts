@@ -2,36 +2,60 @@
 // wants an answer within 3 s) and then answered by editing that reply: ephemeral for what only the
 // clicker needs (status, diffs, confirmations), public for commands that change the session.
 // Long answers become an attached .md file. Each interaction is handled once (event log).
-import { AttachmentBuilder, ButtonStyle, ComponentType, MessageFlags, type APIActionRowComponent, type APIButtonComponentWithCustomId, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type RepliableInteraction } from 'discord.js';
+import {
+  AttachmentBuilder, ButtonStyle, ComponentType, MessageFlags,
+  type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type RepliableInteraction,
+} from 'discord.js';
 import type { RunDocumentChange, SessionRecord } from '../../core/store.js';
-import { runCommand, type CommandScope } from '../chat/command-runner.js';
+import { mainPreview, runCommand, type CommandScope } from '../chat/command-runner.js';
 import { helpText, type CommandVerb } from '../chat/commands.js';
-import { choiceText, revertMemoryRun, revertWithLaterChanges, type PersonAuthor } from '../chat/memory-actions.js';
+import type { MemoryAction } from '../chat/memory-access.js';
+import { choiceText, revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
+import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
+import { accessRequest } from './discord-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { outboxPayload } from './discord-deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
 import { addressOf } from './discord-place.js';
 import { discordMessageLimit, memoryNoteComponents, type NoteState } from './discord-render.js';
-import { argumentOption, slashCommandName, verbOf, verbOption } from './slash-command.js';
+import { documentMenus } from './memory-components.js';
+import { DiscordMemoryReview, memoryReviewActions } from './memory-review-handler.js';
+import { slashCommandName, textOption, verbOf, verbOption } from './slash-command.js';
 
 /** Verbs whose answer everyone in the thread should see. */
-const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'revert', 'forget', 'budget']);
+const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'budget']);
+/** Memory verbs answered to the asker first (a refusal stays private), then told in the thread. */
+const toldVerbs: ReadonlySet<CommandVerb> = new Set(['revert', 'remember', 'forget', 'pin']);
+/** Which memory access each note button needs (pause / resume need none). */
+const noteAccess: Partial<Record<ButtonId['action'], MemoryAction>> = { view: 'view', memory: 'view', review: 'view', keep: 'view', revert: 'revert', undo: 'revert' };
 
 /** Handles interactionCreate. */
 export class DiscordInteractionHandler {
-  constructor(private readonly context: DiscordContext) {}
+  private readonly review: DiscordMemoryReview;
 
-  /** Routes `/hippo` and Hippo's buttons; other interactions are not Hippo's. */
+  constructor(private readonly context: DiscordContext) {
+    this.review = new DiscordMemoryReview(context);
+  }
+
+  /** Routes `/hippo`, Hippo's buttons, menus and modals; other interactions are not Hippo's. */
   async handle(interaction: Interaction): Promise<void> {
     if (interaction.isChatInputCommand() && interaction.commandName === slashCommandName) return this.slash(interaction);
-    if (!interaction.isButton()) return;
+    if (!interaction.isButton() && !interaction.isStringSelectMenu() && !interaction.isModalSubmit()) return;
     const id = parseButtonId(interaction.customId);
-    if (id) return this.button(interaction, id);
+    if (!id) return;
+    if (memoryReviewActions.has(id.action)) {
+      if (!(await this.firstDelivery(interaction))) return;
+      const session = await this.context.stores.sessions.get(id.sessionId);
+      if (!session) return void (await interaction.reply({ content: 'This Hippo session no longer exists.', flags: MessageFlags.Ephemeral }));
+      return this.review.handle(interaction, id, session);
+    }
+    if (interaction.isButton()) return this.button(interaction, id);
   }
 
   private async slash(interaction: ChatInputCommandInteraction): Promise<void> {
     const verb = verbOf(interaction.options.getString(verbOption)) ?? 'help';
+    const rest = (interaction.options.getString(textOption) ?? '').trim();
     if (!(await this.firstDelivery(interaction))) return;
     await interaction.deferReply(publicVerbs.has(verb) ? {} : { flags: MessageFlags.Ephemeral });
     const address = await addressOf(this.context.client, interaction.channelId, interaction.channel);
@@ -40,8 +64,18 @@ export class DiscordInteractionHandler {
       const text = verb === 'help' ? helpText('/hippo') : 'There is no Hippo session here. Mention me with a request to start one, then use `/hippo` in its thread.';
       return replyText(interaction, text, 'hippo.md');
     }
-    const argument = interaction.options.getString(argumentOption) ?? '';
-    return replyText(interaction, await runCommand(verb, { ...this.scope(interaction, session), argument }), `hippo-${verb}.md`);
+    const reply = await runCommand(verb, this.scope(interaction, session), rest);
+    if (verb === 'memory' && !reply.private) return this.browser(interaction, session, reply.text);
+    // Everyone in the thread hears of a memory change; the asker got their answer privately first.
+    if (toldVerbs.has(verb) && !reply.private) await enqueueText(this.context, { key: `discord:command:${interaction.id}`, sessionId: session.id, channelId: session.threadKey }, `${reply.text}\n— ${actorName(interaction)}`);
+    return replyText(interaction, reply.text, `hippo-${verb}.md`);
+  }
+
+  /** The memory browser as an ephemeral answer: the list, and menus to choose a document. */
+  private async browser(interaction: RepliableInteraction, session: SessionRecord, text: string): Promise<void> {
+    const { rows, left } = documentMenus(session.id, await this.context.stores.documents.spaceDocuments(session.memorySpaceId));
+    const more = left > 0 ? `\n(${left} more documents are not in the menus; they are listed above.)` : '';
+    return replyText(interaction, `${text}${more}`, 'memory.md', rows);
   }
 
   private async button(interaction: ButtonInteraction, id: ButtonId): Promise<void> {
@@ -50,28 +84,38 @@ export class DiscordInteractionHandler {
     const session = await this.context.stores.sessions.get(id.sessionId);
     if (!session) return replyText(interaction, 'This Hippo session no longer exists.', 'hippo.md');
     const scope = this.scope(interaction, session);
+    const needed = noteAccess[id.action];
+    if (needed) {
+      const decision = await scope.access(needed);
+      if (!decision.allowed) {
+        this.context.log.info({ userId: interaction.user.id, action: id.action }, 'discord-memory-refused');
+        return replyText(interaction, decision.reason, 'hippo.md');
+      }
+    }
     switch (id.action) {
       case 'pause':
       case 'resume':
-        return replyText(interaction, await runCommand(id.action, scope), 'hippo.md');
+        return replyText(interaction, (await runCommand(id.action, scope)).text, 'hippo.md');
       case 'memory':
-        return replyText(interaction, await runCommand('memory', scope), 'memory.md');
+        return replyText(interaction, await mainPreview(this.context.stores, session), 'memory.md');
       case 'view':
         if (!id.memoryRunId) return;
         return replyText(interaction, memoryDiffMarkdown(await memoryRunDiffs(this.context.stores.documents, id.memoryRunId)), 'memory-change.md');
       case 'revert':
         if (!id.memoryRunId) return;
-        return this.revert(interaction, session, id.memoryRunId, scope.actor);
+        return this.revert(interaction, session, id.memoryRunId, reviewerOf(scope));
       case 'undo':
         if (!id.memoryRunId || !id.document) return;
-        return this.undoBoth(interaction, session, id.memoryRunId, id.document, scope.actor);
+        return this.undoBoth(interaction, session, id.memoryRunId, id.document, reviewerOf(scope));
       case 'keep':
         return replyText(interaction, 'Nothing was changed: the later changes stay as they are.', 'hippo.md');
       case 'review':
         if (!id.memoryRunId) return;
-        await this.context.stores.documents.markReviewed(id.memoryRunId, scope.actor.name);
+        await ackMemoryRun(this.context.stores, session.memorySpaceId, id.memoryRunId, reviewerOf(scope), scope.actor.name);
         await this.editNote(session, id.memoryRunId, { reviewedBy: scope.actor.name }, interaction.id);
         return replyText(interaction, '👍 Thanks, marked as reviewed.', 'hippo.md');
+      default:
+        return replyText(interaction, 'This button no longer works.', 'hippo.md');
     }
   }
 
@@ -79,9 +123,8 @@ export class DiscordInteractionHandler {
    * R13: restores what nobody changed since the memory change, says so in the thread and on the
    * note; documents changed again are shown to the clicker with "Undo both" / "Keep" buttons.
    */
-  private async revert(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, actor: CommandScope['actor']): Promise<void> {
-    const author: PersonAuthor = { kind: 'person', ...actor };
-    const result = await revertMemoryRun(this.context.stores.documents, memoryRunId, author);
+  private async revert(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, actor: Reviewer): Promise<void> {
+    const result = await revertMemoryRun(this.context.stores, memoryRunId, actor);
     if (result.reverted.length > 0) await this.announceRevert(session, memoryRunId, actor.name, result.reverted, interaction.id);
     if (result.needsChoice.length > 0) {
       const all = await this.context.stores.documents.runChanges(memoryRunId);
@@ -93,11 +136,11 @@ export class DiscordInteractionHandler {
   }
 
   /** The clicker chose to undo a document's change together with the later ones they were shown. */
-  private async undoBoth(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, document: { index: number; version: number }, actor: CommandScope['actor']): Promise<void> {
+  private async undoBoth(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, document: { index: number; version: number }, actor: Reviewer): Promise<void> {
     const all = await this.context.stores.documents.runChanges(memoryRunId);
     const target = all[document.index];
     if (!target) return replyText(interaction, 'This memory change no longer exists.', 'hippo.md');
-    const outcome = await revertWithLaterChanges(this.context.stores.documents, memoryRunId, target.documentId, document.version, { kind: 'person', ...actor });
+    const outcome = await revertWithLaterChanges(this.context.stores, memoryRunId, target.documentId, document.version, actor);
     switch (outcome.status) {
       case 'reverted':
         await this.announceRevert(session, memoryRunId, actor.name, [outcome.path], interaction.id);
@@ -160,8 +203,18 @@ export class DiscordInteractionHandler {
       session,
       actor: { userId: interaction.user.id, name: actorName(interaction) },
       prefix: '/hippo',
+      access: async (action) => {
+        const space = await this.context.stores.spaces.get(session.memorySpaceId);
+        if (!space) return { allowed: false, reason: 'This memory space no longer exists.' };
+        return this.context.memory.check(space, action, await accessRequest(this.context, interaction));
+      },
     };
   }
+}
+
+/** The scope's asker as a reviewer acting from the session's thread. */
+function reviewerOf(scope: CommandScope): Reviewer {
+  return { userId: scope.actor.userId, name: scope.actor.name, sessionId: scope.session.id };
 }
 
 /** The clicker's name as the server shows it. */
@@ -172,11 +225,12 @@ function actorName(interaction: Interaction): string {
 }
 
 /** Answers a deferred interaction; text over Discord's limit goes in an attached Markdown file. */
-async function replyText(interaction: RepliableInteraction, text: string, fileName: string): Promise<void> {
+async function replyText(interaction: RepliableInteraction, text: string, fileName: string, components: Array<APIActionRowComponent<APIComponentInMessageActionRow>> = []): Promise<void> {
+  const rows = components.length > 0 ? { components } : {};
   if (text.length <= discordMessageLimit) {
-    await interaction.editReply({ content: text, allowedMentions: { parse: [] } });
+    await interaction.editReply({ content: text, allowedMentions: { parse: [] }, ...rows });
     return;
   }
   const file = new AttachmentBuilder(Buffer.from(text, 'utf8'), { name: fileName });
-  await interaction.editReply({ content: `📎 The full text (${text.length.toLocaleString('en-US')} characters) is attached.`, files: [file], allowedMentions: { parse: [] } });
+  await interaction.editReply({ content: `📎 The full text (${text.length.toLocaleString('en-US')} characters) is attached.`, files: [file], allowedMentions: { parse: [] }, ...rows });
 }

@@ -7,8 +7,12 @@
 import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
-import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
+import { accessRequestOf } from './discord-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
+import { outboxPayload } from './discord-deliver.js';
+import { textBodies } from './discord-render.js';
+import { documentMenus } from './memory-components.js';
 import { steerKey, threadAddress, threadName } from './discord-ids.js';
 import { placeOf } from './discord-place.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -59,17 +63,20 @@ export class DiscordMessageHandler {
     if (!botId || !isPersonMessage(message, botId)) return;
     const mentioned = mentionsHippo(message, botId);
     const text = messageText(message, botId);
-    // A bare mention asks for help; a mention plus one command word is a command.
-    const verb: CommandVerb | null = mentioned && text === '' ? 'help' : exactCommand(text);
+    // A bare mention asks for help; a mention plus one command word (or remember/forget/pin and
+    // their text) is a command.
+    const said = mentioned && text === '' ? { verb: 'help' as const, rest: '' } : mentionCommand(text);
     const place = await placeOf(client, message.channelId, message.channel);
     if (place.kind === 'other' || (place.kind === 'channel' && !mentioned)) return;
+    const session = place.kind === 'channel' ? null : await agent.findSession(place.address);
+    // Without a session, "remember …" has no context to fork memory from: it is a request then.
+    const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
     if (place.kind === 'channel') {
-      if (verb) return this.hint(message, verb);
+      if (command) return this.hint(message, command.verb);
       return this.startInChannel(message, place.channel, text);
     }
-    const session = await agent.findSession(place.address);
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
-    if (verb && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, verb) : this.hint(message, verb);
+    if (command && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, command.verb, command.rest) : this.hint(message, command.verb);
     if (text === '') return;
     if (session) return this.steer(message, place.address, text, null);
     if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
@@ -108,19 +115,36 @@ export class DiscordMessageHandler {
     this.context.log.debug({ messageId: message.id, sessionId: session?.id, inserted }, inserted ? 'discord-steer-queued' : 'discord-steer-duplicate');
   }
 
-  /** A command in a session's thread or DM; the answer goes to the thread. Runs once per message. */
-  private async command(message: Message, session: SessionRecord, verb: CommandVerb): Promise<void> {
+  /**
+   * A command in a session's thread or DM; the answer goes to the thread (a message has no private
+   * answer on Discord: a refusal is a reply to the asker, changing nothing). Runs once per message.
+   */
+  private async command(message: Message, session: SessionRecord, verb: CommandVerb, rest: string): Promise<void> {
     if (!(await this.context.stores.events.markProcessed(`discord:command:${message.id}`))) return;
-    const botId = this.context.client.user?.id ?? '';
+    const request = await accessRequestOf(this.context, message.channelId, message.channel, message.guildId, message.author.id, message.member ? [...message.member.roles.cache.keys()] : []);
     const answer = await runCommand(verb, {
       agent: this.context.agent,
       stores: this.context.stores,
       session,
       actor: { userId: message.author.id, name: authorName(message) },
       prefix: this.prefix(),
-      argument: commandArgument(messageText(message, botId)),
-    });
-    await enqueueText(this.context, { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey }, answer);
+      access: async (action) => {
+        const space = await this.context.stores.spaces.get(session.memorySpaceId);
+        return space ? this.context.memory.check(space, action, request) : { allowed: false, reason: 'This memory space no longer exists.' };
+      },
+    }, rest);
+    const target = { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey, ...(answer.private ? { replyTo: message.id } : {}) };
+    if (verb !== 'memory' || answer.private) return enqueueText(this.context, target, answer.text);
+    // The browser: the list, then menus to choose a document (each choice answers privately).
+    const { rows, left } = documentMenus(session.id, await this.context.stores.documents.spaceDocuments(session.memorySpaceId));
+    const bodies = textBodies(left > 0 ? `${answer.text}\n(${left} more documents are not in the menus; they are listed above.)` : answer.text);
+    for (const [index, body] of bodies.entries()) {
+      const last = index === bodies.length - 1;
+      await this.context.outbox.enqueue({
+        idempotencyKey: `${target.key}:${index + 1}`, sessionId: session.id, platform: 'discord', operation: 'post',
+        payload: outboxPayload({ channelId: session.threadKey, body: last && rows.length > 0 ? { ...body, components: rows } : body }),
+      });
+    }
   }
 
   /** A command where no session lives: help, or how to start one. */

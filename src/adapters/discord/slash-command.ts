@@ -13,15 +13,15 @@ export const slashCommandName = 'hippo';
 /** The name of its verb option. */
 export const verbOption = 'verb';
 
-/** The name of its optional argument ("5" for budget). */
-export const argumentOption = 'argument';
+/** The name of its text option (what to remember, forget or pin; how much more for budget). */
+export const textOption = 'text';
 
 /** The command as Discord's REST API takes it. */
 export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody {
   return {
     name: slashCommandName,
     type: ApplicationCommandType.ChatInput,
-    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert',
+    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert, remember, forget, pin',
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
     integration_types: [ApplicationIntegrationType.GuildInstall],
     options: [{
@@ -32,10 +32,10 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
       choices: commandVerbs.map((verb) => ({ name: `${verb} – ${commandDescriptions[verb]}`.slice(0, 100), value: verb })),
     }, {
       type: ApplicationCommandOptionType.String,
-      name: argumentOption,
-      description: 'For budget: how many US dollars more this session may spend',
+      name: textOption,
+      description: 'remember, forget, pin: the fact or the line; budget: US dollars more',
       required: false,
-      max_length: 200,
+      max_length: 1_000,
     }],
   };
 }

@@ -51,7 +51,7 @@ export function runCard(status: RunStatus, sessionId: string, now: number): Slac
   return { text: line, blocks };
 }
 
-/** The collapsed note after a memory change: one line and View / Revert / 👍. */
+/** The collapsed note after a memory change: one line and View / Edit / Revert / 👍. */
 export function memoryNote(line: string, memoryRunId: string): SlackMessageBody {
   const revert = button('Revert', actionIds.memoryRevert, memoryRunId, 'danger');
   revert['confirm'] = {
@@ -64,7 +64,7 @@ export function memoryNote(line: string, memoryRunId: string): SlackMessageBody 
     text: line,
     blocks: [
       section(escapeMrkdwn(line)),
-      { type: 'actions', block_id: 'hippo_memory_note', elements: [button('View', actionIds.memoryView, memoryRunId), revert, button('👍', actionIds.memoryAck, memoryRunId)] },
+      { type: 'actions', block_id: 'hippo_memory_note', elements: [button('View', actionIds.memoryView, memoryRunId), button('Edit', 'hippo_memory_edit', memoryRunId), revert, button('👍', actionIds.memoryAck, memoryRunId)] },
     ],
   };
 }

@@ -2,9 +2,11 @@
 // steer it, edits and deletions change still-queued steers, command words run commands. The
 // durable write happens before this returns (the HTTP ack waits for it, product.md); reactions,
 // answers and replies go out later through the outbox.
-import { runCommand } from '../chat/command-runner.js';
-import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { runCommand, type CommandReply } from '../chat/command-runner.js';
+import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
+import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { splitMessage } from '../chat/split-message.js';
+import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext } from './slack-context.js';
@@ -61,10 +63,12 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
     return;
   }
   const session = await agent.findSession(address);
-  const verb = mentioned || direct ? exactCommand(text) : null;
-  if (session && verb) return runThreadCommand(context, session, verb, event, teamId, commandArgument(text));
+  // Without a session, "remember …" has no context to fork memory from: it is a request then.
+  const said = mentioned || direct ? mentionCommand(text) : null;
+  const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
+  if (session && command) return runThreadCommand(context, session, command, event, teamId);
   if (!session && !mentioned && !direct) return; // chatter in a thread Hippo is not part of
-  if (!session && verb) return runThreadCommand(context, null, verb, event, teamId, commandArgument(text));
+  if (!session && command) return runThreadCommand(context, null, command, event, teamId);
   const authorName = await context.people.name(teamId, event.user ?? '');
   if (session) {
     await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text }, { startSession: false });
@@ -83,20 +87,39 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   if (inserted) context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
 }
 
-/** Runs a command said in a thread (once per message) and answers in the thread. */
-async function runThreadCommand(context: SlackContext, session: SessionRecord | null, verb: CommandVerb, event: MessageEvent, teamId: string, argument: string): Promise<void> {
+/**
+ * Runs a command said in a thread (once per message) and answers in the thread; a refusal goes
+ * only to the person who asked, and `memory` comes as the browser with its ⋯ menus.
+ */
+async function runThreadCommand(context: SlackContext, session: SessionRecord | null, command: { verb: CommandVerb; rest: string }, event: MessageEvent, teamId: string): Promise<void> {
+  const { verb, rest } = command;
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   // app_mention and message deliver the same words twice: the command runs once per message.
   if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return;
   const threadTs = event.thread_ts ?? event.ts;
   context.background.run('slack-command', async () => {
-    const actor = { userId: event.user ?? '', name: await context.people.name(teamId, event.user ?? '') };
-    const reply = session
-      ? await runCommand(verb, { agent: context.agent, stores: context.stores, session, actor, prefix: mentionPrefix, argument })
-      : verb === 'help'
-        ? helpText(mentionPrefix)
-        : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`;
-    const parts = splitMessage(reply, { limit: slackMessageLimit });
+    const asker = { teamId, userId: event.user ?? '', name: await context.people.name(teamId, event.user ?? ''), channelId: event.channel };
+    const reply: CommandReply = session
+      ? await runCommand(verb, slackCommandScope(context, session, asker, mentionPrefix), rest)
+      : {
+          private: false,
+          text: verb === 'help'
+            ? helpText(mentionPrefix)
+            : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`,
+        };
+    if (reply.private) {
+      await context.client.apiCall('chat.postEphemeral', { channel: event.channel, user: asker.userId, thread_ts: threadTs, text: markdownToMrkdwn(reply.text) });
+      return;
+    }
+    const browser = session ? await browserAnswer(context, verb, reply, session, { c: event.channel, t: threadTs }) : null;
+    if (browser) {
+      await context.outbox.enqueue({
+        idempotencyKey: `command:${messageKey}:browser`, sessionId: session?.id ?? null, platform: slackPlatform, operation: 'post',
+        payload: { channel: event.channel, thread_ts: threadTs, ...browser },
+      });
+      return;
+    }
+    const parts = splitMessage(reply.text, { limit: slackMessageLimit });
     for (const [index, part] of parts.entries()) {
       await context.outbox.enqueue({
         idempotencyKey: `command:${messageKey}:${index}`,

@@ -6,15 +6,18 @@ import type { Stores } from '../../core/store.js';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
 import { Background } from '../chat/background.js';
+import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import { SlackDelivery } from './deliver.js';
+import { handleAppHomeOpened } from './app-home.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
 import { SlackPeople } from './people.js';
 import { SlackRenderer } from './renderer.js';
+import { SlackAccess } from './slack-access.js';
 import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
@@ -57,6 +60,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     identity: connection.identity,
     people: new SlackPeople(connection.client, log),
     background: new Background(log),
+    memory: memoryGate(new SlackAccess(connection.client, log), parseMemoryEditors(options.config.MEMORY_EDITORS)),
     log,
   };
   const delivery = new SlackDelivery(connection.client, log);
@@ -72,6 +76,10 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);
+  app.event('app_home_opened', async ({ event, body }) => {
+    const envelope = eventEnvelope.safeParse(body);
+    if (envelope.success) handleAppHomeOpened(context, envelope.data.team_id, event);
+  });
   registerInteractions(app, context);
   registerSlashCommand(app, context);
   app.error(async (error) => {

@@ -3,10 +3,14 @@
 // right after (views.open must still happen within the trigger's 3 seconds, so it comes first).
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
+import type { MemoryAction } from '../chat/memory-access.js';
 import { revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
+import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './blocks.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
+import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './memory-interactions.js';
+import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, type BlockActionBody } from './payloads.js';
 import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
 
@@ -14,11 +18,11 @@ const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),
   mainDocumentId: z.string().nullable(), mainVersion: z.number().nullable(),
 });
-const pageRef = z.object({ kind: z.enum(['memory', 'reset']), ref: z.string(), page: z.number().int().min(0) });
+const pageRef = z.object({ kind: z.enum(['memory', 'reset', 'document', 'history']), ref: z.string(), page: z.number().int().min(0) });
 const undoBothRef: z.ZodType<UndoBothRef> = z.object({ r: z.string(), d: z.string(), v: z.number().int() });
 const threadRef: z.ZodType<ThreadRef> = z.object({ channelId: z.string(), threadTs: z.string() });
 
-/** Registers the button handlers on the Bolt app. */
+/** Registers the button handlers and the memory browser's modal submissions on the Bolt app. */
 export function registerInteractions(app: App, context: SlackContext): void {
   app.action(/^hippo_/, async ({ ack, body }) => {
     await ack();
@@ -27,12 +31,27 @@ export function registerInteractions(app: App, context: SlackContext): void {
     const click = parsed.data;
     const action = click.actions[0];
     if (!action) return;
-    context.background.run('slack-action', () => handleAction(context, click, action.action_id, action.value ?? ''), { action: action.action_id });
+    // A button carries `value`; a ⋯ menu the chosen option's.
+    const value = action.value ?? action.selected_option?.value ?? '';
+    context.background.run('slack-action', () => handleAction(context, click, action.action_id, value), { action: action.action_id });
   });
+  registerMemorySubmissions(app, context);
 }
+
+/** Which memory access each note button needs. */
+const noteAccess: Record<string, MemoryAction> = {
+  [actionIds.memoryView]: 'view', [actionIds.memoryAck]: 'view', [actionIds.resetView]: 'view',
+  [actionIds.memoryRevert]: 'revert', [actionIds.memoryUndoBoth]: 'revert', [actionIds.memoryKeep]: 'view',
+};
 
 async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string): Promise<void> {
   const teamId = click.team?.id ?? click.user.team_id ?? context.identity.teamId;
+  if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
+  const access = noteAccess[actionId];
+  if (access) {
+    const refusal = await noteRefusal(context, click, teamId, actionId, value, access);
+    if (refusal) return refuse(context, click, refusal);
+  }
   switch (actionId) {
     case actionIds.pause:
     case actionIds.resume: {
@@ -59,15 +78,17 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     case actionIds.memoryKeep:
       return updateView(context, click, outcomeModal('Nothing was changed: the later changes stay as they are.'));
     case actionIds.memoryAck: {
-      await context.stores.documents.markReviewed(value, click.user.id);
-      const name = await context.people.name(teamId, click.user.id);
-      await ephemeral(context, click, `👍 Thanks, ${name}: this memory change is marked as reviewed.`);
+      const who = await reviewer(context, click, teamId);
+      const spaceId = await noteSpace(context, actionId, value);
+      if (spaceId) await ackMemoryRun(context.stores, spaceId, value, who);
+      await ephemeral(context, click, `👍 Thanks, ${who.name}: this memory change is marked as reviewed.`);
       return;
     }
     default:
       if (actionId.startsWith(actionIds.viewPage)) {
         const ref = parseValue(pageRef, value);
-        return ref ? turnPage(context, click, ref) : staleButton(context, click, actionId);
+        if (!ref) return staleButton(context, click, actionId);
+        return ref.kind === 'document' || ref.kind === 'history' ? turnMemoryPage(context, click, teamId, ref) : turnPage(context, click, ref);
       }
       context.log.debug({ actionId }, 'slack-action-unknown');
   }
@@ -79,8 +100,9 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
  * few statements, well within the trigger's 3 seconds.
  */
 async function revert(context: SlackContext, click: BlockActionBody, teamId: string, memoryRunId: string): Promise<void> {
-  const name = await context.people.name(teamId, click.user.id);
-  const result = await revertMemoryRun(context.stores.documents, memoryRunId, { kind: 'person', userId: click.user.id, name });
+  const who = await reviewer(context, click, teamId);
+  const { name } = who;
+  const result = await revertMemoryRun(context.stores, memoryRunId, who);
   const thread = threadOf(click);
   if (result.needsChoice.length > 0 && thread) {
     const intro = result.reverted.length > 0 ? `Reverted ${result.reverted.join(', ')}. The rest changed again since:` : undefined;
@@ -94,9 +116,10 @@ async function revert(context: SlackContext, click: BlockActionBody, teamId: str
 
 /** The person chose to undo a document's change together with the later ones they were shown. */
 async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: string, ref: UndoBothRef): Promise<void> {
-  const name = await context.people.name(teamId, click.user.id);
-  const outcome = await revertWithLaterChanges(context.stores.documents, ref.r, ref.d, ref.v, { kind: 'person', userId: click.user.id, name });
   const thread = click.view?.private_metadata ? parseValue(threadRef, click.view.private_metadata) : null;
+  const who = await reviewer(context, click, teamId, thread);
+  const { name } = who;
+  const outcome = await revertWithLaterChanges(context.stores, ref.r, ref.d, ref.v, who);
   switch (outcome.status) {
     case 'reverted':
       await updateView(context, click, outcomeModal(`↩️ Reverted ${outcome.path}, with the later changes.`));
@@ -110,6 +133,43 @@ async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: s
     case 'gone':
       return updateView(context, click, outcomeModal('This memory change no longer exists.'));
   }
+}
+
+/** The clicker as a reviewer, with the session of the thread they clicked in (if any). */
+async function reviewer(context: SlackContext, click: BlockActionBody, teamId: string, thread: ThreadRef | null = threadOf(click)): Promise<Reviewer> {
+  const name = await context.people.name(teamId, click.user.id);
+  const session = thread ? await context.agent.findSession(slackThread(teamId, thread.channelId, thread.threadTs)) : null;
+  return { userId: click.user.id, name, ...(session ? { sessionId: session.id } : {}) };
+}
+
+/**
+ * Why the clicker may not use a note's button (the space of the memory change or reset, checked
+ * against the channel clicked in and MEMORY_EDITORS), or null when they may. A note whose space
+ * cannot be told (a forged value) changes nothing anyway.
+ */
+async function noteRefusal(context: SlackContext, click: BlockActionBody, teamId: string, actionId: string, value: string, action: MemoryAction): Promise<string | null> {
+  const spaceId = await noteSpace(context, actionId, value);
+  if (!spaceId) return null;
+  const space = await context.stores.spaces.get(spaceId);
+  if (!space) return null;
+  // A click in a modal names no channel: membership of the space's conversation decides.
+  const decision = await context.memory.check(space, action, { platform: 'slack', workspaceId: teamId, channelId: click.channel?.id ?? null, userId: click.user.id });
+  if (decision.allowed) return null;
+  context.log.info({ userId: click.user.id, actionId }, 'slack-memory-refused');
+  return decision.reason;
+}
+
+/** The memory space a note's button acts on. */
+async function noteSpace(context: SlackContext, actionId: string, value: string): Promise<string | null> {
+  if (actionId === actionIds.resetView) {
+    const ref = parseValue(resetViewRef, value);
+    return ref ? ((await context.stores.sessions.get(ref.sessionId))?.memorySpaceId ?? null) : null;
+  }
+  const memoryRunId = actionId === actionIds.memoryUndoBoth || actionId === actionIds.memoryKeep ? parseValue(undoBothRef, value)?.r : value;
+  if (!memoryRunId) return null;
+  const [change] = await context.stores.documents.runChanges(memoryRunId);
+  const document = change ? await context.stores.documents.get(change.documentId) : null;
+  return document?.spaceId ?? null;
 }
 
 /** Tells the thread who reverted what (once per run and set of documents). */

@@ -8,19 +8,23 @@ import { splitMessage } from '../chat/split-message.js';
 import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './blocks.js';
 
 /** Characters per section (Slack allows 3,000). */
-const sectionLimit = 2_900;
+export const sectionLimit = 2_900;
 /** Text sections per page; keeps a page far below the 100-block limit and fast to render. */
 const sectionsPerPage = 12;
 
 /** A page request carried by the Previous / Next buttons. */
 export interface PageRef {
-  kind: 'memory' | 'reset';
-  /** The memory run id, or the JSON of the ResetViewRef. */
+  kind: 'memory' | 'reset' | 'document' | 'history';
+  /** The memory run id, or the JSON of the ResetViewRef or of the document reference. */
   ref: string;
   page: number;
 }
 
-type Item = { kind: 'header'; text: string } | { kind: 'text'; text: string };
+/** A modal view as Hippo builds it (its blocks can be added to). */
+export type ModalView = { [key: string]: Json; blocks: Json[] };
+
+/** A piece of a paged modal: a header, or a mrkdwn section. */
+export type Item = { kind: 'header'; text: string } | { kind: 'text'; text: string };
 
 /** The modal of a memory change, page `page` (from 0). */
 export function memoryChangeModal(memoryRunId: string, diffs: DocumentDiff[], page: number): Json {
@@ -46,12 +50,14 @@ export function resetModal(ref: ResetViewRef, mainContent: string | null, page: 
   return pagedModal('Context reset', items, page, (next) => ({ kind: 'reset', ref: JSON.stringify(ref), page: next }));
 }
 
-function codeSections(text: string): Item[] {
+/** A text as code sections within the section limit (split outside nothing: it is all code). */
+export function codeSections(text: string): Item[] {
   // Split before escaping would be simpler, but escaping lengthens text: split the escaped form.
   return splitMessage(`\`\`\`\n${escapeMrkdwn(text)}\n\`\`\``, { limit: sectionLimit, numbered: false }).map((part) => ({ kind: 'text', text: part }));
 }
 
-function pagedModal(title: string, items: Item[], page: number, refFor: (page: number) => PageRef): Json {
+/** A modal showing page `page` of `items`, with Previous / Next buttons when there are several. */
+export function pagedModal(title: string, items: Item[], page: number, refFor: (page: number) => PageRef): ModalView {
   const pages = paginate(items);
   const current = Math.min(Math.max(page, 0), pages.length - 1);
   const blocks: Json[] = (pages[current] ?? []).map((item) =>
@@ -129,6 +135,6 @@ export function revertChoiceModal(memoryRunId: string, changes: readonly RunDocu
 }
 
 /** A modal that only says how a choice ended. */
-export function outcomeModal(text: string): Json {
-  return { type: 'modal', title: { type: 'plain_text', text: 'Revert memory' }, close: { type: 'plain_text', text: 'Close' }, blocks: [section(escapeMrkdwn(text))] };
+export function outcomeModal(text: string, title = 'Revert memory'): ModalView {
+  return { type: 'modal', title: { type: 'plain_text', text: title.slice(0, 24) }, close: { type: 'plain_text', text: 'Close' }, blocks: [section(escapeMrkdwn(text))] };
 }

@@ -34,8 +34,9 @@ export const blockActionBody = z.looseObject({
   trigger_id: z.string().optional(),
   channel: z.looseObject({ id: z.string() }).optional(),
   message: z.looseObject({ ts: z.string(), thread_ts: z.string().optional() }).optional(),
-  view: z.looseObject({ id: z.string(), hash: z.string().optional(), private_metadata: z.string().optional() }).optional(),
-  actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional() })).min(1),
+  view: z.looseObject({ id: z.string(), type: z.string().optional(), hash: z.string().optional(), private_metadata: z.string().optional() }).optional(),
+  response_url: z.string().optional(),
+  actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional(), selected_option: z.looseObject({ value: z.string() }).optional() })).min(1),
 });
 
 /** A parsed block_actions interaction. */
@@ -59,3 +60,21 @@ export const threadMessage = z.looseObject({
   text: z.string().optional(),
   bot_profile: z.looseObject({ name: z.string().optional() }).optional(),
 });
+
+/** The value a view_submission's input carries: typed text, or a chosen option. */
+const inputValue = z.looseObject({ value: z.string().nullable().optional(), selected_option: z.looseObject({ value: z.string() }).nullable().optional() });
+
+/** A view_submission (a modal's Submit). */
+export const viewSubmissionBody = z.looseObject({
+  team: z.looseObject({ id: z.string() }).nullable().optional(),
+  user: z.looseObject({ id: z.string(), team_id: z.string().optional() }),
+  view: z.looseObject({
+    id: z.string(),
+    callback_id: z.string(),
+    private_metadata: z.string().default(''),
+    state: z.looseObject({ values: z.record(z.string(), z.record(z.string(), inputValue)) }).default({ values: {} }),
+  }),
+});
+
+/** A parsed view_submission. */
+export type ViewSubmissionBody = z.infer<typeof viewSubmissionBody>;

@@ -190,6 +190,8 @@ export class SlackRenderer {
   }
 
   private async memoryUpdated(event: Extract<AgentEvent, { type: 'memory-updated' }>): Promise<void> {
+    // A run a person asked for that changed nothing: the line alone (nothing to view or revert).
+    if (event.changes.length === 0) return this.post(event.session, `note:${event.memoryRunId}`, { markdown: memoryNoteLine(event) });
     const versions = event.changes.map((change) => ({ path: change.path, documentId: change.documentId, version: change.version, previousVersion: change.previousVersion }));
     await this.post(event.session, `note:${event.memoryRunId}`, {
       ...memoryNote(memoryNoteLine(event), event.memoryRunId),

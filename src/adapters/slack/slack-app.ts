@@ -122,7 +122,7 @@ async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {
   try {
     const result = await client.auth.test();
     if (!result.team_id || !result.user_id || !result.bot_id) throw new Error('auth.test did not name the team, bot user and bot (is SLACK_BOT_TOKEN a bot token?)');
-    return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id };
+    return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id, ...(result.url ? { url: result.url } : {}) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });

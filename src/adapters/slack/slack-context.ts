@@ -4,6 +4,7 @@ import type { Agent } from '../../core/agent.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import type { Background } from '../chat/background.js';
+import type { MemoryGate } from '../chat/memory-access.js';
 import type { Outbox } from '../chat/outbox.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import type { SlackPeople } from './people.js';
@@ -13,6 +14,8 @@ export interface SlackIdentity {
   teamId: string;
   botUserId: string;
   botId: string;
+  /** The workspace's URL from auth.test ("https://acme.slack.com/"), for links to threads. */
+  url?: string;
 }
 
 /** The Slack adapter's shared parts. */
@@ -25,6 +28,8 @@ export interface SlackContext {
   identity: SlackIdentity;
   people: SlackPeople;
   background: Background;
+  /** Who may view and change which memory space (membership, MEMORY_EDITORS). */
+  memory: MemoryGate;
   log: Logger;
 }
 
@@ -49,4 +54,13 @@ export function parseSlackMessageKey(key: string): { teamId: string; channelId: 
   const [platform, teamId, channelId, ts, ...rest] = key.split(':');
   if (platform !== 'slack' || !teamId || !channelId || !ts || rest.length > 0) return null;
   return { teamId, channelId, ts };
+}
+
+/**
+ * A link to a Slack thread: the workspace's archive URL when auth.test named it (what
+ * chat.getPermalink returns, without a call per version), else Slack's app_redirect to the channel.
+ */
+export function slackThreadLink(identity: Pick<SlackIdentity, 'url' | 'teamId'>, channelId: string, threadTs: string): string {
+  if (identity.url) return `${identity.url.replace(/\/?$/, '/')}archives/${channelId}/p${threadTs.replace('.', '')}?thread_ts=${threadTs}&cid=${channelId}`;
+  return `https://slack.com/app_redirect?team=${identity.teamId}&channel=${channelId}`;
 }

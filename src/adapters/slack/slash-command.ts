@@ -8,12 +8,17 @@ import type { SessionRecord } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, parseCommand, type CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
+import type { Json } from './blocks.js';
+import { browserAnswer, slackCommandScope } from './command-scope.js';
 import { slashCommandBody } from './payloads.js';
 import { slackThread, type SlackContext } from './slack-context.js';
 
 const slashPrefix = '/hippo';
-/** Verbs that only read, so the channel's latest session is an acceptable stand-in for "this thread". */
-const readOnlyVerbs: ReadonlySet<CommandVerb> = new Set(['status', 'memory']);
+/**
+ * Verbs for which the channel's latest session is an acceptable stand-in for "this thread": they
+ * only read, or act on the channel's memory space rather than on one thread's work.
+ */
+const channelVerbs: ReadonlySet<CommandVerb> = new Set(['status', 'memory', 'remember', 'forget', 'pin']);
 
 /** Registers /hippo on the Bolt app. */
 export function registerSlashCommand(app: App, context: SlackContext): void {
@@ -26,31 +31,33 @@ export function registerSlashCommand(app: App, context: SlackContext): void {
     }
     await ack();
     context.background.run('slack-slash-command', async () => {
-      const text = await answer(context, body);
-      await respond({ response_type: 'ephemeral', text: markdownToMrkdwn(text) });
+      const { text, blocks } = await answer(context, body);
+      await respond({ response_type: 'ephemeral', text: markdownToMrkdwn(text), ...(blocks ? { blocks } : {}) });
     });
   });
 }
 
-async function answer(context: SlackContext, raw: unknown): Promise<string> {
+async function answer(context: SlackContext, raw: unknown): Promise<{ text: string; blocks?: Json[] }> {
   const parsed = slashCommandBody.safeParse(raw);
-  if (!parsed.success) return helpText(slashPrefix);
+  if (!parsed.success) return { text: helpText(slashPrefix) };
   const command = parsed.data;
   const words = parseCommand(command.text);
-  if ('unknown' in words) return helpText(slashPrefix, words.unknown);
-  if (words.verb === 'help') return helpText(slashPrefix);
+  if ('unknown' in words) return { text: helpText(slashPrefix, words.unknown) };
+  if (words.verb === 'help') return { text: helpText(slashPrefix) };
   let session: SessionRecord | null = null;
   if (command.thread_ts) session = await context.agent.findSession(slackThread(command.team_id, command.channel_id, command.thread_ts));
   let note = '';
-  if (!session && readOnlyVerbs.has(words.verb)) {
+  if (!session && channelVerbs.has(words.verb)) {
     session = await latestChannelSession(context, command.team_id, command.channel_id);
     if (session) note = `_(the most recent Hippo session in this channel: "${session.title}")_\n`;
   }
   if (!session) {
-    return `Use this in a Hippo thread: Slack does not tell apps which thread a slash command came from, so mention me there instead (\`@hippo ${words.verb}\`).`;
+    return { text: `Use this in a Hippo thread: Slack does not tell apps which thread a slash command came from, so mention me there instead (\`@hippo ${words.verb}\`).` };
   }
-  const actor = { userId: command.user_id, name: await context.people.name(command.team_id, command.user_id) };
-  return note + (await runCommand(words.verb, { agent: context.agent, stores: context.stores, session, actor, prefix: slashPrefix, argument: words.rest }));
+  const asker = { teamId: command.team_id, userId: command.user_id, name: await context.people.name(command.team_id, command.user_id), channelId: command.channel_id };
+  const reply = await runCommand(words.verb, slackCommandScope(context, session, asker, slashPrefix), words.rest);
+  const browser = await browserAnswer(context, words.verb, reply, session, { c: command.channel_id, t: command.thread_ts ?? null });
+  return browser ? { text: note + browser.text, blocks: browser.blocks } : { text: note + reply.text };
 }
 
 /** The channel's most recently started Slack session, or null. */

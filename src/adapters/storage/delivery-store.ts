@@ -2,6 +2,7 @@
 // when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
 import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
 import type { PrismaClient } from './generated/client.js';
+import { parseRequest } from './review-store.js';
 
 /** Creates the Prisma-backed DeliveryStore. */
 export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
@@ -15,7 +16,7 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
         }),
         prisma.memoryRun.findMany({
           where: { awaitingDelivery: true, sessionId },
-          select: { id: true, round: true, promptTokens: true, cachedTokens: true, completionTokens: true },
+          select: { id: true, round: true, promptTokens: true, cachedTokens: true, completionTokens: true, request: true, transcript: true },
           orderBy: { startedAt: 'asc' },
         }),
         prisma.segment.findMany({ where: { awaitingDelivery: true, sessionId }, orderBy: { ordinal: 'asc' } }),
@@ -31,6 +32,8 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
           memoryRunId: run.id,
           round: run.round,
           usage: { promptTokens: run.promptTokens, cachedTokens: run.cachedTokens, completionTokens: run.completionTokens },
+          request: parseRequest(run.request),
+          note: finalNote(run.transcript),
         })),
         resets: resets.map((segment) => ({
           segmentId: segment.id,
@@ -64,6 +67,12 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
       await prisma.segment.updateMany({ where: { id: segmentId, awaitingDelivery: true }, data: { awaitingDelivery: false } });
     },
   };
+}
+
+/** A run's final one-line note: the last message of its transcript, if it is text. */
+function finalNote(transcript: unknown): string {
+  const last = Array.isArray(transcript) ? (transcript.at(-1) as { role?: unknown; content?: unknown } | undefined) : undefined;
+  return last?.role === 'assistant' && typeof last.content === 'string' ? last.content.trim().split('\n')[0] ?? '' : '';
 }
 
 function answerText(content: string): string {

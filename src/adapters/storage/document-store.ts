@@ -1,10 +1,12 @@
 // Memory documents (R13): compare-and-set writes, one version row per change with its author, so
 // people can review what a summarizer run wrote and revert it.
 import { randomUUID } from 'node:crypto';
-import { ConflictError } from '../../core/errors.js';
+import { ConflictError, PinnedLineError } from '../../core/errors.js';
+import { droppedPins } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
 import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
 import { storableText } from '../../core/text-hygiene.js';
+import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
 import type { TransactionClient } from './prisma-support.js';
 
 /** The state a change leaves the document in. */
@@ -16,6 +18,8 @@ interface DocumentState {
 /** Creates the Prisma-backed DocumentStore. */
 export function createDocumentStore(prisma: PrismaClient): DocumentStore {
   return {
+    ...createDocumentReviewMethods(prisma, lockDocumentById),
+
     /** A deleted document reads as absent (null); its history stays reachable through versions(). */
     async read(key) {
       const row = await prisma.memoryDocument.findUnique({ where: { spaceId_sessionKey_path: documentKey(key) } });
@@ -58,8 +62,9 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
         const target = locked.get(to.path);
         if (!source || source.deleted) throw new ConflictError(`${from.path} does not exist (it may have been removed since you read it); list the documents again`);
         if (!target || !target.deleted) throw new ConflictError(`${to.path} already exists; choose another path or delete it first`);
-        const moved = await applyChange(tx, target, { content: source.content, deleted: false }, author, { reason: `moved from ${from.path}` });
-        await applyChange(tx, source, { content: '', deleted: true }, author, { reason: `moved to ${to.path}` });
+        // The pins move with the text, so the move is no removal of a pinned line.
+        const moved = await applyChange(tx, target, { content: source.content, deleted: false }, author, { reason: `moved from ${from.path}`, pinnedLines: source.pinnedLines });
+        await applyChange(tx, source, { content: '', deleted: true }, author, { reason: `moved to ${to.path}`, pinnedLines: [] });
         return moved;
       });
     },
@@ -67,6 +72,21 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
     async versions(documentId) {
       const rows = await prisma.memoryDocumentVersion.findMany({ where: { documentId }, orderBy: { version: 'desc' } });
       return rows.map(toVersionRecord);
+    },
+
+    async history(documentId, page) {
+      const [rows, total] = await Promise.all([
+        prisma.memoryDocumentVersion.findMany({ where: { documentId }, orderBy: { version: 'desc' }, skip: page.offset, take: page.limit }),
+        prisma.memoryDocumentVersion.count({ where: { documentId } }),
+      ]);
+      // Versions written before sessions were recorded on them: a run's session is the run's own.
+      const runIds = rows.flatMap((row) => (row.sessionId === null && row.memoryRunId ? [row.memoryRunId] : []));
+      const runs = runIds.length ? await prisma.memoryRun.findMany({ where: { id: { in: runIds } }, select: { id: true, sessionId: true } }) : [];
+      const sessionOfRun = new Map(runs.map((run) => [run.id, run.sessionId]));
+      return {
+        total,
+        versions: rows.map((row) => ({ ...toVersionRecord(row), sessionId: toVersionRecord(row).sessionId ?? sessionOfRun.get(row.memoryRunId ?? '') ?? null })),
+      };
     },
 
     async versionsByRun(memoryRunId) {
@@ -77,8 +97,8 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       return rows.map(toVersionRecord);
     },
 
-    revert(documentId, version, author) {
-      return prisma.$transaction((tx) => revertVersion(tx, documentId, version, author));
+    revert(documentId, version, author, expectedCurrent) {
+      return prisma.$transaction((tx) => revertVersion(tx, documentId, version, author, expectedCurrent));
     },
 
     async runChanges(memoryRunId) {
@@ -148,8 +168,11 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
 }
 
 /** Restores the version before `version` of a document as a new version by `author`. */
-async function revertVersion(tx: TransactionClient, documentId: string, version: number, author: DocumentAuthor): Promise<DocumentRecord> {
+async function revertVersion(tx: TransactionClient, documentId: string, version: number, author: DocumentAuthor, expectedCurrent?: number): Promise<DocumentRecord> {
   const current = await lockDocumentById(tx, documentId);
+  if (expectedCurrent !== undefined && current.version !== expectedCurrent) {
+    throw new ConflictError(`${current.path} changed again (now version ${String(current.version)}, you saw version ${String(expectedCurrent)}): look at the change and choose again`);
+  }
   const reverted = await tx.memoryDocumentVersion.findUnique({ where: { documentId_version: { documentId, version } } });
   if (!reverted) throw new Error(`${current.path} has no version ${String(version)}`);
   return applyChange(tx, current, await stateBefore(tx, documentId, version), author, { reason: `undid version ${String(version)}` });
@@ -163,7 +186,8 @@ async function stateBefore(tx: TransactionClient, documentId: string, version: n
   return { content: previous.content, deleted: previous.deleted };
 }
 
-async function lockDocumentById(tx: TransactionClient, documentId: string): Promise<MemoryDocument> {
+/** The document row locked FOR UPDATE (it must exist). */
+export async function lockDocumentById(tx: TransactionClient, documentId: string): Promise<MemoryDocument> {
   const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM memory_documents WHERE id = ${documentId} FOR UPDATE`;
   if (locked.length === 0) throw new Error(`memory document ${documentId} does not exist`);
   return tx.memoryDocument.findUniqueOrThrow({ where: { id: documentId } });
@@ -203,17 +227,33 @@ function checkExpectedVersion(path: string, current: MemoryDocument, expected: n
   );
 }
 
-async function applyChange(
+/** What a change writes besides the state: its reason, the run it undid, pins set explicitly (a move). */
+export interface ChangeNote {
+  reason?: string;
+  revertedRunId?: string;
+  pinnedLines?: string[];
+}
+
+/**
+ * Writes the next version. Pinned lines the new state no longer has: a summarizer may not drop
+ * them (PinnedLineError, nothing written); anyone else's change unpins them with the line.
+ */
+export async function applyChange(
   tx: TransactionClient,
   current: MemoryDocument,
   state: DocumentState,
   author: DocumentAuthor,
-  note: { reason?: string; revertedRunId?: string } = {},
+  note: ChangeNote = {},
 ): Promise<DocumentRecord> {
   const version = current.version + 1;
   // A model may write NUL (echoing a page): Postgres text cannot hold it.
   state = { ...state, content: storableText(state.content) };
-  const updated = await tx.memoryDocument.update({ where: { id: current.id }, data: { ...state, version } });
+  const pins = current.pinnedLines ?? [];
+  const dropped = note.pinnedLines ? [] : droppedPins(pins, state.content, state.deleted);
+  const [firstDropped] = dropped;
+  if (author.kind === 'summarizer' && firstDropped !== undefined) throw new PinnedLineError(current.path, firstDropped);
+  const pinnedLines = note.pinnedLines ?? pins.filter((pin) => !dropped.includes(pin));
+  const updated = await tx.memoryDocument.update({ where: { id: current.id }, data: { ...state, version, pinnedLines } });
   await tx.memoryDocumentVersion.create({
     data: {
       documentId: current.id, version, path: current.path, ...state, ...authorColumns(author),
@@ -223,27 +263,28 @@ async function applyChange(
   return toDocumentRecord(updated);
 }
 
-function authorColumns(author: DocumentAuthor): { authorKind: string; authorId: string; authorName: string; memoryRunId: string | null } {
+function authorColumns(author: DocumentAuthor): { authorKind: string; authorId: string; authorName: string; memoryRunId: string | null; sessionId: string | null } {
   switch (author.kind) {
     case 'summarizer':
-      return { authorKind: author.kind, authorId: author.memoryRunId, authorName: '', memoryRunId: author.memoryRunId };
+      return { authorKind: author.kind, authorId: author.memoryRunId, authorName: '', memoryRunId: author.memoryRunId, sessionId: author.sessionId ?? null };
     case 'worker':
-      return { authorKind: author.kind, authorId: author.sessionId, authorName: '', memoryRunId: null };
+      return { authorKind: author.kind, authorId: author.sessionId, authorName: '', memoryRunId: null, sessionId: author.sessionId };
     case 'person':
-      return { authorKind: author.kind, authorId: author.userId, authorName: author.name, memoryRunId: null };
+      return { authorKind: author.kind, authorId: author.userId, authorName: author.name, memoryRunId: null, sessionId: author.sessionId ?? null };
     case 'system':
-      return { authorKind: author.kind, authorId: '', authorName: '', memoryRunId: null };
+      return { authorKind: author.kind, authorId: '', authorName: '', memoryRunId: null, sessionId: null };
   }
 }
 
 function toAuthor(row: MemoryDocumentVersion): DocumentAuthor {
+  const session = row.sessionId === null ? {} : { sessionId: row.sessionId };
   switch (row.authorKind) {
     case 'summarizer':
-      return { kind: 'summarizer', memoryRunId: row.memoryRunId ?? row.authorId };
+      return { kind: 'summarizer', memoryRunId: row.memoryRunId ?? row.authorId, ...session };
     case 'worker':
       return { kind: 'worker', sessionId: row.authorId };
     case 'person':
-      return { kind: 'person', userId: row.authorId, name: row.authorName };
+      return { kind: 'person', userId: row.authorId, name: row.authorName, ...session };
     case 'system':
       return { kind: 'system' };
     default:
@@ -256,20 +297,8 @@ function documentKey(key: DocumentKey): DocumentKey {
   return { spaceId: key.spaceId, sessionKey: key.sessionKey, path: key.path };
 }
 
-function toDocumentRecord(row: MemoryDocument): DocumentRecord {
-  return {
-    id: row.id,
-    spaceId: row.spaceId,
-    sessionKey: row.sessionKey,
-    path: row.path,
-    version: row.version,
-    content: row.content,
-    deleted: row.deleted,
-    updatedAt: row.updatedAt,
-  };
-}
-
-function toVersionRecord(row: MemoryDocumentVersion): DocumentVersionRecord {
+/** A version row as core sees it. */
+export function toVersionRecord(row: MemoryDocumentVersion): DocumentVersionRecord {
   return {
     documentId: row.documentId,
     path: row.path,
@@ -280,6 +309,7 @@ function toVersionRecord(row: MemoryDocumentVersion): DocumentVersionRecord {
     reason: row.reason,
     revertedRunId: row.revertedRunId,
     reviewedBy: row.reviewedBy,
+    sessionId: row.sessionId ?? (row.authorKind === 'worker' ? row.authorId : null),
     createdAt: row.createdAt,
   };
 }

@@ -7,6 +7,7 @@ import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
 import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
+import { createMemorySpaceStore, createReviewStore, parseRequest } from './review-store.js';
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';
 import { guardStore } from './storage-errors.js';
@@ -26,6 +27,8 @@ export function createPrismaStores(prisma: PrismaClient): Stores {
     usage: guardStore(createUsageStore(prisma)),
     documents: guardStore(createDocumentStore(prisma)),
     deliveries: guardStore(createDeliveryStore(prisma)),
+    reviews: guardStore(createReviewStore(prisma)),
+    spaces: guardStore(createMemorySpaceStore(prisma)),
   };
 }
 
@@ -43,12 +46,22 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
   return {
     async start(run) {
       const row = await prisma.memoryRun.create({
-        data: { ...(run.id ? { id: run.id } : {}), sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint },
+        data: {
+          ...(run.id ? { id: run.id } : {}), sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint,
+          ...(run.request ? { request: { kind: run.request.kind, userId: run.request.userId, name: storableText(run.request.name), text: storableText(run.request.text), ...(run.request.eventId === undefined ? {} : { eventId: run.request.eventId }) } } : {}),
+        },
       });
       return toMemoryRunRecord(row);
     },
 
     async finish(runId, result) {
+      // The summarizer's final line is the reason of each version it wrote (history, product.md).
+      if (result.note) {
+        await prisma.memoryDocumentVersion.updateMany({
+          where: { memoryRunId: runId, reason: '' },
+          data: { reason: storableText(result.note.replace(/\s+/g, ' ').trim().slice(0, 300)) },
+        });
+      }
       await prisma.memoryRun.updateMany({
         where: { id: runId, status: 'running' },
         data: {
@@ -157,6 +170,7 @@ function toMemoryRunRecord(row: MemoryRun): MemoryRunRecord {
     round: row.round,
     status: parseRunStatus(row.id, row.status),
     forkPoint: row.forkPoint,
+    request: parseRequest(row.request),
   };
 }
 

@@ -108,6 +108,14 @@ function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
   }
 }
 
+/** The conversation that owns a space, from its key (see spaceKey): null for a workspace-wide public space. */
+export function spaceChannel(scope: string, scopeKey: string): string | null {
+  const key = scopeKey.replace(/^(dm|private):/, '');
+  if (scope === 'workspace' && key === scopeKey) return null;
+  const channel = key.split('/')[0] ?? '';
+  return channel === '' ? null : channel;
+}
+
 async function createSession(
   tx: TransactionClient,
   address: ThreadAddress,

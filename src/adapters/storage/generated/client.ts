@@ -106,3 +106,15 @@ export type SessionLease = Prisma.SessionLeaseModel
  * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
  */
 export type ChannelBudget = Prisma.ChannelBudgetModel
+/**
+ * Model MemoryReviewEvent
+ * What people did to a memory space (reverts, edits, 👍, pins, remember/forget requests); the
+ * next summarizer of the space is given the events no succeeded run has seen.
+ */
+export type MemoryReviewEvent = Prisma.MemoryReviewEventModel
+/**
+ * Model MemoryEditDraft
+ * A person's edit that lost a compare-and-set race, kept so they can edit again from it
+ * (Discord cannot answer a modal with another modal).
+ */
+export type MemoryEditDraft = Prisma.MemoryEditDraftModel

@@ -409,7 +409,9 @@ export const ModelName = {
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
-  ChannelBudget: 'ChannelBudget'
+  ChannelBudget: 'ChannelBudget',
+  MemoryReviewEvent: 'MemoryReviewEvent',
+  MemoryEditDraft: 'MemoryEditDraft'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -425,7 +427,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "channelBudget"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1391,6 +1393,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MemoryReviewEvent: {
+      payload: Prisma.$MemoryReviewEventPayload<ExtArgs>
+      fields: Prisma.MemoryReviewEventFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemoryReviewEventFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemoryReviewEventFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        findFirst: {
+          args: Prisma.MemoryReviewEventFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemoryReviewEventFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        findMany: {
+          args: Prisma.MemoryReviewEventFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        create: {
+          args: Prisma.MemoryReviewEventCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        createMany: {
+          args: Prisma.MemoryReviewEventCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemoryReviewEventCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        delete: {
+          args: Prisma.MemoryReviewEventDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        update: {
+          args: Prisma.MemoryReviewEventUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        deleteMany: {
+          args: Prisma.MemoryReviewEventDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemoryReviewEventUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemoryReviewEventUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>[]
+        }
+        upsert: {
+          args: Prisma.MemoryReviewEventUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryReviewEventPayload>
+        }
+        aggregate: {
+          args: Prisma.MemoryReviewEventAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemoryReviewEvent>
+        }
+        groupBy: {
+          args: Prisma.MemoryReviewEventGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryReviewEventGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemoryReviewEventCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryReviewEventCountAggregateOutputType> | number
+        }
+      }
+    }
+    MemoryEditDraft: {
+      payload: Prisma.$MemoryEditDraftPayload<ExtArgs>
+      fields: Prisma.MemoryEditDraftFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemoryEditDraftFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemoryEditDraftFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        findFirst: {
+          args: Prisma.MemoryEditDraftFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemoryEditDraftFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        findMany: {
+          args: Prisma.MemoryEditDraftFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        create: {
+          args: Prisma.MemoryEditDraftCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        createMany: {
+          args: Prisma.MemoryEditDraftCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemoryEditDraftCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        delete: {
+          args: Prisma.MemoryEditDraftDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        update: {
+          args: Prisma.MemoryEditDraftUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        deleteMany: {
+          args: Prisma.MemoryEditDraftDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemoryEditDraftUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemoryEditDraftUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>[]
+        }
+        upsert: {
+          args: Prisma.MemoryEditDraftUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemoryEditDraftPayload>
+        }
+        aggregate: {
+          args: Prisma.MemoryEditDraftAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemoryEditDraft>
+        }
+        groupBy: {
+          args: Prisma.MemoryEditDraftGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryEditDraftGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemoryEditDraftCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemoryEditDraftCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1509,6 +1659,7 @@ export const MemoryDocumentScalarFieldEnum = {
   version: 'version',
   content: 'content',
   deleted: 'deleted',
+  pinnedLines: 'pinnedLines',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -1527,6 +1678,7 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  sessionId: 'sessionId',
   reason: 'reason',
   revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
@@ -1552,6 +1704,8 @@ export const MemoryRunScalarFieldEnum = {
   completionTokens: 'completionTokens',
   transcript: 'transcript',
   awaitingDelivery: 'awaitingDelivery',
+  reviewEventsThrough: 'reviewEventsThrough',
+  request: 'request',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const
@@ -1643,6 +1797,34 @@ export const ChannelBudgetScalarFieldEnum = {
 export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
 
 
+export const MemoryReviewEventScalarFieldEnum = {
+  id: 'id',
+  spaceId: 'spaceId',
+  kind: 'kind',
+  documentPath: 'documentPath',
+  authorId: 'authorId',
+  authorName: 'authorName',
+  text: 'text',
+  sessionId: 'sessionId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryReviewEventScalarFieldEnum = (typeof MemoryReviewEventScalarFieldEnum)[keyof typeof MemoryReviewEventScalarFieldEnum]
+
+
+export const MemoryEditDraftScalarFieldEnum = {
+  id: 'id',
+  documentId: 'documentId',
+  baseVersion: 'baseVersion',
+  part: 'part',
+  pieces: 'pieces',
+  authorId: 'authorId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -1656,6 +1838,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {
@@ -1943,6 +2133,8 @@ export type GlobalOmitConfig = {
   outboxItem?: Prisma.OutboxItemOmit
   sessionLease?: Prisma.SessionLeaseOmit
   channelBudget?: Prisma.ChannelBudgetOmit
+  memoryReviewEvent?: Prisma.MemoryReviewEventOmit
+  memoryEditDraft?: Prisma.MemoryEditDraftOmit
 }
 
 /* Types for Logging */

@@ -63,7 +63,9 @@ export const ModelName = {
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
-  ChannelBudget: 'ChannelBudget'
+  ChannelBudget: 'ChannelBudget',
+  MemoryReviewEvent: 'MemoryReviewEvent',
+  MemoryEditDraft: 'MemoryEditDraft'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -161,6 +163,7 @@ export const MemoryDocumentScalarFieldEnum = {
   version: 'version',
   content: 'content',
   deleted: 'deleted',
+  pinnedLines: 'pinnedLines',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -179,6 +182,7 @@ export const MemoryDocumentVersionScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   memoryRunId: 'memoryRunId',
+  sessionId: 'sessionId',
   reason: 'reason',
   revertedRunId: 'revertedRunId',
   reviewedBy: 'reviewedBy',
@@ -204,6 +208,8 @@ export const MemoryRunScalarFieldEnum = {
   completionTokens: 'completionTokens',
   transcript: 'transcript',
   awaitingDelivery: 'awaitingDelivery',
+  reviewEventsThrough: 'reviewEventsThrough',
+  request: 'request',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'
 } as const
@@ -295,6 +301,34 @@ export const ChannelBudgetScalarFieldEnum = {
 export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
 
 
+export const MemoryReviewEventScalarFieldEnum = {
+  id: 'id',
+  spaceId: 'spaceId',
+  kind: 'kind',
+  documentPath: 'documentPath',
+  authorId: 'authorId',
+  authorName: 'authorName',
+  text: 'text',
+  sessionId: 'sessionId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryReviewEventScalarFieldEnum = (typeof MemoryReviewEventScalarFieldEnum)[keyof typeof MemoryReviewEventScalarFieldEnum]
+
+
+export const MemoryEditDraftScalarFieldEnum = {
+  id: 'id',
+  documentId: 'documentId',
+  baseVersion: 'baseVersion',
+  part: 'part',
+  pieces: 'pieces',
+  authorId: 'authorId',
+  createdAt: 'createdAt'
+} as const
+
+export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -308,6 +342,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {

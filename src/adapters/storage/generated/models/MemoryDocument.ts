@@ -66,6 +66,7 @@ export type MemoryDocumentCountAggregateOutputType = {
   version: number
   content: number
   deleted: number
+  pinnedLines: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -112,6 +113,7 @@ export type MemoryDocumentCountAggregateInputType = {
   version?: true
   content?: true
   deleted?: true
+  pinnedLines?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -211,6 +213,7 @@ export type MemoryDocumentGroupByOutputType = {
   version: number
   content: string
   deleted: boolean
+  pinnedLines: string[]
   createdAt: Date
   updatedAt: Date
   _count: MemoryDocumentCountAggregateOutputType | null
@@ -246,10 +249,12 @@ export type MemoryDocumentWhereInput = {
   version?: Prisma.IntFilter<"MemoryDocument"> | number
   content?: Prisma.StringFilter<"MemoryDocument"> | string
   deleted?: Prisma.BoolFilter<"MemoryDocument"> | boolean
+  pinnedLines?: Prisma.StringNullableListFilter<"MemoryDocument">
   createdAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
   space?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
   versions?: Prisma.MemoryDocumentVersionListRelationFilter
+  drafts?: Prisma.MemoryEditDraftListRelationFilter
 }
 
 export type MemoryDocumentOrderByWithRelationInput = {
@@ -260,10 +265,12 @@ export type MemoryDocumentOrderByWithRelationInput = {
   version?: Prisma.SortOrder
   content?: Prisma.SortOrder
   deleted?: Prisma.SortOrder
+  pinnedLines?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   space?: Prisma.MemorySpaceOrderByWithRelationInput
   versions?: Prisma.MemoryDocumentVersionOrderByRelationAggregateInput
+  drafts?: Prisma.MemoryEditDraftOrderByRelationAggregateInput
 }
 
 export type MemoryDocumentWhereUniqueInput = Prisma.AtLeast<{
@@ -278,10 +285,12 @@ export type MemoryDocumentWhereUniqueInput = Prisma.AtLeast<{
   version?: Prisma.IntFilter<"MemoryDocument"> | number
   content?: Prisma.StringFilter<"MemoryDocument"> | string
   deleted?: Prisma.BoolFilter<"MemoryDocument"> | boolean
+  pinnedLines?: Prisma.StringNullableListFilter<"MemoryDocument">
   createdAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
   space?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
   versions?: Prisma.MemoryDocumentVersionListRelationFilter
+  drafts?: Prisma.MemoryEditDraftListRelationFilter
 }, "id" | "spaceId_sessionKey_path">
 
 export type MemoryDocumentOrderByWithAggregationInput = {
@@ -292,6 +301,7 @@ export type MemoryDocumentOrderByWithAggregationInput = {
   version?: Prisma.SortOrder
   content?: Prisma.SortOrder
   deleted?: Prisma.SortOrder
+  pinnedLines?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MemoryDocumentCountOrderByAggregateInput
@@ -312,6 +322,7 @@ export type MemoryDocumentScalarWhereWithAggregatesInput = {
   version?: Prisma.IntWithAggregatesFilter<"MemoryDocument"> | number
   content?: Prisma.StringWithAggregatesFilter<"MemoryDocument"> | string
   deleted?: Prisma.BoolWithAggregatesFilter<"MemoryDocument"> | boolean
+  pinnedLines?: Prisma.StringNullableListFilter<"MemoryDocument">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryDocument"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryDocument"> | Date | string
 }
@@ -323,10 +334,12 @@ export type MemoryDocumentCreateInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
   space: Prisma.MemorySpaceCreateNestedOneWithoutDocumentsInput
   versions?: Prisma.MemoryDocumentVersionCreateNestedManyWithoutDocumentInput
+  drafts?: Prisma.MemoryEditDraftCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentUncheckedCreateInput = {
@@ -337,9 +350,11 @@ export type MemoryDocumentUncheckedCreateInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
   versions?: Prisma.MemoryDocumentVersionUncheckedCreateNestedManyWithoutDocumentInput
+  drafts?: Prisma.MemoryEditDraftUncheckedCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentUpdateInput = {
@@ -349,10 +364,12 @@ export type MemoryDocumentUpdateInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   space?: Prisma.MemorySpaceUpdateOneRequiredWithoutDocumentsNestedInput
   versions?: Prisma.MemoryDocumentVersionUpdateManyWithoutDocumentNestedInput
+  drafts?: Prisma.MemoryEditDraftUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentUncheckedUpdateInput = {
@@ -363,9 +380,11 @@ export type MemoryDocumentUncheckedUpdateInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   versions?: Prisma.MemoryDocumentVersionUncheckedUpdateManyWithoutDocumentNestedInput
+  drafts?: Prisma.MemoryEditDraftUncheckedUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentCreateManyInput = {
@@ -376,6 +395,7 @@ export type MemoryDocumentCreateManyInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -387,6 +407,7 @@ export type MemoryDocumentUpdateManyMutationInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -399,6 +420,7 @@ export type MemoryDocumentUncheckedUpdateManyInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -427,6 +449,7 @@ export type MemoryDocumentCountOrderByAggregateInput = {
   version?: Prisma.SortOrder
   content?: Prisma.SortOrder
   deleted?: Prisma.SortOrder
+  pinnedLines?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -510,6 +533,15 @@ export type MemoryDocumentUncheckedUpdateManyWithoutSpaceNestedInput = {
   deleteMany?: Prisma.MemoryDocumentScalarWhereInput | Prisma.MemoryDocumentScalarWhereInput[]
 }
 
+export type MemoryDocumentCreatepinnedLinesInput = {
+  set: string[]
+}
+
+export type MemoryDocumentUpdatepinnedLinesInput = {
+  set?: string[]
+  push?: string | string[]
+}
+
 export type MemoryDocumentCreateNestedOneWithoutVersionsInput = {
   create?: Prisma.XOR<Prisma.MemoryDocumentCreateWithoutVersionsInput, Prisma.MemoryDocumentUncheckedCreateWithoutVersionsInput>
   connectOrCreate?: Prisma.MemoryDocumentCreateOrConnectWithoutVersionsInput
@@ -524,6 +556,20 @@ export type MemoryDocumentUpdateOneRequiredWithoutVersionsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MemoryDocumentUpdateToOneWithWhereWithoutVersionsInput, Prisma.MemoryDocumentUpdateWithoutVersionsInput>, Prisma.MemoryDocumentUncheckedUpdateWithoutVersionsInput>
 }
 
+export type MemoryDocumentCreateNestedOneWithoutDraftsInput = {
+  create?: Prisma.XOR<Prisma.MemoryDocumentCreateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedCreateWithoutDraftsInput>
+  connectOrCreate?: Prisma.MemoryDocumentCreateOrConnectWithoutDraftsInput
+  connect?: Prisma.MemoryDocumentWhereUniqueInput
+}
+
+export type MemoryDocumentUpdateOneRequiredWithoutDraftsNestedInput = {
+  create?: Prisma.XOR<Prisma.MemoryDocumentCreateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedCreateWithoutDraftsInput>
+  connectOrCreate?: Prisma.MemoryDocumentCreateOrConnectWithoutDraftsInput
+  upsert?: Prisma.MemoryDocumentUpsertWithoutDraftsInput
+  connect?: Prisma.MemoryDocumentWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MemoryDocumentUpdateToOneWithWhereWithoutDraftsInput, Prisma.MemoryDocumentUpdateWithoutDraftsInput>, Prisma.MemoryDocumentUncheckedUpdateWithoutDraftsInput>
+}
+
 export type MemoryDocumentCreateWithoutSpaceInput = {
   id?: string
   sessionKey?: string
@@ -531,9 +577,11 @@ export type MemoryDocumentCreateWithoutSpaceInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
   versions?: Prisma.MemoryDocumentVersionCreateNestedManyWithoutDocumentInput
+  drafts?: Prisma.MemoryEditDraftCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentUncheckedCreateWithoutSpaceInput = {
@@ -543,9 +591,11 @@ export type MemoryDocumentUncheckedCreateWithoutSpaceInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
   versions?: Prisma.MemoryDocumentVersionUncheckedCreateNestedManyWithoutDocumentInput
+  drafts?: Prisma.MemoryEditDraftUncheckedCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentCreateOrConnectWithoutSpaceInput = {
@@ -585,6 +635,7 @@ export type MemoryDocumentScalarWhereInput = {
   version?: Prisma.IntFilter<"MemoryDocument"> | number
   content?: Prisma.StringFilter<"MemoryDocument"> | string
   deleted?: Prisma.BoolFilter<"MemoryDocument"> | boolean
+  pinnedLines?: Prisma.StringNullableListFilter<"MemoryDocument">
   createdAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"MemoryDocument"> | Date | string
 }
@@ -596,9 +647,11 @@ export type MemoryDocumentCreateWithoutVersionsInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
   space: Prisma.MemorySpaceCreateNestedOneWithoutDocumentsInput
+  drafts?: Prisma.MemoryEditDraftCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentUncheckedCreateWithoutVersionsInput = {
@@ -609,8 +662,10 @@ export type MemoryDocumentUncheckedCreateWithoutVersionsInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
+  drafts?: Prisma.MemoryEditDraftUncheckedCreateNestedManyWithoutDocumentInput
 }
 
 export type MemoryDocumentCreateOrConnectWithoutVersionsInput = {
@@ -636,9 +691,11 @@ export type MemoryDocumentUpdateWithoutVersionsInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   space?: Prisma.MemorySpaceUpdateOneRequiredWithoutDocumentsNestedInput
+  drafts?: Prisma.MemoryEditDraftUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentUncheckedUpdateWithoutVersionsInput = {
@@ -649,8 +706,82 @@ export type MemoryDocumentUncheckedUpdateWithoutVersionsInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  drafts?: Prisma.MemoryEditDraftUncheckedUpdateManyWithoutDocumentNestedInput
+}
+
+export type MemoryDocumentCreateWithoutDraftsInput = {
+  id?: string
+  sessionKey?: string
+  path: string
+  version?: number
+  content: string
+  deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  space: Prisma.MemorySpaceCreateNestedOneWithoutDocumentsInput
+  versions?: Prisma.MemoryDocumentVersionCreateNestedManyWithoutDocumentInput
+}
+
+export type MemoryDocumentUncheckedCreateWithoutDraftsInput = {
+  id?: string
+  spaceId: string
+  sessionKey?: string
+  path: string
+  version?: number
+  content: string
+  deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  versions?: Prisma.MemoryDocumentVersionUncheckedCreateNestedManyWithoutDocumentInput
+}
+
+export type MemoryDocumentCreateOrConnectWithoutDraftsInput = {
+  where: Prisma.MemoryDocumentWhereUniqueInput
+  create: Prisma.XOR<Prisma.MemoryDocumentCreateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedCreateWithoutDraftsInput>
+}
+
+export type MemoryDocumentUpsertWithoutDraftsInput = {
+  update: Prisma.XOR<Prisma.MemoryDocumentUpdateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedUpdateWithoutDraftsInput>
+  create: Prisma.XOR<Prisma.MemoryDocumentCreateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedCreateWithoutDraftsInput>
+  where?: Prisma.MemoryDocumentWhereInput
+}
+
+export type MemoryDocumentUpdateToOneWithWhereWithoutDraftsInput = {
+  where?: Prisma.MemoryDocumentWhereInput
+  data: Prisma.XOR<Prisma.MemoryDocumentUpdateWithoutDraftsInput, Prisma.MemoryDocumentUncheckedUpdateWithoutDraftsInput>
+}
+
+export type MemoryDocumentUpdateWithoutDraftsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  sessionKey?: Prisma.StringFieldUpdateOperationsInput | string
+  path?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
+  content?: Prisma.StringFieldUpdateOperationsInput | string
+  deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  space?: Prisma.MemorySpaceUpdateOneRequiredWithoutDocumentsNestedInput
+  versions?: Prisma.MemoryDocumentVersionUpdateManyWithoutDocumentNestedInput
+}
+
+export type MemoryDocumentUncheckedUpdateWithoutDraftsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  spaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  sessionKey?: Prisma.StringFieldUpdateOperationsInput | string
+  path?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
+  content?: Prisma.StringFieldUpdateOperationsInput | string
+  deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  versions?: Prisma.MemoryDocumentVersionUncheckedUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentCreateManySpaceInput = {
@@ -660,6 +791,7 @@ export type MemoryDocumentCreateManySpaceInput = {
   version?: number
   content: string
   deleted?: boolean
+  pinnedLines?: Prisma.MemoryDocumentCreatepinnedLinesInput | string[]
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -671,9 +803,11 @@ export type MemoryDocumentUpdateWithoutSpaceInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   versions?: Prisma.MemoryDocumentVersionUpdateManyWithoutDocumentNestedInput
+  drafts?: Prisma.MemoryEditDraftUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentUncheckedUpdateWithoutSpaceInput = {
@@ -683,9 +817,11 @@ export type MemoryDocumentUncheckedUpdateWithoutSpaceInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   versions?: Prisma.MemoryDocumentVersionUncheckedUpdateManyWithoutDocumentNestedInput
+  drafts?: Prisma.MemoryEditDraftUncheckedUpdateManyWithoutDocumentNestedInput
 }
 
 export type MemoryDocumentUncheckedUpdateManyWithoutSpaceInput = {
@@ -695,6 +831,7 @@ export type MemoryDocumentUncheckedUpdateManyWithoutSpaceInput = {
   version?: Prisma.IntFieldUpdateOperationsInput | number
   content?: Prisma.StringFieldUpdateOperationsInput | string
   deleted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  pinnedLines?: Prisma.MemoryDocumentUpdatepinnedLinesInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -706,10 +843,12 @@ export type MemoryDocumentUncheckedUpdateManyWithoutSpaceInput = {
 
 export type MemoryDocumentCountOutputType = {
   versions: number
+  drafts: number
 }
 
 export type MemoryDocumentCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   versions?: boolean | MemoryDocumentCountOutputTypeCountVersionsArgs
+  drafts?: boolean | MemoryDocumentCountOutputTypeCountDraftsArgs
 }
 
 /**
@@ -729,6 +868,13 @@ export type MemoryDocumentCountOutputTypeCountVersionsArgs<ExtArgs extends runti
   where?: Prisma.MemoryDocumentVersionWhereInput
 }
 
+/**
+ * MemoryDocumentCountOutputType without action
+ */
+export type MemoryDocumentCountOutputTypeCountDraftsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MemoryEditDraftWhereInput
+}
+
 
 export type MemoryDocumentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -738,10 +884,12 @@ export type MemoryDocumentSelect<ExtArgs extends runtime.Types.Extensions.Intern
   version?: boolean
   content?: boolean
   deleted?: boolean
+  pinnedLines?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   versions?: boolean | Prisma.MemoryDocument$versionsArgs<ExtArgs>
+  drafts?: boolean | Prisma.MemoryDocument$draftsArgs<ExtArgs>
   _count?: boolean | Prisma.MemoryDocumentCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memoryDocument"]>
 
@@ -753,6 +901,7 @@ export type MemoryDocumentSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   version?: boolean
   content?: boolean
   deleted?: boolean
+  pinnedLines?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -766,6 +915,7 @@ export type MemoryDocumentSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   version?: boolean
   content?: boolean
   deleted?: boolean
+  pinnedLines?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -779,14 +929,16 @@ export type MemoryDocumentSelectScalar = {
   version?: boolean
   content?: boolean
   deleted?: boolean
+  pinnedLines?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MemoryDocumentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "spaceId" | "sessionKey" | "path" | "version" | "content" | "deleted" | "createdAt" | "updatedAt", ExtArgs["result"]["memoryDocument"]>
+export type MemoryDocumentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "spaceId" | "sessionKey" | "path" | "version" | "content" | "deleted" | "pinnedLines" | "createdAt" | "updatedAt", ExtArgs["result"]["memoryDocument"]>
 export type MemoryDocumentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   versions?: boolean | Prisma.MemoryDocument$versionsArgs<ExtArgs>
+  drafts?: boolean | Prisma.MemoryDocument$draftsArgs<ExtArgs>
   _count?: boolean | Prisma.MemoryDocumentCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MemoryDocumentIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -801,6 +953,7 @@ export type $MemoryDocumentPayload<ExtArgs extends runtime.Types.Extensions.Inte
   objects: {
     space: Prisma.$MemorySpacePayload<ExtArgs>
     versions: Prisma.$MemoryDocumentVersionPayload<ExtArgs>[]
+    drafts: Prisma.$MemoryEditDraftPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -816,6 +969,10 @@ export type $MemoryDocumentPayload<ExtArgs extends runtime.Types.Extensions.Inte
     version: number
     content: string
     deleted: boolean
+    /**
+     * Lines people pinned: the summarizer may not remove or rewrite them (review, product.md).
+     */
+    pinnedLines: string[]
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["memoryDocument"]>
@@ -1214,6 +1371,7 @@ export interface Prisma__MemoryDocumentClient<T, Null = never, ExtArgs extends r
   readonly [Symbol.toStringTag]: "PrismaPromise"
   space<T extends Prisma.MemorySpaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemorySpaceDefaultArgs<ExtArgs>>): Prisma.Prisma__MemorySpaceClient<runtime.Types.Result.GetResult<Prisma.$MemorySpacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   versions<T extends Prisma.MemoryDocument$versionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemoryDocument$versionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemoryDocumentVersionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  drafts<T extends Prisma.MemoryDocument$draftsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemoryDocument$draftsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemoryEditDraftPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1250,6 +1408,7 @@ export interface MemoryDocumentFieldRefs {
   readonly version: Prisma.FieldRef<"MemoryDocument", 'Int'>
   readonly content: Prisma.FieldRef<"MemoryDocument", 'String'>
   readonly deleted: Prisma.FieldRef<"MemoryDocument", 'Boolean'>
+  readonly pinnedLines: Prisma.FieldRef<"MemoryDocument", 'String[]'>
   readonly createdAt: Prisma.FieldRef<"MemoryDocument", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"MemoryDocument", 'DateTime'>
 }
@@ -1674,6 +1833,30 @@ export type MemoryDocument$versionsArgs<ExtArgs extends runtime.Types.Extensions
   take?: number
   skip?: number
   distinct?: Prisma.MemoryDocumentVersionScalarFieldEnum | Prisma.MemoryDocumentVersionScalarFieldEnum[]
+}
+
+/**
+ * MemoryDocument.drafts
+ */
+export type MemoryDocument$draftsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MemoryEditDraft
+   */
+  select?: Prisma.MemoryEditDraftSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the MemoryEditDraft
+   */
+  omit?: Prisma.MemoryEditDraftOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEditDraftInclude<ExtArgs> | null
+  where?: Prisma.MemoryEditDraftWhereInput
+  orderBy?: Prisma.MemoryEditDraftOrderByWithRelationInput | Prisma.MemoryEditDraftOrderByWithRelationInput[]
+  cursor?: Prisma.MemoryEditDraftWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.MemoryEditDraftScalarFieldEnum | Prisma.MemoryEditDraftScalarFieldEnum[]
 }
 
 /**

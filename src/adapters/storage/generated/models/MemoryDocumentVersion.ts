@@ -45,6 +45,7 @@ export type MemoryDocumentVersionMinAggregateOutputType = {
   authorId: string | null
   authorName: string | null
   memoryRunId: string | null
+  sessionId: string | null
   reason: string | null
   revertedRunId: string | null
   reviewedBy: string | null
@@ -63,6 +64,7 @@ export type MemoryDocumentVersionMaxAggregateOutputType = {
   authorId: string | null
   authorName: string | null
   memoryRunId: string | null
+  sessionId: string | null
   reason: string | null
   revertedRunId: string | null
   reviewedBy: string | null
@@ -81,6 +83,7 @@ export type MemoryDocumentVersionCountAggregateOutputType = {
   authorId: number
   authorName: number
   memoryRunId: number
+  sessionId: number
   reason: number
   revertedRunId: number
   reviewedBy: number
@@ -109,6 +112,7 @@ export type MemoryDocumentVersionMinAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  sessionId?: true
   reason?: true
   revertedRunId?: true
   reviewedBy?: true
@@ -127,6 +131,7 @@ export type MemoryDocumentVersionMaxAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  sessionId?: true
   reason?: true
   revertedRunId?: true
   reviewedBy?: true
@@ -145,6 +150,7 @@ export type MemoryDocumentVersionCountAggregateInputType = {
   authorId?: true
   authorName?: true
   memoryRunId?: true
+  sessionId?: true
   reason?: true
   revertedRunId?: true
   reviewedBy?: true
@@ -250,6 +256,7 @@ export type MemoryDocumentVersionGroupByOutputType = {
   authorId: string
   authorName: string
   memoryRunId: string | null
+  sessionId: string | null
   reason: string
   revertedRunId: string | null
   reviewedBy: string | null
@@ -291,6 +298,7 @@ export type MemoryDocumentVersionWhereInput = {
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  sessionId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
@@ -310,6 +318,7 @@ export type MemoryDocumentVersionOrderByWithRelationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
+  sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
   reason?: Prisma.SortOrder
   revertedRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedBy?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -333,6 +342,7 @@ export type MemoryDocumentVersionWhereUniqueInput = Prisma.AtLeast<{
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  sessionId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
@@ -352,6 +362,7 @@ export type MemoryDocumentVersionOrderByWithAggregationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
+  sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
   reason?: Prisma.SortOrder
   revertedRunId?: Prisma.SortOrderInput | Prisma.SortOrder
   reviewedBy?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -378,6 +389,7 @@ export type MemoryDocumentVersionScalarWhereWithAggregatesInput = {
   authorId?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
+  sessionId?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
   reason?: Prisma.StringWithAggregatesFilter<"MemoryDocumentVersion"> | string
   revertedRunId?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableWithAggregatesFilter<"MemoryDocumentVersion"> | string | null
@@ -395,6 +407,7 @@ export type MemoryDocumentVersionCreateInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -414,6 +427,7 @@ export type MemoryDocumentVersionUncheckedCreateInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -431,6 +445,7 @@ export type MemoryDocumentVersionUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -450,6 +465,7 @@ export type MemoryDocumentVersionUncheckedUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -468,6 +484,7 @@ export type MemoryDocumentVersionCreateManyInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -485,6 +502,7 @@ export type MemoryDocumentVersionUpdateManyMutationInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -503,6 +521,7 @@ export type MemoryDocumentVersionUncheckedUpdateManyInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -536,6 +555,7 @@ export type MemoryDocumentVersionCountOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
@@ -558,6 +578,7 @@ export type MemoryDocumentVersionMaxOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
@@ -576,6 +597,7 @@ export type MemoryDocumentVersionMinOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   revertedRunId?: Prisma.SortOrder
   reviewedBy?: Prisma.SortOrder
@@ -639,6 +661,7 @@ export type MemoryDocumentVersionCreateWithoutDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -656,6 +679,7 @@ export type MemoryDocumentVersionUncheckedCreateWithoutDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -703,6 +727,7 @@ export type MemoryDocumentVersionScalarWhereInput = {
   authorId?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   authorName?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   memoryRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
+  sessionId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reason?: Prisma.StringFilter<"MemoryDocumentVersion"> | string
   revertedRunId?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
   reviewedBy?: Prisma.StringNullableFilter<"MemoryDocumentVersion"> | string | null
@@ -720,6 +745,7 @@ export type MemoryDocumentVersionCreateManyDocumentInput = {
   authorId?: string
   authorName?: string
   memoryRunId?: string | null
+  sessionId?: string | null
   reason?: string
   revertedRunId?: string | null
   reviewedBy?: string | null
@@ -737,6 +763,7 @@ export type MemoryDocumentVersionUpdateWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -754,6 +781,7 @@ export type MemoryDocumentVersionUncheckedUpdateWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -771,6 +799,7 @@ export type MemoryDocumentVersionUncheckedUpdateManyWithoutDocumentInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   revertedRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reviewedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -791,6 +820,7 @@ export type MemoryDocumentVersionSelect<ExtArgs extends runtime.Types.Extensions
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  sessionId?: boolean
   reason?: boolean
   revertedRunId?: boolean
   reviewedBy?: boolean
@@ -810,6 +840,7 @@ export type MemoryDocumentVersionSelectCreateManyAndReturn<ExtArgs extends runti
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  sessionId?: boolean
   reason?: boolean
   revertedRunId?: boolean
   reviewedBy?: boolean
@@ -829,6 +860,7 @@ export type MemoryDocumentVersionSelectUpdateManyAndReturn<ExtArgs extends runti
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  sessionId?: boolean
   reason?: boolean
   revertedRunId?: boolean
   reviewedBy?: boolean
@@ -848,6 +880,7 @@ export type MemoryDocumentVersionSelectScalar = {
   authorId?: boolean
   authorName?: boolean
   memoryRunId?: boolean
+  sessionId?: boolean
   reason?: boolean
   revertedRunId?: boolean
   reviewedBy?: boolean
@@ -855,7 +888,7 @@ export type MemoryDocumentVersionSelectScalar = {
   createdAt?: boolean
 }
 
-export type MemoryDocumentVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "documentId" | "version" | "path" | "content" | "deleted" | "authorKind" | "authorId" | "authorName" | "memoryRunId" | "reason" | "revertedRunId" | "reviewedBy" | "reviewedAt" | "createdAt", ExtArgs["result"]["memoryDocumentVersion"]>
+export type MemoryDocumentVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "documentId" | "version" | "path" | "content" | "deleted" | "authorKind" | "authorId" | "authorName" | "memoryRunId" | "sessionId" | "reason" | "revertedRunId" | "reviewedBy" | "reviewedAt" | "createdAt", ExtArgs["result"]["memoryDocumentVersion"]>
 export type MemoryDocumentVersionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   document?: boolean | Prisma.MemoryDocumentDefaultArgs<ExtArgs>
 }
@@ -888,6 +921,10 @@ export type $MemoryDocumentVersionPayload<ExtArgs extends runtime.Types.Extensio
     authorId: string
     authorName: string
     memoryRunId: string | null
+    /**
+     * Person-authored versions: the session whose thread the change was made from (history links).
+     */
+    sessionId: string | null
     /**
      * One line: why this version exists (the writer's note, "reverted by …").
      */
@@ -1333,6 +1370,7 @@ export interface MemoryDocumentVersionFieldRefs {
   readonly authorId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly authorName: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly memoryRunId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
+  readonly sessionId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly reason: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly revertedRunId: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>
   readonly reviewedBy: Prisma.FieldRef<"MemoryDocumentVersion", 'String'>

@@ -32,6 +32,7 @@ export type MemoryRunAvgAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  reviewEventsThrough: number | null
 }
 
 export type MemoryRunSumAggregateOutputType = {
@@ -40,6 +41,7 @@ export type MemoryRunSumAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  reviewEventsThrough: bigint | null
 }
 
 export type MemoryRunMinAggregateOutputType = {
@@ -56,6 +58,7 @@ export type MemoryRunMinAggregateOutputType = {
   cachedTokens: number | null
   completionTokens: number | null
   awaitingDelivery: boolean | null
+  reviewEventsThrough: bigint | null
   startedAt: Date | null
   finishedAt: Date | null
 }
@@ -74,6 +77,7 @@ export type MemoryRunMaxAggregateOutputType = {
   cachedTokens: number | null
   completionTokens: number | null
   awaitingDelivery: boolean | null
+  reviewEventsThrough: bigint | null
   startedAt: Date | null
   finishedAt: Date | null
 }
@@ -93,6 +97,8 @@ export type MemoryRunCountAggregateOutputType = {
   completionTokens: number
   transcript: number
   awaitingDelivery: number
+  reviewEventsThrough: number
+  request: number
   startedAt: number
   finishedAt: number
   _all: number
@@ -105,6 +111,7 @@ export type MemoryRunAvgAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  reviewEventsThrough?: true
 }
 
 export type MemoryRunSumAggregateInputType = {
@@ -113,6 +120,7 @@ export type MemoryRunSumAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  reviewEventsThrough?: true
 }
 
 export type MemoryRunMinAggregateInputType = {
@@ -129,6 +137,7 @@ export type MemoryRunMinAggregateInputType = {
   cachedTokens?: true
   completionTokens?: true
   awaitingDelivery?: true
+  reviewEventsThrough?: true
   startedAt?: true
   finishedAt?: true
 }
@@ -147,6 +156,7 @@ export type MemoryRunMaxAggregateInputType = {
   cachedTokens?: true
   completionTokens?: true
   awaitingDelivery?: true
+  reviewEventsThrough?: true
   startedAt?: true
   finishedAt?: true
 }
@@ -166,6 +176,8 @@ export type MemoryRunCountAggregateInputType = {
   completionTokens?: true
   transcript?: true
   awaitingDelivery?: true
+  reviewEventsThrough?: true
+  request?: true
   startedAt?: true
   finishedAt?: true
   _all?: true
@@ -272,6 +284,8 @@ export type MemoryRunGroupByOutputType = {
   completionTokens: number
   transcript: runtime.JsonValue
   awaitingDelivery: boolean
+  reviewEventsThrough: bigint | null
+  request: runtime.JsonValue | null
   startedAt: Date
   finishedAt: Date | null
   _count: MemoryRunCountAggregateOutputType | null
@@ -314,6 +328,8 @@ export type MemoryRunWhereInput = {
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
   awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
+  reviewEventsThrough?: Prisma.BigIntNullableFilter<"MemoryRun"> | bigint | number | null
+  request?: Prisma.JsonNullableFilter<"MemoryRun">
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -335,6 +351,8 @@ export type MemoryRunOrderByWithRelationInput = {
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrderInput | Prisma.SortOrder
+  request?: Prisma.SortOrderInput | Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   session?: Prisma.SessionOrderByWithRelationInput
@@ -359,6 +377,8 @@ export type MemoryRunWhereUniqueInput = Prisma.AtLeast<{
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
   awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
+  reviewEventsThrough?: Prisma.BigIntNullableFilter<"MemoryRun"> | bigint | number | null
+  request?: Prisma.JsonNullableFilter<"MemoryRun">
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
   session?: Prisma.XOR<Prisma.SessionScalarRelationFilter, Prisma.SessionWhereInput>
@@ -380,6 +400,8 @@ export type MemoryRunOrderByWithAggregationInput = {
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrderInput | Prisma.SortOrder
+  request?: Prisma.SortOrderInput | Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryRunCountOrderByAggregateInput
@@ -407,6 +429,8 @@ export type MemoryRunScalarWhereWithAggregatesInput = {
   completionTokens?: Prisma.IntWithAggregatesFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonWithAggregatesFilter<"MemoryRun">
   awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"MemoryRun"> | boolean
+  reviewEventsThrough?: Prisma.BigIntNullableWithAggregatesFilter<"MemoryRun"> | bigint | number | null
+  request?: Prisma.JsonNullableWithAggregatesFilter<"MemoryRun">
   startedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryRun"> | Date | string | null
 }
@@ -424,6 +448,8 @@ export type MemoryRunCreateInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutMemoryRunsInput
@@ -445,6 +471,8 @@ export type MemoryRunUncheckedCreateInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -462,6 +490,8 @@ export type MemoryRunUpdateInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -483,6 +513,8 @@ export type MemoryRunUncheckedUpdateInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -502,6 +534,8 @@ export type MemoryRunCreateManyInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -519,6 +553,8 @@ export type MemoryRunUpdateManyMutationInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -538,6 +574,8 @@ export type MemoryRunUncheckedUpdateManyInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -567,6 +605,8 @@ export type MemoryRunCountOrderByAggregateInput = {
   completionTokens?: Prisma.SortOrder
   transcript?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrder
+  request?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -577,6 +617,7 @@ export type MemoryRunAvgOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrder
 }
 
 export type MemoryRunMaxOrderByAggregateInput = {
@@ -593,6 +634,7 @@ export type MemoryRunMaxOrderByAggregateInput = {
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -611,6 +653,7 @@ export type MemoryRunMinOrderByAggregateInput = {
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
 }
@@ -621,6 +664,7 @@ export type MemoryRunSumOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  reviewEventsThrough?: Prisma.SortOrder
 }
 
 export type MemoryRunCreateNestedManyWithoutSessionInput = {
@@ -707,6 +751,14 @@ export type MemoryRunUncheckedUpdateManyWithoutSegmentNestedInput = {
   deleteMany?: Prisma.MemoryRunScalarWhereInput | Prisma.MemoryRunScalarWhereInput[]
 }
 
+export type NullableBigIntFieldUpdateOperationsInput = {
+  set?: bigint | number | null
+  increment?: bigint | number
+  decrement?: bigint | number
+  multiply?: bigint | number
+  divide?: bigint | number
+}
+
 export type MemoryRunCreateWithoutSessionInput = {
   id?: string
   role: string
@@ -720,6 +772,8 @@ export type MemoryRunCreateWithoutSessionInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
   segment: Prisma.SegmentCreateNestedOneWithoutMemoryRunsInput
@@ -739,6 +793,8 @@ export type MemoryRunUncheckedCreateWithoutSessionInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -787,6 +843,8 @@ export type MemoryRunScalarWhereInput = {
   completionTokens?: Prisma.IntFilter<"MemoryRun"> | number
   transcript?: Prisma.JsonFilter<"MemoryRun">
   awaitingDelivery?: Prisma.BoolFilter<"MemoryRun"> | boolean
+  reviewEventsThrough?: Prisma.BigIntNullableFilter<"MemoryRun"> | bigint | number | null
+  request?: Prisma.JsonNullableFilter<"MemoryRun">
   startedAt?: Prisma.DateTimeFilter<"MemoryRun"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"MemoryRun"> | Date | string | null
 }
@@ -804,6 +862,8 @@ export type MemoryRunCreateWithoutSegmentInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
   session: Prisma.SessionCreateNestedOneWithoutMemoryRunsInput
@@ -823,6 +883,8 @@ export type MemoryRunUncheckedCreateWithoutSegmentInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -867,6 +929,8 @@ export type MemoryRunCreateManySessionInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -884,6 +948,8 @@ export type MemoryRunUpdateWithoutSessionInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   segment?: Prisma.SegmentUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -903,6 +969,8 @@ export type MemoryRunUncheckedUpdateWithoutSessionInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -921,6 +989,8 @@ export type MemoryRunUncheckedUpdateManyWithoutSessionInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -939,6 +1009,8 @@ export type MemoryRunCreateManySegmentInput = {
   completionTokens?: number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: boolean
+  reviewEventsThrough?: bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Date | string
   finishedAt?: Date | string | null
 }
@@ -956,6 +1028,8 @@ export type MemoryRunUpdateWithoutSegmentInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   session?: Prisma.SessionUpdateOneRequiredWithoutMemoryRunsNestedInput
@@ -975,6 +1049,8 @@ export type MemoryRunUncheckedUpdateWithoutSegmentInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -993,6 +1069,8 @@ export type MemoryRunUncheckedUpdateManyWithoutSegmentInput = {
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
   transcript?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  reviewEventsThrough?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  request?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -1014,6 +1092,8 @@ export type MemoryRunSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   completionTokens?: boolean
   transcript?: boolean
   awaitingDelivery?: boolean
+  reviewEventsThrough?: boolean
+  request?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -1035,6 +1115,8 @@ export type MemoryRunSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   completionTokens?: boolean
   transcript?: boolean
   awaitingDelivery?: boolean
+  reviewEventsThrough?: boolean
+  request?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -1056,6 +1138,8 @@ export type MemoryRunSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   completionTokens?: boolean
   transcript?: boolean
   awaitingDelivery?: boolean
+  reviewEventsThrough?: boolean
+  request?: boolean
   startedAt?: boolean
   finishedAt?: boolean
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
@@ -1077,11 +1161,13 @@ export type MemoryRunSelectScalar = {
   completionTokens?: boolean
   transcript?: boolean
   awaitingDelivery?: boolean
+  reviewEventsThrough?: boolean
+  request?: boolean
   startedAt?: boolean
   finishedAt?: boolean
 }
 
-export type MemoryRunOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "role" | "round" | "status" | "forkPoint" | "decision" | "error" | "promptTokens" | "cachedTokens" | "completionTokens" | "transcript" | "awaitingDelivery" | "startedAt" | "finishedAt", ExtArgs["result"]["memoryRun"]>
+export type MemoryRunOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "role" | "round" | "status" | "forkPoint" | "decision" | "error" | "promptTokens" | "cachedTokens" | "completionTokens" | "transcript" | "awaitingDelivery" | "reviewEventsThrough" | "request" | "startedAt" | "finishedAt", ExtArgs["result"]["memoryRun"]>
 export type MemoryRunInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
@@ -1128,6 +1214,14 @@ export type $MemoryRunPayload<ExtArgs extends runtime.Types.Extensions.InternalA
      * A memory note for this run has not been handed to the chat adapter yet.
      */
     awaitingDelivery: boolean
+    /**
+     * Summarizer: the newest review event its instruction carried (a succeeded run has seen up to it).
+     */
+    reviewEventsThrough: bigint | null
+    /**
+     * Summarizer run a person asked for (remember / forget): {kind, userId, name, text}.
+     */
+    request: runtime.JsonValue | null
     startedAt: Date
     finishedAt: Date | null
   }, ExtArgs["result"]["memoryRun"]>
@@ -1569,6 +1663,8 @@ export interface MemoryRunFieldRefs {
   readonly completionTokens: Prisma.FieldRef<"MemoryRun", 'Int'>
   readonly transcript: Prisma.FieldRef<"MemoryRun", 'Json'>
   readonly awaitingDelivery: Prisma.FieldRef<"MemoryRun", 'Boolean'>
+  readonly reviewEventsThrough: Prisma.FieldRef<"MemoryRun", 'BigInt'>
+  readonly request: Prisma.FieldRef<"MemoryRun", 'Json'>
   readonly startedAt: Prisma.FieldRef<"MemoryRun", 'DateTime'>
   readonly finishedAt: Prisma.FieldRef<"MemoryRun", 'DateTime'>
 }

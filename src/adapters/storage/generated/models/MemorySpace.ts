@@ -192,6 +192,7 @@ export type MemorySpaceWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"MemorySpace"> | Date | string
   sessions?: Prisma.SessionListRelationFilter
   documents?: Prisma.MemoryDocumentListRelationFilter
+  reviewEvents?: Prisma.MemoryReviewEventListRelationFilter
 }
 
 export type MemorySpaceOrderByWithRelationInput = {
@@ -203,6 +204,7 @@ export type MemorySpaceOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   sessions?: Prisma.SessionOrderByRelationAggregateInput
   documents?: Prisma.MemoryDocumentOrderByRelationAggregateInput
+  reviewEvents?: Prisma.MemoryReviewEventOrderByRelationAggregateInput
 }
 
 export type MemorySpaceWhereUniqueInput = Prisma.AtLeast<{
@@ -218,6 +220,7 @@ export type MemorySpaceWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"MemorySpace"> | Date | string
   sessions?: Prisma.SessionListRelationFilter
   documents?: Prisma.MemoryDocumentListRelationFilter
+  reviewEvents?: Prisma.MemoryReviewEventListRelationFilter
 }, "id" | "platform_workspaceId_scope_scopeKey">
 
 export type MemorySpaceOrderByWithAggregationInput = {
@@ -253,6 +256,7 @@ export type MemorySpaceCreateInput = {
   createdAt?: Date | string
   sessions?: Prisma.SessionCreateNestedManyWithoutMemorySpaceInput
   documents?: Prisma.MemoryDocumentCreateNestedManyWithoutSpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceUncheckedCreateInput = {
@@ -264,6 +268,7 @@ export type MemorySpaceUncheckedCreateInput = {
   createdAt?: Date | string
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutMemorySpaceInput
   documents?: Prisma.MemoryDocumentUncheckedCreateNestedManyWithoutSpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceUpdateInput = {
@@ -275,6 +280,7 @@ export type MemorySpaceUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.SessionUpdateManyWithoutMemorySpaceNestedInput
   documents?: Prisma.MemoryDocumentUpdateManyWithoutSpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUpdateManyWithoutSpaceNestedInput
 }
 
 export type MemorySpaceUncheckedUpdateInput = {
@@ -286,6 +292,7 @@ export type MemorySpaceUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutMemorySpaceNestedInput
   documents?: Prisma.MemoryDocumentUncheckedUpdateManyWithoutSpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedUpdateManyWithoutSpaceNestedInput
 }
 
 export type MemorySpaceCreateManyInput = {
@@ -382,6 +389,20 @@ export type MemorySpaceUpdateOneRequiredWithoutDocumentsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MemorySpaceUpdateToOneWithWhereWithoutDocumentsInput, Prisma.MemorySpaceUpdateWithoutDocumentsInput>, Prisma.MemorySpaceUncheckedUpdateWithoutDocumentsInput>
 }
 
+export type MemorySpaceCreateNestedOneWithoutReviewEventsInput = {
+  create?: Prisma.XOR<Prisma.MemorySpaceCreateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedCreateWithoutReviewEventsInput>
+  connectOrCreate?: Prisma.MemorySpaceCreateOrConnectWithoutReviewEventsInput
+  connect?: Prisma.MemorySpaceWhereUniqueInput
+}
+
+export type MemorySpaceUpdateOneRequiredWithoutReviewEventsNestedInput = {
+  create?: Prisma.XOR<Prisma.MemorySpaceCreateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedCreateWithoutReviewEventsInput>
+  connectOrCreate?: Prisma.MemorySpaceCreateOrConnectWithoutReviewEventsInput
+  upsert?: Prisma.MemorySpaceUpsertWithoutReviewEventsInput
+  connect?: Prisma.MemorySpaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MemorySpaceUpdateToOneWithWhereWithoutReviewEventsInput, Prisma.MemorySpaceUpdateWithoutReviewEventsInput>, Prisma.MemorySpaceUncheckedUpdateWithoutReviewEventsInput>
+}
+
 export type MemorySpaceCreateWithoutSessionsInput = {
   id?: string
   platform: string
@@ -390,6 +411,7 @@ export type MemorySpaceCreateWithoutSessionsInput = {
   scopeKey: string
   createdAt?: Date | string
   documents?: Prisma.MemoryDocumentCreateNestedManyWithoutSpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceUncheckedCreateWithoutSessionsInput = {
@@ -400,6 +422,7 @@ export type MemorySpaceUncheckedCreateWithoutSessionsInput = {
   scopeKey: string
   createdAt?: Date | string
   documents?: Prisma.MemoryDocumentUncheckedCreateNestedManyWithoutSpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceCreateOrConnectWithoutSessionsInput = {
@@ -426,6 +449,7 @@ export type MemorySpaceUpdateWithoutSessionsInput = {
   scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   documents?: Prisma.MemoryDocumentUpdateManyWithoutSpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUpdateManyWithoutSpaceNestedInput
 }
 
 export type MemorySpaceUncheckedUpdateWithoutSessionsInput = {
@@ -436,6 +460,7 @@ export type MemorySpaceUncheckedUpdateWithoutSessionsInput = {
   scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   documents?: Prisma.MemoryDocumentUncheckedUpdateManyWithoutSpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedUpdateManyWithoutSpaceNestedInput
 }
 
 export type MemorySpaceCreateWithoutDocumentsInput = {
@@ -446,6 +471,7 @@ export type MemorySpaceCreateWithoutDocumentsInput = {
   scopeKey: string
   createdAt?: Date | string
   sessions?: Prisma.SessionCreateNestedManyWithoutMemorySpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceUncheckedCreateWithoutDocumentsInput = {
@@ -456,6 +482,7 @@ export type MemorySpaceUncheckedCreateWithoutDocumentsInput = {
   scopeKey: string
   createdAt?: Date | string
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutMemorySpaceInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedCreateNestedManyWithoutSpaceInput
 }
 
 export type MemorySpaceCreateOrConnectWithoutDocumentsInput = {
@@ -482,6 +509,7 @@ export type MemorySpaceUpdateWithoutDocumentsInput = {
   scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.SessionUpdateManyWithoutMemorySpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUpdateManyWithoutSpaceNestedInput
 }
 
 export type MemorySpaceUncheckedUpdateWithoutDocumentsInput = {
@@ -492,6 +520,67 @@ export type MemorySpaceUncheckedUpdateWithoutDocumentsInput = {
   scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutMemorySpaceNestedInput
+  reviewEvents?: Prisma.MemoryReviewEventUncheckedUpdateManyWithoutSpaceNestedInput
+}
+
+export type MemorySpaceCreateWithoutReviewEventsInput = {
+  id?: string
+  platform: string
+  workspaceId: string
+  scope: string
+  scopeKey: string
+  createdAt?: Date | string
+  sessions?: Prisma.SessionCreateNestedManyWithoutMemorySpaceInput
+  documents?: Prisma.MemoryDocumentCreateNestedManyWithoutSpaceInput
+}
+
+export type MemorySpaceUncheckedCreateWithoutReviewEventsInput = {
+  id?: string
+  platform: string
+  workspaceId: string
+  scope: string
+  scopeKey: string
+  createdAt?: Date | string
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutMemorySpaceInput
+  documents?: Prisma.MemoryDocumentUncheckedCreateNestedManyWithoutSpaceInput
+}
+
+export type MemorySpaceCreateOrConnectWithoutReviewEventsInput = {
+  where: Prisma.MemorySpaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.MemorySpaceCreateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedCreateWithoutReviewEventsInput>
+}
+
+export type MemorySpaceUpsertWithoutReviewEventsInput = {
+  update: Prisma.XOR<Prisma.MemorySpaceUpdateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedUpdateWithoutReviewEventsInput>
+  create: Prisma.XOR<Prisma.MemorySpaceCreateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedCreateWithoutReviewEventsInput>
+  where?: Prisma.MemorySpaceWhereInput
+}
+
+export type MemorySpaceUpdateToOneWithWhereWithoutReviewEventsInput = {
+  where?: Prisma.MemorySpaceWhereInput
+  data: Prisma.XOR<Prisma.MemorySpaceUpdateWithoutReviewEventsInput, Prisma.MemorySpaceUncheckedUpdateWithoutReviewEventsInput>
+}
+
+export type MemorySpaceUpdateWithoutReviewEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  platform?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  scope?: Prisma.StringFieldUpdateOperationsInput | string
+  scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  sessions?: Prisma.SessionUpdateManyWithoutMemorySpaceNestedInput
+  documents?: Prisma.MemoryDocumentUpdateManyWithoutSpaceNestedInput
+}
+
+export type MemorySpaceUncheckedUpdateWithoutReviewEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  platform?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  scope?: Prisma.StringFieldUpdateOperationsInput | string
+  scopeKey?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutMemorySpaceNestedInput
+  documents?: Prisma.MemoryDocumentUncheckedUpdateManyWithoutSpaceNestedInput
 }
 
 
@@ -502,11 +591,13 @@ export type MemorySpaceUncheckedUpdateWithoutDocumentsInput = {
 export type MemorySpaceCountOutputType = {
   sessions: number
   documents: number
+  reviewEvents: number
 }
 
 export type MemorySpaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   sessions?: boolean | MemorySpaceCountOutputTypeCountSessionsArgs
   documents?: boolean | MemorySpaceCountOutputTypeCountDocumentsArgs
+  reviewEvents?: boolean | MemorySpaceCountOutputTypeCountReviewEventsArgs
 }
 
 /**
@@ -533,6 +624,13 @@ export type MemorySpaceCountOutputTypeCountDocumentsArgs<ExtArgs extends runtime
   where?: Prisma.MemoryDocumentWhereInput
 }
 
+/**
+ * MemorySpaceCountOutputType without action
+ */
+export type MemorySpaceCountOutputTypeCountReviewEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MemoryReviewEventWhereInput
+}
+
 
 export type MemorySpaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -543,6 +641,7 @@ export type MemorySpaceSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   createdAt?: boolean
   sessions?: boolean | Prisma.MemorySpace$sessionsArgs<ExtArgs>
   documents?: boolean | Prisma.MemorySpace$documentsArgs<ExtArgs>
+  reviewEvents?: boolean | Prisma.MemorySpace$reviewEventsArgs<ExtArgs>
   _count?: boolean | Prisma.MemorySpaceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memorySpace"]>
 
@@ -577,6 +676,7 @@ export type MemorySpaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArg
 export type MemorySpaceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   sessions?: boolean | Prisma.MemorySpace$sessionsArgs<ExtArgs>
   documents?: boolean | Prisma.MemorySpace$documentsArgs<ExtArgs>
+  reviewEvents?: boolean | Prisma.MemorySpace$reviewEventsArgs<ExtArgs>
   _count?: boolean | Prisma.MemorySpaceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MemorySpaceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -587,6 +687,7 @@ export type $MemorySpacePayload<ExtArgs extends runtime.Types.Extensions.Interna
   objects: {
     sessions: Prisma.$SessionPayload<ExtArgs>[]
     documents: Prisma.$MemoryDocumentPayload<ExtArgs>[]
+    reviewEvents: Prisma.$MemoryReviewEventPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -991,6 +1092,7 @@ export interface Prisma__MemorySpaceClient<T, Null = never, ExtArgs extends runt
   readonly [Symbol.toStringTag]: "PrismaPromise"
   sessions<T extends Prisma.MemorySpace$sessionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemorySpace$sessionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   documents<T extends Prisma.MemorySpace$documentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemorySpace$documentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemoryDocumentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  reviewEvents<T extends Prisma.MemorySpace$reviewEventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemorySpace$reviewEventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemoryReviewEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1464,6 +1566,30 @@ export type MemorySpace$documentsArgs<ExtArgs extends runtime.Types.Extensions.I
   take?: number
   skip?: number
   distinct?: Prisma.MemoryDocumentScalarFieldEnum | Prisma.MemoryDocumentScalarFieldEnum[]
+}
+
+/**
+ * MemorySpace.reviewEvents
+ */
+export type MemorySpace$reviewEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MemoryReviewEvent
+   */
+  select?: Prisma.MemoryReviewEventSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the MemoryReviewEvent
+   */
+  omit?: Prisma.MemoryReviewEventOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryReviewEventInclude<ExtArgs> | null
+  where?: Prisma.MemoryReviewEventWhereInput
+  orderBy?: Prisma.MemoryReviewEventOrderByWithRelationInput | Prisma.MemoryReviewEventOrderByWithRelationInput[]
+  cursor?: Prisma.MemoryReviewEventWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.MemoryReviewEventScalarFieldEnum | Prisma.MemoryReviewEventScalarFieldEnum[]
 }
 
 /**

@@ -629,14 +629,6 @@ export type OutboxItemUncheckedUpdateManyWithoutSessionNestedInput = {
   deleteMany?: Prisma.OutboxItemScalarWhereInput | Prisma.OutboxItemScalarWhereInput[]
 }
 
-export type NullableBigIntFieldUpdateOperationsInput = {
-  set?: bigint | number | null
-  increment?: bigint | number
-  decrement?: bigint | number
-  multiply?: bigint | number
-  divide?: bigint | number
-}
-
 export type OutboxItemCreateWithoutSessionInput = {
   id?: bigint | number
   idempotencyKey: string

@@ -1,0 +1,69 @@
+// Who may do what to a memory space (product.md "Memory scope", "Who may do what"): only members of
+// the conversation that owns the space may view, edit, revert or pin it, and MEMORY_EDITORS (when
+// set) narrows who may change it. Platform-free: each platform says where a click came from and
+// answers the membership and group questions it alone can.
+import type { MemorySpaceRecord } from '../../core/store.js';
+
+/** What a person wants to do to a space. View covers viewing, history and 👍; the others change memory. */
+export type MemoryAction = 'view' | 'history' | 'edit' | 'revert' | 'pin';
+
+/** Where an action came from and who asked. */
+export interface AccessRequest {
+  platform: MemorySpaceRecord['platform'];
+  /** The Slack team or Discord guild ("@me" in a DM) of the interaction. */
+  workspaceId: string;
+  /**
+   * The conversation the action came from (Slack: the channel of the clicked message; Discord: a
+   * thread's parent, or the DM), or null when it came from elsewhere (Slack's App Home, a modal
+   * opened there).
+   */
+  channelId: string | null;
+  userId: string;
+  /** Groups the person is in, when the platform says so with the request (Discord roles). */
+  groupIds?: readonly string[];
+}
+
+/** What a platform answers for the checks. */
+export interface AccessResolver {
+  /** Is the person a member of the conversation? Asked only when the action came from elsewhere. */
+  isMember(workspaceId: string, channelId: string, userId: string): Promise<boolean>;
+  /** Is the person one of these editors (their own id, a user group or a role they have)? */
+  isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean>;
+}
+
+/** The outcome: allowed, or refused with the words the person reads (ephemeral). */
+export type AccessDecision = { allowed: true } | { allowed: false; reason: string };
+
+/** The MEMORY_EDITORS setting: a set of ids, or null when anyone who may view may change. */
+export type MemoryEditors = ReadonlySet<string> | null;
+
+/** Parses MEMORY_EDITORS ("U1, S2,123") into a set; empty or unset → null (no narrowing). */
+export function parseMemoryEditors(value: string | undefined): MemoryEditors {
+  const ids = (value ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '');
+  return ids.length > 0 ? new Set(ids) : null;
+}
+
+/** Decides whether `request` may do `action` to `space`. */
+export async function checkMemoryAccess(space: MemorySpaceRecord, action: MemoryAction, request: AccessRequest, resolver: AccessResolver, editors: MemoryEditors): Promise<AccessDecision> {
+  if (request.platform !== space.platform || request.workspaceId !== space.workspaceId) {
+    return { allowed: false, reason: 'This memory belongs to another workspace: only the people of its conversation can see or change it.' };
+  }
+  // null: a space every public channel of the workspace shares; any member of the workspace may.
+  if (space.channelId !== null && request.channelId !== space.channelId) {
+    const member = await resolver.isMember(space.workspaceId, space.channelId, request.userId).catch(() => false);
+    if (!member) return { allowed: false, reason: 'This memory belongs to a conversation you are not in: only its members can see or change it.' };
+  }
+  if (action === 'view' || action === 'history' || editors === null) return { allowed: true };
+  if (await resolver.isEditor(request, editors).catch(() => false)) return { allowed: true };
+  return { allowed: false, reason: 'Only the memory editors named by MEMORY_EDITORS can edit, revert or pin memory here; you can still view it.' };
+}
+
+/** The check bound to one platform's resolver and the editors setting. */
+export interface MemoryGate {
+  check(space: MemorySpaceRecord, action: MemoryAction, request: AccessRequest): Promise<AccessDecision>;
+}
+
+/** A gate for a platform. */
+export function memoryGate(resolver: AccessResolver, editors: MemoryEditors): MemoryGate {
+  return { check: (space, action, request) => checkMemoryAccess(space, action, request, resolver, editors) };
+}

@@ -1,0 +1,77 @@
+// Slack's answers for memory access (chat/memory-access.ts): is a person a member of a channel
+// (conversations.members), and are they in a user group named by MEMORY_EDITORS
+// (usergroups.users.list). Both are cached briefly: App Home lists several spaces at once, and a
+// person clicking through a document asks the same question again and again.
+import type { webApi } from '@slack/bolt';
+import { z } from 'zod';
+import type { Logger } from '../../log.js';
+import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
+
+const membersPage = z.looseObject({
+  members: z.array(z.string()).optional(),
+  response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
+});
+const groupUsers = z.looseObject({ users: z.array(z.string()).optional() });
+
+/** How long a membership answer is reused (ms). */
+const cacheMs = 60_000;
+/** Pages of conversations.members read for one channel (1,000 members each). */
+const maxPages = 20;
+
+/** Membership and user groups, from the Web API. */
+export class SlackAccess implements AccessResolver {
+  private readonly members = new Map<string, { at: number; ids: Promise<Set<string>> }>();
+  private readonly groups = new Map<string, { at: number; ids: Promise<Set<string>> }>();
+
+  constructor(
+    private readonly client: webApi.WebClient,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async isMember(_workspaceId: string, channelId: string, userId: string): Promise<boolean> {
+    const ids = await this.cached(this.members, channelId, () => this.channelMembers(channelId));
+    return ids.has(userId);
+  }
+
+  async isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean> {
+    if (editors.has(request.userId)) return true;
+    // Slack user group ids start with S; everything else in the list is a person.
+    for (const group of editors) {
+      if (!group.startsWith('S')) continue;
+      const ids = await this.cached(this.groups, group, () => this.groupMembers(group));
+      if (ids.has(request.userId)) return true;
+    }
+    return false;
+  }
+
+  private cached(cache: Map<string, { at: number; ids: Promise<Set<string>> }>, key: string, load: () => Promise<Set<string>>): Promise<Set<string>> {
+    const hit = cache.get(key);
+    if (hit && this.now() - hit.at < cacheMs) return hit.ids;
+    const ids = load();
+    cache.set(key, { at: this.now(), ids });
+    // A failed look-up is not remembered: the next action asks again (and is refused meanwhile).
+    ids.catch((error: unknown) => {
+      if (cache.get(key)?.ids === ids) cache.delete(key);
+      this.log.warn({ key, err: error instanceof Error ? error.message : String(error) }, 'slack-access-lookup-failed');
+    });
+    return ids;
+  }
+
+  private async channelMembers(channelId: string): Promise<Set<string>> {
+    const ids = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < maxPages; page += 1) {
+      const result = membersPage.parse(await this.client.apiCall('conversations.members', { channel: channelId, limit: 1000, ...(cursor ? { cursor } : {}) }));
+      for (const id of result.members ?? []) ids.add(id);
+      cursor = result.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
+    }
+    return ids;
+  }
+
+  private async groupMembers(groupId: string): Promise<Set<string>> {
+    const result = groupUsers.parse(await this.client.apiCall('usergroups.users.list', { usergroup: groupId }));
+    return new Set(result.users ?? []);
+  }
+}
