@@ -1363,6 +1363,7 @@ export const SessionScalarFieldEnum = {
   threadKey: 'threadKey',
   memorySpaceId: 'memorySpaceId',
   title: 'title',
+  startedBy: 'startedBy',
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',

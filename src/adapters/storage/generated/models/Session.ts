@@ -32,6 +32,7 @@ export type SessionMinAggregateOutputType = {
   threadKey: string | null
   memorySpaceId: string | null
   title: string | null
+  startedBy: string | null
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
@@ -48,6 +49,7 @@ export type SessionMaxAggregateOutputType = {
   threadKey: string | null
   memorySpaceId: string | null
   title: string | null
+  startedBy: string | null
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
@@ -64,6 +66,7 @@ export type SessionCountAggregateOutputType = {
   threadKey: number
   memorySpaceId: number
   title: number
+  startedBy: number
   pauseRequested: number
   paused: number
   resetRequested: number
@@ -82,6 +85,7 @@ export type SessionMinAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -98,6 +102,7 @@ export type SessionMaxAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -114,6 +119,7 @@ export type SessionCountAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -203,6 +209,7 @@ export type SessionGroupByOutputType = {
   threadKey: string
   memorySpaceId: string
   title: string
+  startedBy: string | null
   pauseRequested: boolean
   paused: boolean
   resetRequested: boolean
@@ -240,6 +247,7 @@ export type SessionWhereInput = {
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -263,6 +271,7 @@ export type SessionOrderByWithRelationInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -290,6 +299,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -313,6 +323,7 @@ export type SessionOrderByWithAggregationInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -335,6 +346,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   threadKey?: Prisma.StringWithAggregatesFilter<"Session"> | string
   memorySpaceId?: Prisma.StringWithAggregatesFilter<"Session"> | string
   title?: Prisma.StringWithAggregatesFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
@@ -350,6 +362,7 @@ export type SessionCreateInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -373,6 +386,7 @@ export type SessionUncheckedCreateInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -394,6 +408,7 @@ export type SessionUpdateInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -417,6 +432,7 @@ export type SessionUncheckedUpdateInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -439,6 +455,7 @@ export type SessionCreateManyInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -454,6 +471,7 @@ export type SessionUpdateManyMutationInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -470,6 +488,7 @@ export type SessionUncheckedUpdateManyInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -493,6 +512,7 @@ export type SessionCountOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -509,6 +529,7 @@ export type SessionMaxOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -525,6 +546,7 @@ export type SessionMinOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -557,12 +579,12 @@ export type StringFieldUpdateOperationsInput = {
   set?: string
 }
 
-export type BoolFieldUpdateOperationsInput = {
-  set?: boolean
-}
-
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -704,6 +726,7 @@ export type SessionCreateWithoutSegmentsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -726,6 +749,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -762,6 +786,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -784,6 +809,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -804,6 +830,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -825,6 +852,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -876,6 +904,7 @@ export type SessionScalarWhereInput = {
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -891,6 +920,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -913,6 +943,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -949,6 +980,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -971,6 +1003,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -991,6 +1024,7 @@ export type SessionCreateWithoutSteersInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1013,6 +1047,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1049,6 +1084,7 @@ export type SessionUpdateWithoutSteersInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1071,6 +1107,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1091,6 +1128,7 @@ export type SessionCreateWithoutModelCallsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1113,6 +1151,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1149,6 +1188,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1171,6 +1211,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1191,6 +1232,7 @@ export type SessionCreateWithoutOutboxInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1213,6 +1255,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1249,6 +1292,7 @@ export type SessionUpdateWithoutOutboxInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1271,6 +1315,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1291,6 +1336,7 @@ export type SessionCreateWithoutLeaseInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1313,6 +1359,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1349,6 +1396,7 @@ export type SessionUpdateWithoutLeaseInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1371,6 +1419,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1391,6 +1440,7 @@ export type SessionCreateManyMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1406,6 +1456,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1427,6 +1478,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1448,6 +1500,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1531,6 +1584,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1555,6 +1609,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1572,6 +1627,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1589,6 +1645,7 @@ export type SessionSelectScalar = {
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1597,7 +1654,7 @@ export type SessionSelectScalar = {
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1634,6 +1691,11 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     threadKey: string
     memorySpaceId: string
     title: string
+    /**
+     * Platform user id of the person whose message started the session (may reset it; see
+     * "Who may do what"). Null for sessions from before it was recorded.
+     */
+    startedBy: string | null
     /**
      * R11: a person asked for a pause; it takes effect at the next checkpoint.
      */
@@ -2086,6 +2148,7 @@ export interface SessionFieldRefs {
   readonly threadKey: Prisma.FieldRef<"Session", 'String'>
   readonly memorySpaceId: Prisma.FieldRef<"Session", 'String'>
   readonly title: Prisma.FieldRef<"Session", 'String'>
+  readonly startedBy: Prisma.FieldRef<"Session", 'String'>
   readonly pauseRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>
