@@ -19,7 +19,8 @@ export interface Service {
 /** The chat adapters whose credentials are set. */
 export function configuredAdapters(config: Config): string[] {
   const adapters: string[] = [];
-  if (config.SLACK_BOT_TOKEN && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
+  const slackCredentials = config.SLACK_BOT_TOKEN || config.SLACK_CLIENT_ID || config.SLACK_CLIENT_SECRET;
+  if (slackCredentials && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
     adapters.push(config.SLACK_APP_TOKEN ? 'slack (socket mode)' : 'slack (events api)');
   }
   if (config.DISCORD_BOT_TOKEN) adapters.push('discord');

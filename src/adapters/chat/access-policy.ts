@@ -108,3 +108,30 @@ async function matches(list: readonly string[], requester: Requester): Promise<b
 export function accessLists(config: { ALLOWED_USERS: readonly string[]; ALLOWED_CHANNELS: readonly string[]; ADMIN_USERS: readonly string[] }): AccessLists {
   return { allowedUsers: config.ALLOWED_USERS, allowedChannels: config.ALLOWED_CHANNELS, adminUsers: config.ADMIN_USERS };
 }
+
+/**
+ * Says when a refusal should be explained: once per key in `windowMs`. Keys name a message (its
+ * two deliveries, app_mention and message, are explained once) or a person in a thread (a
+ * stranger chatting in a session's thread is told once, not at every message). In memory only:
+ * a refusal stores nothing.
+ */
+export class RefusalNotices {
+  private readonly explained = new Map<string, number>();
+
+  constructor(
+    private readonly windowMs = 60 * 60_000,
+    private readonly maxKeys = 10_000,
+  ) {}
+
+  /** True the first time a key is seen in the window. */
+  shouldExplain(key: string, now = Date.now()): boolean {
+    const until = this.explained.get(key);
+    if (until !== undefined && until > now) return false;
+    if (this.explained.size >= this.maxKeys) {
+      for (const [old, expiry] of this.explained) if (expiry <= now) this.explained.delete(old);
+      if (this.explained.size >= this.maxKeys) this.explained.clear();
+    }
+    this.explained.set(key, now + this.windowMs);
+    return true;
+  }
+}

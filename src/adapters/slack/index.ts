@@ -5,6 +5,7 @@ import type { Agent } from '../../core/agent.js';
 import type { Stores } from '../../core/store.js';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';
 import { Background } from '../chat/background.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
@@ -18,6 +19,8 @@ import { SlackRenderer } from './renderer.js';
 import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
+import { registerUninstall } from './uninstall.js';
+import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
 
 /** What startSlackAdapter needs; the last two are for tests and tuning. */
 export interface SlackAdapterOptions {
@@ -31,6 +34,8 @@ export interface SlackAdapterOptions {
   webApiRetries?: number;
   /** Outbox sender tuning (poll interval, backoff, …). */
   outbox?: SenderOptions;
+  /** Installation cache and token refresh timing (many-workspace mode). */
+  workspaces?: InstalledWorkspacesOptions;
 }
 
 /** A running Slack adapter. */
@@ -45,21 +50,26 @@ export interface SlackAdapter {
 export async function startSlackAdapter(options: SlackAdapterOptions): Promise<SlackAdapter> {
   const log = options.log.child({ adapter: 'slack' });
   const connection = await connectSlack({
-    config: options.config, http: options.http, log, ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
+    config: options.config, http: options.http, log, prisma: options.prisma,
+    ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
+    ...(options.workspaces ? { workspaces: options.workspaces } : {}),
   });
+  const { workspaces } = connection;
   const outbox = new Outbox(options.prisma, log);
   const context: SlackContext = {
     agent: options.agent,
     stores: options.stores,
     prisma: options.prisma,
     outbox,
-    client: connection.client,
-    identity: connection.identity,
-    people: new SlackPeople(connection.client, log),
+    workspaces,
+    people: new SlackPeople(workspaces, log),
+    access: new AccessPolicy(accessLists(options.config)),
+    refusals: new RefusalNotices(),
     background: new Background(log),
     log,
   };
-  const delivery = new SlackDelivery(connection.client, log);
+  const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
+  const delivery = new SlackDelivery(workspaces, teamOfSession, log);
   const renderer = new SlackRenderer(context, delivery);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
   const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
@@ -74,7 +84,12 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   app.event('message', onMessage);
   registerInteractions(app, context);
   registerSlashCommand(app, context);
+  registerUninstall(app, context, connection.installations);
   app.error(async (error) => {
+    // An event of a workspace without an installation (uninstalled, or never installed): Bolt
+    // could not authorize it. Acknowledged, so Slack does not retry; nothing runs.
+    const cause = (error as { original?: unknown }).original ?? error;
+    if (cause instanceof WorkspaceNotInstalledError) return void log.info({ teamId: cause.teamId }, 'slack-event-ignored: workspace not installed');
     log.error({ err: error }, 'slack-handler-failed');
     // Rethrown so the HTTP answer is a 500 and Slack retries; nothing was marked processed.
     throw new SlackRetryableError(error.message, { cause: error });

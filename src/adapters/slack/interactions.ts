@@ -8,7 +8,8 @@ import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './blocks.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
 import { blockActionBody, type BlockActionBody } from './payloads.js';
-import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
+import { postEphemeral } from './ephemeral.js';
+import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './slack-context.js';
 
 const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),
@@ -32,7 +33,13 @@ export function registerInteractions(app: App, context: SlackContext): void {
 }
 
 async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string): Promise<void> {
-  const teamId = click.team?.id ?? click.user.team_id ?? context.identity.teamId;
+  const teamId = teamOf(click);
+  // Every Hippo button acts on a session or its memory: "steer" in the access rules.
+  const decision = await context.access.maySteer(context.people.requester(teamId, click.user.id));
+  if (!decision.allowed) {
+    context.log.info({ teamId, userId: click.user.id, action: actionId, rule: decision.rule }, 'slack-request-refused');
+    return click.view && !threadOf(click) ? updateView(context, click, outcomeModal(decision.message)) : ephemeral(context, click, decision.message);
+  }
   switch (actionId) {
     case actionIds.pause:
     case actionIds.resume: {
@@ -120,7 +127,7 @@ async function announceRevert(context: SlackContext, teamId: string, thread: Thr
     sessionId: session?.id ?? null,
     platform: slackPlatform,
     operation: 'post',
-    payload: { channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, paths) },
+    payload: { team: teamId, channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, paths) },
   });
 }
 
@@ -145,7 +152,7 @@ async function staleButton(context: SlackContext, click: BlockActionBody, action
 
 async function updateView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
   if (!click.view) return;
-  await context.client.apiCall('views.update', { view_id: click.view.id, view });
+  await (await clientOf(context, click)).apiCall('views.update', { view_id: click.view.id, view });
 }
 
 async function turnPage(context: SlackContext, click: BlockActionBody, ref: PageRef): Promise<void> {
@@ -156,7 +163,7 @@ async function turnPage(context: SlackContext, click: BlockActionBody, ref: Page
         const reset = parseValue(resetViewRef, ref.ref);
         return reset ? resetModal(reset, await mainAt(context, reset), ref.page) : outcomeModal('This page can no longer be shown.');
       })();
-  await context.client.apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });
+  await (await clientOf(context, click)).apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });
 }
 
 /** MAIN.md's content at the version a reset read, or null. */
@@ -168,14 +175,23 @@ async function mainAt(context: SlackContext, ref: ResetViewRef): Promise<string 
 
 async function openView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
   if (!click.trigger_id) return;
-  await context.client.apiCall('views.open', { trigger_id: click.trigger_id, view });
+  await (await clientOf(context, click)).apiCall('views.open', { trigger_id: click.trigger_id, view });
 }
 
 /** A reply only the clicking person sees, in the thread of the clicked message. */
 async function ephemeral(context: SlackContext, click: BlockActionBody, text: string): Promise<void> {
   const thread = threadOf(click);
   if (!thread) return;
-  await context.client.apiCall('chat.postEphemeral', { channel: thread.channelId, user: click.user.id, thread_ts: thread.threadTs, text });
+  await postEphemeral(context, { teamId: teamOf(click), channelId: thread.channelId, userId: click.user.id, threadTs: thread.threadTs }, text);
+}
+
+/** The team the click came from (a workspace app gets it in `team`, older payloads in `user`). */
+function teamOf(click: BlockActionBody): string {
+  return click.team?.id ?? click.user.team_id ?? '';
+}
+
+async function clientOf(context: SlackContext, click: BlockActionBody) {
+  return (await workspaceOf(context, teamOf(click))).client;
 }
 
 function threadOf(click: BlockActionBody): { channelId: string; threadTs: string } | null {

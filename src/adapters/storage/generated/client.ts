@@ -101,3 +101,15 @@ export type OutboxItem = Prisma.OutboxItemModel
  * One driver per session across replicas (R10): owner, fencing token, expiry.
  */
 export type SessionLease = Prisma.SessionLeaseModel
+/**
+ * Model SlackInstallation
+ * A Slack workspace that installed Hippo through the OAuth flow (many-workspace mode). Tokens are
+ * sealed with SLACK_TOKEN_ENCRYPTION_KEY (AES-256-GCM bound to the team id), never stored in plain
+ * text. Deleted when the app is uninstalled or its bot token revoked.
+ */
+export type SlackInstallation = Prisma.SlackInstallationModel
+/**
+ * Model AnswerFeedback
+ * 👍 / 👎 reactions people put on Hippo's answers (once per person, answer and kind).
+ */
+export type AnswerFeedback = Prisma.AnswerFeedbackModel

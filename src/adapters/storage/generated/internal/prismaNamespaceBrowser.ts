@@ -62,7 +62,9 @@ export const ModelName = {
   ProcessedEvent: 'ProcessedEvent',
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
-  SessionLease: 'SessionLease'
+  SessionLease: 'SessionLease',
+  SlackInstallation: 'SlackInstallation',
+  AnswerFeedback: 'AnswerFeedback'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -280,6 +282,40 @@ export const SessionLeaseScalarFieldEnum = {
 } as const
 
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
+
+
+export const SlackInstallationScalarFieldEnum = {
+  teamId: 'teamId',
+  teamName: 'teamName',
+  enterpriseId: 'enterpriseId',
+  appId: 'appId',
+  botUserId: 'botUserId',
+  botId: 'botId',
+  botScopes: 'botScopes',
+  botToken: 'botToken',
+  botRefreshToken: 'botRefreshToken',
+  botTokenExpiresAt: 'botTokenExpiresAt',
+  installedBy: 'installedBy',
+  installedAt: 'installedAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const AnswerFeedbackScalarFieldEnum = {
+  id: 'id',
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  messageId: 'messageId',
+  sessionId: 'sessionId',
+  userId: 'userId',
+  kind: 'kind',
+  createdAt: 'createdAt'
+} as const
+
+export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
 export const SortOrder = {
