@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
 
 /** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
 export interface SlackCall {
@@ -59,6 +60,9 @@ export interface FakeSlackOptions {
   markdownTextError?: string | null;
   /** Channels conversations.info reports as private (others are public; D… are DMs). */
   privateChannels?: string[];
+  /** The app's OAuth credentials (oauth.v2.access checks them). */
+  clientId?: string;
+  clientSecret?: string;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -85,6 +89,14 @@ export interface FakeSlackApi {
   threadMessages(channel: string, threadTs: string): FakeSlackMessage[];
   /** A response_url that records what is posted to it. */
   responseUrl(id: string): string;
+  /** Workspaces, OAuth codes and tokens (many-workspace tests). */
+  readonly tokens: FakeSlackTokens;
+  /** Adds a workspace that can install the app. */
+  addWorkspace(workspace: FakeWorkspace): void;
+  /** Sets the members of a user group (usergroups.users.list). */
+  setUserGroup(groupId: string, userIds: string[]): void;
+  /** The workspace a call's token belongs to. */
+  teamOf(call: SlackCall): string | null;
   close(): Promise<void>;
 }
 
@@ -99,7 +111,14 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
     privateChannels: options.privateChannels ?? [],
+    clientId: options.clientId ?? '1234.5678',
+    clientSecret: options.clientSecret ?? 'fake-client-secret',
   };
+  const tokens = new FakeSlackTokens(
+    { clientId: settings.clientId, clientSecret: settings.clientSecret, appId: 'AHIPPO' },
+    { teamId: settings.teamId, teamName: 'Hippo Test', botUserId: settings.botUserId, botId: settings.botId },
+  );
+  const userGroups = new Map<string, string[]>();
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
   const users = new Map<string, FakeUser>();
@@ -138,7 +157,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       response.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
       return;
     }
-    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answer(method, args);
+    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answerAs(method, args, request.headers);
     record(call);
     send(response, 200, call.response);
   }
@@ -148,10 +167,22 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     for (const wake of [...waiters]) wake();
   }
 
+  /** The answer for the call's token: OAuth and auth.test by token; a revoked or expired token fails everywhere. */
+  function answerAs(method: string, args: Record<string, unknown>, headers: IncomingHttpHeaders): Record<string, unknown> {
+    if (method === 'oauth.v2.access') return tokens.exchange(args, headers);
+    if (method.startsWith('response_url:')) return answer(method, args);
+    const caller = tokens.caller(headers);
+    if ('ok' in caller) return caller;
+    if (method === 'auth.test') return tokens.authTest(headers);
+    if (method === 'usergroups.users.list') {
+      const users = userGroups.get(String(args['usergroup']));
+      return users ? { ok: true, users } : { ok: false, error: 'no_such_subteam' };
+    }
+    return answer(method, args);
+  }
+
   function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
     switch (method) {
-      case 'auth.test':
-        return { ok: true, url: 'https://hippo-test.slack.com/', team: 'Hippo Test', user: 'hippo', team_id: settings.teamId, user_id: settings.botUserId, bot_id: settings.botId };
       case 'chat.postMessage': {
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
         tsCounter += 1;
@@ -262,6 +293,13 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     messages,
     threadMessages: (channel, threadTs) => messages.filter((message) => message.channel === channel && message.thread_ts === threadTs),
     responseUrl: (id) => `${url}/respond/${id}`,
+    tokens,
+    addWorkspace: (workspace) => tokens.addWorkspace(workspace),
+    setUserGroup: (groupId, userIds) => void userGroups.set(groupId, userIds),
+    teamOf: (call) => {
+      const caller = tokens.caller(call.headers);
+      return 'ok' in caller ? null : caller.teamId;
+    },
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();

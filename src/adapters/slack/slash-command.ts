@@ -49,6 +49,11 @@ async function answer(context: SlackContext, raw: unknown): Promise<string> {
   if (!session) {
     return `Use this in a Hippo thread: Slack does not tell apps which thread a slash command came from, so mention me there instead (\`@hippo ${words.verb}\`).`;
   }
+  const decision = await context.access.mayCommand(words.verb, context.people.requester(command.team_id, command.user_id), session);
+  if (!decision.allowed) {
+    context.log.info({ teamId: command.team_id, userId: command.user_id, verb: words.verb, rule: decision.rule }, 'slack-request-refused');
+    return decision.message;
+  }
   const actor = { userId: command.user_id, name: await context.people.name(command.team_id, command.user_id) };
   return note + (await runCommand(words.verb, { agent: context.agent, stores: context.stores, session, actor, prefix: slashPrefix }));
 }
