@@ -23,6 +23,9 @@ export interface GrantOptions {
   enterprise?: boolean;
 }
 
+/** Seconds a refreshed token lives, as on Slack. */
+const refreshedLifetime = 43_200;
+
 interface Issued {
   teamId: string;
   expiresAt: number | null;
@@ -33,7 +36,7 @@ export class FakeSlackTokens {
   readonly workspaces = new Map<string, FakeWorkspace>();
   private readonly codes = new Map<string, { teamId: string; options: GrantOptions }>();
   private readonly tokens = new Map<string, Issued>();
-  private readonly refreshTokens = new Map<string, { teamId: string; expiresIn: number }>();
+  private readonly refreshTokens = new Map<string, { teamId: string }>();
   private readonly revoked = new Set<string>();
   private counter = 0;
 
@@ -98,8 +101,9 @@ export class FakeSlackTokens {
     if (args['grant_type'] === 'refresh_token') {
       const grant = this.refreshTokens.get(String(args['refresh_token'] ?? ''));
       if (!grant) return { ok: false, error: 'invalid_refresh_token' };
-      const token = this.issue(grant.teamId, grant.expiresIn, true);
-      return { ok: true, token_type: 'bot', access_token: token.accessToken, refresh_token: token.refreshToken, expires_in: grant.expiresIn };
+      // Slack's rotating tokens live 12 hours, whatever the first one was scripted to.
+      const token = this.issue(grant.teamId, refreshedLifetime, true);
+      return { ok: true, token_type: 'bot', access_token: token.accessToken, refresh_token: token.refreshToken, expires_in: refreshedLifetime };
     }
     const code = String(args['code'] ?? '');
     const grant = this.codes.get(code);
@@ -125,7 +129,7 @@ export class FakeSlackTokens {
     const accessToken = `${rotating ? 'xoxe.xoxb' : 'xoxb'}-${teamId}-${this.counter}`;
     const refreshToken = `xoxe-1-${teamId}-${this.counter}`;
     this.tokens.set(accessToken, { teamId, expiresAt: expiresIn === null ? null : Date.now() + expiresIn * 1000 });
-    if (rotating && expiresIn !== null) this.refreshTokens.set(refreshToken, { teamId, expiresIn });
+    if (rotating) this.refreshTokens.set(refreshToken, { teamId });
     return { accessToken, refreshToken };
   }
 }
