@@ -29,12 +29,12 @@ export interface DiscordRig {
 }
 
 /** Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens). */
-export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string } = {}): Promise<DiscordRig> {
+export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; env?: (fake: FakeDiscord) => Record<string, string> } = {}): Promise<DiscordRig> {
   const database = await createTestDatabase();
   const model = await startFakeModelServer();
   const fake = await startFakeDiscord();
   const harness = await createAgentHarness({ database, model, ...(options.tools ? { tools: options.tools } : {}), settings: { contextWindow: options.contextWindow ?? 10_000 } });
-  const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}) });
+  const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}), ...options.env?.(fake) });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');

@@ -3,6 +3,7 @@ import type { Client } from 'discord.js';
 import type { Agent } from '../../core/agent.js';
 import type { Stores } from '../../core/store.js';
 import type { Logger } from '../../log.js';
+import type { AccessPolicy } from '../chat/access-policy.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { outboxPayload } from './discord-deliver.js';
 import { textBodies } from './discord-render.js';
@@ -13,6 +14,8 @@ export interface DiscordContext {
   agent: Agent;
   stores: Stores;
   outbox: { enqueue(entry: OutboxEntry): Promise<{ inserted: boolean }> };
+  /** Who may start, steer and reset (ALLOWED_USERS, ALLOWED_CHANNELS, ADMIN_USERS). */
+  access: AccessPolicy;
   log: Logger;
 }
 

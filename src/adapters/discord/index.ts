@@ -6,6 +6,7 @@ import type { Agent } from '../../core/agent.js';
 import { ConfigError } from '../../core/errors.js';
 import type { Stores } from '../../core/store.js';
 import type { Logger } from '../../log.js';
+import { AccessPolicy, accessLists } from '../chat/access-policy.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
@@ -59,7 +60,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const log = options.log.child({ platform: 'discord' });
   const client = createDiscordClient(config);
   const outbox = new Outbox(prisma, log);
-  const context: DiscordContext = { client, agent, stores, outbox, log };
+  const context: DiscordContext = { client, agent, stores, outbox, access: new AccessPolicy(accessLists(config)), log };
   const messages = new DiscordMessageHandler(context);
   const interactions = new DiscordInteractionHandler(context);
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);

@@ -8,6 +8,7 @@ import { runCommand, type CommandScope } from '../chat/command-runner.js';
 import { helpText, type CommandVerb } from '../chat/commands.js';
 import { choiceText, revertMemoryRun, revertWithLaterChanges, type PersonAuthor } from '../chat/memory-actions.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
+import { interactionRequester, refuseInteraction } from './discord-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { outboxPayload } from './discord-deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
@@ -32,10 +33,15 @@ export class DiscordInteractionHandler {
 
   private async slash(interaction: ChatInputCommandInteraction): Promise<void> {
     const verb = verbOf(interaction.options.getString(verbOption)) ?? 'help';
-    if (!(await this.firstDelivery(interaction))) return;
-    await interaction.deferReply(publicVerbs.has(verb) ? {} : { flags: MessageFlags.Ephemeral });
     const address = await addressOf(this.context.client, interaction.channelId, interaction.channel);
     const session = address ? await this.context.agent.findSession(address) : null;
+    // Checked before anything is recorded: a refusal stores nothing.
+    if (session) {
+      const decision = await this.context.access.mayCommand(verb, interactionRequester(interaction), session);
+      if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
+    }
+    if (!(await this.firstDelivery(interaction))) return;
+    await interaction.deferReply(publicVerbs.has(verb) ? {} : { flags: MessageFlags.Ephemeral });
     if (!session) {
       const text = verb === 'help' ? helpText('/hippo') : 'There is no Hippo session here. Mention me with a request to start one, then use `/hippo` in its thread.';
       return replyText(interaction, text, 'hippo.md');
@@ -44,6 +50,9 @@ export class DiscordInteractionHandler {
   }
 
   private async button(interaction: ButtonInteraction, id: ButtonId): Promise<void> {
+    // Every Hippo button acts on a session or its memory: "steer" in the access rules.
+    const decision = await this.context.access.maySteer(interactionRequester(interaction));
+    if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
     if (!(await this.firstDelivery(interaction))) return;
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     const session = await this.context.stores.sessions.get(id.sessionId);

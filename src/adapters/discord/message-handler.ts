@@ -8,6 +8,7 @@ import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Me
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { messageRequester, refuseMessage } from './discord-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { steerKey, threadAddress, threadName } from './discord-ids.js';
 import { placeOf } from './discord-place.js';
@@ -63,15 +64,30 @@ export class DiscordMessageHandler {
     const verb: CommandVerb | null = mentioned && text === '' ? 'help' : exactCommand(text);
     const place = await placeOf(client, message.channelId, message.channel);
     if (place.kind === 'other' || (place.kind === 'channel' && !mentioned)) return;
+    const { access } = this.context;
+    const requester = messageRequester(message);
     if (place.kind === 'channel') {
       if (verb) return this.hint(message, verb);
+      const start = await access.mayStart(requester, { channelId: place.channel.id, direct: false });
+      if (!start.allowed) return refuseMessage(this.context, message, start, true);
       return this.startInChannel(message, place.channel, text);
     }
     const session = await agent.findSession(place.address);
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
-    if (verb && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, verb) : this.hint(message, verb);
+    const addressed = mentioned || place.kind === 'dm';
+    if (verb && addressed) {
+      if (!session) return this.hint(message, verb);
+      const decision = await access.mayCommand(verb, requester, session);
+      return decision.allowed ? this.command(message, session, verb) : refuseMessage(this.context, message, decision, true);
+    }
     if (text === '') return;
-    if (session) return this.steer(message, place.address, text, null);
+    if (session) {
+      const decision = await access.maySteer(requester);
+      return decision.allowed ? this.steer(message, place.address, text, null) : refuseMessage(this.context, message, decision, addressed);
+    }
+    // A new session in a DM or a thread: ALLOWED_CHANNELS names the thread's parent channel (or `dm`).
+    const start = await access.mayStart(requester, { channelId: place.address.channelId, direct: place.kind === 'dm' });
+    if (!start.allowed) return refuseMessage(this.context, message, start, true);
     if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
     const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
       this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');
