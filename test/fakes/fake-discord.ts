@@ -164,6 +164,16 @@ export class FakeDiscord {
     return payload;
   }
 
+  /** `by` reacts with a Unicode `emoji` on a message (MESSAGE_REACTION_ADD, with their member in a guild). */
+  react(target: FakeMessage, emoji: string, by: FakeUser = this.ada, roles: string[] = []): void {
+    const channel = this.channelOf(target.channel_id);
+    const guildId = channel.guild_id;
+    this.gateway.dispatch('MESSAGE_REACTION_ADD', {
+      user_id: by.id, message_id: target.id, channel_id: channel.id, emoji: { id: null, name: emoji }, burst: false, type: 0,
+      ...(guildId ? { guild_id: guildId, member: wire.member(by, null, roles) } : {}),
+    });
+  }
+
   /** `/hippo verb:<verb>` in `channel`. */
   slash(channel: FakeChannel, verb: string, by: FakeUser = this.ada, roles: string[] = []): { id: string; token: string } {
     const data = { id: 'cmd-hippo', name: 'hippo', type: 1, options: [{ name: 'verb', type: 3, value: verb }] };

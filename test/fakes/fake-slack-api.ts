@@ -100,7 +100,7 @@ export interface FakeSlackApi {
   close(): Promise<void>;
 }
 
-const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks']);
+const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks', 'prompts']);
 
 /** Starts the fake on 127.0.0.1 on a random port. */
 export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise<FakeSlackApi> {

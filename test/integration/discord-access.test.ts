@@ -8,12 +8,14 @@ import { user, type FakeChannel, type FakeMessage } from '../fakes/fake-discord-
 import { scriptRoles } from '../support/model-script.js';
 
 let rig: DiscordRig;
+const feedback: string[] = [];
 const carol = user('carol', 'Carol');
 const dana = user('dana', 'Dana (admin)');
 
 beforeAll(async () => {
   rig = await startDiscordRig({
     env: (fake) => ({ ALLOWED_USERS: `${fake.ada.id},${fake.engineersRoleId}`, ALLOWED_CHANNELS: `${fake.general.id},dm`, ADMIN_USERS: dana.id }),
+    onFeedback: (platform, kind) => feedback.push(`${platform}:${kind}`),
   });
 });
 afterAll(async () => {
@@ -132,5 +134,30 @@ describe('Discord access rules', () => {
     expect((await ephemeralAnswer(click))['content']).toContain('ALLOWED_USERS');
     expect(await rig.database.prisma.processedEvent.count({ where: { key: `discord:interaction:${click.id}` } })).toBe(0);
     expect(await rig.database.prisma.session.findUniqueOrThrow({ where: { id: sessionId } })).toMatchObject({ pauseRequested: false, paused: false });
+  });
+});
+
+describe('Discord answer feedback', () => {
+  it('records 👍 and 👎 on answers once per person (roles count), and ignores other messages, emoji and strangers', async () => {
+    const { fake } = rig;
+    const { thread, sessionId } = await adasSession('what is the answer');
+    const answer = fake.botMessagesIn(thread.id).find((message) => message.content === 'answer: what is the answer')!;
+    const card = fake.botMessagesIn(thread.id).find((message) => message.id !== answer.id)!;
+    // Reactions are handled as they come, not in order: compared by kind.
+    const rows = () => rig.database.prisma.answerFeedback.findMany({ orderBy: { kind: 'desc' } });
+    fake.react(answer, '👍', fake.ada);
+    fake.react(answer, '👍', fake.ada);
+    fake.react(answer, '👎🏽', carol, [fake.engineersRoleId]);
+    fake.react(answer, '🎉', fake.ada);
+    fake.react(card, '👍', fake.ada);
+    fake.react(answer, '👍', fake.bob);
+    await rig.settle();
+    await fake.waitFor(() => feedback.length >= 2 || undefined, 10_000, 'the feedback');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await rows()).map((row) => ({ kind: row.kind, userId: row.userId, messageId: row.messageId, sessionId: row.sessionId }))).toEqual([
+      { kind: 'up', userId: fake.ada.id, messageId: answer.id, sessionId },
+      { kind: 'down', userId: carol.id, messageId: answer.id, sessionId },
+    ]);
+    expect([...feedback].sort()).toEqual(['discord:down', 'discord:up']);
   });
 });

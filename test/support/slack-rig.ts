@@ -2,6 +2,7 @@
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
 import type { InstalledWorkspacesOptions } from '../../src/adapters/slack/workspaces.js';
+import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
 import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
@@ -36,6 +37,7 @@ export interface SlackRigOptions {
   /** Many workspaces: OAuth credentials and an encryption key instead of SLACK_BOT_TOKEN. */
   oauth?: { encryptionKey: string; stateSecret?: string };
   workspaces?: InstalledWorkspacesOptions;
+  onFeedback?: FeedbackListener;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -59,6 +61,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
     config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
+    ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
   });
   return {
     database, slack, harness, http, adapter, eventsUrl, baseUrl,

@@ -7,9 +7,11 @@ import { ConfigError } from '../../core/errors.js';
 import type { Stores } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { AccessPolicy, accessLists } from '../chat/access-policy.js';
+import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import { DiscordAnswerReactions } from './answer-reactions.js';
 import { connectDiscord, createDiscordClient } from './discord-client.js';
 import type { DiscordContext } from './discord-context.js';
 import { createDiscordDeliver } from './discord-deliver.js';
@@ -30,6 +32,8 @@ export interface DiscordAdapterOptions {
   stores: Stores;
   prisma: PrismaClient;
   log: Logger;
+  /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
+  onFeedback?: FeedbackListener;
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -63,6 +67,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const context: DiscordContext = { client, agent, stores, outbox, access: new AccessPolicy(accessLists(config)), log };
   const messages = new DiscordMessageHandler(context);
   const interactions = new DiscordInteractionHandler(context);
+  const reactions = new DiscordAnswerReactions(context, prisma, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordEventRenderer({
     outbox, typing, log, resumeHint: '/hippo resume',
@@ -74,6 +79,9 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   client.on(Events.MessageCreate, (message) => void messages.created(message));
   client.on(Events.MessageUpdate, (_old, message) => void messages.updated(message));
   client.on(Events.MessageDelete, (message) => void messages.deleted(message));
+  client.on(Events.MessageReactionAdd, (reaction, user) => {
+    reactions.added(reaction, user).catch((error: unknown) => log.error({ err: error, messageId: reaction.message.id }, 'discord-reaction-failed'));
+  });
   client.on(Events.InteractionCreate, (interaction) => {
     interactions.handle(interaction).catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
   });

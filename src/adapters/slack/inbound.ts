@@ -6,6 +6,7 @@ import { runCommand } from '../chat/command-runner.js';
 import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { splitMessage } from '../chat/split-message.js';
 import type { SessionRecord } from '../../core/store.js';
+import { setThreadTitle } from './assistant-pane.js';
 import { refuse } from './ephemeral.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext, type SlackIdentity } from './slack-context.js';
@@ -96,7 +97,10 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
     { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: userId, authorName, text: history ? withHistory(history, request) : request },
     { startSession: true, title: request.slice(0, 80) },
   );
-  if (inserted) context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
+  if (!inserted) return 'handled';
+  context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
+  // A direct thread is (most likely) one of the assistant pane: it is titled after the request.
+  if (direct && inThread) setThreadTitle(context, teamId, event.channel, address.threadKey, request);
   return 'handled';
 }
 

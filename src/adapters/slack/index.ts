@@ -6,15 +6,18 @@ import type { Stores } from '../../core/store.js';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
 import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';
+import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Background } from '../chat/background.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
 import { SlackPeople } from './people.js';
+import { registerReactions } from './reactions.js';
 import { SlackRenderer } from './renderer.js';
 import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
@@ -36,6 +39,8 @@ export interface SlackAdapterOptions {
   outbox?: SenderOptions;
   /** Installation cache and token refresh timing (many-workspace mode). */
   workspaces?: InstalledWorkspacesOptions;
+  /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
+  onFeedback?: FeedbackListener;
 }
 
 /** A running Slack adapter. */
@@ -85,6 +90,8 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   registerInteractions(app, context);
   registerSlashCommand(app, context);
   registerUninstall(app, context, connection.installations);
+  registerAssistantPane(app, context);
+  registerReactions(app, context, options.onFeedback ?? (() => undefined));
   app.error(async (error) => {
     // An event of a workspace without an installation (uninstalled, or never installed): Bolt
     // could not authorize it. Acknowledged, so Slack does not retry; nothing runs.
