@@ -30,6 +30,10 @@ export function registerInteractions(app: App, context: SlackContext): void {
     if (!action) return;
     context.background.run('slack-action', () => handleAction(context, click, action.action_id, action.value ?? ''), { action: action.action_id });
   });
+  // Anything else (a stale or forged payload: Hippo's action and callback ids all start with
+  // "hippo_") is acknowledged at once; unanswered, Slack would wait 3 s and show an error.
+  app.action(/^(?!hippo_)/, async ({ ack }) => ack());
+  app.view(/^(?!hippo_)/, async ({ ack }) => ack());
 }
 
 async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string): Promise<void> {
