@@ -17,6 +17,8 @@ import { until } from '../support/wait.js';
 
 const signingSecret = 'workspaces-secret';
 const encryptionKey = randomBytes(32);
+/** Everything the adapter logged, at trace level. */
+const logLines: string[] = [];
 const channel = 'C0TEAM';
 let database: TestDatabase;
 let slack: FakeSlackApi;
@@ -76,7 +78,10 @@ const postsIn = (threadTs: string) => slack.callsTo('chat.postMessage').filter((
 const tokenOf = (call: SlackCall) => bearer(call.headers);
 
 beforeAll(async () => {
-  rig = await startSlackRig({ signingSecret, oauth: { encryptionKey: encryptionKey.toString('base64') }, users: [{ id: 'UPERSON', displayName: 'Pat' }] });
+  rig = await startSlackRig({
+    signingSecret, oauth: { encryptionKey: encryptionKey.toString('base64') }, users: [{ id: 'UPERSON', displayName: 'Pat' }],
+    log: createLogger('trace', { write: (line: string) => void logLines.push(line) }),
+  });
   ({ database, slack, harness } = rig);
   harness.model.respond(() => ({ content: 'Done here.' }));
 });
@@ -247,5 +252,17 @@ describe('Slack uninstall', () => {
     await mention(teams.T2.teamId, teams.T2.botUserId, 'welcome back', root);
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Back again.'));
     expect(tokenOf(answer)).toBe(tokens[tokens.length - 1]);
+  });
+});
+
+describe('Slack secrets in logs', () => {
+  it('never logs a bot or refresh token, the client secret or the encryption key, even at trace level', () => {
+    const logged = logLines.join('');
+    expect(logged).toContain('slack-installed');
+    expect(logged).toContain('slack-token-refreshed');
+    const secrets = [slack.options.clientSecret, encryptionKey.toString('base64'), encryptionKey.toString('hex')];
+    for (const team of Object.values(teams)) secrets.push(...slack.tokens.tokensOf(team.teamId));
+    for (const secret of secrets) expect(logged).not.toContain(secret);
+    expect(logged).not.toMatch(/xoxe-1-/);
   });
 });

@@ -6,7 +6,7 @@ import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.j
 import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackOptions, type FakeUser } from '../fakes/fake-slack-api.js';
 import { createAgentHarness, type AgentHarness, type HarnessOptions } from './agent-harness.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -38,6 +38,8 @@ export interface SlackRigOptions {
   oauth?: { encryptionKey: string; stateSecret?: string };
   workspaces?: InstalledWorkspacesOptions;
   onFeedback?: FeedbackListener;
+  /** The adapter's logger (default: silent, or TEST_LOG_LEVEL). */
+  log?: Logger;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -45,7 +47,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const slack = await startFakeSlackApi(options.slack ?? {});
   for (const user of options.users ?? []) slack.addUser(user);
   const harness = await createAgentHarness({ database, ...(options.settings ? { settings: options.settings } : {}) });
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const log = options.log ?? createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const http = new HttpServer(log);
   const baseUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}`;
   const eventsUrl = `${baseUrl}/slack/events`;
