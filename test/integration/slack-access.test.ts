@@ -22,7 +22,8 @@ function nextTs(): string {
 }
 
 async function send(event: Record<string, unknown>): Promise<void> {
-  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `EvA${++counter}`, event });
+  // The event id names the message, so a processed-event mark for it can be found by its ts.
+  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `EvA${++counter}-${String(event['ts'])}`, event });
   expect((await rig.post(body, 'application/json')).status).toBe(200);
 }
 
@@ -123,6 +124,9 @@ describe('Slack access rules', () => {
 
   it('refuses a reply by someone not allowed in a session thread (told once), and takes replies by allowed people', async () => {
     const { root, id } = await startSession('UADA', 'plan the offsite');
+    // Bob asks for help first, so his name is known and his replies take the fast path.
+    await mention('UBOB', 'help', nextTs());
+    await slack.waitForCall('chat.postMessage', (call) => textOf(call).includes('In a Hippo thread you can say'));
     const first = nextTs();
     await reply('UBOB', 'make it in Lisbon', first, root);
     const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UBOB' && call.args['thread_ts'] === root);

@@ -133,6 +133,11 @@ describe('Slack install flow', () => {
     expect(slack.callsTo('reactions.add').filter((call) => call.args['timestamp'] === root).every((call) => tokenOf(call) === token)).toBe(true);
     // Nothing of the payload's routing field reaches Slack.
     expect(postsIn(root).every((call) => call.args['team'] === undefined)).toBe(true);
+    // A reply that belongs to no session (help in a fresh thread) also goes out with team two's token.
+    const help = nextTs();
+    await mention(teams.T2.teamId, teams.T2.botUserId, 'help', help);
+    const helpReply = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === help);
+    expect(tokenOf(helpReply)).toBe(token);
   });
 
   it('keeps tokens sealed at rest: no plaintext in the table', async () => {
