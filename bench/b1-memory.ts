@@ -7,6 +7,9 @@
 import { z } from 'zod';
 import type { AgentHarness } from '../test/support/agent-harness.js';
 import { createAgentHarness, newThread, personMessage } from '../test/support/agent-harness.js';
+import { parseConfig } from '../src/config.js';
+import { defaultAgentSettings } from '../src/core/agent-context.js';
+import { costOf, pricesFor, type ModelPrices } from '../src/core/prices.js';
 import { defineTool, type AnyTool } from '../src/core/tool.js';
 import { createPostgresBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { runBlockingSession } from './support/blocking-compaction.js';
@@ -16,6 +19,13 @@ import { isMain, runAlone, type BenchReport, type Benchmark, type Table, type Ta
 import type { BenchRole, MemoryScenario } from './support/scenarios.js';
 import { count, envNumber, fixed, percent, percentile, sleep, sum } from './support/stats.js';
 import { longTask, stepLog, stepOutputChars } from './support/workload.js';
+
+/** The service's defaults (src/config.ts), which B1 measures unless told otherwise. */
+const productDefaults = (() => {
+  const parsed = parseConfig({});
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  return parsed.config;
+})();
 
 /** The knobs of B1; every one can be set through the environment variable in its comment. */
 interface B1Settings {
@@ -37,6 +47,11 @@ interface B1Settings {
   latencyMs: { worker: number; summarizer: number; decider: number; tool: number; compaction: number };
   /** BENCH_B1_MODES: which modes to run, comma-separated (default all three). */
   modes: Array<ModeResult['mode']>;
+  /** BENCH_B1_DECIDER_FLOOR / BENCH_B1_DECIDER_EVERY: the decider policy (default: the product's). */
+  deciderFloorPercent: number;
+  deciderEvery: number;
+  /** BENCH_B1_SUMMARIZER: how the scripted summarizer writes, 'edit' (default) or 'rewrite'. */
+  summarizerStyle: 'rewrite' | 'edit';
 }
 
 function settingsFromEnvironment(): B1Settings {
@@ -56,6 +71,9 @@ function settingsFromEnvironment(): B1Settings {
       compaction: envNumber('BENCH_B1_COMPACTION_MS', 12_000),
     },
     modes: modesFromEnvironment(),
+    deciderFloorPercent: envNumber('BENCH_B1_DECIDER_FLOOR', productDefaults.MEMORY_DECIDER_FLOOR_PERCENT),
+    deciderEvery: envNumber('BENCH_B1_DECIDER_EVERY', productDefaults.MEMORY_DECIDER_EVERY),
+    summarizerStyle: process.env['BENCH_B1_SUMMARIZER'] === 'rewrite' ? 'rewrite' : 'edit',
   };
 }
 
@@ -90,6 +108,7 @@ function scenarioFor(settings: B1Settings): MemoryScenario {
     },
     mainDocumentChars: 6_000,
     summaryChars: 8_000,
+    summarizerStyle: settings.summarizerStyle,
   };
 }
 
@@ -163,6 +182,8 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
     tools: [runStepTool(settings, tools)],
     settings: {
       contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
+      deciderFloorPercent: settings.deciderFloorPercent, deciderEvery: settings.deciderEvery,
+      forkAfterWorkerPrefillMs: envNumber('BENCH_B1_FORK_WAIT_MS', defaultAgentSettings.forkAfterWorkerPrefillMs),
     },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
@@ -402,16 +423,41 @@ function projection(result: ModeResult, settings: B1Settings): { realTaskMs: num
   };
 }
 
-/** Dollars at GPT-5 list prices per million tokens: input 1.25, cached input 0.125, output 10. */
-function dollars(calls: CallRecord[]): number {
+/** GPT-5 list prices per million tokens (the product's table), and the same with cache writes billed 1.25× input (Anthropic-style). */
+const gpt5 = pricesFor('gpt-5') ?? { input: 1.25, cachedInput: 0.125, output: 10 };
+const priceTables: Array<{ name: string; prices: ModelPrices }> = [
+  { name: 'GPT-5 list prices', prices: gpt5 },
+  { name: 'cache writes billed 1.25× input', prices: { ...gpt5, cacheWrite: gpt5.input * 1.25 } },
+];
+
+/** Dollars of `calls` at `prices` (GPT-5 list prices by default). */
+function dollars(calls: CallRecord[], prices: ModelPrices = gpt5): number {
   const total = totals(calls);
-  return ((total.prompt - total.cached) * 1.25 + total.cached * 0.125 + total.output * 10) / 1e6;
+  return costOf(prices, { promptTokens: total.prompt, cachedTokens: total.cached, completionTokens: total.output });
+}
+
+/**
+ * The line a script reads, per price table: hippo $ over blocking $, hippo's real-time stall per
+ * task, the fork cache hit, and memory (summarizer + decider) $ over the worker's.
+ */
+function summaryLines(settings: B1Settings, results: ModeResult[], forkHit: number | null): string[] {
+  const hippo = results.find((result) => result.mode === 'hippo');
+  const blocking = results.find((result) => result.mode === 'blocking');
+  if (!hippo || !blocking) return [];
+  const stall = projection(hippo, settings).realStallMs / 1000;
+  return priceTables.map(({ name, prices }) => {
+    const memory = hippo.calls.filter((call) => call.role !== 'worker');
+    const worker = hippo.calls.filter((call) => call.role === 'worker');
+    const ratio = dollars(hippo.calls, prices) / dollars(blocking.calls, prices);
+    const overhead = dollars(memory, prices) / dollars(worker, prices);
+    return `B1 summary${name === priceTables[0]?.name ? '' : ` (${name})`}: cost_ratio=${fixed(ratio, 3)} stall_s=${fixed(stall, 2)} fork_cache=${forkHit === null ? 'n/a' : fixed(forkHit * 100, 2)} overhead=${fixed(overhead, 3)}`;
+  });
 }
 
 function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: number): BenchReport {
   const summary: Table = {
     title: 'Per mode. Bench columns are measured at BENCH_SCALE; "≈ real" projects to full-scale latencies (see notes)',
-    columns: ['mode', 'wall s (bench)', 'worker calls', 'resets / compactions', 'stall ms (bench)', '≈ real stall s', 'orchestration ms/step', 'model call overhead ms', '≈ real task s', 'peak context', 'first call over the window', '$ at GPT-5 prices'],
+    columns: ['mode', 'wall s (bench)', 'worker calls', 'resets / compactions', 'stall ms (bench)', '≈ real stall s', 'orchestration ms/step', 'model call overhead ms', '≈ real task s', 'peak context', 'first call over the window', '$ at GPT-5 prices', '$ with cache writes billed'],
     rows: results.map((result) => {
       const workers = result.calls.filter((call) => call.role === 'worker');
       const peak = Math.max(0, ...workers.map((call) => call.promptTokens));
@@ -430,6 +476,7 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
         `${count(peak)} (${percent(peak, settings.contextWindow, 0)})`,
         result.overflowCall === null ? 'never' : `call ${result.overflowCall} (stopped there)`,
         fixed(dollars(result.calls), 2),
+        fixed(dollars(result.calls, priceTables[1]?.prices), 2),
       ];
     }),
   };
@@ -437,8 +484,10 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
   const tables: Table[] = [summary, tokenTable(results)];
   const targets: TargetCheck[] = [];
   const notes: string[] = [];
+  let forkHit: number | null = null;
   for (const hippo of results.filter((result) => result.mode === 'hippo')) {
     const fork = forkTable(hippo);
+    forkHit = fork.hitRatio;
     tables.push(fork.table, stallTable(hippo));
     const waits = sum((hippo.hippo?.summarizerWaits ?? []).map(duration));
     const checkpointMs = sum((hippo.hippo?.checkpoints ?? []).map(duration));
@@ -471,10 +520,14 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
       'memory step %': settings.stepPercent,
       'compact at %': settings.compactAtPercent,
       'tool output tokens (mean)': settings.toolTokens,
+      'decider floor %': settings.deciderFloorPercent,
+      'decider every': settings.deciderEvery,
+      summarizer: settings.summarizerStyle,
     },
     tables,
     targets,
     notes,
+    summaryLines: summaryLines(settings, results, forkHit),
   };
 }
 

@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/context-window.js';
+import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';
 import { memoryTools } from './core/memory-tools.js';
@@ -22,8 +23,28 @@ import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { parseToolGroups, selectToolGroups } from './tools/registry.js';
 import { shellTools } from './tools/shell.js';
+import { detectShellSandbox } from './tools/shell-sandbox.js';
+import type { WorkspaceLimits } from './tools/workspace-quota.js';
 import { webTools } from './tools/web.js';
-import { workspaceTools } from './tools/workspace.js';
+import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
+
+const MiB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How often idle workspaces are looked for. */
+const WORKSPACE_SWEEP_INTERVAL_MS = 6 * 60 * 60 * 1000;
+
+/** Removes workspaces idle for `maxIdleMs` now and every few hours; the timer does not hold the process. */
+function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger): NodeJS.Timeout {
+  const sweep = (): void => {
+    sweepIdleWorkspaces(root, maxIdleMs).then(
+      (removed) => removed > 0 && log.info({ removed }, 'workspaces-swept'),
+      (error: unknown) => log.warn({ err: String(error) }, 'workspace-sweep-failed'),
+    );
+  };
+  sweep();
+  return setInterval(sweep, WORKSPACE_SWEEP_INTERVAL_MS).unref();
+}
 
 export interface BuiltAgent {
   agent: Agent;
@@ -53,23 +74,45 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
   const groups = parseToolGroups(config.TOOLS);
   const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
+  const limits: WorkspaceLimits = { maxBytes: config.WORKSPACE_MAX_MB * MiB, maxFiles: config.WORKSPACE_MAX_FILES, maxFileBytes: config.WORKSPACE_MAX_FILE_MB * MiB };
+  // Found before anything starts: no sandbox (and SHELL_UNSANDBOXED unset) stops start-up here.
+  const sandbox = groups.includes('shell')
+    ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
+    : undefined;
+  if (sandbox?.kind === 'none') log.warn('shell-unsandboxed: SHELL_UNSANDBOXED=true and no sandbox works here; shell commands can read the bot\'s secrets');
+  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
   // The MCP SDK is loaded only when MCP tools are configured.
   const mcp = groups.includes('mcp') && config.MCP_CONFIG
     ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })
     : undefined;
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
-    workspace: () => workspaceTools({ root: workspaces }),
+    workspace: () => workspaceTools({ root: workspaces, limits }),
     web: () => webTools({ allowPrivate: config.WEB_FETCH_ALLOW_PRIVATE }),
-    shell: () => shellTools({ root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment }),
+    shell: () =>
+      shellTools({
+        root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment,
+        envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, ...(sandbox ? { sandbox } : {}),
+      }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });
+  const sweeper = config.WORKSPACE_RETENTION_DAYS > 0 && (groups.includes('workspace') || groups.includes('shell'))
+    ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
+    : undefined;
   const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
   const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const metrics = new Metrics({ events, prisma: database.prisma, owner });
+  const prices = config.MODEL_PRICES
+    ? { input: config.MODEL_PRICES.input, cachedInput: config.MODEL_PRICES.cached_input, output: config.MODEL_PRICES.output, ...(config.MODEL_PRICES.cache_write === undefined ? {} : { cacheWrite: config.MODEL_PRICES.cache_write }) }
+    : null;
+  if (!pricesFor(config.MODEL, prices ?? undefined)) log.warn({ model: config.MODEL }, 'model-prices-unknown: set MODEL_PRICES to see and cap spend');
+  const metrics = new Metrics({ events, prisma: database.prisma, owner, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
   const deps: AgentDeps = {
-    settings: { ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE },
+    settings: {
+      ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
+      deciderFloorPercent: config.MEMORY_DECIDER_FLOOR_PERCENT, deciderEvery: config.MEMORY_DECIDER_EVERY, prices,
+      sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null,
+    },
     replica: {
       owner,
       leases: createLeaseStore(database.prisma),
@@ -95,6 +138,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     metrics,
     close: async () => {
       metrics.stop();
+      if (sweeper) clearInterval(sweeper);
       await mcp?.close();
       await wakeups.close();
     },

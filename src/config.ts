@@ -40,6 +40,30 @@ export const configSchema = z.object({
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
+  /** No decider fork below this percent of the window (a reset there frees little; see README). */
+  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(40),
+  /** Above the floor, a decider every this many triggered steps (the summarizer forks every step). */
+  MEMORY_DECIDER_EVERY: z.coerce.number().int().min(1).max(20).default(2),
+  /**
+   * Prices of MODEL in US dollars per million tokens, as JSON, overriding the built-in table:
+   * {"input":1.25,"cached_input":0.125,"output":10} (optional "cache_write" for providers that bill it).
+   */
+  MODEL_PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be JSON like {"input":1.25,"cached_input":0.125,"output":10}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.object({ input: z.number().min(0), cached_input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0).optional() }).strict())
+    .optional(),
+  /** Spend cap per session in US dollars (unset: none); at 80% a note, at 100% the worker stops. */
+  SESSION_BUDGET_USD: z.coerce.number().positive().optional(),
+  /** Spend cap per channel and UTC day in US dollars (unset: none). */
+  CHANNEL_DAILY_BUDGET_USD: z.coerce.number().positive().optional(),
   SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token starting with xoxb-').optional(),
   SLACK_SIGNING_SECRET: optionalText,
   /** Set → Slack Socket Mode instead of the HTTP Events API. */
@@ -73,6 +97,22 @@ export const configSchema = z.object({
   WEB_FETCH_ALLOW_PRIVATE: boolean.default(false),
   /** Shell tool time limit per command, in seconds. */
   SHELL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** User shell commands run as when Hippo runs as root (never root itself). */
+  SHELL_USER: z.string().trim().min(1).default('nobody'),
+  /** Run shell commands without a sandbox when none is available (they can then read the bot's secrets). */
+  SHELL_UNSANDBOXED: boolean.default(false),
+  /** Let sandboxed shell commands use the network (they then reach what the bot's host reaches). */
+  SHELL_NETWORK: boolean.default(false),
+  /** Comma-separated names of further environment variables passed to shell commands. */
+  SHELL_ENV_PASSTHROUGH: z.string().default('').transform((value) => value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
+  /** Most mebibytes of files in one session workspace. */
+  WORKSPACE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** Most files and directories in one session workspace. */
+  WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(10_000_000).default(2000),
+  /** Largest file, in mebibytes, a file tool writes (and a shell command may write). */
+  WORKSPACE_MAX_FILE_MB: z.coerce.number().int().min(1).max(1_000_000).default(16),
+  /** Workspaces unused for this many days are removed (0: kept forever). */
+  WORKSPACE_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Path of a JSON file in the common `mcpServers` format. */
   MCP_CONFIG: optionalText,
   /** A replica that stops renewing a session lease for this long loses it to another replica. */

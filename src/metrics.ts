@@ -7,6 +7,7 @@ import type { PrismaClient } from './adapters/storage/generated/client.js';
 import type { EventBus } from './core/events.js';
 import type { AgentRole } from './core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './core/model-client.js';
+import { costOf, type ModelPrices } from './core/prices.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -17,7 +18,11 @@ export class Metrics {
   private readonly promptByRole = new Map<AgentRole, { prompt: number; cached: number }>();
   private readonly eventLoop = monitorEventLoopDelay({ resolution: 20 });
 
-  constructor(options: { events: EventBus; prisma: PrismaClient; owner: string }) {
+  private readonly cost = new Counter({ name: 'hippo_model_cost_usd_total', help: 'What model calls cost, by role, in US dollars (at MODEL_PRICES or the built-in table)', labelNames: ['role'], registers: [this.registry] });
+  private readonly pricesOf: (model: string) => ModelPrices | null;
+
+  constructor(options: { events: EventBus; prisma: PrismaClient; owner: string; prices?: (model: string) => ModelPrices | null }) {
+    this.pricesOf = options.prices ?? (() => null);
     const { registry } = this;
     collectDefaultMetrics({ register: registry });
     this.eventLoop.enable();
@@ -94,6 +99,8 @@ export class Metrics {
             this.tokens.inc({ role, kind: 'prompt' }, usage.promptTokens);
             this.tokens.inc({ role, kind: 'cached' }, usage.cachedTokens);
             this.tokens.inc({ role, kind: 'completion' }, usage.completionTokens);
+            const prices = this.pricesOf(request.model);
+            if (prices) this.cost.inc({ role }, costOf(prices, usage));
             const totals = this.promptByRole.get(role) ?? { prompt: 0, cached: 0 };
             totals.prompt += usage.promptTokens;
             totals.cached += usage.cachedTokens;

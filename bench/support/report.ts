@@ -29,6 +29,8 @@ export interface BenchReport {
   targets: TargetCheck[];
   /** Observations worth keeping next to the numbers. */
   notes: string[];
+  /** Lines a script reads ("B1 summary: cost_ratio=…"), printed last. */
+  summaryLines?: string[];
 }
 
 /** A benchmark as bench/run.ts sees it. */
@@ -109,6 +111,7 @@ export function printReport(report: BenchReport): void {
     for (const check of report.targets) parts.push(`  [${check.met ? 'met' : 'MISSED'}] ${check.target}: ${check.measured}`);
   }
   if (report.notes.length) parts.push('', 'notes:', ...report.notes.map((note) => `  - ${note}`));
+  if (report.summaryLines?.length) parts.push('', ...report.summaryLines);
   console.log(parts.join('\n'));
 }
 
@@ -121,6 +124,7 @@ export function markdownReport(report: BenchReport): string {
     for (const check of report.targets) parts.push(`- ${check.met ? '✅' : '❌'} ${check.target}: ${check.measured}`);
   }
   if (report.notes.length) parts.push('', 'Notes:', '', ...report.notes.map((note) => `- ${note}`));
+  if (report.summaryLines?.length) parts.push('', '```', ...report.summaryLines, '```');
   return parts.join('\n');
 }
 
@@ -146,7 +150,7 @@ export async function runAlone(benchmark: Benchmark): Promise<void> {
     printReport(report);
     if (process.env['BENCH_APPEND'] !== '0') {
       await appendResults([report], environment);
-      console.log(`\nappended to ${resultsPath}`);
+      console.error(`\nappended to ${resultsPath}`);
     }
     process.exit(0);
   } catch (error) {

@@ -2,7 +2,7 @@
 // A scenario is plain JSON so the benchmark process can send it over IPC.
 import type { FakeReply, FakeReplyHandler, FakeRequestBody } from '../../test/fakes/fake-model-server.js';
 import { roleOf } from '../../test/support/model-script.js';
-import { compactionSummary, mainDocument } from './workload.js';
+import { compactionSummary, mainDocument, stepNotes } from './workload.js';
 
 /** B1: one long task; memory forks and the blocking baseline's compaction calls. */
 export interface MemoryScenario {
@@ -18,6 +18,12 @@ export interface MemoryScenario {
   latencyMs: { worker: number; summarizer: number; decider: number; compaction: number };
   mainDocumentChars: number;
   summaryChars: number;
+  /**
+   * How the scripted summarizer writes: 'rewrite' sends MAIN.md whole every run (memory_write);
+   * 'edit' writes it whole once, then appends the new steps' lines and edits the progress line,
+   * as a model given the small-edit tools does.
+   */
+  summarizerStyle: 'rewrite' | 'edit';
 }
 
 /** B2/B3: chat turns; a person's message "(steps=N)" gets N tool steps, then an answer. */
@@ -61,6 +67,9 @@ function memoryHandler(scenario: MemoryScenario, counters: ScenarioCounters): Fa
   // Per prompt_cache_key (= session id): worker steps so far and the MAIN.md version.
   const workerSteps = new Map<string, number>();
   const mainVersions = new Map<string, number>();
+  // The steps the last summary of each session covered (edit style appends only newer ones).
+  const summarizedSteps = new Map<string, number>();
+  const appendedChars = new Map<string, number>();
   let writes = 0;
   return (body) => {
     const key = body.prompt_cache_key ?? '';
@@ -85,20 +94,33 @@ function memoryHandler(scenario: MemoryScenario, counters: ScenarioCounters): Fa
       }
       case 'summarizer': {
         if (last?.['role'] === 'tool') {
-          const saved = /saved \(version (\d+)\)/.exec(lastText);
+          const saved = /(?:saved|appended) \(version (\d+)\)/.exec(lastText);
           if (saved) mainVersions.set(key, Number(saved[1]));
           else counters.failedWrites += 1;
           return { content: 'Updated MAIN.md with the latest migration steps.', delayMs: latency.summarizer };
         }
         writes += 1;
+        const steps = workerSteps.get(key) ?? 0;
+        const version = mainVersions.get(key);
+        const notes = stepNotes(summarizedSteps.get(key) ?? 0, steps);
+        // An edit-style summarizer appends, and restructures (rewrites) once MAIN.md doubled.
+        const append = scenario.summarizerStyle === 'edit' && version !== undefined && version > 1 && (appendedChars.get(key) ?? 0) + notes.length < scenario.mainDocumentChars;
+        appendedChars.set(key, append ? (appendedChars.get(key) ?? 0) + notes.length : 0);
         const reply: FakeReply = {
-          toolCalls: [{
-            id: `write_${writes}`,
-            name: 'memory_write',
-            arguments: { path: 'MAIN.md', content: mainDocument(workerSteps.get(key) ?? 0, scenario.mainDocumentChars), expected_version: mainVersions.get(key) ?? 1 },
-          }],
+          toolCalls: append
+            ? [{
+                id: `append_${writes}`,
+                name: 'memory_append',
+                arguments: { path: 'MAIN.md', heading: '## Step notes', text: notes, expected_version: version },
+              }]
+            : [{
+                id: `write_${writes}`,
+                name: 'memory_write',
+                arguments: { path: 'MAIN.md', content: mainDocument(steps, scenario.mainDocumentChars), expected_version: version ?? 1 },
+              }],
           delayMs: latency.summarizer,
         };
+        summarizedSteps.set(key, steps);
         return reply;
       }
       case 'decider': {

@@ -65,6 +65,13 @@ export function mainDocument(steps: number, chars: number): string {
   return lines.join('\n') + '\n';
 }
 
+/** The step lines an edit-style summary appends for steps after `from` up to `to`. */
+export function stepNotes(from: number, to: number): string {
+  const lines: string[] = [];
+  for (let step = to; step > from; step -= 1) lines.push(`- step ${step}: finished ok; ${things[step % things.length]} moved, checksums recorded in the step log.`);
+  return lines.length ? lines.join('\n') : `- steps up to ${to}: nothing new`;
+}
+
 /** A compaction summary (blocking baseline) of about `chars` characters. */
 export function compactionSummary(stepsDone: number, chars: number): string {
   const lines = [

@@ -2,6 +2,7 @@
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
+import type { ModelPrices } from './prices.js';
 import type { LeaseStore, MemoryScope, Stores, Wakeups } from './store.js';
 import type { ToolExecutor } from './tool-executor.js';
 
@@ -12,6 +13,23 @@ export interface AgentSettings {
   contextWindow: number;
   /** R2: memory runs fire every time usage grows by this many percent of the window. */
   stepPercent: number;
+  /**
+   * Decider policy (cost): no decider below this percent of the window (a reset there frees
+   * little), and above it one every `deciderEvery` triggered steps. The summarizer keeps every step.
+   */
+  deciderFloorPercent: number;
+  deciderEvery: number;
+  /**
+   * A fork sends its first request once the worker's next call has been read by the provider (its
+   * first chunk arrived), so the newest step is in the prompt cache too; at most this long (ms;
+   * 0: at once). The worker never waits for it.
+   */
+  forkAfterWorkerPrefillMs: number;
+  /** Prices of `model` overriding the built-in table (MODEL_PRICES); null: the table's, if any. */
+  prices: ModelPrices | null;
+  /** Spend caps in US dollars (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD); null: no cap. */
+  sessionBudgetUsd: number | null;
+  channelDailyBudgetUsd: number | null;
   memoryScope: MemoryScope;
   /**
    * R6: with a reset pending, the worker goes on while a summarizer runs, except once the context
@@ -37,6 +55,12 @@ export interface AgentSettings {
 
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
   stepPercent: 3,
+  deciderFloorPercent: 0,
+  deciderEvery: 1,
+  forkAfterWorkerPrefillMs: 10_000,
+  prices: null,
+  sessionBudgetUsd: null,
+  channelDailyBudgetUsd: null,
   memoryScope: 'channel',
   resetWaitPercent: 90,
   storageOutageNoteMs: 10_000,

@@ -3,6 +3,7 @@
 import type { AgentDeps } from './agent-context.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner-registry.js';
+import { spendOf, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './session-runner.js';
 import type { SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
@@ -28,6 +29,10 @@ export interface SessionStatus {
   usage: UsageSummary;
   /** Cached prompt tokens over all prompt tokens, all roles. */
   cacheRatio: number;
+  /** Dollars so far by role; null when the model's prices are unknown. */
+  spend: Spend | null;
+  /** The session's spend cap in US dollars, or null. */
+  budgetUsd: number | null;
 }
 
 export class Agent {
@@ -109,9 +114,16 @@ export class Agent {
     return requested;
   }
 
+  /** A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its budget. */
+  async raiseBudget(sessionId: string, usd: number): Promise<void> {
+    await (await this.runner(sessionId)).raiseBudget(usd);
+    await this.deps.replica.wakeups.notify(sessionId, 'flags');
+  }
+
   async status(sessionId: string): Promise<SessionStatus> {
     const runner = await this.runner(sessionId);
-    const usage = await this.deps.stores.usage.summary(sessionId);
+    const [usage, totals] = await Promise.all([this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId })]);
+    const spend = spendOf(totals, this.deps.settings);
     const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
     const cached = usage.worker.cachedTokens + usage.summarizer.cachedTokens + usage.decider.cachedTokens;
     const tokens = runner.context.nextCallTokens();
@@ -124,6 +136,8 @@ export class Agent {
       queued: await this.deps.stores.steers.countQueued(sessionId),
       usage,
       cacheRatio: prompt === 0 ? 0 : cached / prompt,
+      spend: spend.priced || spend.total > 0 ? spend : null,
+      budgetUsd: runner.session.budgetUsd ?? this.deps.settings.sessionBudgetUsd,
     };
   }
 

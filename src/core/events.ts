@@ -20,8 +20,11 @@ export interface RunUsage {
   completionTokens: number;
 }
 
-/** Why a run ended; 'storage': the database went away, the run goes on by itself when it is back. */
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage';
+/**
+ * Why a run ended; 'storage': the database went away, the run goes on by itself when it is back;
+ * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends).
+ */
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =
@@ -58,6 +61,19 @@ export type AgentEvent =
       tokensBefore: number;
       tokensAfter: number;
       carriedMessages: number;
+      /** What the memory runs of the context that ended cost, in US dollars (null: prices unknown). */
+      memoryCostUsd: number | null;
+    }
+  /** A spend cap: 80% of it used ('warning'), or reached (memory and the worker stop). */
+  | {
+      type: 'budget';
+      session: SessionRecord;
+      level: 'warning' | 'reached';
+      scope: 'session' | 'channel';
+      spentUsd: number;
+      capUsd: number;
+      /** 'session', or the UTC day ("2026-12-03") of a channel's daily budget. */
+      period: string;
     }
   | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
   /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */

@@ -34,6 +34,7 @@ export async function buildInitMessages(deps: Pick<AgentDeps, 'stores' | 'settin
         platform: deps.settings.platformName(session.platform),
         now: deps.clock.now(),
         toolNames: deps.tools.definitions.map((definition) => definition.function.name),
+        summarizerStepCap: deps.settings.summarizerMaxSteps,
       }),
     },
     { role: 'user', content: memoryDocumentsMessage(documents) },

@@ -119,6 +119,23 @@ export class LiveContext {
     return held?.kind === 'tool-result' ? held : undefined;
   }
 
+  /** True when the call had begun running before (in this process or one that died). */
+  wasStarted(callId: string): boolean {
+    return this.assistantWith(callId)?.startedToolCalls?.includes(callId) ?? false;
+  }
+
+  /** Records durably that the call begins running now (before it runs). */
+  async markStarted(callId: string): Promise<void> {
+    const entry = this.assistantWith(callId);
+    if (!entry) return;
+    await this.store.markToolCallStarted(this.segment.id, entry.seq, callId);
+    entry.startedToolCalls = [...(entry.startedToolCalls ?? []), callId];
+  }
+
+  private assistantWith(callId: string): StoredMessage | undefined {
+    return this.entries.findLast((entry) => entry.message.role === 'assistant' && entry.message.tool_calls?.some((call) => call.id === callId));
+  }
+
   /** Moves queued steer messages into the context (atomically, in the store); returns those taken. */
   async takeSteers(sessionId: string, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]> {
     const seq = this.nextSeq;

@@ -9,7 +9,8 @@ import { mainDocumentPath } from './init-messages.js';
 import type { LiveContext } from './live-context.js';
 import { deciderInstruction, summarizerInstruction, type MainDocumentState, type NewToMemory } from './memory-instructions.js';
 import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
-import { initMainVersion, markerText } from './prompts.js';
+import { initMainText, initMainVersion, markerText } from './prompts.js';
+import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from './messages.js';
 import { retryTransient } from './retry.js';
 import type { MemoryRunRecord, SessionRecord } from './store.js';
@@ -41,6 +42,10 @@ export class MemoryManager {
   private decider: RunningRun | null = null;
   /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
   private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
+  /** Triggered steps above the decider floor since the last decider fork, per segment (policy). */
+  private deciderSteps = { segmentId: '', count: 0 };
+  /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
+  private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Failures still being recorded in the background (settle waits for them). */
   private readonly recording = new Set<Promise<void>>();
 
@@ -52,6 +57,27 @@ export class MemoryManager {
   /** True while a summarizer of this session runs. */
   get summarizerRunning(): boolean {
     return this.summarizer !== null;
+  }
+
+  /**
+   * The worker's model call got its first chunk (the provider read and cached its prompt), or the
+   * worker stopped: forks waiting to send their first request go now.
+   */
+  workerPrefilled(): void {
+    this.prefill?.resolve();
+    this.prefill = null;
+  }
+
+  /** When a fork may send its first request (fork prefix reuse: see forkAfterWorkerPrefillMs). */
+  private afterWorkerPrefill(): Promise<void> {
+    const limit = this.deps.settings.forkAfterWorkerPrefillMs;
+    if (limit <= 0) return Promise.resolve();
+    if (!this.prefill) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.prefill = { promise, resolve };
+    }
+    return Promise.race([this.prefill.promise, new Promise<void>((done) => setTimeout(done, limit).unref())]);
   }
 
   /** Ids of the runs this process is running (they are not interrupted, whatever the store says). */
@@ -93,7 +119,7 @@ export class MemoryManager {
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
     // A decider of an earlier segment (still running past a reset) neither counts nor blocks.
-    if (options.fork && this.decider?.segmentId !== segment.id) this.forkDecider(snapshot, stored, writes);
+    if (options.fork && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id)) this.forkDecider(snapshot, stored, writes);
     const { lastStep, summarizerRounds, deciderRounds } = segment;
     writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
     const all = Promise.all(writes);
@@ -107,6 +133,20 @@ export class MemoryManager {
     }
   }
 
+  /**
+   * The decider policy: no decider below the floor; above it, one every `deciderEvery` triggered
+   * steps (the first step over the floor forks one).
+   */
+  private deciderDue(step: number, segmentId: string): boolean {
+    const { deciderFloorPercent, deciderEvery } = this.deps.settings;
+    if (step < deciderFloorPercent) return false;
+    if (this.deciderSteps.segmentId !== segmentId) this.deciderSteps = { segmentId, count: deciderEvery };
+    else this.deciderSteps.count += 1;
+    if (this.deciderSteps.count < deciderEvery) return false;
+    this.deciderSteps.count = 0;
+    return true;
+  }
+
   /** Starts a summarizer on `snapshot` and appends its marker; returns the marker message. */
   private forkSummarizer(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>): ChatMessage {
     const session = this.host.session();
@@ -117,16 +157,18 @@ export class MemoryManager {
     const runId = globalThis.crypto.randomUUID();
     // Which markers count is decided now, from the context as forked (its own marker comes after).
     const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
-    const initMain = initMainVersion(context.entries[1]?.message.content);
+    const initMain = { version: initMainVersion(context.entries[1]?.message.content), text: initMainText(context.entries[1]?.message.content) };
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length,
     }));
     this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length }, 'summary-start');
+    const prefilled = this.afterWorkerPrefill();
     const task = stored
       .then(async () => {
+        await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
         const [newToMemory, main] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain)]);
-        const instruction = summarizerInstruction({ round, newToMemory, main, stepCap: this.deps.settings.summarizerMaxSteps });
+        const instruction = summarizerInstruction({ round, newToMemory, main });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
           request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
@@ -156,7 +198,9 @@ export class MemoryManager {
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
     }));
     const request = forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round }));
+    const prefilled = this.afterWorkerPrefill();
     const task = stored
+      .then(() => prefilled)
       .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, signal: this.host.signal }))
       .then(
         async (result) => {
@@ -188,10 +232,17 @@ export class MemoryManager {
     return latest ? { after: 'marker', round: latest.round } : { after: 'init' };
   }
 
-  /** MAIN.md for the instruction: only its version when the init messages already show it (R4). */
-  private async mainState(session: SessionRecord, initVersion: number | null): Promise<MainDocumentState> {
+  /**
+   * MAIN.md for the instruction (R4, lean forks): only its version when the init messages already
+   * show it, only the changes since that copy when they are much shorter, else its text.
+   */
+  private async mainState(session: SessionRecord, init: { version: number | null; text: string | null }): Promise<MainDocumentState> {
     const main = await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath });
-    if (main && initVersion !== null && main.version === initVersion) return { unchangedSince: 'init', version: main.version };
+    if (main && init.version !== null && main.version === init.version) return { unchangedSince: 'init', version: main.version };
+    if (main && init.text !== null) {
+      const changes = compactDiff(diffLines(init.text, main.content), 1);
+      if (changes.length * 2 < main.content.length) return { changesSinceInit: changes, version: main.version };
+    }
     return { current: main?.content ?? '', version: main?.version ?? null };
   }
 

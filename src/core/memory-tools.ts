@@ -17,6 +17,8 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
   return [
     defineTool({
       name: 'memory_read',
+      repeatable: true,
+      untrustedOutput: true,
       description: 'Read a memory document (MAIN.md, TODO.md or any other) with its version number.',
       input: z.object({ path }),
       roles: ['worker', 'summarizer'],
@@ -28,6 +30,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'memory_list',
+      repeatable: true,
       description: 'List the memory documents of this space with their versions and sizes.',
       input: z.object({}),
       roles: ['worker', 'summarizer'],
@@ -39,6 +42,8 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'memory_search',
+      repeatable: true,
+      untrustedOutput: true,
       description: 'Full-text search over earlier conversations of this memory space (contexts before the last resets and other threads). Use it when you suspect you have seen something before.',
       input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).default(10) }),
       roles: ['worker', 'summarizer'],
@@ -50,6 +55,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     }),
     defineTool({
       name: 'todo_write',
+      repeatable: true,
       description: 'Replace your TODO.md for this thread. Use "- [ ] open item" and "- [x] done item" lines.',
       input: z.object({ content: z.string().max(20_000), expected_version: expectedVersion.optional() }),
       roles: ['worker', 'summarizer'],
@@ -88,6 +94,46 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
       },
     }),
     defineTool({
+      name: 'memory_append',
+      description: 'Add lines to a memory document: at its end, or at the end of the section under `heading` (summarizer only). Cheaper than rewriting the document.',
+      input: z.object({
+        path,
+        text: z.string().min(1).max(20_000),
+        heading: z.string().min(1).max(200).optional().describe('A Markdown heading of the document, e.g. "## Decisions"; the lines go at the end of its section'),
+        expected_version: expectedVersion.optional(),
+      }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw, text, heading, expected_version }, context) => {
+        const key = writableKey(raw, context);
+        const document = await documents.read(key);
+        if (!document || document.deleted) throw new ToolError(`no memory document ${key.path}; create it with memory_write`);
+        const content = heading === undefined ? appendAtEnd(document.content, text) : appendToSection(document.content, heading, text, key.path);
+        const written = await documents.write(key, content, author(context), expected_version ?? document.version);
+        return `${written.path} appended (version ${written.version}).`;
+      },
+    }),
+    defineTool({
+      name: 'memory_replace_section',
+      description: 'Replace the body of one section (the lines under a Markdown heading, up to the next heading of the same or a higher level) of a memory document (summarizer only).',
+      input: z.object({ path, heading: z.string().min(1).max(200), new_body: z.string().max(50_000), expected_version: expectedVersion.optional() }),
+      roles: ['worker', 'summarizer'],
+      execute: async ({ path: raw, heading, new_body, expected_version }, context) => {
+        const key = writableKey(raw, context);
+        const document = await documents.read(key);
+        if (!document || document.deleted) throw new ToolError(`no memory document ${key.path}; create it with memory_write`);
+        const section = findSection(document.content, heading, key.path);
+        const lines = document.content.split('\n');
+        const body = new_body === '' ? [] : new_body.replace(/\n$/, '').split('\n');
+        // One blank line before the next heading; the document still ends with a newline.
+        const after = lines.slice(section.end);
+        const next = after.findIndex((line) => line.trim() !== '');
+        const tail = next < 0 ? [''] : ['', ...after.slice(next)];
+        const content = [...lines.slice(0, section.start + 1), ...body, ...tail].join('\n');
+        const written = await documents.write(key, content, author(context), expected_version ?? document.version);
+        return `${written.path} section "${heading}" replaced (version ${written.version}).`;
+      },
+    }),
+    defineTool({
       name: 'memory_move',
       description: 'Rename or move a memory document (summarizer only).',
       input: z.object({ from: path, to: path }),
@@ -117,6 +163,44 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
       },
     }),
   ];
+}
+
+/** `text` added as lines at the end of `content`. */
+function appendAtEnd(content: string, text: string): string {
+  const base = content === '' || content.endsWith('\n') ? content : `${content}\n`;
+  return `${base}${text.endsWith('\n') ? text : `${text}\n`}`;
+}
+
+/** The lines of a section: its heading's index, and where the next heading of its level or higher starts. */
+function findSection(content: string, heading: string, path: string): { start: number; end: number } {
+  const lines = content.split('\n');
+  const wanted = heading.trim();
+  const title = (text: string) => text.replace(/^#+\s*/, '').trim();
+  const matches = lines.flatMap((line, index) => (/^#{1,6}\s/.test(line) && (line.trim() === wanted || title(line) === title(wanted)) ? [index] : []));
+  if (matches.length !== 1) {
+    throw new ToolError(`${matches.length === 0 ? 'no' : `${matches.length}`} heading "${wanted}" in ${path}; name one heading exactly as it is written (nothing changed)`);
+  }
+  const start = matches[0] ?? 0;
+  const level = /^(#+)/.exec(lines[start] ?? '')?.[1]?.length ?? 6;
+  let end = lines.length;
+  for (let index = start + 1; index < lines.length; index += 1) {
+    const match = /^(#{1,6})\s/.exec(lines[index] ?? '');
+    if (match?.[1] && match[1].length <= level) {
+      end = index;
+      break;
+    }
+  }
+  // Trailing blank lines stay between the section and the next heading.
+  while (end > start + 1 && (lines[end - 1] ?? '').trim() === '') end -= 1;
+  return { start, end };
+}
+
+/** `text` added at the end of the section under `heading`. */
+function appendToSection(content: string, heading: string, text: string, path: string): string {
+  const { end } = findSection(content, heading, path);
+  const lines = content.split('\n');
+  const added = text.replace(/\n$/, '').split('\n');
+  return [...lines.slice(0, end), ...added, ...lines.slice(end)].join('\n');
 }
 
 /** Normalizes a document path: relative, no "..", forward slashes. */

@@ -11,6 +11,7 @@ export interface CallScope {
   role: AgentRole;
   signal: AbortSignal;
   onTextDelta?: (delta: string) => void;
+  onResponseStart?: () => void;
 }
 
 /** The request every role sends for a context: same model, tools and cache key (R1). */
@@ -49,6 +50,7 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
       role: scope.role,
       signal: scope.signal,
       ...(scope.onTextDelta ? { onTextDelta: scope.onTextDelta } : {}),
+      ...(scope.onResponseStart ? { onResponseStart: scope.onResponseStart } : {}),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -32,6 +32,8 @@ export interface ModelCallOptions {
   signal?: AbortSignal;
   /** Streamed assistant text as it arrives. */
   onTextDelta?: (delta: string) => void;
+  /** The first chunk of the answer arrived: the provider has read (and cached) the whole prompt. */
+  onResponseStart?: () => void;
 }
 
 /** Calls the model; retries transient failures itself and throws ModelError when it gives up. */

@@ -1,8 +1,12 @@
 // The words Hippo says to the model: the system prompt, how chat messages and notices look, and
 // the marker. In our own words; the ideas come from reference/original-design.md §7.
+import { backgroundRoles } from './memory-instructions.js';
+import { escapeClosingTags, unescapeClosingTags } from './wrappers.js';
+
+export { escapeClosingTags } from './wrappers.js';
 
 /** System prompt of every segment (init message 1). */
-export function systemPrompt(options: { platform: string; now: Date; toolNames: readonly string[] }): string {
+export function systemPrompt(options: { platform: string; now: Date; toolNames: readonly string[]; summarizerStepCap: number }): string {
   return `You are Hippo, a colleague who lives in a team chat (${options.platform}). People mention you in a thread to ask for help; you work on the request with your tools and answer in the thread.
 
 How to read your context:
@@ -22,6 +26,8 @@ Working style:
 - If a request seems odd or mistaken, point it out: you are a collaborator, not just an executor.
 - Use tools when they help; call independent tools together. Your tools: ${options.toolNames.join(', ') || 'none'}.
 
+${backgroundRoles({ stepCap: options.summarizerStepCap })}
+
 Current time: ${options.now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`;
 }
 
@@ -38,22 +44,19 @@ ${escapeClosingTags(documents.todo) || '(empty)'}
 </memory-documents>`;
 }
 
-/** Elements Hippo wraps text in: text inside one must not be able to close it (or its parent) early. */
-const wrapperTags = /<\/(?=\s*(document|memory-documents|tool-output|current-main-md|role-change)\b)/gi;
-
-/**
- * Makes text safe inside Hippo's own wrapper elements: a closing tag of one of them in the text
- * (`</document>`, `</tool-output>` …) becomes `<\/…`, which reads the same to a person and closes nothing.
- */
-export function escapeClosingTags(text: string): string {
-  return text.replace(wrapperTags, '<\\/');
-}
 
 /** The MAIN.md version an init message names (see memoryDocumentsMessage), or null. */
 export function initMainVersion(initMessageContent: unknown): number | null {
   if (typeof initMessageContent !== 'string') return null;
   const match = /^<document path="MAIN\.md" version="(\d+)">$/m.exec(initMessageContent);
   return match?.[1] ? Number(match[1]) : null;
+}
+
+/** The MAIN.md text an init message shows (closing tags unescaped), or null. */
+export function initMainText(initMessageContent: unknown): string | null {
+  if (typeof initMessageContent !== 'string') return null;
+  const match = /<document path="MAIN\.md"[^>]*>\n([\s\S]*?)\n<\/document>/.exec(initMessageContent);
+  return match?.[1] === undefined ? null : unescapeClosingTags(match[1]);
 }
 
 /** Content of MAIN.md when a memory space is new. */

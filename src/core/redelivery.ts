@@ -3,6 +3,7 @@
 // the original message: carried copies are never owed, so a reset cannot make anything owed twice.
 import type { AgentDeps } from './agent-context.js';
 import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
+import { memoryCostOfSegment } from './spend.js';
 import type { SessionRecord } from './store.js';
 
 /** Emits every answer and note the session still owes; returns how many. Adapters deduplicate by key. */
@@ -13,7 +14,8 @@ export async function redeliver(deps: AgentDeps, session: SessionRecord): Promis
     deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null });
   }
   for (const reset of pending.resets) {
-    deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages });
+    const memoryCostUsd = reset.previousSegmentId === null ? null : await memoryCostOfSegment({ settings: deps.settings, usage: deps.stores.usage }, session.id, reset.previousSegmentId);
+    deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages, memoryCostUsd });
   }
   for (const run of pending.memoryRuns) {
     const changes = (await memoryRunChanges(deps.stores.documents, run.memoryRunId)).map(changeCounts);

@@ -5,6 +5,7 @@ import type { AgentDeps } from './agent-context.js';
 import { requestTokens } from './context-window.js';
 import { buildInitMessages } from './init-messages.js';
 import type { LiveContext } from './live-context.js';
+import { memoryCostOfSegment } from './spend.js';
 import type { SessionRecord, StoredMessage } from './store.js';
 import { currentStep } from './trigger-policy.js';
 
@@ -58,11 +59,14 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     // No immediate re-trigger: the new segment starts at its own current step (reference §9.1 #9).
     lastStep: currentStep(tokensAfter, deps.settings.contextWindow, deps.settings.stepPercent),
   });
+  const ended = context.segment.id;
   context.replace(segment, entries);
+  // The note says what memory cost since the last reset; a failure to tell must not fail the reset.
+  const memoryCostUsd = await memoryCostOfSegment({ settings: deps.settings, usage: deps.stores.usage }, session.id, ended).catch(() => null);
   deps.log.info({ sessionId: session.id, segment: segment.ordinal, tokensBefore, tokensAfter, carried: carried.length }, 'context-reset');
   deps.events.emit({
     type: 'context-reset', session: { ...session, resetRequested: false }, segmentId: segment.id, segmentOrdinal: segment.ordinal,
-    tokensBefore, tokensAfter, carriedMessages: carried.length,
+    tokensBefore, tokensAfter, carriedMessages: carried.length, memoryCostUsd,
   });
   return { tokensBefore, tokensAfter, carriedMessages: carried.length };
 }

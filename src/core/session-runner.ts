@@ -15,6 +15,7 @@ import { renderSteer } from './prompts.js';
 import { redeliver } from './redelivery.js';
 import { resetContext } from './reset.js';
 import { backoffMs, retryTransient } from './retry.js';
+import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
 import type { SessionRecord, SteerRecord } from './store.js';
@@ -43,6 +44,8 @@ export class SessionRunner {
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
   private stopping = false;
+  /** The budget note this runner gave last (level, scope, cap, day), so each is given once. */
+  private budgetNoted = '';
   /** The storage outage this runner is waiting out: when it began, attempts, whether it was noted. */
   private outage: { since: number; attempts: number; noted: boolean; timer: NodeJS.Timeout | undefined } | null = null;
   private readonly lifetime = new AbortController();
@@ -239,6 +242,8 @@ export class SessionRunner {
     })
       .catch((error: unknown) => this.activityFailed(kind, error))
       .finally(() => {
+        // No worker call is coming now: forks waiting for one to be read go at once.
+        this.memory.workerPrefilled();
         this.activity = null;
         this.activityKind = null;
         this.lastActivityAt = Date.now();
@@ -372,6 +377,8 @@ export class SessionRunner {
 
   private async drive(): Promise<void> {
     if (this.context.tail() === 'settled' && !this.steers.mayHaveQueued) return;
+    // A session over its budget does not call the model; its messages wait for a raised budget.
+    if ((await this.budget()).level === 'reached') return;
     const session = this.record;
     // A run starts when the loop finds work: a wake-up for steers already taken is no run.
     let started = false;
@@ -390,6 +397,7 @@ export class SessionRunner {
         steers: this.steers,
         onWork: start,
         waiting: (wait) => this.slots.outside(wait),
+        onModelResponseStart: () => this.memory.workerPrefilled(),
         fencingToken: () => this.lease.token,
         signal: this.lifetime.signal,
       });
@@ -428,6 +436,11 @@ export class SessionRunner {
   private async checkpoint(): Promise<StopReason | null> {
     this.lastActivityAt = Date.now();
     if (this.flagsStale) await this.refreshFlags();
+    // A spend cap reached: memory work stops first (nothing forks) and the worker stops here.
+    if ((await this.budget()).level === 'reached') {
+      await this.memory.onCheckpoint({ fork: false });
+      return 'budget';
+    }
     // R6: with a reset pending nothing new is forked (its marker would cut the step in flight,
     // reference §9.1 defect 10), but the step is consumed.
     const resetPending = this.record.resetRequested;
@@ -451,6 +464,47 @@ export class SessionRunner {
     if (!this.memory.summarizerRunning) return true;
     const { settings } = this.deps;
     return this.context.nextCallTokens() * 100 >= settings.resetWaitPercent * settings.contextWindow;
+  }
+
+  /**
+   * Where the session stands against its budgets (no query when none is set); at 80% and at 100%
+   * of a cap the thread is told, once per cap.
+   */
+  private async budget(): Promise<BudgetState> {
+    const { settings, stores, clock } = this.deps;
+    if (settings.sessionBudgetUsd === null && settings.channelDailyBudgetUsd === null && this.record.budgetUsd === null) return { level: 'ok' };
+    const now = clock.now();
+    const channelCap = settings.channelDailyBudgetUsd === null ? null : await stores.sessions.channelBudget(this.record, utcDayStart(now));
+    const state = await budgetState({ settings, usage: stores.usage, now }, this.record, channelCap);
+    if (state.level !== 'ok') {
+      // Told once per cap, level and day here; the chat adapters' keys make a repeat after a restart harmless.
+      const period = state.scope === 'channel' ? utcDayStart(now).toISOString().slice(0, 10) : 'session';
+      const noted = `${state.level}:${state.scope}:${state.capUsd}:${period}`;
+      if (noted !== this.budgetNoted) {
+        this.budgetNoted = noted;
+        this.deps.log.warn({ sessionId: this.record.id, ...state }, 'budget-note');
+        this.deps.events.emit({ type: 'budget', session: this.record, ...state, period });
+      }
+    }
+    return state;
+  }
+
+  /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
+  async raiseBudget(usd: number): Promise<void> {
+    const { settings, stores, clock } = this.deps;
+    const spent = spendOf(await stores.usage.totals({ sessionId: this.record.id }), settings).total;
+    const sessionCap = Math.max(this.record.budgetUsd ?? settings.sessionBudgetUsd ?? 0, spent) + usd;
+    await stores.sessions.setBudget(this.record.id, sessionCap);
+    this.record = { ...this.record, budgetUsd: sessionCap };
+    if (settings.channelDailyBudgetUsd !== null) {
+      const day = utcDayStart(clock.now());
+      const channelCap = (await stores.sessions.channelBudget(this.record, day)) ?? settings.channelDailyBudgetUsd;
+      await stores.sessions.setChannelBudget(this.record, day, channelCap + usd);
+    }
+    this.failed.clear();
+    this.workPending = true;
+    this.steers.arrived();
+    this.pump();
   }
 
   private async enterPaused(): Promise<void> {

@@ -35,6 +35,8 @@ export interface SessionRecord extends ThreadAddress {
   paused: boolean;
   /** R6: a reset was decided and is not finished. */
   resetRequested: boolean;
+  /** This session's spend cap in US dollars when a person raised it; null: the configured one. */
+  budgetUsd: number | null;
 }
 
 export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested'>;
@@ -62,6 +64,8 @@ export interface StoredMessage {
   isMarker: boolean;
   /** For markers: the summarizer run placed with it. */
   memoryRunId: string | null;
+  /** For assistant messages: the calls that began running (see Tool.repeatable). */
+  startedToolCalls?: string[];
   /**
    * A final answer that the chat adapter has not taken yet (re-sent after a crash). Only ever set
    * on the original: a copy carried into a new segment is never owed (R17).
@@ -121,6 +125,11 @@ export interface SessionStore {
   find(address: ThreadAddress): Promise<SessionRecord | null>;
   get(sessionId: string): Promise<SessionRecord | null>;
   setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;
+  /** Sets this session's spend cap (a person raised it). */
+  setBudget(sessionId: string, usd: number): Promise<void>;
+  /** A channel's raised spend cap for the UTC day starting at `day`, or null. */
+  channelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date): Promise<number | null>;
+  setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
 }
@@ -136,6 +145,8 @@ export interface ContextStore {
    */
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
+  /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
+  markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;
   /**
    * Atomically moves the session's queued steer messages into the segment, in id order from
    * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). A steer
@@ -205,13 +216,29 @@ export interface MemoryRunStore {
 export interface UsageStore {
   record(call: ModelCallRecord): Promise<void>;
   summary(sessionId: string): Promise<UsageSummary>;
+  /** Token totals by model and role in a scope (what was spent: each model has its own prices). */
+  totals(scope: UsageScope): Promise<UsageTotal[]>;
+}
+
+/** Whose spend: a session (or one segment of it), or a channel since a moment (a day's budget). */
+export type UsageScope =
+  | { sessionId: string; segmentId?: string }
+  | { channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>; since: Date };
+
+/** Tokens of one model and role in a scope. */
+export interface UsageTotal {
+  model: string;
+  role: AgentRole;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
 }
 
 /** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */
 export interface PendingDeliveries {
   answers: Array<{ segmentId: string; seq: number; text: string }>;
   memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number } }>;
-  resets: Array<{ segmentId: string; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
+  resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
 }
 
 /**

@@ -26,6 +26,17 @@ export interface Tool<Input = unknown> {
   timeoutMs?: number;
   /** Roles allowed to run it (default: the worker only). Every role sees every definition (R1). */
   roles?: readonly AgentRole[];
+  /**
+   * Safe to run again when a crash interrupted it (no side effect, bounded work). Otherwise a call
+   * that had started when the process died is answered "interrupted" instead of run again: it may
+   * be what crashed the process, or have done its effect already (default false).
+   */
+  repeatable?: boolean;
+  /**
+   * Its output carries outside content (pages, files, commands, other services, earlier chat):
+   * wrapped in a <tool-output trust="untrusted"> element before it enters the context.
+   */
+  untrustedOutput?: boolean;
   /** JSON Schema to show the model instead of the one derived from `input` (MCP tools). */
   parameters?: Record<string, unknown>;
   /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */

@@ -6,7 +6,8 @@ import type { AgentDeps } from './agent-context.js';
 import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
-import type { ChatMessage } from './messages.js';
+import type { ChatMessage, ToolCall } from './messages.js';
+import { interruptedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from './store.js';
@@ -27,6 +28,8 @@ export interface WorkerScope {
   waiting: <T>(wait: () => Promise<T>) => Promise<T>;
   /** Called before the loop does anything (a wake-up may find nothing to do: no run then). */
   onWork: () => void;
+  /** The worker's model call got its first chunk (forks waiting for a cached prefix may go). */
+  onModelResponseStart: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
   signal: AbortSignal;
@@ -80,6 +83,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           role: 'worker',
           signal: scope.signal,
           onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+          onResponseStart: scope.onModelResponseStart,
         });
         // R2: provider usage first; an estimate of the whole request when the provider reports none.
         const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);
@@ -107,20 +111,35 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = held
-      ? { ok: held.ok, content: String(held.message.content ?? '') }
-      : await scope.waiting(() => deps.tools.execute(call, {
-          role: 'worker',
-          sessionId: session.id,
-          segmentId: context.segment.id,
-          memorySpaceId: session.memorySpaceId,
-          contextWindow: deps.settings.contextWindow,
-          signal: scope.signal,
-        }));
+    const outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
   }
+}
+
+/**
+ * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
+ * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
+ */
+async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutcome> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  if (!deps.tools.isRepeatable(call.function.name)) {
+    if (context.wasStarted(call.id)) {
+      deps.log.warn({ sessionId: session.id, tool: call.function.name, callId: call.id }, 'tool-call-not-repeated');
+      return { ok: false, content: interruptedToolResult };
+    }
+    await context.markStarted(call.id);
+  }
+  return scope.waiting(() => deps.tools.execute(call, {
+    role: 'worker',
+    sessionId: session.id,
+    segmentId: context.segment.id,
+    memorySpaceId: session.memorySpaceId,
+    contextWindow: deps.settings.contextWindow,
+    signal: scope.signal,
+  }));
 }
 
 /**

@@ -1,260 +1,192 @@
-// A small HTML → Markdown-like text converter for web_fetch. It is a tolerant tokenizer, not a
-// full HTML parser: enough to give the model readable headings, paragraphs, lists and links at a
-// fraction of the tokens of the raw page.
+// HTML → Markdown-like text for web_fetch: readable headings, paragraphs, lists and links at a
+// fraction of the tokens of the raw page. Pages are hostile input, so the conversion is linear:
+// htmlparser2's Tokenizer (a streaming state machine, fed in slices; its Parser is not used, as
+// its stack of open elements costs O(depth) per tag) drives our bounded HtmlTextWriter, entities
+// are decoded with the full HTML table (the `entities` package), and a time budget is checked
+// after every slice. bench/hostile-html.ts measures this against the alternatives.
+import { decodeHTML } from 'entities';
+import { Tokenizer } from 'htmlparser2';
+import { HtmlTextWriter, type TagAttributes } from './html-text-writer.js';
 
-/**
- * A start or end tag at a given position (sticky). A tag never spans another "<", not even in a
- * quoted value: that keeps malformed markup (unclosed quotes) linear instead of quadratic.
- */
-const TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:[^<>"']|"[^"<]*"|'[^'<]*')*)>/y;
+/** Settings of one conversion. */
+export interface HtmlToTextOptions {
+  /** Relative links are resolved against it. */
+  baseUrl?: string;
+  /** Most characters of text produced (default 2,000,000). */
+  maxChars?: number;
+  /** Deepest list level shown by indentation (default 6). */
+  maxIndentLevels?: number;
+  /** Time at which conversion stops, on the performance.now() clock (default: 2 s from the start). */
+  deadline?: number;
+}
 
-/** Elements whose content is dropped (page chrome and non-content). */
-const DROPPED = new Set(['head', 'nav', 'svg', 'template', 'canvas', 'math', 'select', 'button', 'object']);
+/** A converted page. */
+export interface HtmlText {
+  text: string;
+  /** The first `<title>`, decoded and collapsed, if it has one (at most 1,000 characters). */
+  title?: string;
+  /** Why the text ends before the page does: the character cap or the time budget. */
+  stopped?: 'size' | 'time';
+}
 
-/** Elements whose content is raw text (no tags inside), also dropped. */
-const RAW_TEXT = new Set(['script', 'style', 'noscript', 'iframe', 'textarea', 'xmp', 'noembed', 'noframes', 'title']);
+/** Default cap on the converted text, in characters. */
+export const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
 
-/** Blocks set apart by a blank line rather than a single line break. */
-const PARAGRAPHS = new Set(['p', 'table', 'blockquote', 'figure', 'dl']);
+/** Default deepest list indentation, in levels. */
+export const DEFAULT_MAX_INDENT_LEVELS = 6;
 
-/** Elements that start and end a block (a line break around them). */
-const BLOCKS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'body', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
-  'figure', 'footer', 'form', 'header', 'html', 'main', 'p', 'section', 'summary', 'table', 'tbody', 'thead', 'tfoot',
-  'tr', 'caption', 'ul', 'ol', 'menu',
-]);
+/** Default time budget of one conversion, in milliseconds. */
+export const DEFAULT_CONVERT_BUDGET_MS = 2_000;
 
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', copy: '©', reg: '®', trade: '™', hellip: '…',
-  mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', sbquo: '‚', ldquo: '“', rdquo: '”', bdquo: '„', laquo: '«',
-  raquo: '»', bull: '•', middot: '·', times: '×', divide: '÷', euro: '€', pound: '£', yen: '¥', cent: '¢',
-  sect: '§', para: '¶', deg: '°', plusmn: '±', frac12: '½', frac14: '¼', frac34: '¾', larr: '←', rarr: '→',
-  uarr: '↑', darr: '↓', harr: '↔', minus: '−', le: '≤', ge: '≥', ne: '≠', asymp: '≈', infin: '∞', dagger: '†',
-  shy: '', zwj: '', zwnj: '', ensp: ' ', emsp: ' ', thinsp: ' ', iexcl: '¡', iquest: '¿', micro: 'µ',
-  auml: 'ä', ouml: 'ö', uuml: 'ü', Auml: 'Ä', Ouml: 'Ö', Uuml: 'Ü', szlig: 'ß', eacute: 'é', egrave: 'è',
-  ecirc: 'ê', aacute: 'á', agrave: 'à', acirc: 'â', ccedil: 'ç', ntilde: 'ñ', oacute: 'ó', iacute: 'í', uacute: 'ú',
-};
+/** Input is fed to the tokenizer in slices this long; limits are checked between slices. */
+const SLICE_CHARS = 64 * 1024;
 
-/** Decodes HTML character references (named, decimal and hexadecimal); unknown ones stay as written. */
+/** Most characters of one attribute value kept (href, alt). */
+const MAX_ATTRIBUTE_CHARS = 8_192;
+
+/** Most characters of the title kept. */
+const MAX_TITLE_CHARS = 1_000;
+
+/** Elements whose content the tokenizer reads as raw text; their text is not page content. */
+const RAW_TEXT = new Set(['script', 'style', 'iframe', 'textarea', 'xmp', 'noembed', 'noframes', 'title', 'plaintext']);
+
+/** Decodes every HTML character reference (named, decimal, hexadecimal), as browsers do. */
 export function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z][a-z0-9]*);?/gi, (whole, reference: string) => {
-    if (reference.startsWith('#')) {
-      const code = reference[1] === 'x' || reference[1] === 'X' ? Number.parseInt(reference.slice(2), 16) : Number.parseInt(reference.slice(1), 10);
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\uFFFD';
-    }
-    return NAMED_ENTITIES[reference] ?? whole;
+  return decodeHTML(text);
+}
+
+/** Converts HTML to readable text within the limits of `options`; never throws on bad markup. */
+export function convertHtml(html: string, options: HtmlToTextOptions = {}): HtmlText {
+  const writer = new HtmlTextWriter(options.baseUrl, {
+    maxChars: options.maxChars ?? DEFAULT_MAX_TEXT_CHARS,
+    maxIndentLevels: options.maxIndentLevels ?? DEFAULT_MAX_INDENT_LEVELS,
   });
-}
+  const deadline = options.deadline ?? performance.now() + DEFAULT_CONVERT_BUDGET_MS;
+  const title = new TitleCollector();
+  let pendingText: string[] = [];
+  let tagName = '';
+  let attributes: TagAttributes = {};
+  let attributeName = '';
+  let attributeValue: string[] | undefined;
+  let attributeLength = 0;
+  let rawTextOf: string | undefined;
 
-/** The document's `<title>`, decoded and collapsed, if it has one. */
-export function htmlTitle(html: string): string | undefined {
-  const match = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html);
-  const title = match?.[1] === undefined ? '' : decodeEntities(match[1]).replace(/\s+/g, ' ').trim();
-  return title === '' ? undefined : title;
-}
+  const addText = (value: string): void => {
+    if (rawTextOf === 'title') title.add(value);
+    else if (rawTextOf === undefined) pendingText.push(value);
+  };
+  // Text arrives in pieces (around entities, at slice ends); the writer gets it whole.
+  const flushText = (): void => {
+    if (pendingText.length === 0) return;
+    writer.text(pendingText.join(''));
+    pendingText = [];
+  };
+  const addAttribute = (value: string): void => {
+    if (attributeValue === undefined || attributeLength >= MAX_ATTRIBUTE_CHARS) return;
+    const piece = value.slice(0, MAX_ATTRIBUTE_CHARS - attributeLength);
+    attributeValue.push(piece);
+    attributeLength += piece.length;
+  };
+  const openTag = (selfClosing: boolean): void => {
+    if (RAW_TEXT.has(tagName)) {
+      rawTextOf = tagName;
+      if (tagName === 'title') title.open();
+      return;
+    }
+    writer.open(tagName, attributes, selfClosing);
+  };
 
-interface OpenLink {
-  href: string;
-  start: number;
-}
+  const tokenizer = new Tokenizer({ decodeEntities: true }, {
+    ontext: (start, end) => addText(html.slice(start, end)),
+    ontextentity: (codePoint) => addText(String.fromCodePoint(codePoint)),
+    onopentagname: (start, end) => {
+      flushText();
+      tagName = html.slice(start, end).toLowerCase();
+      attributes = {};
+    },
+    onattribname: (start, end) => {
+      attributeName = html.slice(start, end).toLowerCase();
+      const wanted = (tagName === 'a' && attributeName === 'href') || (tagName === 'img' && attributeName === 'alt');
+      attributeValue = wanted ? [] : undefined;
+      attributeLength = 0;
+    },
+    onattribdata: (start, end) => addAttribute(html.slice(start, Math.min(end, start + MAX_ATTRIBUTE_CHARS))),
+    onattribentity: (codePoint) => addAttribute(String.fromCodePoint(codePoint)),
+    onattribend: () => {
+      // The first of repeated attributes counts, as in browsers.
+      if (attributeValue !== undefined && (attributeName === 'href' || attributeName === 'alt') && attributes[attributeName] === undefined) {
+        attributes[attributeName] = attributeValue.join('');
+      }
+      attributeValue = undefined;
+    },
+    onopentagend: () => openTag(false),
+    onselfclosingtag: () => openTag(true),
+    onclosetag: (start, end) => {
+      const name = html.slice(start, end).toLowerCase();
+      if (rawTextOf !== undefined) {
+        // The tokenizer leaves raw text only at the matching end tag.
+        if (name === rawTextOf) {
+          if (name === 'title') title.close();
+          rawTextOf = undefined;
+        }
+        return;
+      }
+      flushText();
+      writer.close(name);
+    },
+    oncdata: () => undefined,
+    oncomment: () => undefined,
+    ondeclaration: () => undefined,
+    onprocessinginstruction: () => undefined,
+    onend: () => undefined,
+  });
 
-interface OpenList {
-  ordered: boolean;
-  count: number;
+  let stopped: HtmlText['stopped'];
+  for (let offset = 0; offset < html.length; offset += SLICE_CHARS) {
+    tokenizer.write(html.slice(offset, offset + SLICE_CHARS));
+    if (pendingText.length > 0) flushText();
+    if (writer.full) stopped = 'size';
+    else if (performance.now() > deadline) stopped = 'time';
+    if (stopped !== undefined) break;
+  }
+  if (stopped === undefined) tokenizer.end();
+  flushText();
+  if (writer.full) stopped = 'size';
+  const result: HtmlText = { text: writer.result() };
+  const titleText = title.result();
+  if (titleText !== undefined) result.title = titleText;
+  if (stopped !== undefined) result.stopped = stopped;
+  return result;
 }
 
 /** Converts HTML to readable text; relative links are resolved against `baseUrl` when given. */
 export function htmlToText(html: string, baseUrl?: string): string {
-  const writer = new TextWriter(baseUrl);
-  let position = 0;
-  while (position < html.length) {
-    const open = html.indexOf('<', position);
-    if (open === -1) {
-      writer.text(decodeEntities(html.slice(position)));
-      break;
-    }
-    if (open > position) writer.text(decodeEntities(html.slice(position, open)));
-    if (html.startsWith('<!--', open)) {
-      const end = html.indexOf('-->', open + 4);
-      position = end === -1 ? html.length : end + 3;
-      continue;
-    }
-    TAG.lastIndex = open;
-    const tag = TAG.exec(html);
-    if (!tag) {
-      // Doctype, CDATA or processing instruction: not content. Anything else is a literal "<".
-      const end = html[open + 1] === '!' || html[open + 1] === '?' ? html.indexOf('>', open) : -2;
-      if (end === -2) writer.text('<');
-      position = end === -2 ? open + 1 : end === -1 ? html.length : end + 1;
-      continue;
-    }
-    position = open + tag[0].length;
-    const name = (tag[2] ?? '').toLowerCase();
-    const closing = tag[1] === '/';
-    if (RAW_TEXT.has(name)) {
-      if (!closing) position = skipRawText(html, name, position);
-      continue;
-    }
-    writer.tag(name, closing, tag[3] ?? '');
-  }
-  return writer.result();
+  return convertHtml(html, baseUrl === undefined ? {} : { baseUrl }).text;
 }
 
-/** Position just after the end tag of raw-text element `name` (script, style, …). */
-function skipRawText(html: string, name: string, from: number): number {
-  const closer = new RegExp(`</${name}`, 'gi');
-  closer.lastIndex = from;
-  const end = closer.exec(html)?.index ?? -1;
-  const close = end === -1 ? -1 : html.indexOf('>', end);
-  return close === -1 ? html.length : close + 1;
-}
+/** Keeps the text of the first `<title>`, up to MAX_TITLE_CHARS. */
+class TitleCollector {
+  private parts: string[] = [];
+  private length = 0;
+  private state: 'before' | 'inside' | 'done' = 'before';
 
-/** Accumulates the converted text and the open lists, links and dropped elements. */
-class TextWriter {
-  private readonly out: string[] = [];
-  private readonly links: OpenLink[] = [];
-  private readonly lists: OpenList[] = [];
-  private readonly dropped: string[] = [];
-  private preDepth = 0;
-
-  constructor(private readonly baseUrl: string | undefined) {}
-
-  text(value: string): void {
-    if (this.dropped.length > 0) return;
-    if (this.preDepth > 0) {
-      this.out.push(value);
-      return;
-    }
-    let collapsed = value.replace(/\s+/g, ' ');
-    // No space at the start of a line, and never two spaces in a row.
-    if (collapsed.startsWith(' ') && (this.out.length === 0 || /\s$/.test(ending(this.out)))) collapsed = collapsed.slice(1);
-    if (collapsed !== '') this.out.push(collapsed);
+  open(): void {
+    if (this.state === 'before') this.state = 'inside';
   }
 
-  tag(name: string, closing: boolean, attributes: string): void {
-    const selfClosing = attributes.trimEnd().endsWith('/');
-    if (this.dropped.length > 0) {
-      if (DROPPED.has(name) && !closing && !selfClosing) this.dropped.push(name);
-      else if (closing && name === this.dropped.at(-1)) this.dropped.pop();
-      // Pages often leave <head> unclosed; the body always ends it.
-      else if (name === 'body' && this.dropped[0] === 'head') this.dropped.length = 0;
-      return;
-    }
-    if (DROPPED.has(name)) {
-      if (!closing && !selfClosing) this.dropped.push(name);
-    } else if (/^h[1-6]$/.test(name)) {
-      this.blankLine();
-      if (!closing) this.out.push(`${'#'.repeat(Number(name[1]))} `);
-    } else if (name === 'br') {
-      this.out.push('\n');
-    } else if (name === 'hr') {
-      this.blankLine();
-      this.out.push('---\n\n');
-    } else if (name === 'pre') {
-      this.pre(closing);
-    } else if (name === 'code') {
-      if (this.preDepth === 0) this.out.push('`');
-    } else if (name === 'ul' || name === 'ol' || name === 'menu' || name === 'li') {
-      this.list(name, closing);
-    } else if (name === 'td' || name === 'th') {
-      if (!closing && this.out.length > 0 && !ending(this.out).endsWith('\n')) this.out.push(' | ');
-    } else if (name === 'a') {
-      this.link(closing, attributes);
-    } else if (name === 'img') {
-      const alt = attribute(attributes, 'alt')?.trim();
-      if (alt) this.text(` ${alt} `);
-    } else if (BLOCKS.has(name)) {
-      if (PARAGRAPHS.has(name)) this.blankLine();
-      else this.newline();
-    }
+  add(value: string): void {
+    if (this.state !== 'inside' || this.length >= MAX_TITLE_CHARS) return;
+    const piece = value.slice(0, MAX_TITLE_CHARS - this.length);
+    this.parts.push(piece);
+    this.length += piece.length;
   }
 
-  result(): string {
-    return this.out
-      .join('')
-      .split('\n')
-      .map((line) => line.trimEnd())
-      .join('\n')
-      .replace(/\n{3,}/g, '\n\n')
-      .trim();
+  close(): void {
+    if (this.state === 'inside') this.state = 'done';
   }
 
-  private pre(closing: boolean): void {
-    if (closing) {
-      this.newline();
-      this.out.push('```\n\n');
-      this.preDepth = Math.max(0, this.preDepth - 1);
-    } else {
-      this.blankLine();
-      this.out.push('```\n');
-      this.preDepth += 1;
-    }
+  result(): string | undefined {
+    const title = this.parts.join('').replace(/\s+/g, ' ').trim();
+    return title === '' ? undefined : title;
   }
-
-  private list(name: string, closing: boolean): void {
-    if (name === 'li') {
-      if (closing) return;
-      this.newline();
-      const list = this.lists.at(-1);
-      if (list) list.count += 1;
-      const indent = '  '.repeat(Math.max(0, this.lists.length - 1));
-      this.out.push(`${indent}${list?.ordered ? `${list.count}.` : '-'} `);
-      return;
-    }
-    if (closing) this.lists.pop();
-    // A top-level list is its own paragraph; a nested one just starts on a new line.
-    if (this.lists.length === 0) this.blankLine();
-    else this.newline();
-    if (!closing) this.lists.push({ ordered: name === 'ol', count: 0 });
-  }
-
-  private link(closing: boolean, attributes: string): void {
-    if (!closing) {
-      this.links.push({ href: attribute(attributes, 'href') ?? '', start: this.out.length });
-      return;
-    }
-    const link = this.links.pop();
-    if (!link) return;
-    const label = this.out.splice(link.start).join('').replace(/\s+/g, ' ').trim();
-    if (label === '') return;
-    const href = resolveHref(link.href, this.baseUrl);
-    // In-page anchors and script links mean nothing outside the page: keep only the text.
-    this.out.push(href === undefined ? label : `[${label}](${href})`);
-  }
-
-  private newline(): void {
-    if (this.out.length > 0 && !ending(this.out).endsWith('\n')) this.out.push('\n');
-  }
-
-  private blankLine(): void {
-    if (this.out.length === 0) return;
-    this.newline();
-    if (ending(this.out) !== '\n\n') this.out.push('\n');
-  }
-}
-
-/** The last two characters written (chunks may be shorter than two characters or empty). */
-function ending(out: string[]): string {
-  let result = '';
-  for (let index = out.length - 1; index >= 0 && result.length < 2; index -= 1) result = (out[index] ?? '') + result;
-  return result.slice(-2);
-}
-
-function resolveHref(href: string, baseUrl: string | undefined): string | undefined {
-  const decoded = decodeEntities(href).trim();
-  if (decoded === '' || decoded.startsWith('#') || /^(javascript|data|vbscript):/i.test(decoded)) return undefined;
-  if (baseUrl === undefined) return decoded;
-  try {
-    return new URL(decoded, baseUrl).toString();
-  } catch {
-    return decoded;
-  }
-}
-
-function attribute(attributes: string, wanted: string): string | undefined {
-  const pattern = /([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?/g;
-  for (let match = pattern.exec(attributes); match; match = pattern.exec(attributes)) {
-    if (match[1]?.toLowerCase() === wanted) return decodeEntities(match[2] ?? match[3] ?? match[4] ?? '');
-  }
-  return undefined;
 }

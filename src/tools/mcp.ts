@@ -12,7 +12,7 @@ import type { AnyTool, ToolContext } from '../core/tool.js';
 import type { Logger } from '../log.js';
 import { abortReason } from './abort-reason.js';
 import { readMcpConfig, type McpServerConfig } from './mcp-config.js';
-import { capHeadTail, resultBudgetChars } from './output-cap.js';
+import { capHeadTail, resultBudgetChars } from '../core/output-cap.js';
 
 /** Options of McpToolSource.start. */
 export interface McpToolSourceOptions {
@@ -133,6 +133,8 @@ export class McpToolSource {
       input: z.record(z.string(), z.unknown()),
       parameters,
       timeoutMs: this.callTimeoutMs + 5_000,
+      // Another service's words: data, and never called twice after a crash (its effect is unknown).
+      untrustedOutput: true,
       execute: (input, context) => this.call(server, tool.name, input as Record<string, unknown>, context),
     };
   }

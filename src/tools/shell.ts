@@ -1,14 +1,19 @@
-// The `shell` tool group (off by default): runs a bash command in the session workspace. The
-// command gets its own process group so a timeout or cancellation kills everything it started,
-// and an environment without the bot's secrets.
+// The `shell` tool group (off by default): runs a bash command in the session workspace, inside
+// a sandbox that cannot see the bot (shell-sandbox.ts), with an allowlisted environment. The
+// spawned process gets its own process group and the sandbox its own PID namespace, so a timeout
+// or cancellation kills everything the command started.
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
-import { resultBudgetChars } from './output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
+import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
+import { withoutServerPaths } from './workspace.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
+import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
 
 /** Options of the shell tool group. */
 export interface ShellToolsOptions {
@@ -18,8 +23,14 @@ export interface ShellToolsOptions {
   timeoutMs?: number;
   /** Most characters kept of stdout and of stderr each (default 30,000). */
   maxOutputChars?: number;
-  /** The process environment; a copy without secrets is given to commands. */
+  /** The process environment; commands get only the allowlisted variables of it. */
   env: Record<string, string | undefined>;
+  /** Names of further variables passed to commands (SHELL_ENV_PASSTHROUGH). */
+  envPassthrough?: readonly string[];
+  /** The sandbox (detectShellSandbox); default: detected at the first call, never unsandboxed. */
+  sandbox?: ShellSandbox | Promise<ShellSandbox>;
+  /** Workspace limits: the largest file a command may write, and the quota reported after it. */
+  limits?: WorkspaceLimits;
 }
 
 /** Default time limit per command in milliseconds. */
@@ -28,16 +39,20 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 /** Default cap per output stream in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 
-/** Environment variable names treated as secrets and never passed to commands. */
-export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|DATABASE_URL|CREDENTIAL/i;
+/** Variables commands always get from the bot's environment when set (locale and terminal). */
+export const SHELL_ENV_ALLOWED = /^(LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ)$/;
 
-/** Copy of `env` without unset values and without variables whose name looks like a secret. */
-export function sanitizeEnvironment(env: Record<string, string | undefined>): Record<string, string> {
-  const clean: Record<string, string> = {};
+/**
+ * The environment of a command: an allowlist, never the bot's environment minus a denylist (a
+ * secret can have any name: OPENAI_BASE_URL with credentials, HTTPS_PROXY, SENTRY_DSN, …).
+ * PATH and HOME are set for where the command runs; `passthrough` names more variables.
+ */
+export function shellEnvironment(env: Record<string, string | undefined>, home: string, path: string, passthrough: readonly string[] = []): Record<string, string> {
+  const chosen: Record<string, string> = { PATH: path, HOME: home };
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !SECRET_NAME.test(name)) clean[name] = value;
+    if (value !== undefined && (SHELL_ENV_ALLOWED.test(name) || passthrough.includes(name))) chosen[name] = value;
   }
-  return clean;
+  return chosen;
 }
 
 /** How a command ended. */
@@ -50,11 +65,18 @@ export type ShellEnding =
 export function shellTools(options: ShellToolsOptions): AnyTool[] {
   const limitMs = options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const environment = sanitizeEnvironment(options.env);
+  const limits = options.limits ?? DEFAULT_WORKSPACE_LIMITS;
+  // Detected once; a failed detection (no sandbox, SHELL_UNSANDBOXED unset) fails every call.
+  let sandbox: Promise<ShellSandbox> | undefined;
+  const sandboxOnce = (): Promise<ShellSandbox> => {
+    sandbox ??= Promise.resolve(options.sandbox ?? detectShellSandbox({ root: options.root, allowUnsandboxed: false }));
+    return sandbox;
+  };
   const limitSeconds = Math.max(1, Math.floor(limitMs / 1000));
 
   const shell = defineTool({
     name: 'shell',
+    untrustedOutput: true,
     description: `Run a bash command in the session workspace (the same directory the file tools use). stdin is closed; the command and everything it starts are killed after the time limit (${limitSeconds} s unless timeout_seconds is lower), and background processes stop when the command ends. Returns the exit code, stdout and stderr.`,
     input: z.object({
       command: z.string().min(1).describe('Bash command line, e.g. "ls -la && wc -l *.md"'),
@@ -63,21 +85,31 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
     // Our own timer fires first and reports what ran; this only backs it up.
     timeoutMs: limitMs + 5_000,
     async execute(input, context) {
-      const cwd = await ensureSessionWorkspace(options.root, context.sessionId);
+      const chosen = await sandboxOnce();
+      const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
+      await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2);
       const timeoutMs = Math.min(limitMs, (input.timeout_seconds ?? limitSeconds) * 1000);
       // Each stream gets its share; the whole result also stays within the context budget.
       const perStream = Math.min(maxOutputChars, Math.floor(resultBudgetChars(context.contextWindow) / 2));
-      const result = await runCommand(input.command, { cwd, env: environment, timeoutMs, maxChars: perStream, signal: context.signal });
-      return formatResult(result);
+      const sandboxed = chosen.kind !== 'none';
+      const env = sandboxed
+        ? shellEnvironment(options.env, SANDBOX_WORKSPACE, SANDBOX_PATH, options.envPassthrough)
+        : shellEnvironment(options.env, workspace, options.env['PATH'] ?? SANDBOX_PATH, options.envPassthrough);
+      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes });
+      const result = await runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed });
+      const note = await overQuotaNote(workspace, limits);
+      return note === undefined ? formatResult(result) : `${formatResult(result)}\n${note}`;
     },
   });
-  return [shell];
+  // Its errors (a workspace that cannot be created, …) name no server path either.
+  return [withoutServerPaths(shell as AnyTool, options.root)];
 }
 
 /** Settings of one runCommand call. */
 export interface RunCommandOptions {
-  cwd: string;
   env: Record<string, string>;
+  /** Inside a sandbox, exit codes 129–192 are bash's way of saying "killed by signal". */
+  sandboxed: boolean;
   timeoutMs: number;
   /** Most characters kept per stream (head and tail). */
   maxChars: number;
@@ -91,23 +123,25 @@ export interface CommandResult {
   stderr: string;
 }
 
-/** Runs `bash -lc command` in its own process group; kills the group on timeout or abort. */
-export function runCommand(command: string, options: RunCommandOptions): Promise<CommandResult> {
+/** Runs `invocation` in its own process group; kills the group on timeout or abort. */
+export function runCommand(invocation: SandboxInvocation, options: RunCommandOptions): Promise<CommandResult> {
   if (options.signal.aborted) return Promise.reject(new CancelledError(abortReason(options.signal)));
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-lc', command], {
-      cwd: options.cwd,
+    const child = spawn(invocation.file, invocation.args, {
+      cwd: invocation.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A new process group, so one kill reaches background jobs and grandchildren too.
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      // A new process group, so one kill reaches background jobs and grandchildren too (and,
+      // sandboxed, the namespace's first process, whose death ends everything inside).
       detached: true,
     });
+    writeFd3(child, invocation.fd3);
     const stdout = new HeadTail(options.maxChars);
     const stderr = new HeadTail(options.maxChars);
     const stdoutDecoder = new StringDecoder('utf8');
     const stderrDecoder = new StringDecoder('utf8');
-    child.stdout.on('data', (chunk: Buffer) => stdout.append(stdoutDecoder.write(chunk)));
-    child.stderr.on('data', (chunk: Buffer) => stderr.append(stderrDecoder.write(chunk)));
+    child.stdout?.on('data', (chunk: Buffer) => stdout.append(stdoutDecoder.write(chunk)));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.append(stderrDecoder.write(chunk)));
 
     let timedOut = false;
     const killGroup = (): void => {
@@ -131,7 +165,7 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
     child.once('error', (error) => {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
-      reject(new ToolError(`could not start bash: ${error.message}`, { cause: error }));
+      reject(new ToolError(`could not start ${invocation.file}: ${error.message}`, { cause: error }));
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
@@ -142,14 +176,21 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
         reject(new CancelledError(abortReason(options.signal)));
         return;
       }
+      const signalled = options.sandboxed && code !== null && code > 128 && code <= 192 ? signalName(code - 128) : undefined;
       const ending: ShellEnding = timedOut
         ? { kind: 'timeout', seconds: options.timeoutMs / 1000 }
         : signal !== null
           ? { kind: 'signal', signal }
-          : { kind: 'exit', code: code ?? -1 };
+          : signalled !== undefined
+            ? { kind: 'signal', signal: signalled }
+            : { kind: 'exit', code: code ?? -1 };
       resolve({ ending, stdout: stdout.text('stdout'), stderr: stderr.text('stderr') });
     });
   });
+}
+
+function signalName(number: number): string | undefined {
+  return Object.entries(constants.signals).find(([, value]) => value === number)?.[0];
 }
 
 /** Renders a command result for the model. */

@@ -3,6 +3,7 @@
 // hop is resolved here, each address classified, and the connection pinned to a vetted address.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ToolError } from '../core/errors.js';
 
 /** One resolved address of a host name. */
@@ -28,9 +29,9 @@ export const systemResolver: Resolver = async (hostname) => {
 /** Why an IP address may not be fetched (e.g. "loopback"), or undefined for a public address. */
 export function blockedAddressReason(address: string): string | undefined {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  if (isIP(bare) === 4) return ipv4Reason(parseIpv4(bare));
-  if (isIP(bare) === 6) return ipv6Reason(parseIpv6(bare));
-  return 'not an IP address';
+  if (!ipaddr.isValid(bare) || isIP(bare) === 0) return 'not an IP address';
+  const parsed = ipaddr.parse(bare);
+  return parsed.kind() === 'ipv4' ? ipv4Reason(parsed as ipaddr.IPv4) : ipv6Reason(parsed as ipaddr.IPv6);
 }
 
 /**
@@ -70,56 +71,39 @@ export async function vetUrl(url: URL, options: { allowPrivate: boolean; resolve
   return { addresses: [first, ...addresses.slice(1)] };
 }
 
-function ipv4Reason(octets: readonly [number, number, number, number]): string | undefined {
-  const [a, b] = octets;
-  if (a === 0) return 'unspecified';
-  if (a === 127) return 'loopback';
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';
-  if (a === 169 && b === 254) return 'link-local';
-  if (a === 100 && b >= 64 && b <= 127) return 'shared (CGNAT)';
-  if (a === 198 && (b === 18 || b === 19)) return 'benchmarking';
-  if (a === 192 && b === 0 && octets[2] === 0) return 'IETF protocol';
-  if (a >= 224 && a <= 239) return 'multicast';
-  if (a >= 240) return 'reserved';
-  return undefined;
+/** ipaddr.js range names (RFC 6890 special-purpose registries) as shown to the model. */
+const RANGE_REASONS: Record<string, string> = {
+  unspecified: 'unspecified', broadcast: 'reserved', multicast: 'multicast', linkLocal: 'link-local', loopback: 'loopback',
+  carrierGradeNat: 'shared (CGNAT)', private: 'private', reserved: 'reserved', uniqueLocal: 'private',
+  deprecatedSiteLocal: 'site-local', discard: 'discard-only', benchmarking: 'benchmarking', teredo: 'Teredo tunnel',
+  rfc6145: 'IPv4-translated', as112: 'special-purpose (AS112)', as112v6: 'special-purpose (AS112)', amt: 'special-purpose (AMT)',
+  deprecatedOrchid: 'special-purpose (ORCHID)', orchid2: 'special-purpose (ORCHID)', droneRemoteIdProtocolEntityTags: 'special-purpose (DRIP)',
+  segmentRouting: 'special-purpose (segment routing)',
+};
+
+/** The address's special-purpose range, or undefined for ordinary public unicast. */
+function ipv4Reason(address: ipaddr.IPv4): string | undefined {
+  const range = address.range();
+  return range === 'unicast' ? undefined : (RANGE_REASONS[range] ?? `special-purpose (${range})`);
 }
 
-function ipv6Reason(words: readonly number[]): string | undefined {
+/**
+ * Like ipv4Reason for IPv6. Forms that carry an IPv4 address (mapped, NAT64, 6to4) are judged by
+ * that address, since that is where a packet would end up; anything outside global unicast
+ * (2000::/3) is refused, whatever ipaddr.js calls it.
+ */
+function ipv6Reason(address: ipaddr.IPv6): string | undefined {
+  const words = address.parts;
   const word = (index: number): number => words[index] ?? 0;
-  const embeddedIpv4 = (): [number, number, number, number] => [word(6) >> 8, word(6) & 0xff, word(7) >> 8, word(7) & 0xff];
-  const leadingZeros = (count: number): boolean => words.slice(0, count).every((value) => value === 0);
-  if (words.every((value) => value === 0)) return 'unspecified';
-  if (leadingZeros(7) && word(7) === 1) return 'loopback';
-  // IPv4-mapped (::ffff:a.b.c.d) and the old IPv4-compatible form (::a.b.c.d) reach IPv4 hosts.
-  if (leadingZeros(5) && word(5) === 0xffff) return ipv4Reason(embeddedIpv4());
-  if (leadingZeros(6)) return ipv4Reason(embeddedIpv4());
-  // NAT64 (64:ff9b::/96) translates to the embedded IPv4 address.
-  if (word(0) === 0x64 && word(1) === 0xff9b && words.slice(2, 6).every((value) => value === 0)) return ipv4Reason(embeddedIpv4());
+  const embedded = (high: number, low: number): ipaddr.IPv4 => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const range = address.range();
+  if (range === 'ipv4Mapped') return ipv4Reason(embedded(word(6), word(7)));
+  // NAT64: the well-known prefix 64:ff9b::/96 embeds a public IPv4 address at the end; the
+  // local-use prefix 64:ff9b:1::/48 (RFC 8215) translates into networks of the operator's choice.
+  if (range === 'rfc6052') return word(2) === 0 ? ipv4Reason(embedded(word(6), word(7))) : 'NAT64 local-use';
   // 6to4 (2002::/16) tunnels to the IPv4 address in bits 16–47.
-  if (word(0) === 0x2002) return ipv4Reason([word(1) >> 8, word(1) & 0xff, word(2) >> 8, word(2) & 0xff]);
-  if ((word(0) & 0xfe00) === 0xfc00) return 'private';
-  if ((word(0) & 0xffc0) === 0xfe80) return 'link-local';
-  if ((word(0) & 0xffc0) === 0xfec0) return 'site-local';
-  if ((word(0) & 0xff00) === 0xff00) return 'multicast';
+  if (range === '6to4') return ipv4Reason(embedded(word(1), word(2)));
+  if (range !== 'unicast') return RANGE_REASONS[range] ?? `special-purpose (${range})`;
+  if ((word(0) & 0xe000) !== 0x2000) return 'reserved';
   return undefined;
-}
-
-function parseIpv4(text: string): [number, number, number, number] {
-  const [a = 0, b = 0, c = 0, d = 0] = text.split('.').map(Number);
-  return [a, b, c, d];
-}
-
-/** Expands an IPv6 address (validated by net.isIP) into its eight 16-bit words. */
-function parseIpv6(text: string): number[] {
-  let source = text.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(source);
-  if (dotted?.[1] !== undefined) {
-    const [a, b, c, d] = parseIpv4(dotted[1]);
-    source = `${source.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = source.split('::');
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)));
-  const left = parse(head);
-  const right = tail === undefined ? [] : parse(tail);
-  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }

@@ -1,33 +1,46 @@
 // The `web` tool group: web_fetch reads a URL as text. Redirects are followed by hand so each
 // hop is vetted (web-address.ts), and the socket connects to the vetted address so a second DNS
-// answer cannot swap in a private one (DNS rebinding). Size and time are capped.
+// answer cannot swap in a private one (DNS rebinding). Pages are hostile input: the bytes read
+// from the socket and the bytes after decompression are capped separately (compression bombs),
+// one deadline covers the fetch and the conversion, and the conversion itself is linear and
+// bounded (html-to-text.ts).
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
-import { htmlTitle, htmlToText } from './html-to-text.js';
+import { convertHtml, DEFAULT_CONVERT_BUDGET_MS } from './html-to-text.js';
 import { abortReason } from './abort-reason.js';
-import { resultBudgetChars } from './output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { vetUrl, type Resolver, type VettedTarget } from './web-address.js';
 
 /** Options of the web tool group. */
 export interface WebToolsOptions {
   /** Allow loopback, private and link-local addresses (WEB_FETCH_ALLOW_PRIVATE). */
   allowPrivate: boolean;
-  /** Most bytes read from one response body (default 2 MiB). */
+  /** Most bytes of one response body after decompression (default 2 MiB). */
   maxBytes?: number;
-  /** Time limit for one fetch including redirects, in milliseconds (default 20,000). */
+  /** Most bytes read from the socket for one compressed response body (default 2 MiB). */
+  maxWireBytes?: number;
+  /** Time limit for one fetch including redirects and the conversion to text, in milliseconds (default 20,000). */
   timeoutMs?: number;
+  /** Most time the HTML conversion may take within that limit, in milliseconds (default 2,000). */
+  convertBudgetMs?: number;
   /** Host name resolver (default: the system's, via node:dns). */
   resolve?: Resolver;
 }
 
-/** Default response size cap in bytes. */
+/** Default response size cap in bytes (after decompression). */
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
+
+/** Default cap on the bytes read from the socket per compressed response. */
+export const DEFAULT_MAX_WIRE_BYTES = 2 * 1024 * 1024;
+
+/** Most characters of a header value (URL, type, status text) shown to the model. */
+const MAX_HEADER_CHARS = 2_000;
 
 /** Default fetch time limit in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 20_000;
@@ -39,7 +52,10 @@ export const MAX_REDIRECTS = 5;
 export interface FetchPageOptions {
   /** Checks a URL (each hop) and returns the address to connect to; throws to refuse. */
   vet: (url: URL) => Promise<VettedTarget>;
+  /** Most body bytes after decompression. */
   maxBytes: number;
+  /** Most body bytes read from the socket when the body is compressed (default: maxBytes). */
+  maxWireBytes?: number;
   signal: AbortSignal;
 }
 
@@ -51,18 +67,23 @@ export interface FetchedPage {
   statusText: string;
   contentType: string;
   body: Buffer;
-  truncated: boolean;
+  /** Set when the body was cut: at the decompressed or the wire limit. */
+  truncated: false | 'decompressed' | 'wire';
 }
 
 /** Builds the web_fetch tool. */
 export function webTools(options: WebToolsOptions): AnyTool[] {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxWireBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const convertBudgetMs = options.convertBudgetMs ?? DEFAULT_CONVERT_BUDGET_MS;
   const vet = (url: URL): Promise<VettedTarget> =>
     vetUrl(url, options.resolve ? { allowPrivate: options.allowPrivate, resolve: options.resolve } : { allowPrivate: options.allowPrivate });
 
   const webFetch = defineTool({
     name: 'web_fetch',
+    // A hostile page may be what crashed the process: never fetched again after a crash.
+    untrustedOutput: true,
     description:
       'Fetch a web page (http or https) and return it as readable text; HTML is converted to Markdown-like text with links. Long pages are cut; pass start_char to read on.',
     input: z.object({
@@ -78,17 +99,22 @@ export function webTools(options: WebToolsOptions): AnyTool[] {
       } catch {
         throw new ToolError(`"${input.url}" is not an absolute URL`);
       }
+      // One deadline for fetching and converting.
+      const deadline = performance.now() + timeoutMs;
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([timeout, context.signal]);
       let page: FetchedPage;
       try {
-        page = await fetchPage(url, { vet, maxBytes, signal });
+        page = await fetchPage(url, { vet, maxBytes, maxWireBytes, signal });
       } catch (error) {
         if (context.signal.aborted) throw new CancelledError(abortReason(context.signal));
         if (timeout.aborted) throw new ToolError(`fetching ${url.href} timed out after ${timeoutMs / 1000} s`);
         throw error;
       }
-      return formatPage(page, maxBytes, input.start_char ?? 0, resultBudgetChars(context.contextWindow));
+      // Whatever the download left of the deadline, at most the conversion budget; an exhausted
+      // budget still converts the first slice of the page (and says the rest is missing).
+      const convertDeadline = Math.min(deadline, performance.now() + convertBudgetMs);
+      return formatPage(page, { maxBytes, maxWireBytes, startChar: input.start_char ?? 0, budget: resultBudgetChars(context.contextWindow), deadline: convertDeadline });
     },
   });
   return [webFetch];
@@ -113,7 +139,7 @@ export async function fetchPage(url: URL, options: FetchPageOptions): Promise<Fe
       }
       continue;
     }
-    const { body, truncated } = await readBody(response, options.maxBytes);
+    const { body, truncated } = await readBody(response, options.maxBytes, options.maxWireBytes ?? options.maxBytes);
     return {
       url: current.href,
       redirects,
@@ -155,8 +181,11 @@ function requestOnce(url: URL, target: VettedTarget, options: FetchPageOptions):
   });
 }
 
-/** Reads (and decompresses) the body until `maxBytes`, then stops the download. */
-async function readBody(response: http.IncomingMessage, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+/**
+ * Reads (and decompresses) the body until `maxBytes` decompressed or `maxWireBytes` read from the
+ * socket, then stops the download.
+ */
+async function readBody(response: http.IncomingMessage, maxBytes: number, maxWireBytes: number): Promise<{ body: Buffer; truncated: FetchedPage['truncated'] }> {
   const encoding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
   const decompressor =
     encoding === 'gzip' || encoding === 'x-gzip'
@@ -166,11 +195,36 @@ async function readBody(response: http.IncomingMessage, maxBytes: number): Promi
         : encoding === 'br'
           ? zlib.createBrotliDecompress()
           : undefined;
+  // The wire cap counts what the server sends, so a stream that decompresses to little (or
+  // nothing) cannot keep us reading until the deadline.
+  let wireBytes = 0;
+  // An object, so the narrowing of `cut.truncated` survives the callbacks that set it.
+  const cut: { truncated: FetchedPage['truncated'] } = { truncated: false };
+  const wire = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (cut.truncated === 'wire') {
+        callback();
+        return;
+      }
+      const room = maxWireBytes - wireBytes;
+      wireBytes += chunk.length;
+      if (chunk.length <= room) {
+        callback(null, chunk);
+        return;
+      }
+      cut.truncated = 'wire';
+      response.unpipe(this);
+      this.push(chunk.subarray(0, room));
+      // End here: the decompressor flushes what it has; the socket is closed below.
+      this.push(null);
+      callback();
+    },
+  });
   // pipeline (unlike pipe) passes a failed or aborted download on to the decompressor.
-  const stream: Readable = decompressor ? pipeline(response, decompressor, () => undefined) : response;
+  // Without compression the bytes received are the body, and maxBytes caps them.
+  const stream: Readable = decompressor ? pipeline(response, wire, decompressor, () => undefined) : response;
   const chunks: Buffer[] = [];
   let size = 0;
-  let truncated = false;
   try {
     for await (const chunk of stream) {
       const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
@@ -178,43 +232,65 @@ async function readBody(response: http.IncomingMessage, maxBytes: number): Promi
       if (size + buffer.length > maxBytes) {
         chunks.push(buffer.subarray(0, maxBytes - size));
         size = maxBytes;
-        truncated = true;
+        cut.truncated = 'decompressed';
         break;
       }
       chunks.push(buffer);
       size += buffer.length;
     }
   } catch (error) {
+    // A cut compressed stream ends mid-way; what was decompressed until then is kept.
+    if (cut.truncated === 'wire') return { body: Buffer.concat(chunks), truncated: cut.truncated };
     throw new ToolError(`reading the response failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   } finally {
     response.destroy();
   }
-  return { body: Buffer.concat(chunks), truncated };
+  return { body: Buffer.concat(chunks), truncated: cut.truncated };
+}
+
+/** Settings of formatPage. */
+interface FormatOptions {
+  maxBytes: number;
+  maxWireBytes: number;
+  startChar: number;
+  /** Most characters of page text shown. */
+  budget: number;
+  /** When the conversion must stop (performance.now() clock). */
+  deadline: number;
 }
 
 /** Renders a fetched page for the model: a short header, then the text from `startChar`. */
-function formatPage(page: FetchedPage, maxBytes: number, startChar: number, budget: number): string {
+function formatPage(page: FetchedPage, options: FormatOptions): string {
   const kind = contentKind(page.contentType, page.body);
   if (kind === 'binary') {
-    throw new ToolError(`${page.url} is binary content (${page.contentType || 'unknown type'}); only text and HTML can be fetched`);
+    throw new ToolError(`${shorten(page.url)} is binary content (${shorten(page.contentType) || 'unknown type'}); only text and HTML can be fetched`);
   }
   const raw = decodeBody(page.body, page.contentType);
-  const text = kind === 'html' ? htmlToText(raw, page.url) : raw;
-  const header = [`URL: ${page.url}`];
-  if (page.redirects.length > 0) header.push(`Redirected from: ${page.redirects[0] ?? ''}`);
-  header.push(`Status: ${page.status} ${page.statusText}`.trimEnd());
-  if (page.contentType !== '') header.push(`Content-Type: ${page.contentType}`);
-  const title = kind === 'html' ? htmlTitle(raw) : undefined;
-  if (title !== undefined) header.push(`Title: ${title}`);
-  if (page.truncated) header.push(`Note: the download stopped at the ${maxBytes}-byte limit; the end of the page is missing.`);
+  const converted = kind === 'html' ? convertHtml(raw, { baseUrl: page.url, maxChars: options.maxBytes, deadline: options.deadline }) : { text: raw };
+  const text = converted.text;
+  const header = [`URL: ${shorten(page.url)}`];
+  if (page.redirects.length > 0) header.push(`Redirected from: ${shorten(page.redirects[0] ?? '')}`);
+  header.push(shorten(`Status: ${page.status} ${page.statusText}`.trimEnd()));
+  if (page.contentType !== '') header.push(`Content-Type: ${shorten(page.contentType)}`);
+  if ('title' in converted && converted.title !== undefined) header.push(`Title: ${shorten(converted.title)}`);
+  if (page.truncated === 'decompressed') header.push(`Note: the download stopped at the ${options.maxBytes}-byte limit; the end of the page is missing.`);
+  if (page.truncated === 'wire') header.push(`Note: the download stopped after ${options.maxWireBytes} bytes were received; the end of the page is missing.`);
+  if ('stopped' in converted && converted.stopped === 'size') header.push(`Note: the page text was cut at ${options.maxBytes} characters.`);
+  if ('stopped' in converted && converted.stopped === 'time') header.push('Note: converting the page to text ran out of time; the end of the page is missing.');
+  const startChar = options.startChar;
   if (startChar > 0 && startChar >= text.length) {
     throw new ToolError(`start_char ${startChar} is past the end of the page text (${text.length} characters)`);
   }
-  const end = Math.min(text.length, startChar + budget);
+  const end = Math.min(text.length, startChar + options.budget);
   let shown = text.slice(startChar, end);
   if (startChar > 0) shown = `[… continuing at character ${startChar} of ${text.length}]\n${shown}`;
   if (end < text.length) shown += `\n[… page text cut: showed characters ${startChar}–${end} of ${text.length}. Call web_fetch again with start_char=${end} to read on.]`;
   return `${header.join('\n')}\n\n${shown === '' ? '(empty body)' : shown}`;
+}
+
+/** A header value from the server, cut to MAX_HEADER_CHARS. */
+function shorten(value: string): string {
+  return value.length <= MAX_HEADER_CHARS ? value : `${value.slice(0, MAX_HEADER_CHARS)}…`;
 }
 
 /** Classifies a response as HTML, other text, or binary (by type, then by content). */

@@ -1,6 +1,6 @@
 // Where a session's files live and how a path from the model is confined to them. Shared by the
 // workspace tools and the shell tool, so both see the same directory.
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { lstat, mkdir, realpath, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
 
@@ -19,10 +19,15 @@ export function sessionWorkspacePath(root: string, sessionId: string): string {
   return path.join(path.resolve(root), sessionDirectoryName(sessionId));
 }
 
-/** Creates the session's workspace if needed; returns its real path (symlinks resolved). */
+/**
+ * Creates the session's workspace if needed and marks it as used now (its time stamp is what the
+ * retention sweep looks at); returns its real path (symlinks resolved).
+ */
 export async function ensureSessionWorkspace(root: string, sessionId: string): Promise<string> {
   const directory = sessionWorkspacePath(root, sessionId);
   await mkdir(directory, { recursive: true });
+  const now = new Date();
+  await utimes(directory, now, now);
   return realpath(directory);
 }
 

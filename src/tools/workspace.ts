@@ -1,17 +1,22 @@
 // The `workspace` tool group: read, list, write and edit text files in the session's own
-// directory. Every path goes through resolveInWorkspace, so nothing outside it is reachable.
-import { lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+// directory. Every path goes through resolveInWorkspace, so nothing outside it is reachable;
+// writes are checked against the workspace quota first (workspace-quota.ts), and error messages
+// name workspace-relative paths only, never where the server keeps its files.
+import { lstat, mkdir, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError } from '../core/errors.js';
-import { defineTool, type AnyTool, type ToolContext } from '../core/tool.js';
-import { resultBudgetChars } from './output-cap.js';
-import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace } from './workspace-path.js';
+import { CancelledError, ToolError } from '../core/errors.js';
+import { defineTool, type AnyTool, type Tool, type ToolContext } from '../core/tool.js';
+import { resultBudgetChars } from '../core/output-cap.js';
+import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace, sessionDirectoryName } from './workspace-path.js';
+import { checkWrite, DEFAULT_WORKSPACE_LIMITS, missingParents, type WorkspaceLimits } from './workspace-quota.js';
 
 /** Options of the workspace tool group. */
 export interface WorkspaceToolsOptions {
   /** Directory holding one workspace per session (DATA_DIR/workspaces). */
   root: string;
+  /** Size, entry and per-file limits of each workspace (default DEFAULT_WORKSPACE_LIMITS). */
+  limits?: WorkspaceLimits;
 }
 
 /** Largest file read_file and the editing tools load, in bytes (16 MiB). */
@@ -24,11 +29,21 @@ const relativePath = z.string().min(1).describe('Path relative to the session wo
 
 /** Builds read_file, list_files, write_file, replace_text and insert_text for `options.root`. */
 export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
+  const limits = options.limits ?? DEFAULT_WORKSPACE_LIMITS;
   const locate = async (shownPath: string, context: ToolContext): Promise<string> =>
     resolveInWorkspace(await ensureSessionWorkspace(options.root, context.sessionId), shownPath);
+  /** Refuses a write that would break the quota; `target` is the absolute path of the file. */
+  const checkQuota = async (context: ToolContext, target: string, shownPath: string, newBytes: number): Promise<void> => {
+    const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
+    const existing = await lstat(target).catch(() => undefined);
+    const newEntries = existing ? 0 : 1 + (await missingParents(workspace, target));
+    await checkWrite(workspace, limits, { shownPath, newBytes, oldBytes: existing?.size ?? 0, newEntries });
+  };
 
   const readFileTool = defineTool({
     name: 'read_file',
+    repeatable: true,
+    untrustedOutput: true,
     description:
       'Read a text file from the session workspace. Lines are numbered like `nl -ba`. Long files are cut at whole lines; use start_line/end_line (1-based, inclusive) to read further.',
     input: z.object({
@@ -44,6 +59,8 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
 
   const listFilesTool = defineTool({
     name: 'list_files',
+    repeatable: true,
+    untrustedOutput: true,
     description: 'List files and directories in the session workspace (directories end with "/"). Set recursive to include subdirectories.',
     input: z.object({
       path: z.string().min(1).optional().describe('Directory relative to the workspace (default ".")'),
@@ -76,6 +93,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
         if (info.isDirectory()) throw new ToolError(`${input.path} is a directory`);
         return true;
       }, () => false);
+      await checkQuota(context, target, input.path, Buffer.byteLength(input.content, 'utf8'));
       await mkdir(path.dirname(target), { recursive: true }).catch((error: unknown) => {
         throw fileError(error, path.dirname(input.path));
       });
@@ -101,6 +119,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
       const text = await readTextFile(target, input.path);
       const index = uniqueIndex(text, input.old_text, 'old_text', input.path);
       const updated = text.slice(0, index) + input.new_text + text.slice(index + input.old_text.length);
+      await checkQuota(context, target, input.path, Buffer.byteLength(updated, 'utf8'));
       await writeFile(target, updated, 'utf8').catch((error: unknown) => {
         throw fileError(error, input.path);
       });
@@ -123,14 +142,62 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
       const text = await readTextFile(target, input.path);
       const index = uniqueIndex(text, input.anchor, 'anchor', input.path);
       const at = input.position === 'before' ? index : index + input.anchor.length;
-      await writeFile(target, text.slice(0, at) + input.text + text.slice(at), 'utf8').catch((error: unknown) => {
+      const updated = text.slice(0, at) + input.text + text.slice(at);
+      await checkQuota(context, target, input.path, Buffer.byteLength(updated, 'utf8'));
+      await writeFile(target, updated, 'utf8').catch((error: unknown) => {
         throw fileError(error, input.path);
       });
       return `Inserted ${input.text.length} characters ${input.position} the anchor in ${input.path} (line ${lineOf(text, index)})`;
     },
   });
 
-  return [readFileTool, listFilesTool, writeFileTool, replaceTextTool, insertTextTool];
+  return [readFileTool, listFilesTool, writeFileTool, replaceTextTool, insertTextTool].map((tool) => withoutServerPaths(tool as AnyTool, options.root));
+}
+
+/**
+ * Wraps a tool so its errors never show where the server keeps files: the session's workspace
+ * becomes "." and other paths under the root "<workspaces>" (system errors carry absolute paths).
+ */
+export function withoutServerPaths(tool: AnyTool, root: string): AnyTool {
+  const wrapped: Tool<unknown> = {
+    ...tool,
+    execute: async (input, context) => {
+      try {
+        return await tool.execute(input, context);
+      } catch (error) {
+        if (!(error instanceof Error) || error instanceof CancelledError) throw error;
+        const roots = [path.resolve(root), await realpath(root).catch(() => path.resolve(root))];
+        let message = error.message;
+        const session = sessionDirectoryName(context.sessionId);
+        for (const base of roots) message = message.split(`${base}/${session}/`).join('').split(`${base}/${session}`).join('.').split(base).join('<workspaces>');
+        if (error instanceof ToolError && message === error.message) throw error;
+        throw new ToolError(message, { cause: error });
+      }
+    },
+  };
+  return wrapped;
+}
+
+/**
+ * Removes the workspaces not used for `maxIdleMs` (their directory's time stamp, renewed by every
+ * file or shell tool call); returns how many were removed. Missing root: nothing to do.
+ */
+export async function sweepIdleWorkspaces(root: string, maxIdleMs: number, now = Date.now()): Promise<number> {
+  const entries = await readdir(root, { withFileTypes: true }).catch((error: unknown) => {
+    if (isErrorCode(error, 'ENOENT')) return [];
+    throw error;
+  });
+  let removed = 0;
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const directory = path.join(root, entry.name);
+    const info = await lstat(directory).catch(() => undefined);
+    if (!info || now - info.mtimeMs < maxIdleMs) continue;
+    // rm does not follow symbolic links inside: it removes the links themselves.
+    await rm(directory, { recursive: true, force: true });
+    removed += 1;
+  }
+  return removed;
 }
 
 /** Reads a UTF-8 text file, refusing directories, huge files and binary content. */

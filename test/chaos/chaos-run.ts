@@ -211,6 +211,9 @@ function replicaEnv(options: ChaosOptions, dataDir: string, slack: FakeSlackApi,
     MODEL: 'chaos-model',
     // By default large enough that no memory run or reset happens: the worker's requests are the subject.
     MODEL_CONTEXT_WINDOW: String(options.memory?.contextWindow ?? 1_000_000),
+    // Under chaos a decider at every step, from the first: resets as often as the run can have them.
+    MEMORY_DECIDER_FLOOR_PERCENT: '0',
+    MEMORY_DECIDER_EVERY: '1',
     SLACK_BOT_TOKEN: 'xoxb-chaos-token',
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.apiUrl,

@@ -141,21 +141,40 @@ describe('fork (R1) and marker (R3)', () => {
     expect(marker.memoryRunId).not.toBeNull();
   });
 
+  it('sends a fork\'s first request once the worker\'s next call was read, so its whole prefix is cached, without delaying the worker', async () => {
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, forkAfterWorkerPrefillMs: 5_000 } });
+    scriptRoles(bed.model, {
+      worker: [at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }), at(420, { content: 'done', delayMs: 300 })],
+    });
+    await runToIdle(h, 'go');
+    const second = requestsOf(bed.model.requests, 'worker')[1]!;
+    const forks = [...requestsOf(bed.model.requests, 'summarizer'), ...requestsOf(bed.model.requests, 'decider')];
+    expect(forks.length).toBeGreaterThanOrEqual(2);
+    // The worker's next call went out first; the forks waited for its first chunk (after 300 ms).
+    for (const fork of forks) expect(fork.receivedAt).toBeGreaterThanOrEqual(second.receivedAt + 300);
+  });
+
   it('skips the summarizer and its marker while one runs, but consumes the step', async () => {
     const h = await start();
     const summarizerGate = gate();
+    let sessionId = '';
     scriptRoles(bed.model, {
-      worker: [
-        at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }),
-        at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }),
-        at(710, { content: 'done' }),
-      ],
+      worker: async (_body, index) => {
+        // The first decider has finished before the second step is crossed.
+        if (index === 1) await until(async () => (await bed.database.prisma.memoryRun.count({ where: { sessionId, role: 'decider', status: 'succeeded' } })) === 1);
+        return [
+          at(400, { toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }),
+          at(700, { toolCalls: [{ id: 'c2', name: 'echo', arguments: { text: 'b' } }] }),
+          at(710, { content: 'done' }),
+        ][index] ?? at(710);
+      },
       summarizer: async () => {
         await summarizerGate.promise;
         return { content: 'no change' };
       },
     });
     const { session } = await h.agent.submit(personMessage(newThread(), 'go'), { startSession: true });
+    sessionId = session!.id;
     const runner = await h.agent.runner(session!.id);
     await runner.whenIdle();
     // Second crossing (step 6) happened while the summarizer was still pending.
@@ -166,6 +185,26 @@ describe('fork (R1) and marker (R3)', () => {
     expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(2);
     summarizerGate.open();
     await runner.memory.settle();
+  });
+
+  it('forks no decider below its floor and then one every N triggered steps; the summarizer keeps every step', async () => {
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderFloorPercent: 10, deciderEvery: 2 } });
+    const deciderRuns = async () => bed.database.prisma.memoryRun.findMany({ where: { role: 'decider' }, orderBy: { startedAt: 'asc' } });
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        // Every memory run of the previous step has ended, so none is skipped for running.
+        await until(async () => (await bed.database.prisma.memoryRun.count({ where: { status: 'running' } })) === 0);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // its promise settles right after the row
+        const tokens = [350, 650, 950, 1_250, 1_550, 1_850, 2_150][index] ?? 2_150;
+        return index < 6 ? at(tokens, { toolCalls: [{ id: `c${index}`, name: 'echo', arguments: { text: 'x' } }] }) : at(tokens, { content: 'done' });
+      },
+    });
+    const { runner, session } = await runToIdle(h, 'go');
+    const steps = (await deciderRuns()).filter((run) => run.sessionId === session.id).map((run) => run.forkPoint);
+    // Steps 3, 6, 9 are below the floor; 12 forks, 15 does not, 18 forks, 21 does not.
+    expect(steps).toHaveLength(2);
+    expect(runner.context.segment.lastStep).toBe(21);
+    expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change')).length).toBe(7);
   });
 
   it('answers decider tool calls with "not needed" and executes nothing (R5)', async () => {

@@ -131,7 +131,7 @@ describe('memory runs (R3, R8, R14)', () => {
     const oldDecider = gate();
     const h = await bed.harness({ settings: { contextWindow: 10_000 } });
     scriptRoles(bed.model, {
-      worker: [at(400, { content: 'one' }), at(2_000, { content: 'two' })],
+      worker: [at(400, { content: 'one' }), at(6_000, { content: 'two' })],
       decider: async (_body, index) => {
         if (index === 0) await oldDecider.promise;
         return { content: 'Keep.\nKEEP_CONTEXT' };

@@ -21,6 +21,7 @@ describe('/metrics', () => {
     const service = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-metrics-')), PORT: '0',
       OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000',
+      MODEL_PRICES: '{"input":1.25,"cached_input":0.125,"output":10}',
     });
     try {
       const started = await service.waitForLog(/^service-started/, 30_000);
@@ -42,6 +43,8 @@ describe('/metrics', () => {
       expect(text).toMatch(/hippo_outbox_backlog 0/);
       expect(text).toMatch(/hippo_event_loop_lag_p99_seconds [\d.e-]+/);
       expect(text).toMatch(/hippo_heap_used_ratio 0\.\d+/);
+      // 464 uncached × $1.25 + 1,536 cached × $0.125 + 3 output × $10, per million tokens.
+      expect(text).toMatch(/hippo_model_cost_usd_total\{role="worker"\} 0\.00080\d*/);
     } finally {
       service.kill('SIGTERM');
       await service.exited;

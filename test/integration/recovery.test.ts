@@ -1,6 +1,8 @@
 // R12 crash safety: sessions with backlog are driven again without a new message; pending tool
 // calls run before queued steers; answered tool calls are not run twice.
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -123,11 +125,11 @@ describe('recovery at start-up (R12)', () => {
 });
 
 describe('a process killed during a tool call', () => {
-  it('is recovered by the next process: nothing lost or duplicated, every tool call answered once', async () => {
+  it('is recovered by the next process: nothing lost or duplicated, and the interrupted call answered once, not run again', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-crash-'));
     const address = newThread();
     const sessionId = await crashedSession(address, [], ['please run the job']);
-    // The job blocks the first time it runs (the process is killed then) and finishes the second.
+    // The job blocks the first time it runs (the process is killed then); were it run again, it would finish.
     const command = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; if [ $n -eq 1 ]; then sleep 60; fi; echo "run $n done"';
     model.respond((body) => {
       const last = body.messages.at(-1);
@@ -161,16 +163,62 @@ describe('a process killed during a tool call', () => {
       second.kill('SIGTERM');
       await second.exited;
     }
-    expect((await readFile(join(workspace, 'count'), 'utf8')).trim()).toBe('2');
+    // A call that was running when the process died is not run again (it may be what killed it).
+    expect((await readFile(join(workspace, 'count'), 'utf8')).trim()).toBe('1');
     // What the model received: the steer once, the tool call once, its result once.
     const final = model.requests.filter((request) => request.body.messages.at(-1)?.['role'] === 'tool');
     expect(final).toHaveLength(1);
     const messages = conversation(final[0]!.body);
     expect(shape(messages)).toEqual(['user:please run the job', 'assistant→[job_1]', 'tool(job_1)']);
-    expect(String(messages[2]?.['content'])).toContain('run 2 done');
+    expect(String(messages[2]?.['content'])).toContain('this call was interrupted (the service stopped or crashed while it ran) and was not run again');
     const rows = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId }, isInit: false }, orderBy: { seq: 'asc' } });
     expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(await database.prisma.steerMessage.count({ where: { sessionId, status: 'queued' } })).toBe(0);
+  }, 90_000);
+});
+
+describe('a page that takes the process down', () => {
+  it('is fetched once: after the crash the call is answered "interrupted", not fetched again, and the session answers', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hippo-poison-'));
+    const address = newThread();
+    const sessionId = await crashedSession(address, [], ['summarise the page']);
+    let service: ReturnType<typeof startScript> | undefined;
+    let fetches = 0;
+    // The "page": every request to it kills the process that fetched it (as a heap blow-up would).
+    const page = createServer((_request, response) => {
+      fetches += 1;
+      service?.kill('SIGKILL');
+      response.destroy();
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/poison.html`;
+    model.respond((body) => (body.messages.at(-1)?.['role'] === 'tool'
+      ? { content: 'That page could not be read.', usage: { promptTokens: 500, cachedTokens: 0, completionTokens: 5 } }
+      : { toolCalls: [{ id: 'fetch_1', name: 'web_fetch', arguments: { url } }], usage: { promptTokens: 400, cachedTokens: 0, completionTokens: 5 } }));
+    const env = {
+      DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,web', WEB_FETCH_ALLOW_PRIVATE: 'true', LEASE_TTL_SECONDS: '2',
+    };
+    try {
+      service = startScript('src/main.ts', env);
+      const { signal } = await service.exited;
+      expect(signal).toBe('SIGKILL');
+      expect(fetches).toBe(1);
+      service = startScript('src/main.ts', env);
+      const deadline = Date.now() + 30_000;
+      while (!(await database.prisma.contextMessage.findFirst({ where: { segment: { sessionId }, role: 'assistant', content: { contains: 'That page could not be read.' } } }))) {
+        if (Date.now() > deadline) throw new Error(`no recovery; stderr: ${service.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(fetches).toBe(1);
+      expect(service.child.exitCode).toBeNull();
+      const result = await database.prisma.contextMessage.findFirstOrThrow({ where: { segment: { sessionId }, role: 'tool' } });
+      expect(result.content).toContain('was not run again');
+    } finally {
+      service?.kill('SIGTERM');
+      await service?.exited;
+      await new Promise<void>((resolve) => page.close(() => resolve()));
+    }
   }, 90_000);
 });
 

@@ -76,7 +76,8 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     const thread = await started('round trip');
     expect(thread.platform).toBe(target().platform);
     const session = await sessionOf(thread);
-    expect({ ...session }).toMatchObject(thread);
+    const { platform, workspaceId, channelId, threadKey } = thread;
+    expect({ ...session }).toMatchObject({ platform, workspaceId, channelId, threadKey });
     const key = await target().deliverReply(thread, 'a reply in the thread');
     const [received] = await eventually(() => steersWithKey(key).length > 0 && steersWithKey(key), 'the steer');
     expect(received?.session.id).toBe(session.id);
@@ -133,9 +134,9 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     const note = await eventually(async () => (await target().sentMessages(thread)).find((message) => message.text.includes('🧠 Memory updated')), 'the memory note');
     expect(note.text).toContain('🧠 Memory updated · MAIN.md +8 −2 · cache 90%');
     expect(note.buttons).toEqual(expect.arrayContaining(['View', 'Revert']));
-    target().emit({ type: 'context-reset', session, segmentId: randomUUID(), segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6 });
+    target().emit({ type: 'context-reset', session, segmentId: randomUUID(), segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6, memoryCostUsd: 0.1234 });
     const reset = await eventually(async () => (await target().sentMessages(thread)).find((message) => message.text.includes('♻️ Context reset')), 'the reset note');
-    expect(reset.text).toContain('♻️ Context reset · 118k → 14k tokens · 6 messages carried over');
+    expect(reset.text).toContain('♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset');
   });
 
   it('answers a mention command in the thread instead of queueing it, and steers with anything else', async () => {

@@ -51,7 +51,8 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
   });
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const deps: AgentDeps = {
-    settings: { ...defaultAgentSettings, model: 'test-model', contextWindow: 100_000, ...options.settings },
+    // Forks go at once unless a test asks otherwise: scripted workers often wait for memory runs.
+    settings: { ...defaultAgentSettings, model: 'test-model', contextWindow: 100_000, forkAfterWorkerPrefillMs: 0, ...options.settings },
     replica: {
       owner: `test-${Math.random().toString(36).slice(2, 8)}`,
       leases: createLeaseStore(options.database.prisma),

@@ -13,6 +13,25 @@ describe('parseConfig', () => {
     expect(result.config.MEMORY_SCOPE).toBe('channel');
     expect(result.config.TOOLS).toBe('memory,workspace,web');
     expect(result.config.WEB_FETCH_ALLOW_PRIVATE).toBe(false);
+    // Issue #15: the shell is sandboxed and offline unless said otherwise; workspaces are bounded.
+    expect([result.config.SHELL_USER, result.config.SHELL_UNSANDBOXED, result.config.SHELL_NETWORK, result.config.SHELL_ENV_PASSTHROUGH]).toEqual(['nobody', false, false, []]);
+    expect([result.config.WORKSPACE_MAX_MB, result.config.WORKSPACE_MAX_FILES, result.config.WORKSPACE_MAX_FILE_MB, result.config.WORKSPACE_RETENTION_DAYS]).toEqual([100, 2000, 16, 30]);
+  });
+
+  it('reads prices and budgets, and says in one line what a malformed MODEL_PRICES should look like', () => {
+    const result = parseConfig({ MODEL_PRICES: '{"input":2,"cached_input":0.5,"output":8}', SESSION_BUDGET_USD: '5', CHANNEL_DAILY_BUDGET_USD: '20' });
+    expect(result.ok && [result.config.MODEL_PRICES, result.config.SESSION_BUDGET_USD, result.config.CHANNEL_DAILY_BUDGET_USD]).toEqual([{ input: 2, cached_input: 0.5, output: 8 }, 5, 20]);
+    const defaults = parseConfig({});
+    expect(defaults.ok && [defaults.config.MEMORY_DECIDER_FLOOR_PERCENT, defaults.config.MEMORY_DECIDER_EVERY, defaults.config.SESSION_BUDGET_USD]).toEqual([40, 2, undefined]);
+    expect(parseConfig({ MODEL_PRICES: 'cheap' })).toEqual({ ok: false, errors: ['config: MODEL_PRICES must be JSON like {"input":1.25,"cached_input":0.125,"output":10}'] });
+    const unknownField = parseConfig({ MODEL_PRICES: '{"input":1,"cached_input":0.1,"output":2,"oops":1}' });
+    expect(unknownField.ok).toBe(false);
+    expect(parseConfig({ SESSION_BUDGET_USD: '-3' }).ok).toBe(false);
+  });
+
+  it('reads SHELL_ENV_PASSTHROUGH as a list of names', () => {
+    const result = parseConfig({ SHELL_ENV_PASSTHROUGH: ' GIT_AUTHOR_NAME, ,NPM_CONFIG_REGISTRY ' });
+    expect(result.ok && result.config.SHELL_ENV_PASSTHROUGH).toEqual(['GIT_AUTHOR_NAME', 'NPM_CONFIG_REGISTRY']);
   });
 
   it('reports each invalid variable on its own line naming it', () => {

@@ -9,7 +9,7 @@ import type { SessionRecord } from '../../src/core/store.js';
 
 const session: SessionRecord = {
   id: 's1', platform: 'discord', workspaceId: 'G', channelId: 'C', threadKey: 'T', memorySpaceId: 'm', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null,
 };
 
 type Row = { components: Array<{ label?: string; custom_id?: string; disabled?: boolean; emoji?: { name?: string } }> };
@@ -51,7 +51,7 @@ describe('Discord rendering', () => {
   });
 
   it('renders a reset note with a button to view the memory', () => {
-    const body = resetNoteBody({ type: 'context-reset', session, segmentId: 'g', segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6 });
+    const body = resetNoteBody({ type: 'context-reset', session, segmentId: 'g', segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6, memoryCostUsd: null });
     expect(body.embeds?.[0]?.description).toBe('♻️ Context reset · 118k → 14k tokens · 6 messages carried over');
     expect(labels(body.components)).toEqual(['View memory']);
   });

@@ -1,37 +1,41 @@
+// The shell tool in every isolation this machine offers (bwrap, unshare, and none, which only
+// SHELL_UNSANDBOXED allows). Isolation itself is tested in tools-shell-sandbox.test.ts.
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../../src/core/errors.js';
 import type { AnyTool, ToolContext } from '../../src/core/tool.js';
-import { sanitizeEnvironment, shellTools, type ShellToolsOptions } from '../../src/tools/shell.js';
+import { shellEnvironment, shellTools, type ShellToolsOptions } from '../../src/tools/shell.js';
+import { detectShellSandbox, type SandboxKind, type ShellSandbox } from '../../src/tools/shell-sandbox.js';
 import { sessionWorkspacePath } from '../../src/tools/workspace-path.js';
 import { toolContext } from '../support/tool-context.js';
 
 const context = toolContext;
 
-let root: string;
+const base = await mkdtemp(path.join(tmpdir(), 'hippo-shell-'));
+// bwrap started as the shell user must be able to reach the workspaces (mkdtemp makes 0700).
+await chmod(base, 0o755);
+const root = path.join(base, 'workspaces');
 // A fresh HOME keeps the login shell from running the machine's ~/.profile: fast, and a timeout
 // kill cannot interrupt someone's profile script half-way (and leave its lock files behind).
-let baseEnv: Record<string, string | undefined>;
+const home = path.join(base, 'home');
+const baseEnv: Record<string, string | undefined> = { PATH: process.env['PATH'], HOME: home };
+/** The sandboxes that work on this machine (bwrap needs bubblewrap; unshare needs root). */
+const sandboxes = new Map<SandboxKind, ShellSandbox>();
+for (const kind of ['bwrap', 'unshare', 'none'] as const) {
+  const sandbox = await detectShellSandbox({ root, allowUnsandboxed: true, only: kind }).catch(() => undefined);
+  if (sandbox?.kind === kind) sandboxes.set(kind, sandbox);
+}
 
 beforeAll(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'hippo-shell-'));
-  const home = path.join(root, 'home');
-  await mkdir(home);
-  baseEnv = { PATH: process.env.PATH, HOME: home };
+  await mkdir(home, { recursive: true });
 });
 
 afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true });
 });
-
-
-async function shell(args: { command: string; timeout_seconds?: number }, options: Partial<ShellToolsOptions> = {}, overrides: Partial<ToolContext> = {}): Promise<string> {
-  const [tool] = shellTools({ root, env: baseEnv, ...options }) as [AnyTool];
-  return tool.execute(tool.input.parse(args), context(overrides));
-}
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function isRunning(pid: number): boolean {
@@ -58,33 +62,65 @@ async function waitUntilGone(pid: number, timeoutMs = 2_000): Promise<boolean> {
   return !isRunning(pid);
 }
 
-describe('shell tool', () => {
+describe('the machine', () => {
+  it('offers a sandbox for the shell (bubblewrap or unshare)', () => {
+    expect(sandboxes.has('bwrap') || sandboxes.has('unshare')).toBe(true);
+  });
+});
+
+// A kind missing here is skipped: bwrap when bubblewrap is not installed, unshare when not root.
+describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) => {
+  if (!sandboxes.has(kind)) {
+    it.skip(`needs the ${kind} sandbox, which this machine does not offer`, () => undefined);
+    return;
+  }
+
+  async function shell(args: { command: string; timeout_seconds?: number }, options: Partial<ShellToolsOptions> = {}, overrides: Partial<ToolContext> = {}): Promise<string> {
+    const sandbox = sandboxes.get(kind);
+    if (!sandbox) throw new Error(`no ${kind} sandbox here`);
+    const [tool] = shellTools({ root, env: baseEnv, sandbox, ...options }) as [AnyTool];
+    return tool.execute(tool.input.parse(args), context(overrides));
+  }
+
+  /** Pid of a process started by the command, as seen from here (outside any PID namespace). */
+  async function hostPid(marker: string): Promise<number> {
+    for (const entry of await import('node:fs/promises').then((fs) => fs.readdir('/proc'))) {
+      if (!/^\d+$/.test(entry)) continue;
+      const cmdline = await import('node:fs/promises').then((fs) => fs.readFile(`/proc/${entry}/cmdline`, 'utf8')).catch(() => '');
+      if (cmdline.includes(marker)) return Number(entry);
+    }
+    return 0;
+  }
+
   it('runs in the session workspace and reports the exit code', async () => {
     const result = await shell({ command: 'pwd; echo oops >&2; exit 3' });
-    const workspace = await realpath(sessionWorkspacePath(root, 's1'));
+    const workspace = kind === 'none' ? await realpath(sessionWorkspacePath(root, 's1')) : '/workspace';
     expect(result).toBe(`exit code: 3\nstdout:\n${workspace}\n\nstderr:\noops\n`);
   });
 
   it('kills a command that runs too long together with its child processes', async () => {
+    const marker = `hippo-timeout-${kind}-${process.pid}`;
     const started = Date.now();
-    const result = await shell({ command: 'sleep 30 & echo child=$!; sleep 30; wait', timeout_seconds: 1 });
+    const running = shell({ command: `bash -c 'sleep 30; echo ${marker}' & sleep 30; wait`, timeout_seconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const child = await hostPid(marker);
+    const result = await running;
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toMatch(/^killed after 1 s timeout/);
-    const child = Number(/child=(\d+)/.exec(result)?.[1]);
     expect(child).toBeGreaterThan(0);
     expect(await waitUntilGone(child)).toBe(true);
   });
 
   it('stops background jobs left behind when the command exits', async () => {
-    const result = await shell({ command: 'sleep 30 & echo child=$!' });
+    const marker = `hippo-background-${kind}-${process.pid}`;
+    const result = await shell({ command: `bash -c 'sleep 30; echo ${marker}' & sleep 0.3; echo started` });
     expect(result).toMatch(/^exit code: 0/);
-    const child = Number(/child=(\d+)/.exec(result)?.[1]);
-    expect(await waitUntilGone(child)).toBe(true);
+    expect(await hostPid(marker)).toBe(0);
   });
 
   it('kills the command when the run is cancelled', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('shutdown')), 200);
+    setTimeout(() => controller.abort(new Error('shutdown')), 300);
     const started = Date.now();
     const running = shell({ command: 'sleep 30' }, {}, { signal: controller.signal });
     await expect(running).rejects.toBeInstanceOf(CancelledError);
@@ -100,21 +136,12 @@ describe('shell tool', () => {
     expect(result.trimEnd().endsWith('99999\n100000')).toBe(true);
   });
 
-  it('does not pass secrets to the command', async () => {
-    const env = {
-      ...baseEnv,
-      OPENAI_API_KEY: 'sk-hidden',
-      SLACK_BOT_TOKEN: 'xoxb-hidden',
-      DATABASE_URL: 'postgres://u:hidden@db/x',
-      SMTP_PASSWORD: 'hidden',
-      AWS_SECRET_ACCESS_KEY: 'hidden',
-      GOOGLE_APPLICATION_CREDENTIALS: '/hidden.json',
-      VISIBLE_SETTING: 'shown',
-    };
-    const result = await shell({ command: 'env' }, { env });
+  it('passes only allowlisted variables to the command', async () => {
+    const env = { ...baseEnv, OPENAI_BASE_URL: 'https://user:hidden@proxy', HTTPS_PROXY: 'http://u:hidden@p', SENTRY_DSN: 'https://hidden@sentry', MYSQL_PWD: 'hidden', MCP_CONFIG: '/hidden.json', LANG: 'C.UTF-8', SHOWN_BY_CHOICE: 'shown' };
+    const result = await shell({ command: 'env' }, { env, envPassthrough: ['SHOWN_BY_CHOICE'] });
     expect(result).not.toContain('hidden');
-    expect(result).toContain('VISIBLE_SETTING=shown');
-    expect(Object.keys(sanitizeEnvironment(env)).sort()).toEqual(['HOME', 'PATH', 'VISIBLE_SETTING']);
+    expect(result).toContain('LANG=C.UTF-8');
+    expect(result).toContain('SHOWN_BY_CHOICE=shown');
   });
 
   it('closes stdin', async () => {
@@ -125,6 +152,27 @@ describe('shell tool', () => {
     expect(await shell({ command: 'kill -TERM $$' })).toMatch(/^killed by signal SIGTERM/);
   });
 
+  it.skipIf(kind === 'none')('stops a command from writing a file larger than the workspace limit', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
+    const result = await shell({ command: 'head -c 3000000 /dev/zero > huge.bin; stat -c %s huge.bin; rm huge.bin' }, { limits }, { sessionId: `fsize-${kind}` });
+    expect(result).toContain('1048576\n');
+  });
+
+  it('reports a workspace over its quota after a command', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
+    const result = await shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > quota-$n.bin; done; rm -f quota-3.bin; echo written' }, { limits }, { sessionId: `quota-${kind}` });
+    expect(result).toMatch(/\nworkspace over quota: it holds 1\.1 MB of its 1\.0 MB limit \(WORKSPACE_MAX_MB\); file tools refuse to write until you delete files$/);
+  });
+});
+
+describe('shellEnvironment', () => {
+  it('keeps the locale and terminal, sets PATH and HOME, and nothing else unless named', () => {
+    const env = { PATH: '/bot/bin', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', OPENAI_API_KEY: 'sk', EXTRA: 'x', SENTRY_DSN: 'd' };
+    expect(shellEnvironment(env, '/workspace', '/usr/bin', ['EXTRA'])).toEqual({ PATH: '/usr/bin', HOME: '/workspace', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', EXTRA: 'x' });
+  });
+});
+
+describe('time limit', () => {
   it('does not accept a time limit above the configured one', () => {
     const [tool] = shellTools({ root, env: baseEnv, timeoutMs: 10_000 }) as [AnyTool];
     expect(tool.input.safeParse({ command: 'true', timeout_seconds: 11 }).success).toBe(false);

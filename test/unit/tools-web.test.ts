@@ -219,11 +219,23 @@ describe('blockedAddressReason', () => {
     ['0.0.0.0', 'unspecified'], ['::', 'unspecified'], ['100.64.0.1', 'shared (CGNAT)'], ['100.127.255.255', 'shared (CGNAT)'],
     ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['::ffff:169.254.169.254', 'link-local'], ['::ffff:10.0.0.1', 'private'],
     ['0:0:0:0:0:ffff:c0a8:0101', 'private'], ['64:ff9b::a00:1', 'private'], ['224.0.0.1', 'multicast'], ['255.255.255.255', 'reserved'],
+    // Issue #15: every special-purpose range, and IPv6 forms that lead to an IPv4 address.
+    ['0.1.2.3', 'unspecified'], ['100.64.0.0', 'shared (CGNAT)'], ['192.0.0.8', 'reserved'], ['192.0.2.1', 'reserved'], ['198.18.0.1', 'reserved'],
+    ['203.0.113.9', 'reserved'], ['240.0.0.1', 'reserved'], ['fd00:ec2::254', 'private'], ['ff02::1', 'multicast'], ['fec0::1', 'site-local'],
+    ['::ffff:0:0', 'unspecified'], ['::ffff:0:7f00:1', 'IPv4-translated'], ['::7f00:1', 'reserved'], ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'], ['64:ff9b:1::808:808', 'NAT64 local-use'], ['2001::1', 'Teredo tunnel'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo tunnel'], ['100::1', 'discard-only'], ['2002:a00:1::1', 'private'], ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'link-local'], ['2001:db8::1', 'reserved'], ['4000::1', 'reserved'], ['fe80::1%eth0', 'link-local'], ['[::1]', 'loopback'],
   ])('blocks %s as %s', (address, reason) => {
     expect(blockedAddressReason(address)).toBe(reason);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
+  it('refuses what is not an IP address', () => {
+    expect(blockedAddressReason('example.com')).toBe('not an IP address');
+    expect(blockedAddressReason('127.1')).toBe('not an IP address');
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001:80b::200e'])('allows %s', (address) => {
     expect(blockedAddressReason(address)).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import { memoryRunChanges } from '../../core/memory-run-changes.js';
 import { choiceText, revertMemoryRun } from './memory-actions.js';
+import { formatDollars } from '../../core/prices.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */
@@ -15,6 +16,8 @@ export interface CommandScope {
   actor: { userId: string; name: string };
   /** How people address Hippo here, e.g. "@hippo" or "/hippo" (used in help and hints). */
   prefix: string;
+  /** What followed the command word ("5" in "budget 5"). */
+  argument?: string;
 }
 
 /** MAIN.md is shown up to this many characters in `memory`. */
@@ -42,12 +45,25 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope): Promis
     case 'revert':
     case 'forget':
       return revertLatest(scope);
+    case 'budget':
+      return raiseBudget(scope);
     case 'help':
       return helpText(scope.prefix);
   }
 }
 
-/** State, context use, tokens and cache ratio of a session. */
+/** `budget <usd>`: the session may spend that much more (and its channel today, when capped). */
+async function raiseBudget(scope: CommandScope): Promise<string> {
+  const match = /^\$?(\d{1,6}(?:\.\d{1,2})?)\s*(usd|\$)?$/i.exec(scope.argument ?? '');
+  const usd = match?.[1] ? Number(match[1]) : Number.NaN;
+  if (!(usd > 0)) return `Say how much more this session may spend, in US dollars: \`${scope.prefix} budget 5\` allows $5 more.`;
+  await scope.agent.raiseBudget(scope.session.id, usd);
+  const status = await scope.agent.status(scope.session.id);
+  const cap = status.budgetUsd === null ? '' : ` (its budget is now ${formatDollars(status.budgetUsd)})`;
+  return `💸 ${scope.actor.name} allowed ${formatDollars(usd)} more${cap}; continuing.`;
+}
+
+/** State, context use, tokens, spend and cache ratio of a session. */
 export function statusText(status: SessionStatus): string {
   const { usage } = status;
   const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
@@ -58,7 +74,17 @@ export function statusText(status: SessionStatus): string {
     `**Context:** ${status.contextPercent}% (${formatTokens(status.contextTokens)} tokens, context ${status.segmentOrdinal})`,
     `**Tokens so far:** ${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion · cache ${Math.round(status.cacheRatio * 100)}%`,
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
+    ...(status.spend ? [spendLine(status)] : []),
   ].join('\n');
+}
+
+/** "**Spend:** $0.42 (worker $0.30 · summarizer $0.08 · decider $0.04) · budget $5.00". */
+function spendLine(status: SessionStatus): string {
+  const spend = status.spend;
+  if (!spend) return '';
+  const roles = (['worker', 'summarizer', 'decider'] as const).map((role) => `${role} ${formatDollars(spend.byRole[role])}`).join(' · ');
+  const budget = status.budgetUsd === null ? '' : ` · budget ${formatDollars(status.budgetUsd)}`;
+  return `**Spend:** ${formatDollars(spend.total)}${spend.priced ? '' : ' (some calls unpriced)'} (${roles})${budget}`;
 }
 
 async function memoryText(scope: CommandScope): Promise<string> {

@@ -2,7 +2,7 @@
 // same way on every platform.
 
 /** Every command verb, in the order help lists them. */
-export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'forget', 'help'] as const;
+export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'forget', 'budget', 'help'] as const;
 
 /** A known command word. */
 export type CommandVerb = (typeof commandVerbs)[number];
@@ -20,11 +20,24 @@ export function parseCommand(text: string): ParsedCommand {
   return verb ? { verb, rest: rest.join(' ') } : { unknown: first };
 }
 
-/** The verb when the whole text is exactly one command word ("pause", "status!"), else null. */
+/** Verbs that take one argument after the word ("budget 5"). */
+const argumentVerbs: ReadonlySet<CommandVerb> = new Set(['budget']);
+
+/**
+ * The verb when the text is exactly one command word ("pause", "status!"), or a word that takes
+ * an argument followed by it ("budget 5"); else null (the text is a request).
+ */
 export function exactCommand(text: string): CommandVerb | null {
   if (text.trim() === '') return null;
   const parsed = parseCommand(text);
-  return 'verb' in parsed && parsed.rest === '' ? parsed.verb : null;
+  if (!('verb' in parsed)) return null;
+  return parsed.rest === '' || argumentVerbs.has(parsed.verb) ? parsed.verb : null;
+}
+
+/** What follows the command word ("5" in "budget 5"), trimmed. */
+export function commandArgument(text: string): string {
+  const parsed = parseCommand(text);
+  return 'verb' in parsed ? parsed.rest.trim() : '';
 }
 
 /** What each verb does, one line each. */
@@ -36,6 +49,7 @@ export const commandDescriptions: Record<CommandVerb, string> = {
   memory: 'show MAIN.md and the list of memory documents',
   revert: 'undo the last memory change',
   forget: 'same as revert',
+  budget: 'allow this session to spend more, e.g. `budget 5` for $5 more',
   help: 'this list',
 };
 

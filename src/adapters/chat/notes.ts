@@ -2,6 +2,7 @@
 // changes and resets, and the diffs people review. Platforms wrap them in their own UI.
 import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js';
 import { compactDiff } from '../../core/line-diff.js';
+import { formatDollars } from '../../core/prices.js';
 import { changeCounts, memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { DocumentStore } from '../../core/store.js';
 
@@ -36,10 +37,20 @@ export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsa
   return parts.join(' · ');
 }
 
-/** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over". */
-export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'>): string {
+/** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset". */
+export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'> & { memoryCostUsd?: number | null }): string {
   const carried = event.carriedMessages === 1 ? '1 message' : `${event.carriedMessages} messages`;
-  return `♻️ Context reset · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over`;
+  const cost = event.memoryCostUsd === null || event.memoryCostUsd === undefined ? '' : ` · memory ${formatDollars(event.memoryCostUsd)} since the last reset`;
+  return `♻️ Context reset · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
+}
+
+/** The note about a spend cap: 80% used, or reached (and how to continue). */
+export function budgetNoteText(event: Extract<AgentEvent, { type: 'budget' }>, raiseHint: string): string {
+  const what = event.scope === 'session' ? 'this session' : "this channel's daily";
+  const spent = `${formatDollars(event.spentUsd)} of ${formatDollars(event.capUsd)}`;
+  if (event.level === 'warning') return `💸 Heads-up: ${what} budget is ${Math.floor((event.spentUsd / event.capUsd) * 100)}% used (${spent}).`;
+  const renew = event.scope === 'channel' ? ', or the channel budget renews at 00:00 UTC' : '';
+  return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it${renew}.`;
 }
 
 /** "↩️ Ada reverted the memory change to MAIN.md and notes.md". */

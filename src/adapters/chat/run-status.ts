@@ -3,7 +3,7 @@
 import type { AgentEvent, StopReason } from '../../core/events.js';
 
 /** What the run is doing now. */
-export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled';
+export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget';
 
 /** One card's state. Times are epoch milliseconds. */
 export interface RunStatus {
@@ -59,6 +59,8 @@ function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
       return { ...ended, phase: 'error' };
     case 'storage':
       return { ...ended, phase: 'stalled' };
+    case 'budget':
+      return { ...ended, phase: 'budget' };
     default:
       // shutdown, or the session moved to another replica: this card stops here, work goes on.
       return { ...ended, phase: 'stopped' };
@@ -120,5 +122,7 @@ function phaseText(status: RunStatus): string {
       return '⏹️ Stopped here (the service restarted or handed over); the work continues';
     case 'stalled':
       return '⚠️ Waiting for the database; the work continues by itself when it is back';
+    case 'budget':
+      return '💸 Stopped: the spend budget is used up';
   }
 }

@@ -7,7 +7,7 @@
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
-import { errorNoteText } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
@@ -100,6 +100,9 @@ export class DiscordEventRenderer {
       case 'error':
         await this.updateCard(event);
         await this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
+        return;
+      case 'budget':
+        await this.post(session, `discord:budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, textBodies(budgetNoteText(event, '@Hippo budget 5')));
         return;
       case 'run-end':
         this.deps.typing.stop(session.threadKey);

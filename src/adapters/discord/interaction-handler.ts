@@ -14,10 +14,10 @@ import { outboxPayload } from './discord-deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
 import { addressOf } from './discord-place.js';
 import { discordMessageLimit, memoryNoteComponents, type NoteState } from './discord-render.js';
-import { slashCommandName, verbOf, verbOption } from './slash-command.js';
+import { argumentOption, slashCommandName, verbOf, verbOption } from './slash-command.js';
 
 /** Verbs whose answer everyone in the thread should see. */
-const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'revert', 'forget']);
+const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'revert', 'forget', 'budget']);
 
 /** Handles interactionCreate. */
 export class DiscordInteractionHandler {
@@ -46,7 +46,8 @@ export class DiscordInteractionHandler {
       const text = verb === 'help' ? helpText('/hippo') : 'There is no Hippo session here. Mention me with a request to start one, then use `/hippo` in its thread.';
       return replyText(interaction, text, 'hippo.md');
     }
-    return replyText(interaction, await runCommand(verb, this.scope(interaction, session)), `hippo-${verb}.md`);
+    const argument = interaction.options.getString(argumentOption) ?? '';
+    return replyText(interaction, await runCommand(verb, { ...this.scope(interaction, session), argument }), `hippo-${verb}.md`);
   }
 
   private async button(interaction: ButtonInteraction, id: ButtonId): Promise<void> {

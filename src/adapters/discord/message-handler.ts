@@ -7,7 +7,7 @@
 import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
-import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { messageRequester, refuseMessage } from './discord-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { steerKey, threadAddress, threadName } from './discord-ids.js';
@@ -127,12 +127,14 @@ export class DiscordMessageHandler {
   /** A command in a session's thread or DM; the answer goes to the thread. Runs once per message. */
   private async command(message: Message, session: SessionRecord, verb: CommandVerb): Promise<void> {
     if (!(await this.context.stores.events.markProcessed(`discord:command:${message.id}`))) return;
+    const botId = this.context.client.user?.id ?? '';
     const answer = await runCommand(verb, {
       agent: this.context.agent,
       stores: this.context.stores,
       session,
       actor: { userId: message.author.id, name: authorName(message) },
       prefix: this.prefix(),
+      argument: commandArgument(messageText(message, botId)),
     });
     await enqueueText(this.context, { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey }, answer);
   }

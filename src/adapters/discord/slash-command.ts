@@ -10,8 +10,11 @@ import { commandDescriptions, commandVerbs, type CommandVerb } from '../chat/com
 /** The slash command's name. */
 export const slashCommandName = 'hippo';
 
-/** The name of its one option. */
+/** The name of its verb option. */
 export const verbOption = 'verb';
+
+/** The name of its optional argument ("5" for budget). */
+export const argumentOption = 'argument';
 
 /** The command as Discord's REST API takes it. */
 export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody {
@@ -27,6 +30,12 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
       description: 'What Hippo should do',
       required: true,
       choices: commandVerbs.map((verb) => ({ name: `${verb} – ${commandDescriptions[verb]}`.slice(0, 100), value: verb })),
+    }, {
+      type: ApplicationCommandOptionType.String,
+      name: argumentOption,
+      description: 'For budget: how many US dollars more this session may spend',
+      required: false,
+      max_length: 200,
     }],
   };
 }

@@ -120,6 +120,7 @@ export class OpenAIModelClient implements ModelClient {
       );
       for await (const chunk of stream) {
         armTimer();
+        if (!progress.sawChunk) options.onResponseStart?.();
         progress.sawChunk = true;
         accumulator.add(chunk, options.onTextDelta);
       }

@@ -3,7 +3,7 @@
 // durable write happens before this returns (the HTTP ack waits for it, product.md); reactions,
 // answers and replies go out later through the outbox.
 import { runCommand } from '../chat/command-runner.js';
-import { exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
+import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { splitMessage } from '../chat/split-message.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
@@ -73,9 +73,9 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   }
   const session = await agent.findSession(address);
   const verb = mentioned || direct ? exactCommand(text) : null;
-  if (session && verb) return runThreadCommand(context, session, verb, event, teamId);
+  if (session && verb) return runThreadCommand(context, session, verb, event, teamId, commandArgument(text));
   if (!session && !mentioned && !direct) return 'ignored'; // chatter in a thread Hippo is not part of
-  if (!session && verb) return runThreadCommand(context, null, verb, event, teamId);
+  if (!session && verb) return runThreadCommand(context, null, verb, event, teamId, commandArgument(text));
   if (session) {
     const decision = await access.maySteer(requester);
     // A stranger chatting in a session's thread is told once an hour, not at every message.
@@ -105,7 +105,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
 }
 
 /** Runs a command said in a thread (once per message) and answers in the thread. */
-async function runThreadCommand(context: SlackContext, session: SessionRecord | null, verb: CommandVerb, event: MessageEvent, teamId: string): Promise<Outcome> {
+async function runThreadCommand(context: SlackContext, session: SessionRecord | null, verb: CommandVerb, event: MessageEvent, teamId: string, argument: string): Promise<Outcome> {
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   const userId = event.user ?? '';
   if (session) {
@@ -118,7 +118,7 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
   context.background.run('slack-command', async () => {
     const actor = { userId, name: await context.people.name(teamId, userId) };
     const reply = session
-      ? await runCommand(verb, { agent: context.agent, stores: context.stores, session, actor, prefix: mentionPrefix })
+      ? await runCommand(verb, { agent: context.agent, stores: context.stores, session, actor, prefix: mentionPrefix, argument })
       : verb === 'help'
         ? helpText(mentionPrefix)
         : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`;

@@ -4,7 +4,7 @@
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { OutboxEntry } from '../chat/outbox.js';
-import { errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
@@ -97,6 +97,9 @@ export class SlackRenderer {
       case 'error':
         this.updateCard(event);
         return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
+      case 'budget':
+        // Core tells once per cap and level; the key makes a repeat after a crash harmless.
+        return this.post(session, `budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, { markdown: budgetNoteText(event, `${mentionPrefix} budget 5`) });
       case 'memory-updated':
         await this.memoryUpdated(event);
         return this.context.agent.delivered(event);

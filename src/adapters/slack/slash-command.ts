@@ -55,7 +55,7 @@ async function answer(context: SlackContext, raw: unknown): Promise<string> {
     return decision.message;
   }
   const actor = { userId: command.user_id, name: await context.people.name(command.team_id, command.user_id) };
-  return note + (await runCommand(words.verb, { agent: context.agent, stores: context.stores, session, actor, prefix: slashPrefix }));
+  return note + (await runCommand(words.verb, { agent: context.agent, stores: context.stores, session, actor, prefix: slashPrefix, argument: words.rest }));
 }
 
 /** The channel's most recently started Slack session, or null. */

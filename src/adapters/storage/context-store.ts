@@ -47,6 +47,12 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       await prisma.segment.update({ where: { id: segmentId }, data });
     },
 
+    async markToolCallStarted(segmentId, seq, callId) {
+      await prisma.$executeRaw`
+        UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${callId})
+        WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`;
+    },
+
     async takeSteers(sessionId, segmentId, seq, render) {
       // A look, then one statement that takes and inserts together (no transaction held across
       // the two): only a steer still queued with the text that was rendered is taken, in id
@@ -187,7 +193,10 @@ function toMessageRow(segmentId: string, entry: StoredMessage): Prisma.ContextMe
 }
 
 function toStoredMessage(row: ContextMessage): StoredMessage {
-  return { seq: row.seq, message: parseMessage(row), isInit: row.isInit, isMarker: row.isMarker, memoryRunId: row.memoryRunId };
+  return {
+    seq: row.seq, message: parseMessage(row), isInit: row.isInit, isMarker: row.isMarker, memoryRunId: row.memoryRunId,
+    ...(row.startedToolCallIds.length > 0 ? { startedToolCalls: row.startedToolCallIds } : {}),
+  };
 }
 
 function parseMessage(row: ContextMessage): ChatMessage {

@@ -21,9 +21,10 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
         prisma.segment.findMany({ where: { awaitingDelivery: true, sessionId }, orderBy: { ordinal: 'asc' } }),
       ]);
       const previous = resets.length
-        ? await prisma.segment.findMany({ where: { sessionId, ordinal: { in: resets.map((segment) => segment.ordinal - 1) } }, select: { ordinal: true, contextTokens: true } })
+        ? await prisma.segment.findMany({ where: { sessionId, ordinal: { in: resets.map((segment) => segment.ordinal - 1) } }, select: { id: true, ordinal: true, contextTokens: true } })
         : [];
       const tokensBefore = new Map(previous.map((segment) => [segment.ordinal + 1, segment.contextTokens]));
+      const previousIds = new Map(previous.map((segment) => [segment.ordinal + 1, segment.id]));
       const result: PendingDeliveries = {
         answers: answers.map((row) => ({ segmentId: row.segmentId, seq: row.seq, text: answerText(row.content) })),
         memoryRuns: memoryRuns.map((run) => ({
@@ -33,6 +34,7 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
         })),
         resets: resets.map((segment) => ({
           segmentId: segment.id,
+          previousSegmentId: previousIds.get(segment.ordinal) ?? null,
           ordinal: segment.ordinal,
           tokensBefore: tokensBefore.get(segment.ordinal) ?? 0,
           tokensAfter: segment.startTokens,

@@ -88,6 +88,24 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
         VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
     },
 
+    async totals(scope) {
+      const rows = 'sessionId' in scope
+        ? await prisma.$queryRaw<TotalRow[]>`
+            SELECT model, role, sum(prompt_tokens)::bigint AS prompt, sum(cached_tokens)::bigint AS cached, sum(completion_tokens)::bigint AS completion
+            FROM model_calls WHERE session_id = ${scope.sessionId} AND (${scope.segmentId ?? null}::text IS NULL OR segment_id = ${scope.segmentId ?? null})
+            GROUP BY model, role`
+        : await prisma.$queryRaw<TotalRow[]>`
+            SELECT c.model, c.role, sum(c.prompt_tokens)::bigint AS prompt, sum(c.cached_tokens)::bigint AS cached, sum(c.completion_tokens)::bigint AS completion
+            FROM model_calls c JOIN sessions s ON s.id = c.session_id
+            WHERE s.platform = ${scope.channel.platform} AND s.workspace_id = ${scope.channel.workspaceId} AND s.channel_id = ${scope.channel.channelId}
+              AND c.created_at >= ${scope.since}
+            GROUP BY c.model, c.role`;
+      return rows.flatMap((row) => {
+        const role = roles.find((candidate) => candidate === row.role);
+        return role ? [{ model: row.model, role, promptTokens: Number(row.prompt), cachedTokens: Number(row.cached), completionTokens: Number(row.completion) }] : [];
+      });
+    },
+
     async summary(sessionId) {
       const groups = await prisma.modelCall.groupBy({
         by: ['role'],
@@ -110,6 +128,14 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
       return summary;
     },
   };
+}
+
+interface TotalRow {
+  model: string;
+  role: string;
+  prompt: bigint;
+  cached: bigint;
+  completion: bigint;
 }
 
 /**

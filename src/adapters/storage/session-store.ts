@@ -46,6 +46,20 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
       await prisma.session.update({ where: { id: sessionId }, data });
     },
 
+    async setBudget(sessionId, usd) {
+      await prisma.session.update({ where: { id: sessionId }, data: { budgetUsd: usd } });
+    },
+
+    async channelBudget(channel, day) {
+      const row = await prisma.channelBudget.findUnique({ where: { platform_workspaceId_channelId_day: { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId, day } } });
+      return row?.budgetUsd ?? null;
+    },
+
+    async setChannelBudget(channel, day, usd) {
+      const key = { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId, day };
+      await prisma.channelBudget.upsert({ where: { platform_workspaceId_channelId_day: key }, create: { ...key, budgetUsd: usd }, update: { budgetUsd: usd } });
+    },
+
     async withBacklog() {
       // The tail is the last message that is neither init nor a marker: a marker placed after a
       // tool result must not hide the follow-up the tool result still needs. The lateral probe
@@ -132,5 +146,6 @@ function toSessionRecord(row: Session): SessionRecord {
     pauseRequested: row.pauseRequested,
     paused: row.paused,
     resetRequested: row.resetRequested,
+    budgetUsd: row.budgetUsd,
   };
 }

@@ -113,3 +113,8 @@ export type SlackInstallation = Prisma.SlackInstallationModel
  * 👍 / 👎 reactions people put on Hippo's answers (once per person, answer and kind).
  */
 export type AnswerFeedback = Prisma.AnswerFeedbackModel
+/**
+ * Model ChannelBudget
+ * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
+ */
+export type ChannelBudget = Prisma.ChannelBudgetModel

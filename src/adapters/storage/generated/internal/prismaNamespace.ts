@@ -410,7 +410,8 @@ export const ModelName = {
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
   SlackInstallation: 'SlackInstallation',
-  AnswerFeedback: 'AnswerFeedback'
+  AnswerFeedback: 'AnswerFeedback',
+  ChannelBudget: 'ChannelBudget'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -426,7 +427,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "answerFeedback"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "answerFeedback" | "channelBudget"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1466,6 +1467,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChannelBudget: {
+      payload: Prisma.$ChannelBudgetPayload<ExtArgs>
+      fields: Prisma.ChannelBudgetFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChannelBudgetFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChannelBudgetFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        findFirst: {
+          args: Prisma.ChannelBudgetFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChannelBudgetFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        findMany: {
+          args: Prisma.ChannelBudgetFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        create: {
+          args: Prisma.ChannelBudgetCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        createMany: {
+          args: Prisma.ChannelBudgetCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChannelBudgetCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        delete: {
+          args: Prisma.ChannelBudgetDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        update: {
+          args: Prisma.ChannelBudgetUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChannelBudgetDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChannelBudgetUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChannelBudgetUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChannelBudgetUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
+        }
+        aggregate: {
+          args: Prisma.ChannelBudgetAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelBudget>
+        }
+        groupBy: {
+          args: Prisma.ChannelBudgetGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChannelBudgetCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1517,6 +1592,7 @@ export const SessionScalarFieldEnum = {
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
+  budgetUsd: 'budgetUsd',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -1552,6 +1628,7 @@ export const ContextMessageScalarFieldEnum = {
   content: 'content',
   toolCallId: 'toolCallId',
   toolCallIds: 'toolCallIds',
+  startedToolCallIds: 'startedToolCallIds',
   isInit: 'isInit',
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',
@@ -1740,6 +1817,17 @@ export const AnswerFeedbackScalarFieldEnum = {
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
+export const ChannelBudgetScalarFieldEnum = {
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  day: 'day',
+  budgetUsd: 'budgetUsd'
+} as const
+
+export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -1808,6 +1896,20 @@ export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel,
 
 
 /**
+ * Reference to a field of type 'Float'
+ */
+export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
+    
+
+
+/**
+ * Reference to a field of type 'Float[]'
+ */
+export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
  * Reference to a field of type 'DateTime'
  */
 export type DateTimeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DateTime'>
@@ -1860,20 +1962,6 @@ export type JsonFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'J
  * Reference to a field of type 'QueryMode'
  */
 export type EnumQueryModeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'QueryMode'>
-    
-
-
-/**
- * Reference to a field of type 'Float'
- */
-export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
-    
-
-
-/**
- * Reference to a field of type 'Float[]'
- */
-export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
     
 
 /**
@@ -2041,6 +2129,7 @@ export type GlobalOmitConfig = {
   sessionLease?: Prisma.SessionLeaseOmit
   slackInstallation?: Prisma.SlackInstallationOmit
   answerFeedback?: Prisma.AnswerFeedbackOmit
+  channelBudget?: Prisma.ChannelBudgetOmit
 }
 
 /* Types for Logging */

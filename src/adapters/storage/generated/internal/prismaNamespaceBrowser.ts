@@ -64,7 +64,8 @@ export const ModelName = {
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
   SlackInstallation: 'SlackInstallation',
-  AnswerFeedback: 'AnswerFeedback'
+  AnswerFeedback: 'AnswerFeedback',
+  ChannelBudget: 'ChannelBudget'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -95,6 +96,7 @@ export const SessionScalarFieldEnum = {
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
+  budgetUsd: 'budgetUsd',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -130,6 +132,7 @@ export const ContextMessageScalarFieldEnum = {
   content: 'content',
   toolCallId: 'toolCallId',
   toolCallIds: 'toolCallIds',
+  startedToolCallIds: 'startedToolCallIds',
   isInit: 'isInit',
   isMarker: 'isMarker',
   memoryRunId: 'memoryRunId',
@@ -316,6 +319,17 @@ export const AnswerFeedbackScalarFieldEnum = {
 } as const
 
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
+
+
+export const ChannelBudgetScalarFieldEnum = {
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  day: 'day',
+  budgetUsd: 'budgetUsd'
+} as const
+
+export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
 
 
 export const SortOrder = {

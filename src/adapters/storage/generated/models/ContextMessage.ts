@@ -74,6 +74,7 @@ export type ContextMessageCountAggregateOutputType = {
   content: number
   toolCallId: number
   toolCallIds: number
+  startedToolCallIds: number
   isInit: number
   isMarker: number
   memoryRunId: number
@@ -132,6 +133,7 @@ export type ContextMessageCountAggregateInputType = {
   content?: true
   toolCallId?: true
   toolCallIds?: true
+  startedToolCallIds?: true
   isInit?: true
   isMarker?: true
   memoryRunId?: true
@@ -235,6 +237,7 @@ export type ContextMessageGroupByOutputType = {
   content: string
   toolCallId: string | null
   toolCallIds: string[]
+  startedToolCallIds: string[]
   isInit: boolean
   isMarker: boolean
   memoryRunId: string | null
@@ -274,6 +277,7 @@ export type ContextMessageWhereInput = {
   content?: Prisma.StringFilter<"ContextMessage"> | string
   toolCallId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   toolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
+  startedToolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
   isInit?: Prisma.BoolFilter<"ContextMessage"> | boolean
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
@@ -291,6 +295,7 @@ export type ContextMessageOrderByWithRelationInput = {
   content?: Prisma.SortOrder
   toolCallId?: Prisma.SortOrderInput | Prisma.SortOrder
   toolCallIds?: Prisma.SortOrder
+  startedToolCallIds?: Prisma.SortOrder
   isInit?: Prisma.SortOrder
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -312,6 +317,7 @@ export type ContextMessageWhereUniqueInput = Prisma.AtLeast<{
   content?: Prisma.StringFilter<"ContextMessage"> | string
   toolCallId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   toolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
+  startedToolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
   isInit?: Prisma.BoolFilter<"ContextMessage"> | boolean
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
@@ -329,6 +335,7 @@ export type ContextMessageOrderByWithAggregationInput = {
   content?: Prisma.SortOrder
   toolCallId?: Prisma.SortOrderInput | Prisma.SortOrder
   toolCallIds?: Prisma.SortOrder
+  startedToolCallIds?: Prisma.SortOrder
   isInit?: Prisma.SortOrder
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -353,6 +360,7 @@ export type ContextMessageScalarWhereWithAggregatesInput = {
   content?: Prisma.StringWithAggregatesFilter<"ContextMessage"> | string
   toolCallId?: Prisma.StringNullableWithAggregatesFilter<"ContextMessage"> | string | null
   toolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
+  startedToolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
   isInit?: Prisma.BoolWithAggregatesFilter<"ContextMessage"> | boolean
   isMarker?: Prisma.BoolWithAggregatesFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableWithAggregatesFilter<"ContextMessage"> | string | null
@@ -368,6 +376,7 @@ export type ContextMessageCreateInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -385,6 +394,7 @@ export type ContextMessageUncheckedCreateInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -400,6 +410,7 @@ export type ContextMessageUpdateInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -417,6 +428,7 @@ export type ContextMessageUncheckedUpdateInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -433,6 +445,7 @@ export type ContextMessageCreateManyInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -448,6 +461,7 @@ export type ContextMessageUpdateManyMutationInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -464,6 +478,7 @@ export type ContextMessageUncheckedUpdateManyInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -503,6 +518,7 @@ export type ContextMessageCountOrderByAggregateInput = {
   content?: Prisma.SortOrder
   toolCallId?: Prisma.SortOrder
   toolCallIds?: Prisma.SortOrder
+  startedToolCallIds?: Prisma.SortOrder
   isInit?: Prisma.SortOrder
   isMarker?: Prisma.SortOrder
   memoryRunId?: Prisma.SortOrder
@@ -597,6 +613,10 @@ export type ContextMessageCreatetoolCallIdsInput = {
   set: string[]
 }
 
+export type ContextMessageCreatestartedToolCallIdsInput = {
+  set: string[]
+}
+
 export type BigIntFieldUpdateOperationsInput = {
   set?: bigint | number
   increment?: bigint | number
@@ -610,6 +630,11 @@ export type ContextMessageUpdatetoolCallIdsInput = {
   push?: string | string[]
 }
 
+export type ContextMessageUpdatestartedToolCallIdsInput = {
+  set?: string[]
+  push?: string | string[]
+}
+
 export type ContextMessageCreateWithoutSegmentInput = {
   id?: bigint | number
   seq: number
@@ -617,6 +642,7 @@ export type ContextMessageCreateWithoutSegmentInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -632,6 +658,7 @@ export type ContextMessageUncheckedCreateWithoutSegmentInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -677,6 +704,7 @@ export type ContextMessageScalarWhereInput = {
   content?: Prisma.StringFilter<"ContextMessage"> | string
   toolCallId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
   toolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
+  startedToolCallIds?: Prisma.StringNullableListFilter<"ContextMessage">
   isInit?: Prisma.BoolFilter<"ContextMessage"> | boolean
   isMarker?: Prisma.BoolFilter<"ContextMessage"> | boolean
   memoryRunId?: Prisma.StringNullableFilter<"ContextMessage"> | string | null
@@ -692,6 +720,7 @@ export type ContextMessageCreateManySegmentInput = {
   content: string
   toolCallId?: string | null
   toolCallIds?: Prisma.ContextMessageCreatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageCreatestartedToolCallIdsInput | string[]
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: string | null
@@ -707,6 +736,7 @@ export type ContextMessageUpdateWithoutSegmentInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -722,6 +752,7 @@ export type ContextMessageUncheckedUpdateWithoutSegmentInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -737,6 +768,7 @@ export type ContextMessageUncheckedUpdateManyWithoutSegmentInput = {
   content?: Prisma.StringFieldUpdateOperationsInput | string
   toolCallId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   toolCallIds?: Prisma.ContextMessageUpdatetoolCallIdsInput | string[]
+  startedToolCallIds?: Prisma.ContextMessageUpdatestartedToolCallIdsInput | string[]
   isInit?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isMarker?: Prisma.BoolFieldUpdateOperationsInput | boolean
   memoryRunId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -755,6 +787,7 @@ export type ContextMessageSelect<ExtArgs extends runtime.Types.Extensions.Intern
   content?: boolean
   toolCallId?: boolean
   toolCallIds?: boolean
+  startedToolCallIds?: boolean
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: boolean
@@ -772,6 +805,7 @@ export type ContextMessageSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   content?: boolean
   toolCallId?: boolean
   toolCallIds?: boolean
+  startedToolCallIds?: boolean
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: boolean
@@ -789,6 +823,7 @@ export type ContextMessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   content?: boolean
   toolCallId?: boolean
   toolCallIds?: boolean
+  startedToolCallIds?: boolean
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: boolean
@@ -806,6 +841,7 @@ export type ContextMessageSelectScalar = {
   content?: boolean
   toolCallId?: boolean
   toolCallIds?: boolean
+  startedToolCallIds?: boolean
   isInit?: boolean
   isMarker?: boolean
   memoryRunId?: boolean
@@ -814,7 +850,7 @@ export type ContextMessageSelectScalar = {
   createdAt?: boolean
 }
 
-export type ContextMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "segmentId" | "seq" | "role" | "content" | "toolCallId" | "toolCallIds" | "isInit" | "isMarker" | "memoryRunId" | "searchText" | "awaitingDelivery" | "createdAt", ExtArgs["result"]["contextMessage"]>
+export type ContextMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "segmentId" | "seq" | "role" | "content" | "toolCallId" | "toolCallIds" | "startedToolCallIds" | "isInit" | "isMarker" | "memoryRunId" | "searchText" | "awaitingDelivery" | "createdAt", ExtArgs["result"]["contextMessage"]>
 export type ContextMessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   segment?: boolean | Prisma.SegmentDefaultArgs<ExtArgs>
 }
@@ -848,6 +884,11 @@ export type $ContextMessagePayload<ExtArgs extends runtime.Types.Extensions.Inte
      * For assistant messages: the ids of the tool calls it made, in order.
      */
     toolCallIds: string[]
+    /**
+     * Tool calls of this assistant message that began running (a call started but unanswered after
+     * a crash is not run again unless its tool is safe to repeat).
+     */
+    startedToolCallIds: string[]
     /**
      * Init messages (system prompt + memory documents), frozen for the segment.
      */
@@ -1300,6 +1341,7 @@ export interface ContextMessageFieldRefs {
   readonly content: Prisma.FieldRef<"ContextMessage", 'String'>
   readonly toolCallId: Prisma.FieldRef<"ContextMessage", 'String'>
   readonly toolCallIds: Prisma.FieldRef<"ContextMessage", 'String[]'>
+  readonly startedToolCallIds: Prisma.FieldRef<"ContextMessage", 'String[]'>
   readonly isInit: Prisma.FieldRef<"ContextMessage", 'Boolean'>
   readonly isMarker: Prisma.FieldRef<"ContextMessage", 'Boolean'>
   readonly memoryRunId: Prisma.FieldRef<"ContextMessage", 'String'>

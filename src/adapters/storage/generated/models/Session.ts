@@ -20,8 +20,18 @@ export type SessionModel = runtime.Types.Result.DefaultSelection<Prisma.$Session
 
 export type AggregateSession = {
   _count: SessionCountAggregateOutputType | null
+  _avg: SessionAvgAggregateOutputType | null
+  _sum: SessionSumAggregateOutputType | null
   _min: SessionMinAggregateOutputType | null
   _max: SessionMaxAggregateOutputType | null
+}
+
+export type SessionAvgAggregateOutputType = {
+  budgetUsd: number | null
+}
+
+export type SessionSumAggregateOutputType = {
+  budgetUsd: number | null
 }
 
 export type SessionMinAggregateOutputType = {
@@ -36,6 +46,7 @@ export type SessionMinAggregateOutputType = {
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -53,6 +64,7 @@ export type SessionMaxAggregateOutputType = {
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -70,12 +82,21 @@ export type SessionCountAggregateOutputType = {
   pauseRequested: number
   paused: number
   resetRequested: number
+  budgetUsd: number
   currentSegmentId: number
   createdAt: number
   updatedAt: number
   _all: number
 }
 
+
+export type SessionAvgAggregateInputType = {
+  budgetUsd?: true
+}
+
+export type SessionSumAggregateInputType = {
+  budgetUsd?: true
+}
 
 export type SessionMinAggregateInputType = {
   id?: true
@@ -89,6 +110,7 @@ export type SessionMinAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -106,6 +128,7 @@ export type SessionMaxAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -123,6 +146,7 @@ export type SessionCountAggregateInputType = {
   pauseRequested?: true
   paused?: true
   resetRequested?: true
+  budgetUsd?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -167,6 +191,18 @@ export type SessionAggregateArgs<ExtArgs extends runtime.Types.Extensions.Intern
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: SessionAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: SessionSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: SessionMinAggregateInputType
@@ -197,6 +233,8 @@ export type SessionGroupByArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   _count?: SessionCountAggregateInputType | true
+  _avg?: SessionAvgAggregateInputType
+  _sum?: SessionSumAggregateInputType
   _min?: SessionMinAggregateInputType
   _max?: SessionMaxAggregateInputType
 }
@@ -213,10 +251,13 @@ export type SessionGroupByOutputType = {
   pauseRequested: boolean
   paused: boolean
   resetRequested: boolean
+  budgetUsd: number | null
   currentSegmentId: string | null
   createdAt: Date
   updatedAt: Date
   _count: SessionCountAggregateOutputType | null
+  _avg: SessionAvgAggregateOutputType | null
+  _sum: SessionSumAggregateOutputType | null
   _min: SessionMinAggregateOutputType | null
   _max: SessionMaxAggregateOutputType | null
 }
@@ -251,6 +292,7 @@ export type SessionWhereInput = {
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -275,6 +317,7 @@ export type SessionOrderByWithRelationInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -303,6 +346,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -327,12 +371,15 @@ export type SessionOrderByWithAggregationInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SessionCountOrderByAggregateInput
+  _avg?: Prisma.SessionAvgOrderByAggregateInput
   _max?: Prisma.SessionMaxOrderByAggregateInput
   _min?: Prisma.SessionMinOrderByAggregateInput
+  _sum?: Prisma.SessionSumOrderByAggregateInput
 }
 
 export type SessionScalarWhereWithAggregatesInput = {
@@ -350,6 +397,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   pauseRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableWithAggregatesFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
@@ -366,6 +414,7 @@ export type SessionCreateInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -390,6 +439,7 @@ export type SessionUncheckedCreateInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -412,6 +462,7 @@ export type SessionUpdateInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -436,6 +487,7 @@ export type SessionUncheckedUpdateInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -459,6 +511,7 @@ export type SessionCreateManyInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -475,6 +528,7 @@ export type SessionUpdateManyMutationInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -492,6 +546,7 @@ export type SessionUncheckedUpdateManyInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -516,9 +571,14 @@ export type SessionCountOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+}
+
+export type SessionAvgOrderByAggregateInput = {
+  budgetUsd?: Prisma.SortOrder
 }
 
 export type SessionMaxOrderByAggregateInput = {
@@ -533,6 +593,7 @@ export type SessionMaxOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -550,9 +611,14 @@ export type SessionMinOrderByAggregateInput = {
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
+  budgetUsd?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+}
+
+export type SessionSumOrderByAggregateInput = {
+  budgetUsd?: Prisma.SortOrder
 }
 
 export type SessionScalarRelationFilter = {
@@ -585,6 +651,14 @@ export type NullableStringFieldUpdateOperationsInput = {
 
 export type BoolFieldUpdateOperationsInput = {
   set?: boolean
+}
+
+export type NullableFloatFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -730,6 +804,7 @@ export type SessionCreateWithoutSegmentsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -753,6 +828,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -790,6 +866,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -813,6 +890,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -834,6 +912,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -856,6 +935,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -908,6 +988,7 @@ export type SessionScalarWhereInput = {
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
+  budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -924,6 +1005,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -947,6 +1029,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -984,6 +1067,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1007,6 +1091,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1028,6 +1113,7 @@ export type SessionCreateWithoutSteersInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1051,6 +1137,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1088,6 +1175,7 @@ export type SessionUpdateWithoutSteersInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1111,6 +1199,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1132,6 +1221,7 @@ export type SessionCreateWithoutModelCallsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1155,6 +1245,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1192,6 +1283,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1215,6 +1307,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1236,6 +1329,7 @@ export type SessionCreateWithoutOutboxInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1259,6 +1353,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1296,6 +1391,7 @@ export type SessionUpdateWithoutOutboxInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1319,6 +1415,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1340,6 +1437,7 @@ export type SessionCreateWithoutLeaseInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1363,6 +1461,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1400,6 +1499,7 @@ export type SessionUpdateWithoutLeaseInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1423,6 +1523,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1444,6 +1545,7 @@ export type SessionCreateManyMemorySpaceInput = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: number | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1460,6 +1562,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1482,6 +1585,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1504,6 +1608,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1588,6 +1693,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1613,6 +1719,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1631,6 +1738,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1649,12 +1757,13 @@ export type SessionSelectScalar = {
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
+  budgetUsd?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1708,6 +1817,10 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * R6: a reset was decided and has not finished yet (survives a crash).
      */
     resetRequested: boolean
+    /**
+     * Spend cap of this session in US dollars, raised by a person (else SESSION_BUDGET_USD).
+     */
+    budgetUsd: number | null
     currentSegmentId: string | null
     createdAt: Date
     updatedAt: Date
@@ -2152,6 +2265,7 @@ export interface SessionFieldRefs {
   readonly pauseRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>
+  readonly budgetUsd: Prisma.FieldRef<"Session", 'Float'>
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>

@@ -1,0 +1,217 @@
+// Where shell commands run. Thread text is untrusted and the bot's process holds every secret
+// (tokens in its environment, DATA_DIR, the database on loopback), so a command must not see the
+// bot: it runs in new PID, mount, IPC, UTS (and by default network) namespaces, in a root made of
+// the read-only system directories plus the session workspace at /workspace, as an unprivileged
+// user when the bot is root. The PID namespace also makes "everything the command started" exact:
+// when its first process dies the kernel kills the rest, setsid or not.
+//
+//   bwrap    bubblewrap; as root it is started as SHELL_USER (setpriv), otherwise as the bot's user
+//   unshare  util-linux unshare + mount + chroot + setpriv (root only): the same view, built here
+//   none     no isolation (only with SHELL_UNSANDBOXED=true): a process group and a clean environment
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError } from '../core/errors.js';
+
+/** How commands are isolated. */
+export type SandboxKind = 'bwrap' | 'unshare' | 'none';
+
+/** A detected sandbox: its kind and, when the bot is root, the user commands run as. */
+export interface ShellSandbox {
+  kind: SandboxKind;
+  user?: { name: string; uid: number; gid: number };
+  /** Let commands use the network (SHELL_NETWORK); otherwise they get only their own loopback. */
+  network: boolean;
+}
+
+/** Settings of detectShellSandbox. */
+export interface DetectSandboxOptions {
+  /** The workspaces root: the probe binds it as bwrap would bind a workspace. */
+  root: string;
+  /** User to run commands as when the bot is root (SHELL_USER, default "nobody"). */
+  shellUser?: string;
+  /** SHELL_UNSANDBOXED: run without isolation when none is available. */
+  allowUnsandboxed: boolean;
+  /** SHELL_NETWORK. */
+  network?: boolean;
+  /** Try only this kind (tests); default: bwrap, then unshare. */
+  only?: SandboxKind;
+  /** PATH the sandbox programs are looked up in (default SANDBOX_PATH). */
+  searchPath?: string;
+}
+
+/** PATH inside the sandbox (the host's PATH may name directories the sandbox does not have). */
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Where the workspace appears inside the sandbox. */
+export const SANDBOX_WORKSPACE = '/workspace';
+
+/** Top-level system entries made visible read-only (merged-/usr systems have links here). */
+const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * Builds the sandbox root in a fresh mount namespace, as root: a tmpfs over /tmp (private to the
+ * namespace) becomes the new root; /usr, /etc and the lib/bin entries are bound read-only, the
+ * workspace (the current directory, so a hidden path still works) read-write at /workspace, a
+ * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
+ * the size of files written, and run bash in /workspace. Arguments: uid gid fsize-bytes command.
+ * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
+ * kills whatever is left in the namespace.
+ */
+const UNSHARE_SETUP = `set -eu
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+new=/tmp
+mount -t tmpfs -o mode=0755,size=64m hippo-sandbox "$new"
+for dir in /usr /etc; do mkdir -p "$new$dir"; mount --rbind "$dir" "$new$dir"; mount -o remount,bind,ro "$new$dir"; done
+for entry in ${SYSTEM_ENTRIES.join(' ')}; do
+  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$new$entry"
+  elif [ -d "$entry" ]; then mkdir -p "$new$entry"; mount --rbind "$entry" "$new$entry"; mount -o remount,bind,ro "$new$entry"; fi
+done
+mkdir -p "$new${SANDBOX_WORKSPACE}" "$new/proc" "$new/dev" "$new/tmp"
+mount --no-canonicalize --bind . "$new${SANDBOX_WORKSPACE}"
+mount -t proc -o nosuid,nodev,noexec proc "$new/proc"
+for node in null zero full random urandom tty; do touch "$new/dev/$node"; mount --bind "/dev/$node" "$new/dev/$node"; done
+ln -s /proc/self/fd "$new/dev/fd"; ln -s /proc/self/fd/0 "$new/dev/stdin"; ln -s /proc/self/fd/1 "$new/dev/stdout"; ln -s /proc/self/fd/2 "$new/dev/stderr"
+chmod 1777 "$new/tmp"
+cd /
+chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit --fsize="$3" -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$4" && exit 0 || exit $?`;
+
+/** What to spawn for one command. */
+export interface SandboxInvocation {
+  file: string;
+  args: string[];
+  /** Working directory of the spawned process (the workspace on the host). */
+  cwd: string;
+  /** NUL-separated arguments to write to the process's fd 3 (bwrap --args 3). */
+  fd3?: string;
+}
+
+/** Settings of one sandboxed command. */
+export interface CommandSpec {
+  command: string;
+  /** The workspace on the host (a real path). */
+  workspace: string;
+  /** The environment the command gets (already an allowlist). */
+  env: Record<string, string>;
+  /** Largest file the command may write, in bytes (RLIMIT_FSIZE). */
+  maxFileBytes: number;
+}
+
+/** The process to spawn for `spec` in `sandbox`. */
+export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): SandboxInvocation {
+  if (sandbox.kind === 'none') return { file: 'bash', args: ['-lc', spec.command], cwd: spec.workspace };
+  if (sandbox.kind === 'unshare') {
+    const user = sandbox.user ?? { uid: 65534, gid: 65534 };
+    const namespaces = ['--pid', '--fork', '--kill-child=SIGKILL', '--mount', '--uts', '--ipc', ...(sandbox.network ? [] : ['--net']), '--propagation', 'private'];
+    // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
+    return {
+      file: 'setpriv',
+      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), String(spec.maxFileBytes), spec.command],
+      cwd: spec.workspace,
+    };
+  }
+  const bwrap = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--clearenv'];
+  for (const [name, value] of Object.entries(spec.env)) bwrap.push('--setenv', name, value);
+  bwrap.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc');
+  for (const entry of SYSTEM_ENTRIES) bwrap.push('--ro-bind-try', entry, entry);
+  bwrap.push('--proc', '/proc', '--dev', '/dev', '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp', '--bind', spec.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  // The options go through fd 3, not the command line, which the sandbox's PID 1 shows: it would
+  // tell the command where the server keeps its files.
+  const fd3 = `${bwrap.map((argument) => `${argument}\0`).join('')}`;
+  const command = ['--args', '3', '--', 'prlimit', `--fsize=${spec.maxFileBytes}`, '--', 'bash', '-lc', spec.command];
+  if (!sandbox.user) return { file: 'bwrap', args: command, cwd: spec.workspace, fd3 };
+  const { uid, gid } = sandbox.user;
+  return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--', 'bwrap', ...command], cwd: spec.workspace, fd3 };
+}
+
+/**
+ * Finds a sandbox that works here by running `true` in each candidate; throws ConfigError when
+ * none does and SHELL_UNSANDBOXED is not set.
+ */
+export async function detectShellSandbox(options: DetectSandboxOptions): Promise<ShellSandbox> {
+  const network = options.network ?? false;
+  const isRoot = process.getuid?.() === 0;
+  const user = isRoot ? await lookUpUser(options.shellUser ?? 'nobody') : undefined;
+  await mkdir(options.root, { recursive: true });
+  const failures: string[] = [];
+  const candidates: SandboxKind[] = options.only ? [options.only] : ['bwrap', 'unshare'];
+  for (const kind of candidates) {
+    if (kind === 'none') return { kind, network: true };
+    if (kind === 'unshare' && !isRoot) {
+      failures.push('unshare: needs the bot to run as root');
+      continue;
+    }
+    const sandbox: ShellSandbox = { kind, network, ...(user ? { user } : {}) };
+    const problem = await probe(sandbox, options.root, options.searchPath ?? SANDBOX_PATH);
+    if (problem === undefined) return sandbox;
+    failures.push(`${kind}: ${problem}`);
+  }
+  if (options.allowUnsandboxed) return { kind: 'none', network: true };
+  throw new ConfigError(
+    `config: the shell tool has no sandbox here (${failures.join('; ')}); install bubblewrap (apt-get install bubblewrap), or set SHELL_UNSANDBOXED=true to run commands unsandboxed as the bot's user, with its files, environment and processes in reach`,
+  );
+}
+
+/** Gives the workspace to the sandbox user (root modes), so commands can write where the bot wrote. */
+export async function handWorkspaceTo(sandbox: ShellSandbox, workspace: string, maxEntries: number): Promise<void> {
+  if (!sandbox.user || sandbox.kind === 'none') return;
+  const { uid, gid } = sandbox.user;
+  await lchown(workspace, uid, gid);
+  let seen = 0;
+  const pending = [workspace];
+  while (pending.length > 0 && seen < maxEntries) {
+    const directory = pending.pop() ?? workspace;
+    const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      seen += 1;
+      if (seen > maxEntries) break;
+      const entryPath = path.join(directory, entry.name);
+      // lchown: a link is given away itself, never what it points to.
+      const info = await lstat(entryPath).catch(() => undefined);
+      if (info && (info.uid !== uid || info.gid !== gid)) await lchown(entryPath, uid, gid).catch(() => undefined);
+      if (entry.isDirectory()) pending.push(entryPath);
+    }
+  }
+}
+
+async function probe(sandbox: ShellSandbox, root: string, searchPath: string): Promise<string | undefined> {
+  const invocation = sandboxInvocation(sandbox, { command: 'true', workspace: root, env: { PATH: SANDBOX_PATH }, maxFileBytes: 1024 * 1024 });
+  return new Promise((resolve) => {
+    const child = spawn(invocation.file, invocation.args, { cwd: invocation.cwd, env: { PATH: searchPath }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], timeout: 10_000 });
+    writeFd3(child, invocation.fd3);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderr.length < 500) stderr += chunk.toString('utf8');
+    });
+    child.once('error', (error) => resolve(error.message));
+    child.once('close', (code, signal) => resolve(code === 0 ? undefined : (stderr.trim().split('\n')[0] ?? '') || `exit ${code ?? signal ?? '?'}`));
+  });
+}
+
+/** Hands `fd3` (if any) to the child on its fd 3 and closes it. */
+export function writeFd3(child: ChildProcess, fd3: string | undefined): void {
+  const stream = child.stdio[3];
+  if (!stream || !('write' in stream)) return;
+  // The child may fail before reading it; that shows in its exit status, not here.
+  stream.on('error', () => undefined);
+  stream.end(fd3 ?? '');
+}
+
+async function lookUpUser(name: string): Promise<{ name: string; uid: number; gid: number }> {
+  const field = async (flag: '-u' | '-g'): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const child = spawn('id', [flag, '--', name], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code) => (code === 0 && /^\d+\s*$/.test(output) ? resolve(Number(output)) : reject(new Error(`no user ${name}`))));
+    });
+  try {
+    const [uid, gid] = await Promise.all([field('-u'), field('-g')]);
+    if (uid === 0) throw new ConfigError(`config: SHELL_USER ${name} is root; name an unprivileged user`);
+    return { name, uid, gid };
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`config: SHELL_USER ${JSON.stringify(name)} is not a user on this machine (the shell runs commands as this user when the bot is root)`);
+  }
+}
