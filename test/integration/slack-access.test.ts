@@ -153,6 +153,14 @@ describe('Slack access rules', () => {
     await nothingStoredFor(refusedTs);
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ resetRequested: false });
 
+    // Raising the budget spends money: the starter's (or an admin's) call too.
+    const budgetTs = nextTs();
+    await mention('UCAROL', 'budget 5', budgetTs, { threadTs: root });
+    const budgetRefusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UCAROL' && textOf(call).includes('raise its budget'));
+    expect(budgetRefusal.args['thread_ts']).toBe(root);
+    await nothingStoredFor(budgetTs);
+    expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ budgetUsd: null });
+
     const adminTs = nextTs();
     await mention('UADMIN', 'reset', adminTs, { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('fresh context'));

@@ -72,8 +72,8 @@ describe('AccessPolicy', () => {
     const policy = new AccessPolicy({ ...none, adminUsers: ['UADMIN'] });
     const session = { startedBy: 'U1' };
     const other = person('U2');
-    for (const verb of ['reset', 'stop']) {
-      expect(await policy.mayCommand(verb, other, session)).toMatchObject({ allowed: false, rule: 'starter' });
+    for (const verb of ['reset', 'stop', 'budget']) {
+      expect(await policy.mayCommand(verb, other, session)).toMatchObject({ allowed: false, rule: 'starter', message: expect.stringMatching(/^Only the person who started this session, or a Hippo admin, may (reset|stop) it\.$|raise its budget\.$/) });
       expect((await policy.mayCommand(verb, person('U1'), session)).allowed).toBe(true);
     }
     for (const verb of ['pause', 'resume', 'status', 'memory', 'revert', 'help']) expect((await policy.mayCommand(verb, other, session)).allowed).toBe(true);

@@ -6,8 +6,8 @@
 //   steer   admin, or ALLOWED_USERS unset or listed. Replies, pause, resume, status, memory,
 //           revert and the note buttons are all "steer": a steer resumes a paused session anyway,
 //           so pausing cannot be more restricted than replying.
-//   reset   (and stop) may also be refused to someone who may steer: only the session's starter
-//           and admins. A session from before starters were recorded: anyone who may steer.
+//   reset   (and stop, budget) may also be refused to someone who may steer: only the session's
+//           starter and admins. A session from before starters were recorded: anyone who may steer.
 //   help    anyone.
 // Nothing here stores anything; adapters refuse before they write.
 
@@ -38,8 +38,11 @@ export type AccessDecision = { allowed: true } | { allowed: false; rule: 'user' 
 /** The ALLOWED_CHANNELS entry that stands for every direct message. */
 export const directMessagesEntry = 'dm';
 
-/** Command words only the starter and admins may use (`stop` is listed ahead of its arrival). */
-const starterVerbs: ReadonlySet<string> = new Set(['reset', 'stop']);
+/**
+ * Command words only the starter and admins may use: a reset throws away the starter's context,
+ * a budget spends more money (`stop` is listed ahead of its arrival).
+ */
+const starterVerbs: ReadonlySet<string> = new Set(['reset', 'stop', 'budget']);
 /** Command words anyone may use. */
 const openVerbs: ReadonlySet<string> = new Set(['help']);
 
@@ -49,7 +52,7 @@ const allowed: AccessDecision = { allowed: true };
 export const refusals = {
   user: "You're not on the list of people who may use Hippo here, so I left this alone. Ask whoever runs Hippo to add you (or one of your groups) to `ALLOWED_USERS`.",
   channel: "Hippo doesn't start sessions in this channel. Ask whoever runs Hippo to add it to `ALLOWED_CHANNELS`, or use a channel where Hippo works.",
-  starter: (verb: string) => `Only the person who started this session, or a Hippo admin, may ${verb} it.`,
+  starter: (verb: string) => `Only the person who started this session, or a Hippo admin, may ${verb === 'budget' ? 'raise its budget' : `${verb} it`}.`,
 } as const;
 
 /** The access rules over the configured lists. */
