@@ -1,12 +1,22 @@
 // All configuration comes from the environment, parsed once here (style.md §5). Nothing else in
 // Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
 import { z } from 'zod';
+import { decodeEncryptionKey } from './adapters/storage/secret-box.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 const optionalText = z.string().trim().min(1).optional();
 const url = z.url({ protocol: /^https?$/ });
+/**
+ * A comma-separated list of platform ids (Slack U…/W…/S…/C…, Discord snowflakes, the word `dm`);
+ * names like "@ada" or "#general" are refused, since nothing could ever match them.
+ */
+const idList = z
+  .string()
+  .optional()
+  .transform((value) => (value ?? '').split(',').map((part) => part.trim()).filter((part) => part !== ''))
+  .refine((ids) => ids.every((id) => /^[A-Za-z0-9]+$/.test(id)), 'must be comma-separated ids (e.g. U024BE7LH,S0614TZR7 or Discord ids), not names');
 
 /** The environment variables Hippo reads, with defaults. `.env.example` lists exactly these. */
 export const configSchema = z.object({
@@ -74,11 +84,27 @@ export const configSchema = z.object({
   SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
   /** Slack Web API base URL (proxies, tests). */
   SLACK_API_URL: url.optional(),
+  /** OAuth (many workspaces): the app's client id, from Basic Information → App Credentials. */
+  SLACK_CLIENT_ID: optionalText,
+  SLACK_CLIENT_SECRET: optionalText,
+  /** Signs the OAuth `state`; unset → derived from SLACK_CLIENT_SECRET. */
+  SLACK_STATE_SECRET: optionalText,
+  /** 32 bytes, base64 or hex: encrypts installation tokens at rest (AES-256-GCM). */
+  SLACK_TOKEN_ENCRYPTION_KEY: z
+    .string()
+    .refine((value) => decodeEncryptionKey(value) !== null, 'must be 32 bytes, base64 (44 characters) or hex (64 characters), e.g. from `openssl rand -base64 32`')
+    .optional(),
   DISCORD_BOT_TOKEN: optionalText,
   /** Discord REST base URL (proxies, tests). */
   DISCORD_API_URL: url.optional(),
   /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
   DISCORD_GUILD_IDS: z.string().optional(),
+  /** Who may start sessions and steer them (Slack users and user groups, Discord users and roles); unset → anyone. */
+  ALLOWED_USERS: idList,
+  /** Where sessions may start (channel ids; `dm` for direct messages); unset → anywhere Hippo is. */
+  ALLOWED_CHANNELS: idList,
+  /** May do everything anywhere, including resetting sessions they did not start. */
+  ADMIN_USERS: idList,
   /** Tool groups the worker gets, comma-separated: memory, workspace, web, shell, mcp. */
   TOOLS: z.string().default('memory,workspace,web'),
   /** Let web_fetch reach loopback, private and link-local addresses. */

@@ -1,5 +1,5 @@
 // Prometheus metrics (/metrics): runs, model calls and tokens by role, cache hit ratio, steer
-// queue depth, leases held, outbox backlog, memory runs and resets, event-loop lag.
+// queue depth, leases held, outbox backlog, memory runs and resets, answer feedback, event-loop lag.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -14,6 +14,7 @@ export class Metrics {
   private readonly modelCalls = new Counter({ name: 'hippo_model_calls_total', help: 'Model calls by role and outcome', labelNames: ['role', 'outcome'], registers: [this.registry] });
   private readonly tokens = new Counter({ name: 'hippo_model_tokens_total', help: 'Tokens by role and kind (prompt, cached, completion)', labelNames: ['role', 'kind'], registers: [this.registry] });
   private readonly latency = new Histogram({ name: 'hippo_model_call_seconds', help: 'Model call latency by role', labelNames: ['role'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] });
+  private readonly feedback = new Counter({ name: 'hippo_answer_feedback_total', help: '👍 (up) and 👎 (down) reactions on answers, by platform', labelNames: ['platform', 'kind'], registers: [this.registry] });
   private readonly promptByRole = new Map<AgentRole, { prompt: number; cached: number }>();
   private readonly eventLoop = monitorEventLoopDelay({ resolution: 20 });
 
@@ -78,6 +79,11 @@ export class Metrics {
       },
     });
   }
+
+  /** Counts a new 👍 / 👎 on an answer. */
+  readonly answerFeedback = (platform: string, kind: 'up' | 'down'): void => {
+    this.feedback.inc({ platform, kind });
+  };
 
   /** Wraps a model client so every call is counted by role. */
   instrument(client: ModelClient): ModelClient {

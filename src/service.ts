@@ -19,7 +19,8 @@ export interface Service {
 /** The chat adapters whose credentials are set. */
 export function configuredAdapters(config: Config): string[] {
   const adapters: string[] = [];
-  if (config.SLACK_BOT_TOKEN && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
+  const slackCredentials = config.SLACK_BOT_TOKEN || config.SLACK_CLIENT_ID || config.SLACK_CLIENT_SECRET;
+  if (slackCredentials && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
     adapters.push(config.SLACK_APP_TOKEN ? 'slack (socket mode)' : 'slack (events api)');
   }
   if (config.DISCORD_BOT_TOKEN) adapters.push('discord');
@@ -64,7 +65,7 @@ export async function startService(config: Config, log: Logger, options: Service
   const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log };
+    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log, onFeedback: agent.metrics.answerFeedback };
     try {
       // Loaded only when configured (they are heavy). Slack is mounted before listening, so
       // /slack/events never answers 404 while starting.

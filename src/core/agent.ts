@@ -53,7 +53,7 @@ export class Agent {
     // stores replace what Postgres cannot hold).
     const message = { ...incoming, text: capText(incoming.text, maxMessageChars), authorName: capText(incoming.authorName, 200) };
     const session = options.startSession
-      ? (await this.deps.stores.sessions.open(message.address, { title: (options.title ?? message.text).slice(0, 80), scope: this.deps.settings.memoryScope })).session
+      ? (await this.deps.stores.sessions.open(message.address, { title: (options.title ?? message.text).slice(0, 80), scope: this.deps.settings.memoryScope, startedBy: message.authorId })).session
       : await this.deps.stores.sessions.find(message.address);
     if (!session) return { session: null, steer: null, inserted: false };
     const { steer, inserted } = await this.deps.stores.steers.enqueue({

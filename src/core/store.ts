@@ -31,6 +31,8 @@ export interface SessionRecord extends ThreadAddress {
   id: string;
   memorySpaceId: string;
   title: string;
+  /** Platform user id of the person whose message started the session; null when not recorded. */
+  startedBy: string | null;
   /** R11: a person asked for a pause, effective at the next checkpoint. */
   pauseRequested: boolean;
   /** R11: stopped until resume or a steer message. */
@@ -125,7 +127,7 @@ export type UsageSummary = Record<AgentRole, { calls: number; promptTokens: numb
 
 export interface SessionStore {
   /** Finds the session of a thread, or creates it with its memory space and first segment. */
-  open(address: ThreadAddress, options: { title: string; scope: MemoryScope }): Promise<{ session: SessionRecord; created: boolean }>;
+  open(address: ThreadAddress, options: { title: string; scope: MemoryScope; startedBy?: string }): Promise<{ session: SessionRecord; created: boolean }>;
   find(address: ThreadAddress): Promise<SessionRecord | null>;
   get(sessionId: string): Promise<SessionRecord | null>;
   setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;

@@ -42,8 +42,8 @@ export function user(username: string, globalName: string | null, bot = false): 
 const joinedAt = new Date('2024-01-01T00:00:00Z').toISOString();
 
 /** A guild member object for `user` (nickname optional). */
-export function member(of: FakeUser, nick: string | null = null): Record<string, unknown> {
-  return { user: of, nick, roles: [], joined_at: joinedAt, deaf: false, mute: false, flags: 0, permissions: '2251799813685247' };
+export function member(of: FakeUser, nick: string | null = null, roles: string[] = []): Record<string, unknown> {
+  return { user: of, nick, roles, joined_at: joinedAt, deaf: false, mute: false, flags: 0, permissions: '2251799813685247' };
 }
 
 /** A guild text channel. */
@@ -66,23 +66,23 @@ export function dmChannel(recipient: FakeUser): FakeChannel {
 }
 
 /** A message in `channel`; guild messages carry guild_id and the author's member. */
-export function message(channel: FakeChannel, author: FakeUser, content: string, extra: { mentions?: FakeUser[]; mentionRoles?: string[]; nick?: string | null; id?: string } = {}): FakeMessage {
+export function message(channel: FakeChannel, author: FakeUser, content: string, extra: { mentions?: FakeUser[]; mentionRoles?: string[]; nick?: string | null; id?: string; roles?: string[] } = {}): FakeMessage {
   const guildId = channel.guild_id;
   return {
     id: extra.id ?? snowflake(), channel_id: channel.id, author, content, timestamp: new Date().toISOString(), edited_timestamp: null,
     tts: false, mention_everyone: false, mentions: extra.mentions ?? [], mention_roles: extra.mentionRoles ?? [], attachments: [], embeds: [], components: [],
     pinned: false, type: 0, flags: 0, channel_type: channel.type,
-    ...(guildId ? { guild_id: guildId, member: memberWithoutUser(author, extra.nick ?? null) } : {}),
+    ...(guildId ? { guild_id: guildId, member: memberWithoutUser(author, extra.nick ?? null, extra.roles ?? []) } : {}),
   };
 }
 
-function memberWithoutUser(of: FakeUser, nick: string | null): Record<string, unknown> {
-  const { user: _user, ...rest } = member(of, nick);
+function memberWithoutUser(of: FakeUser, nick: string | null, roles: string[]): Record<string, unknown> {
+  const { user: _user, ...rest } = member(of, nick, roles);
   return rest;
 }
 
 /** The GUILD_CREATE payload: the guild with its channels, active threads and the bot's member. */
-export function guildCreate(guild: { id: string; name: string; ownerId: string; botRoleId: string; teamRoleId: string }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
+export function guildCreate(guild: { id: string; name: string; ownerId: string; botRoleId: string; roleIds?: string[] }, channels: FakeChannel[], threads: FakeChannel[], bot: FakeUser): Record<string, unknown> {
   // The role Discord creates for a bot on invite: autocomplete offers it next to the bot user.
   const botRole = { id: guild.botRoleId, name: bot.username, color: 0, hoist: false, position: 1, permissions: '311385246784', managed: true, mentionable: true, flags: 0, tags: { bot_id: bot.id } };
   return {
@@ -90,7 +90,7 @@ export function guildCreate(guild: { id: string; name: string; ownerId: string; 
     afk_timeout: 300, verification_level: 0, default_message_notifications: 0, explicit_content_filter: 0,
     roles: [
       { id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }, botRole,
-      { id: guild.teamRoleId, name: 'team', color: 0, hoist: false, position: 2, permissions: '0', managed: false, mentionable: true, flags: 0 },
+      ...(guild.roleIds ?? []).map((id, index) => ({ id, name: `role-${index + 1}`, color: 0, hoist: false, position: 2 + index, permissions: '0', managed: false, mentionable: true, flags: 0 })),
     ],
     emojis: [], features: [], mfa_level: 0, application_id: null, system_channel_id: null, system_channel_flags: 0, rules_channel_id: null,
     vanity_url_code: null, description: null, banner: null, premium_tier: 0, preferred_locale: 'en-US', public_updates_channel_id: null,
@@ -111,7 +111,7 @@ export function interaction(options: { applicationId: string; channel: FakeChann
     channel_id: channel.id, channel: { id: channel.id, type: channel.type, ...(guildId ? { guild_id: guildId, parent_id: channel.parent_id ?? null } : {}) },
     data: options.data, app_permissions: '2251799813685247', locale: 'en-US', entitlements: [], context: guildId ? 0 : 1,
     authorizing_integration_owners: guildId ? { '0': guildId } : { '1': by.id }, attachment_size_limit: 8_388_608,
-    ...(guildId ? { guild_id: guildId, guild_locale: 'en-US', member: { ...member(by), roles: options.roles ?? [] } } : { user: by }),
+    ...(guildId ? { guild_id: guildId, guild_locale: 'en-US', member: member(by, null, options.roles ?? []) } : { user: by }),
     ...(options.message ? { message: options.message } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
 import { Events } from 'discord.js';
+import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
 import { startDiscordAdapter, type DiscordAdapter } from '../../src/adapters/discord/index.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import type { AnyTool } from '../../src/core/tool.js';
@@ -29,7 +30,7 @@ export interface DiscordRig {
 }
 
 /** Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens). */
-export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; env?: (fake: FakeDiscord) => Record<string, string> } = {}): Promise<DiscordRig> {
+export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; env?: (fake: FakeDiscord) => Record<string, string>; onFeedback?: FeedbackListener } = {}): Promise<DiscordRig> {
   const database = await createTestDatabase();
   const model = await startFakeModelServer();
   const fake = await startFakeDiscord();
@@ -39,7 +40,7 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
   const config = parsed.config;
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const start = () => startDiscordAdapter({
-    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log,
+    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
     tuning: { typingIntervalMs: 200, sender: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } },
   });
   const rig: DiscordRig = {

@@ -51,6 +51,8 @@ export class FakeDiscord {
   readonly botRoleId = wire.snowflake();
   /** A plain role of the guild that people can have (e.g. memory editors). */
   readonly teamRoleId = wire.snowflake();
+  /** A role people can have (access lists name roles). */
+  readonly engineersRoleId = wire.snowflake();
   readonly ada = wire.user('ada', 'Ada Lovelace');
   readonly bob = wire.user('bob', 'Bob');
   readonly otherBot = wire.user('otherbot', null, true);
@@ -75,7 +77,7 @@ export class FakeDiscord {
         shard: [0, 1], application: { id: this.applicationId, flags: 0 }, private_channels: [], relationships: [], presences: [],
         geo_ordered_rtc_regions: [], guild_join_requests: [], user_settings: {},
       }),
-      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id, botRoleId: this.botRoleId, teamRoleId: this.teamRoleId }, [this.general], this.threads(), this.bot)],
+      guilds: () => [wire.guildCreate({ id: this.guildId, name: 'Test Guild', ownerId: this.ada.id, botRoleId: this.botRoleId, roleIds: [this.teamRoleId, this.engineersRoleId] }, [this.general], this.threads(), this.bot)],
     }, options);
     this.server.on('upgrade', (request, socket, head) => this.gateway.handleUpgrade(request, socket, head));
     this.server.on('connection', (socket) => {
@@ -114,6 +116,14 @@ export class FakeDiscord {
     return thread;
   }
 
+  /** Another text channel in the guild (sent to clients as CHANNEL_CREATE). */
+  createTextChannel(name: string): FakeChannel {
+    const channel = wire.textChannel(this.guildId, name);
+    this.channels.set(channel.id, channel);
+    this.gateway.dispatch('CHANNEL_CREATE', channel);
+    return channel;
+  }
+
   /** A DM channel between `recipient` and the bot (known to the fake only, as on Discord). */
   createDm(recipient: FakeUser = this.ada): FakeChannel {
     const channel = wire.dmChannel(recipient);
@@ -122,11 +132,11 @@ export class FakeDiscord {
   }
 
   /** A message by `author` in `channel`; `mention` prefixes `<@bot>` (`'role'`: the bot's role). Stored and dispatched. */
-  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean | 'role'; nick?: string | null; dispatch?: boolean } = {}): FakeMessage {
+  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean | 'role'; nick?: string | null; dispatch?: boolean; roles?: string[] } = {}): FakeMessage {
     const author = options.author ?? this.ada;
     const role = options.mention === 'role';
     const text = options.mention ? `${role ? `<@&${this.botRoleId}>` : `<@${this.bot.id}>`} ${content}` : content;
-    const created = wire.message(channel, author, text, { mentions: options.mention === true ? [this.bot] : [], mentionRoles: role ? [this.botRoleId] : [], nick: options.nick ?? null });
+    const created = wire.message(channel, author, text, { mentions: options.mention === true ? [this.bot] : [], mentionRoles: role ? [this.botRoleId] : [], nick: options.nick ?? null, roles: options.roles ?? [] });
     this.store(created);
     if (options.dispatch !== false) this.gateway.dispatch('MESSAGE_CREATE', created);
     return created;
@@ -149,9 +159,9 @@ export class FakeDiscord {
   }
 
   /** A click on a button of a bot message; returns the interaction (its token names the replies). */
-  click(note: FakeMessage, customId: string, by: FakeUser = this.ada): { id: string; token: string } {
+  click(note: FakeMessage, customId: string, by: FakeUser = this.ada, roles: string[] = []): { id: string; token: string } {
     const channel = this.channelOf(note.channel_id);
-    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 2 }, message: note });
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 3, data: { custom_id: customId, component_type: 2 }, message: note, roles });
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return payload;
   }
@@ -180,10 +190,20 @@ export class FakeDiscord {
     return payload;
   }
 
+  /** `by` reacts with a Unicode `emoji` on a message (MESSAGE_REACTION_ADD, with their member in a guild). */
+  react(target: FakeMessage, emoji: string, by: FakeUser = this.ada, roles: string[] = []): void {
+    const channel = this.channelOf(target.channel_id);
+    const guildId = channel.guild_id;
+    this.gateway.dispatch('MESSAGE_REACTION_ADD', {
+      user_id: by.id, message_id: target.id, channel_id: channel.id, emoji: { id: null, name: emoji }, burst: false, type: 0,
+      ...(guildId ? { guild_id: guildId, member: wire.member(by, null, roles) } : {}),
+    });
+  }
+
   /** `/hippo verb:<verb>` in `channel`. */
-  slash(channel: FakeChannel, verb: string, by: FakeUser = this.ada): { id: string; token: string } {
+  slash(channel: FakeChannel, verb: string, by: FakeUser = this.ada, roles: string[] = []): { id: string; token: string } {
     const data = { id: 'cmd-hippo', name: 'hippo', type: 1, options: [{ name: 'verb', type: 3, value: verb }] };
-    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 2, data });
+    const payload = wire.interaction({ applicationId: this.applicationId, channel, by, type: 2, data, roles });
     this.gateway.dispatch('INTERACTION_CREATE', payload);
     return payload;
   }

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
 
 /** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
 export interface SlackCall {
@@ -65,6 +66,9 @@ export interface FakeSlackOptions {
   channelMembers?: Record<string, string[]>;
   /** Members of user groups (usergroups.users.list). */
   userGroups?: Record<string, string[]>;
+  /** The app's OAuth credentials (oauth.v2.access checks them). */
+  clientId?: string;
+  clientSecret?: string;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -76,7 +80,7 @@ export interface FakeSlackApi {
   readonly botUserId: string;
   readonly botId: string;
   readonly calls: readonly SlackCall[];
-  readonly options: Required<FakeSlackOptions>;
+  readonly options: Required<Omit<FakeSlackOptions, 'userGroups'>>;
   callsTo(method: string): SlackCall[];
   /** Resolves with the first call (already made or future) to `method` matching `predicate`. */
   waitForCall(method: string, predicate?: (call: SlackCall) => boolean, timeoutMs?: number): Promise<SlackCall>;
@@ -91,14 +95,22 @@ export interface FakeSlackApi {
   threadMessages(channel: string, threadTs: string): FakeSlackMessage[];
   /** A response_url that records what is posted to it. */
   responseUrl(id: string): string;
+  /** Workspaces, OAuth codes and tokens (many-workspace tests). */
+  readonly tokens: FakeSlackTokens;
+  /** Adds a workspace that can install the app. */
+  addWorkspace(workspace: FakeWorkspace): void;
+  /** Sets the members of a user group (usergroups.users.list). */
+  setUserGroup(groupId: string, userIds: string[]): void;
+  /** The workspace a call's token belongs to. */
+  teamOf(call: SlackCall): string | null;
   close(): Promise<void>;
 }
 
-const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks']);
+const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks', 'prompts']);
 
 /** Starts the fake on 127.0.0.1 on a random port. */
 export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise<FakeSlackApi> {
-  const settings: Required<FakeSlackOptions> = {
+  const settings: Required<Omit<FakeSlackOptions, 'userGroups'>> = {
     teamId: options.teamId ?? 'T0HIPPO',
     botUserId: options.botUserId ?? 'UHIPPOBOT',
     botId: options.botId ?? 'BHIPPO',
@@ -107,8 +119,14 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     privateChannels: options.privateChannels ?? [],
     socketModeUrl: options.socketModeUrl ?? null,
     channelMembers: options.channelMembers ?? {},
-    userGroups: options.userGroups ?? {},
+    clientId: options.clientId ?? '1234.5678',
+    clientSecret: options.clientSecret ?? 'fake-client-secret',
   };
+  const tokens = new FakeSlackTokens(
+    { clientId: settings.clientId, clientSecret: settings.clientSecret, appId: 'AHIPPO' },
+    { teamId: settings.teamId, teamName: 'Hippo Test', botUserId: settings.botUserId, botId: settings.botId },
+  );
+  const userGroups = new Map<string, string[]>(Object.entries(options.userGroups ?? {}));
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
   const users = new Map<string, FakeUser>();
@@ -147,7 +165,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       response.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
       return;
     }
-    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answer(method, args);
+    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answerAs(method, args, request.headers);
     record(call);
     send(response, 200, call.response);
   }
@@ -157,10 +175,22 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     for (const wake of [...waiters]) wake();
   }
 
+  /** The answer for the call's token: OAuth and auth.test by token; a revoked or expired token fails everywhere. */
+  function answerAs(method: string, args: Record<string, unknown>, headers: IncomingHttpHeaders): Record<string, unknown> {
+    if (method === 'oauth.v2.access') return tokens.exchange(args, headers);
+    if (method.startsWith('response_url:')) return answer(method, args);
+    const caller = tokens.caller(headers);
+    if ('ok' in caller) return caller;
+    if (method === 'auth.test') return tokens.authTest(headers);
+    if (method === 'usergroups.users.list') {
+      const users = userGroups.get(String(args['usergroup']));
+      return users ? { ok: true, users } : { ok: false, error: 'no_such_subteam' };
+    }
+    return answer(method, args);
+  }
+
   function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
     switch (method) {
-      case 'auth.test':
-        return { ok: true, url: 'https://hippo-test.slack.com/', team: 'Hippo Test', user: 'hippo', team_id: settings.teamId, user_id: settings.botUserId, bot_id: settings.botId };
       case 'chat.postMessage': {
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
         tsCounter += 1;
@@ -207,10 +237,6 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'conversations.members': {
         const members = settings.channelMembers[String(args['channel'])] ?? [...users.keys()];
         return { ok: true, members, response_metadata: { next_cursor: '' } };
-      }
-      case 'usergroups.users.list': {
-        const members = settings.userGroups[String(args['usergroup'])];
-        return members ? { ok: true, users: members } : { ok: false, error: 'no_such_subteam' };
       }
       case 'views.open':
       case 'views.push':
@@ -282,6 +308,13 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     messages,
     threadMessages: (channel, threadTs) => messages.filter((message) => message.channel === channel && message.thread_ts === threadTs),
     responseUrl: (id) => `${url}/respond/${id}`,
+    tokens,
+    addWorkspace: (workspace) => tokens.addWorkspace(workspace),
+    setUserGroup: (groupId, userIds) => void userGroups.set(groupId, userIds),
+    teamOf: (call) => {
+      const caller = tokens.caller(call.headers);
+      return 'ok' in caller ? null : caller.teamId;
+    },
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();

@@ -26,7 +26,8 @@ function promptText(body: { messages: Array<Record<string, unknown>> }): string 
 describe('Discord adapter: sessions', () => {
   it('registers /hippo, creates a thread from a mention, binds a session and answers in the thread', async () => {
     const { fake } = rig;
-    expect(fake.gateway.identifies[0]?.intents).toBe(1 | (1 << 9) | (1 << 15) | (1 << 12));
+    // Guilds, guild messages, message content, DMs, and reactions in guilds and DMs (👍 / 👎 on answers).
+    expect(fake.gateway.identifies[0]?.intents).toBe(1 | (1 << 9) | (1 << 15) | (1 << 12) | (1 << 10) | (1 << 13));
     const registered = fake.callsTo('PUT', /^\/applications\/\d+\/commands$/);
     expect(registered).toHaveLength(1);
     expect((registered[0]?.json as Array<{ name: string }>)[0]?.name).toBe('hippo');

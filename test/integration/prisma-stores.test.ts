@@ -68,11 +68,11 @@ function describeStores(getHarness: () => Harness): void {
   describe('sessions', () => {
     it('opens a thread once and finds it again', async () => {
       const address = thread({ platform: 'discord', workspaceId: 'G1' });
-      const first = await stores().sessions.open(address, { title: 'plan the launch', scope: 'channel' });
-      const second = await stores().sessions.open(address, { title: 'other title', scope: 'channel' });
+      const first = await stores().sessions.open(address, { title: 'plan the launch', scope: 'channel', startedBy: 'U1' });
+      const second = await stores().sessions.open(address, { title: 'other title', scope: 'channel', startedBy: 'U2' });
       expect(first.created).toBe(true);
       expect(second).toEqual({ session: first.session, created: false });
-      expect(first.session).toMatchObject({ ...address, title: 'plan the launch', paused: false, pauseRequested: false, resetRequested: false });
+      expect(first.session).toMatchObject({ ...address, title: 'plan the launch', startedBy: 'U1', paused: false, pauseRequested: false, resetRequested: false });
       expect(await stores().sessions.find(address)).toEqual(first.session);
       expect(await stores().sessions.get(first.session.id)).toEqual(first.session);
       expect(await stores().sessions.find(thread())).toBeNull();

@@ -180,8 +180,8 @@ describe('Slack memory browser: edit', () => {
   it('shows the history with author, time, reason and a link to the thread of each change', async () => {
     const history = await opened(await menu(option(await documentRows(), 'MAIN.md', 'History')));
     const lines = history.blocks.filter((block) => block.type === 'section').map((block) => block.text?.text ?? '');
-    expect(lines[0]).toMatch(new RegExp(`^v3 · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · Ada · edited by Ada · <https://hippo-test\\.slack\\.com/archives/${channel}/p${root.replace('.', '')}\\?thread_ts=${root}&cid=${channel}\\|thread>$`));
-    expect(lines[1]).toMatch(/^v2 · .* · background memory · Noted the launch\. · <https:\/\/hippo-test\.slack\.com\/archives\/.*\|thread>$/);
+    expect(lines[0]).toMatch(new RegExp(`^v3 · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · Ada · edited by Ada · <https://t0hippo\\.slack\\.com/archives/${channel}/p${root.replace('.', '')}\\?thread_ts=${root}&cid=${channel}\\|thread>$`));
+    expect(lines[1]).toMatch(/^v2 · .* · background memory · Noted the launch\. · <https:\/\/t0hippo\.slack\.com\/archives\/.*\|thread>$/);
     expect(lines[2]).toMatch(/^v1 · .* · Hippo$/);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
+import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
 import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
@@ -38,7 +39,8 @@ beforeAll(async () => {
 beforeEach(() => {
   // No client-side retries: every failure goes back to the outbox, as after a crash.
   const client = new webApi.WebClient('xoxb-test-token', { slackApiUrl: slack.apiUrl, logger: boltLogger(log), retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
-  delivery = new SlackDelivery(client, log);
+  const identity = { teamId: slack.teamId, botUserId: slack.botUserId, botId: slack.botId };
+  delivery = new SlackDelivery(new SingleWorkspace({ client, identity }), async () => null, log);
 });
 
 afterAll(async () => {

@@ -1,10 +1,12 @@
 // The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
+import type { InstalledWorkspacesOptions } from '../../src/adapters/slack/workspaces.js';
+import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
 import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackOptions, type FakeUser } from '../fakes/fake-slack-api.js';
 import { createAgentHarness, type AgentHarness, type HarnessOptions } from './agent-harness.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -17,6 +19,8 @@ export interface SlackRig {
   adapter: SlackAdapter;
   /** The Events API URL (events, interactions and slash commands all post here). */
   eventsUrl: string;
+  /** Our HTTP server's base URL (install routes, metrics). */
+  baseUrl: string;
   /** Posts a body signed with the rig's signing secret. */
   post(body: string, contentType: string, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
@@ -28,8 +32,14 @@ export interface SlackRigOptions {
   users?: FakeUser[];
   settings?: HarnessOptions['settings'];
   outbox?: SenderOptions;
-  /** More environment for the adapter's config (e.g. MEMORY_EDITORS). */
+  /** More environment (access lists, MEMORY_EDITORS, …) on top of the rig's Slack settings. */
   env?: Record<string, string>;
+  /** Many workspaces: OAuth credentials and an encryption key instead of SLACK_BOT_TOKEN. */
+  oauth?: { encryptionKey: string; stateSecret?: string };
+  workspaces?: InstalledWorkspacesOptions;
+  onFeedback?: FeedbackListener;
+  /** The adapter's logger (default: silent, or TEST_LOG_LEVEL). */
+  log?: Logger;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -37,17 +47,26 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const slack = await startFakeSlackApi(options.slack ?? {});
   for (const user of options.users ?? []) slack.addUser(user);
   const harness = await createAgentHarness({ database, ...(options.settings ? { settings: options.settings } : {}) });
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const log = options.log ?? createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const http = new HttpServer(log);
-  const eventsUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}/slack/events`;
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
+  const baseUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}`;
+  const eventsUrl = `${baseUrl}/slack/events`;
+  const credentials = options.oauth
+    ? {
+        SLACK_CLIENT_ID: slack.options.clientId, SLACK_CLIENT_SECRET: slack.options.clientSecret, SLACK_TOKEN_ENCRYPTION_KEY: options.oauth.encryptionKey,
+        ...(options.oauth.stateSecret ? { SLACK_STATE_SECRET: options.oauth.stateSecret } : {}),
+      }
+    : { SLACK_BOT_TOKEN: 'xoxb-test-token' };
+  const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
     config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
+    ...(options.workspaces ? { workspaces: options.workspaces } : {}),
+    ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
   });
   return {
-    database, slack, harness, http, adapter, eventsUrl,
+    database, slack, harness, http, adapter, eventsUrl, baseUrl,
     post: (body, contentType, headers = {}) =>
       fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(options.signingSecret, body), ...headers }, body }),
     async close() {

@@ -55,4 +55,13 @@ describe('checkMemoryAccess', () => {
     expect(parseMemoryEditors(' , ')).toBeNull();
     expect([...(parseMemoryEditors('U1,S2, 3')!)]).toEqual(['U1', 'S2', '3']);
   });
+
+  it('counts Hippo admins as editors when MEMORY_EDITORS is set, never as members of a conversation', async () => {
+    expect(parseMemoryEditors(undefined, ['UADMIN'])).toBeNull();
+    const editors = parseMemoryEditors('UADA', ['UADMIN']);
+    expect(await checkMemoryAccess(space, 'edit', request({ userId: 'UADMIN' }), resolver, editors)).toEqual({ allowed: true });
+    const outsider = request({ userId: 'UADMIN', channelId: null });
+    const strangerResolver: AccessResolver = { ...resolver, isMember: async () => false };
+    expect(await checkMemoryAccess(space, 'view', outsider, strangerResolver, editors)).toMatchObject({ allowed: false });
+  });
 });

@@ -50,6 +50,26 @@ describe('parseConfig', () => {
     expect(result.ok && result.config.DATABASE_URL === undefined && result.config.PORT === 3000).toBe(true);
   });
 
+  it('reads the access lists as trimmed ids and refuses names', () => {
+    const result = parseConfig({ ALLOWED_USERS: ' U1, S2 ,', ADMIN_USERS: '123456789012345678', ALLOWED_CHANNELS: 'C1,dm' });
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    expect(result.config.ALLOWED_USERS).toEqual(['U1', 'S2']);
+    expect(result.config.ADMIN_USERS).toEqual(['123456789012345678']);
+    expect(result.config.ALLOWED_CHANNELS).toEqual(['C1', 'dm']);
+    const unset = parseConfig({});
+    expect(unset.ok && unset.config.ALLOWED_USERS).toEqual([]);
+    const names = parseConfig({ ALLOWED_USERS: '@ada', ALLOWED_CHANNELS: '#general' });
+    expect(names.ok).toBe(false);
+    if (!names.ok) expect(names.errors).toEqual([expect.stringMatching(/^config: ALLOWED_USERS must be comma-separated ids/), expect.stringMatching(/^config: ALLOWED_CHANNELS /)]);
+  });
+
+  it('takes a 32-byte token encryption key in base64 or hex only', () => {
+    expect(parseConfig({ SLACK_TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }).ok).toBe(true);
+    expect(parseConfig({ SLACK_TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('hex') }).ok).toBe(true);
+    const short = parseConfig({ SLACK_TOKEN_ENCRYPTION_KEY: 'too-short' });
+    expect(!short.ok && short.errors[0]).toMatch(/^config: SLACK_TOKEN_ENCRYPTION_KEY must be 32 bytes/);
+  });
+
   it('names what to set when the model settings are missing', () => {
     const result = parseConfig({});
     if (!result.ok) throw new Error('unexpected');

@@ -22,7 +22,8 @@ describe('Slack manifests', () => {
   });
 
   it('asks for the same scopes, events, commands and interactivity in both', () => {
-    expect(socket.oauth_config).toEqual(http.oauth_config);
+    // Socket Mode has no public URL, so no OAuth redirect: it is installed with SLACK_BOT_TOKEN.
+    expect(socket.oauth_config).toEqual({ scopes: (http.oauth_config as { scopes: unknown }).scopes });
     expect(socket.settings.event_subscriptions['bot_events']).toEqual(http.settings.event_subscriptions['bot_events']);
     const withoutUrl = (command: Record<string, unknown>) => Object.fromEntries(Object.entries(command).filter(([key]) => key !== 'url'));
     expect(socket.features.slash_commands).toEqual(http.features.slash_commands.map(withoutUrl));

@@ -37,10 +37,14 @@ export type AccessDecision = { allowed: true } | { allowed: false; reason: strin
 /** The MEMORY_EDITORS setting: a set of ids, or null when anyone who may view may change. */
 export type MemoryEditors = ReadonlySet<string> | null;
 
-/** Parses MEMORY_EDITORS ("U1, S2,123") into a set; empty or unset → null (no narrowing). */
-export function parseMemoryEditors(value: string | undefined): MemoryEditors {
+/**
+ * Parses MEMORY_EDITORS ("U1, S2,123") into a set; empty or unset → null (no narrowing). Hippo
+ * admins (ADMIN_USERS) are editors too when the list is set; they still must be members of the
+ * conversation: being an admin never shows a conversation's memory to someone outside it.
+ */
+export function parseMemoryEditors(value: string | undefined, admins: readonly string[] = []): MemoryEditors {
   const ids = (value ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '');
-  return ids.length > 0 ? new Set(ids) : null;
+  return ids.length > 0 ? new Set([...ids, ...admins]) : null;
 }
 
 /** Decides whether `request` may do `action` to `space`. */

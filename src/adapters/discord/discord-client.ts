@@ -13,15 +13,19 @@ export const disallowedIntentsMessage =
 export const invalidTokenMessage =
   'config: DISCORD_BOT_TOKEN was refused by Discord (authentication failed): copy the token from the Discord Developer Portal → your application → Bot → Reset Token';
 
-/** Gateway intents Hippo needs: guild channels and threads, their messages and text, DMs. */
-export const hippoIntents = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages];
+/** Gateway intents Hippo needs: guild channels and threads, their messages and text, DMs, and reactions (👍 / 👎 on answers). */
+export const hippoIntents = [
+  GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.GuildMessageReactions, GatewayIntentBits.DirectMessageReactions,
+];
 
 /** A client for Hippo: DMs and uncached messages arrive as partials; DISCORD_API_URL sets the REST base. */
 export function createDiscordClient(config: Pick<Config, 'DISCORD_API_URL'>): Client {
   return new Client({
     intents: hippoIntents,
-    // DM channels are never cached up front; edits and deletes may name messages from before a restart.
-    partials: [Partials.Channel, Partials.Message],
+    // DM channels are never cached up front; edits, deletes and reactions may name messages from
+    // before a restart (and reactions users the client has not seen).
+    partials: [Partials.Channel, Partials.Message, Partials.Reaction, Partials.User],
     rest: { version: '10', ...(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL.replace(/\/+$/, '') } : {}) },
     // Nothing Hippo sends through the client pings anyone.
     allowedMentions: { parse: [] },

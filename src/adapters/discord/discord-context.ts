@@ -4,6 +4,7 @@ import type { Agent } from '../../core/agent.js';
 import type { Stores } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import type { MemoryGate } from '../chat/memory-access.js';
+import type { AccessPolicy } from '../chat/access-policy.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { outboxPayload } from './discord-deliver.js';
 import { textBodies } from './discord-render.js';
@@ -16,6 +17,8 @@ export interface DiscordContext {
   outbox: { enqueue(entry: OutboxEntry): Promise<{ inserted: boolean }> };
   /** Who may view and change which memory space (the interaction's place, MEMORY_EDITORS). */
   memory: MemoryGate;
+  /** Who may start, steer and reset (ALLOWED_USERS, ALLOWED_CHANNELS, ADMIN_USERS). */
+  access: AccessPolicy;
   log: Logger;
 }
 

@@ -7,11 +7,14 @@ import { ConfigError } from '../../core/errors.js';
 import type { Stores } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
+import { AccessPolicy, accessLists } from '../chat/access-policy.js';
+import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import { DiscordAnswerReactions } from './answer-reactions.js';
 import { connectDiscord, createDiscordClient } from './discord-client.js';
-import { discordAccess } from './discord-access.js';
+import { discordAccess } from './discord-memory-access.js';
 import type { DiscordContext } from './discord-context.js';
 import { createDiscordDeliver } from './discord-deliver.js';
 import { DiscordEventRenderer } from './discord-event-renderer.js';
@@ -31,6 +34,8 @@ export interface DiscordAdapterOptions {
   stores: Stores;
   prisma: PrismaClient;
   log: Logger;
+  /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
+  onFeedback?: FeedbackListener;
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -61,9 +66,14 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const log = options.log.child({ platform: 'discord' });
   const client = createDiscordClient(config);
   const outbox = new Outbox(prisma, log);
-  const context: DiscordContext = { client, agent, stores, outbox, memory: memoryGate(discordAccess, parseMemoryEditors(config.MEMORY_EDITORS)), log };
+  const context: DiscordContext = {
+    client, agent, stores, outbox, log,
+    access: new AccessPolicy(accessLists(config)),
+    memory: memoryGate(discordAccess, parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
+  };
   const messages = new DiscordMessageHandler(context);
   const interactions = new DiscordInteractionHandler(context);
+  const reactions = new DiscordAnswerReactions(context, prisma, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordEventRenderer({
     outbox, typing, log, resumeHint: '/hippo resume',
@@ -75,6 +85,9 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   client.on(Events.MessageCreate, (message) => void messages.created(message));
   client.on(Events.MessageUpdate, (_old, message) => void messages.updated(message));
   client.on(Events.MessageDelete, (message) => void messages.deleted(message));
+  client.on(Events.MessageReactionAdd, (reaction, user) => {
+    reactions.added(reaction, user).catch((error: unknown) => log.error({ err: error, messageId: reaction.message.id }, 'discord-reaction-failed'));
+  });
   client.on(Events.InteractionCreate, (interaction) => {
     interactions.handle(interaction).catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
   });

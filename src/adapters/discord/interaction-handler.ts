@@ -13,7 +13,8 @@ import type { MemoryAction } from '../chat/memory-access.js';
 import { choiceText, revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
 import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
-import { accessRequest } from './discord-access.js';
+import { interactionRequester, refuseInteraction } from './discord-access.js';
+import { accessRequest } from './discord-memory-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { outboxPayload } from './discord-deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
@@ -45,6 +46,9 @@ export class DiscordInteractionHandler {
     const id = parseButtonId(interaction.customId);
     if (!id) return;
     if (memoryReviewActions.has(id.action)) {
+      // Menus and forms of the memory browser act on a session's memory: "steer" in the access rules.
+      const decision = await this.context.access.maySteer(interactionRequester(interaction));
+      if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
       if (!(await this.firstDelivery(interaction))) return;
       const session = await this.context.stores.sessions.get(id.sessionId);
       if (!session) return void (await interaction.reply({ content: 'This Hippo session no longer exists.', flags: MessageFlags.Ephemeral }));
@@ -56,10 +60,15 @@ export class DiscordInteractionHandler {
   private async slash(interaction: ChatInputCommandInteraction): Promise<void> {
     const verb = verbOf(interaction.options.getString(verbOption)) ?? 'help';
     const rest = (interaction.options.getString(textOption) ?? '').trim();
-    if (!(await this.firstDelivery(interaction))) return;
-    await interaction.deferReply(publicVerbs.has(verb) ? {} : { flags: MessageFlags.Ephemeral });
     const address = await addressOf(this.context.client, interaction.channelId, interaction.channel);
     const session = address ? await this.context.agent.findSession(address) : null;
+    // Checked before anything is recorded: a refusal stores nothing.
+    if (session) {
+      const decision = await this.context.access.mayCommand(verb, interactionRequester(interaction), session);
+      if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
+    }
+    if (!(await this.firstDelivery(interaction))) return;
+    await interaction.deferReply(publicVerbs.has(verb) ? {} : { flags: MessageFlags.Ephemeral });
     if (!session) {
       const text = verb === 'help' ? helpText('/hippo') : 'There is no Hippo session here. Mention me with a request to start one, then use `/hippo` in its thread.';
       return replyText(interaction, text, 'hippo.md');
@@ -79,6 +88,9 @@ export class DiscordInteractionHandler {
   }
 
   private async button(interaction: ButtonInteraction, id: ButtonId): Promise<void> {
+    // Every Hippo button acts on a session or its memory: "steer" in the access rules.
+    const decision = await this.context.access.maySteer(interactionRequester(interaction));
+    if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
     if (!(await this.firstDelivery(interaction))) return;
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     const session = await this.context.stores.sessions.get(id.sessionId);

@@ -13,7 +13,7 @@ import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from 
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, historyText, pinnedView, versionAuthor, versionSessions, formatTime } from '../chat/memory-browser.js';
 import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type EditOutcome, type Reviewer } from '../chat/memory-review.js';
-import { accessRequest } from './discord-access.js';
+import { accessRequest } from './discord-memory-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { buttonId, type ButtonId } from './discord-ids.js';
 import { discordMessageLimit } from './discord-render.js';

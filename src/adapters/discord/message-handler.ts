@@ -8,7 +8,8 @@ import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Me
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
-import { accessRequestOf } from './discord-access.js';
+import { messageRequester, refuseMessage } from './discord-access.js';
+import { accessRequestOf } from './discord-memory-access.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { outboxPayload } from './discord-deliver.js';
 import { textBodies } from './discord-render.js';
@@ -71,14 +72,29 @@ export class DiscordMessageHandler {
     const session = place.kind === 'channel' ? null : await agent.findSession(place.address);
     // Without a session, "remember …" has no context to fork memory from: it is a request then.
     const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
+    const { access } = this.context;
+    const requester = messageRequester(message);
     if (place.kind === 'channel') {
       if (command) return this.hint(message, command.verb);
+      const start = await access.mayStart(requester, { channelId: place.channel.id, direct: false });
+      if (!start.allowed) return refuseMessage(this.context, message, start, true);
       return this.startInChannel(message, place.channel, text);
     }
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
-    if (command && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, command.verb, command.rest) : this.hint(message, command.verb);
+    const addressed = mentioned || place.kind === 'dm';
+    if (command && addressed) {
+      if (!session) return this.hint(message, command.verb);
+      const decision = await access.mayCommand(command.verb, requester, session);
+      return decision.allowed ? this.command(message, session, command.verb, command.rest) : refuseMessage(this.context, message, decision, true);
+    }
     if (text === '') return;
-    if (session) return this.steer(message, place.address, text, null);
+    if (session) {
+      const decision = await access.maySteer(requester);
+      return decision.allowed ? this.steer(message, place.address, text, null) : refuseMessage(this.context, message, decision, addressed);
+    }
+    // A new session in a DM or a thread: ALLOWED_CHANNELS names the thread's parent channel (or `dm`).
+    const start = await access.mayStart(requester, { channelId: place.address.channelId, direct: place.kind === 'dm' });
+    if (!start.allowed) return refuseMessage(this.context, message, start, true);
     if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
     const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
       this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { DocumentSummary, MemorySpaceRecord } from '../../core/store.js';
 import { section, type Json } from './blocks.js';
 import { documentRow } from './memory-blocks.js';
-import type { SlackContext } from './slack-context.js';
+import { workspaceOf, type SlackContext } from './slack-context.js';
 
 const appHomeOpened = z.looseObject({ type: z.literal('app_home_opened'), user: z.string(), tab: z.string().optional() });
 
@@ -27,6 +27,13 @@ export function handleAppHomeOpened(context: SlackContext, teamId: string, raw: 
 
 /** Builds and publishes the home view of one person. */
 export async function publishHome(context: SlackContext, teamId: string, userId: string): Promise<void> {
+  const { client } = await workspaceOf(context, teamId);
+  // Someone who may not use Hippo (ALLOWED_USERS) sees why, and no memory.
+  const access = await context.access.maySteer(context.people.requester(teamId, userId));
+  if (!access.allowed) {
+    await client.apiCall('views.publish', { user_id: userId, view: { type: 'home', blocks: [section(access.message)] } });
+    return;
+  }
   const spaces = await context.stores.spaces.list('slack', teamId);
   const visible: Array<{ space: MemorySpaceRecord; entries: DocumentSummary[] }> = [];
   for (const space of spaces.slice(0, maxSpaces)) {
@@ -35,7 +42,7 @@ export async function publishHome(context: SlackContext, teamId: string, userId:
     if (decision.allowed) visible.push({ space, entries: await context.stores.documents.spaceDocuments(space.id) });
   }
   const view = { type: 'home', blocks: homeBlocks(visible, spaces.length > maxSpaces ? spaces.length - maxSpaces : 0) };
-  await context.client.apiCall('views.publish', { user_id: userId, view });
+  await client.apiCall('views.publish', { user_id: userId, view });
   context.log.info({ userId, spaces: visible.length }, 'slack-app-home-published');
 }
 

@@ -1,6 +1,7 @@
-// Sends outbox items to the Slack Web API, and turns Slack's errors into the outbox's terms:
-// rate limits carry Retry-After, refusals that cannot change are permanent. Also learns, once, what
-// this workspace allows: `markdown_text` posts and assistant thread statuses. Posts carry their
+// Sends outbox items to the Slack Web API with the token of the item's workspace (its payload's
+// `team`, else its session's), and turns Slack's errors into the outbox's terms: rate limits carry
+// Retry-After, refusals that cannot change are permanent, an uninstalled workspace is permanent.
+// Also learns, once per workspace, what it allows: `markdown_text` posts and assistant thread statuses. Posts carry their
 // idempotency key in message metadata, so a retried post that already reached Slack (its sender
 // died before recording it) is found in the thread instead of being posted twice.
 import { webApi } from '@slack/bolt';
@@ -9,6 +10,7 @@ import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
+import type { SlackWorkspaces } from './workspaces.js';
 
 const postPayload = z.looseObject({
   channel: z.string(),
@@ -49,30 +51,43 @@ const permanentErrors = new Set([
 /** Errors from a `markdown_text` post that mean "not here": post mrkdwn instead from now on. */
 const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_supported', 'invalid_markdown', 'unknown_method', 'not_allowed']);
 
+/** An item's payload names its workspace in this field (removed before the call). */
+export const teamField = 'team';
+
+/** The client of one delivery and the workspace it belongs to ('' with one fixed token). */
+interface Target {
+  client: webApi.WebClient;
+  team: string;
+}
+
 /** The Slack side of the outbox plus the one-time capability detection. */
 export class SlackDelivery {
-  /** null until the first markdown post tells. */
-  private markdownAccepted: boolean | null = null;
-  private statusAllowed = true;
+  /** Per workspace; absent until the first markdown post tells. */
+  private readonly markdownAccepted = new Map<string, boolean>();
+  /** Workspaces where Slack refused assistant thread statuses. */
+  private readonly statusRefused = new Set<string>();
 
   constructor(
-    private readonly client: webApi.WebClient,
+    private readonly workspaces: SlackWorkspaces,
+    /** The workspace of a session (items enqueued before payloads named their team). */
+    private readonly teamOfSession: (sessionId: string) => Promise<string | null>,
     private readonly log: Logger,
   ) {}
 
   /** The outbox deliver function. */
-  readonly deliver: Deliver = async (item) => {
+  readonly deliver: Deliver = async (delivery) => {
+    const { target, item } = await this.target(delivery);
     switch (item.operation) {
       case 'post':
-        return { platformMessageId: await this.post(item) };
+        return { platformMessageId: await this.post(target, item) };
       case 'update': {
         const payload = updatePayload.parse(item.payload);
-        await this.call('chat.update', { ...payload, ts: item.targetMessageId });
+        await this.call(target, 'chat.update', { ...payload, ts: item.targetMessageId });
         return {};
       }
       case 'react':
       case 'unreact':
-        await this.react(item);
+        await this.react(target, item);
         return {};
       default:
         throw new PermanentPlatformError('slack', item.operation, `unknown outbox operation "${item.operation}"`);
@@ -80,44 +95,57 @@ export class SlackDelivery {
   };
 
   /** Sets the assistant thread status ("is thinking…"); quietly stops where Slack does not allow it. */
-  async setThreadStatus(channelId: string, threadTs: string, status: string): Promise<void> {
-    if (!this.statusAllowed) return;
+  async setThreadStatus(teamId: string, channelId: string, threadTs: string, status: string): Promise<void> {
+    if (this.statusRefused.has(teamId)) return;
+    const workspace = await this.workspaces.get(teamId);
+    if (!workspace) return;
     try {
-      await this.client.apiCall('assistant.threads.setStatus', { channel_id: channelId, thread_ts: threadTs, status });
+      await workspace.client.apiCall('assistant.threads.setStatus', { channel_id: channelId, thread_ts: threadTs, status });
     } catch (error) {
       const code = platformErrorCode(error);
       if (code === null || code === 'ratelimited') return;
       // Outside assistant threads (or without the scope) Slack refuses; detect once, then stop asking.
-      this.statusAllowed = false;
-      this.log.info({ error: code }, 'slack-thread-status-unavailable');
+      this.statusRefused.add(teamId);
+      this.log.info({ teamId, error: code }, 'slack-thread-status-unavailable');
     }
   }
 
-  private async post(item: OutboxDelivery): Promise<string> {
+  /** The item without its `team` field, and the client of that team. */
+  private async target(delivery: OutboxDelivery): Promise<{ target: Target; item: OutboxDelivery }> {
+    const { [teamField]: named, ...payload } = isObject(delivery.payload) ? delivery.payload : {};
+    const team = typeof named === 'string' ? named : delivery.sessionId !== null && !this.workspaces.single ? await this.teamOfSession(delivery.sessionId) : null;
+    const workspace = await this.workspaces.get(team ?? '');
+    // The workspace uninstalled Hippo (or revoked its token): nothing will ever reach it again.
+    if (!workspace) throw new PermanentPlatformError('slack', delivery.operation, team ? 'workspace_not_installed' : 'workspace_unknown');
+    return { target: { client: workspace.client, team: team ?? '' }, item: { ...delivery, payload } };
+  }
+
+  private async post(target: Target, item: OutboxDelivery): Promise<string> {
     const { markdown, ...parsed } = postPayload.parse(item.payload);
     const payload = { ...parsed, metadata: withIdempotencyKey(parsed.metadata, item.idempotencyKey) };
     // An earlier attempt may have reached Slack before its sender died (or lost the answer).
     if (item.attempt > 1) {
-      const found = await this.findPosted(payload.channel, payload.thread_ts, item.idempotencyKey);
+      const found = await this.findPosted(target, payload.channel, payload.thread_ts, item.idempotencyKey);
       if (found !== null) {
         this.log.info({ key: item.idempotencyKey, ts: found, attempt: item.attempt }, 'slack-post-already-sent');
         return found;
       }
     }
-    if (markdown === undefined) return this.call('chat.postMessage', payload);
-    if (this.markdownAccepted !== false) {
+    if (markdown === undefined) return this.call(target, 'chat.postMessage', payload);
+    const accepted = this.markdownAccepted.get(target.team);
+    if (accepted !== false) {
       try {
-        const ts = await this.call('chat.postMessage', { ...payload, markdown_text: markdown });
-        this.markdownAccepted = true;
+        const ts = await this.call(target, 'chat.postMessage', { ...payload, markdown_text: markdown });
+        this.markdownAccepted.set(target.team, true);
         return ts;
       } catch (error) {
         const code = error instanceof PlatformError ? error.message : '';
-        if (this.markdownAccepted === true || !markdownRefusals.has(code)) throw error;
-        this.markdownAccepted = false;
-        this.log.info({ error: code }, 'slack-markdown-text-refused: posting mrkdwn from now on');
+        if (accepted === true || !markdownRefusals.has(code)) throw error;
+        this.markdownAccepted.set(target.team, false);
+        this.log.info({ teamId: target.team, error: code }, 'slack-markdown-text-refused: posting mrkdwn from now on');
       }
     }
-    return this.call('chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+    return this.call(target, 'chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
   }
 
   /**
@@ -125,16 +153,16 @@ export class SlackDelivery {
    * whose metadata names the key; null when there is none. A failed look-up is not a reason to
    * stop delivering: it posts (at least once) unless Slack asked to slow down.
    */
-  private async findPosted(channel: string, threadTs: string | undefined, key: string): Promise<string | null> {
+  private async findPosted(target: Target, channel: string, threadTs: string | undefined, key: string): Promise<string | null> {
     const method = threadTs === undefined ? 'conversations.history' : 'conversations.replies';
     try {
       if (threadTs === undefined) {
-        const page = historyPage.parse(await this.client.apiCall(method, { channel, limit: historyLookupSize, include_all_metadata: true }));
+        const page = historyPage.parse(await target.client.apiCall(method, { channel, limit: historyLookupSize, include_all_metadata: true }));
         return matchingTs(page, key);
       }
       let cursor: string | undefined;
       for (let pageNumber = 0; pageNumber < lookupPages; pageNumber += 1) {
-        const page = historyPage.parse(await this.client.apiCall(method, {
+        const page = historyPage.parse(await target.client.apiCall(method, {
           channel, ts: threadTs, limit: lookupPageSize, include_all_metadata: true, ...(cursor ? { cursor } : {}),
         }));
         const found = matchingTs(page, key);
@@ -151,11 +179,11 @@ export class SlackDelivery {
     }
   }
 
-  private async react(item: OutboxDelivery): Promise<void> {
+  private async react(target: Target, item: OutboxDelivery): Promise<void> {
     const payload = reactionPayload.parse(item.payload);
     const adding = item.operation === 'react';
     try {
-      await this.call(adding ? 'reactions.add' : 'reactions.remove', payload);
+      await this.call(target, adding ? 'reactions.add' : 'reactions.remove', payload);
     } catch (error) {
       const code = error instanceof PlatformError ? error.message : '';
       // Already in the wanted state: the reaction's purpose is met.
@@ -165,14 +193,18 @@ export class SlackDelivery {
   }
 
   /** Calls a Web API method; returns the message ts when there is one. Throws PlatformError. */
-  private async call(method: string, args: Record<string, unknown>): Promise<string> {
+  private async call(target: Target, method: string, args: Record<string, unknown>): Promise<string> {
     try {
-      const result = await this.client.apiCall(method, args);
+      const result = await target.client.apiCall(method, args);
       return messageResult.parse(result).ts ?? '';
     } catch (error) {
       throw toPlatformError(method, error);
     }
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The post's metadata with the outbox key added (its own event type and fields kept). */

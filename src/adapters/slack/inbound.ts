@@ -8,8 +8,10 @@ import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { splitMessage } from '../chat/split-message.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
+import { setThreadTitle } from './assistant-pane.js';
+import { postEphemeral, refuse } from './ephemeral.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
-import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext } from './slack-context.js';
+import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext, type SlackIdentity } from './slack-context.js';
 
 /** Message subtypes that are a person writing; everything else (joins, bot posts, …) is ignored. */
 const humanSubtypes = new Set([undefined, 'thread_broadcast', 'file_share', 'me_message']);
@@ -26,6 +28,9 @@ export interface EventDelivery {
   retryNum?: number | undefined;
 }
 
+/** What became of a person's message: a refused one leaves no trace, not even "processed". */
+type Outcome = 'handled' | 'ignored' | 'refused';
+
 /** Handles one message or app_mention event. */
 export async function handleMessageEvent(context: SlackContext, delivery: EventDelivery, raw: unknown): Promise<void> {
   const { teamId, eventId } = delivery;
@@ -35,70 +40,91 @@ export async function handleMessageEvent(context: SlackContext, delivery: EventD
     return;
   }
   const event = parsed.data;
-  if (event.subtype === 'message_changed') return handleEdit(context, teamId, event);
+  const workspace = await context.workspaces.get(teamId);
+  if (!workspace) return; // uninstalled since Bolt authorized the event
+  const { identity } = workspace;
+  if (event.subtype === 'message_changed') return handleEdit(context, teamId, identity, event);
   if (event.subtype === 'message_deleted') return handleDelete(context, teamId, event);
-  if (!humanSubtypes.has(event.subtype) || isFromBot(context, event)) return;
+  if (!humanSubtypes.has(event.subtype) || isFromBot(identity, event)) return;
   const eventKey = eventId ? `slack:event:${eventId}` : null;
   // Only a retry reads the processed ids (a first delivery cannot have been processed): it skips a
   // delivery that finished, e.g. chatter that was ignored before a session came to its thread.
   // A retry racing its first delivery passes; the steer key (or command key) holds then.
   if (eventKey && (delivery.retryNum ?? 0) > 0 && (await wasProcessed(context, eventKey))) return;
-  await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, event));
-  if (eventKey) await context.stores.events.markProcessed(eventKey);
+  const outcome = await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, identity, event));
+  if (eventKey && outcome !== 'refused') await context.stores.events.markProcessed(eventKey);
 }
 
-async function handleHumanMessage(context: SlackContext, teamId: string, event: MessageEvent): Promise<void> {
-  const { agent, identity } = context;
+async function handleHumanMessage(context: SlackContext, teamId: string, identity: SlackIdentity, event: MessageEvent): Promise<Outcome> {
+  const { agent, access } = context;
+  const userId = event.user ?? '';
   const mention = `<@${identity.botUserId}>`;
   const mentioned = event.type === 'app_mention' || (event.text ?? '').includes(mention);
   const direct = event.channel_type === 'im' || event.channel.startsWith('D');
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
-  const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, event.user ?? '');
-  if (knownName !== undefined) {
+  const requester = context.people.requester(teamId, userId);
+  const target = { teamId, channelId: event.channel, userId, threadTs: event.thread_ts };
+  const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, userId);
+  if (knownName !== undefined && (await access.maySteer(requester)).allowed) {
     // A plain reply by someone already known: submit finds the thread's session itself (one
     // statement less on the ack path) and queues nothing where there is none (chatter).
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName: knownName, text }, { startSession: false });
-    return;
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName: knownName, text }, { startSession: false });
+    return 'handled';
   }
   const session = await agent.findSession(address);
   // Without a session, "remember …" has no context to fork memory from: it is a request then.
   const said = mentioned || direct ? mentionCommand(text) : null;
   const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
   if (session && command) return runThreadCommand(context, session, command, event, teamId);
-  if (!session && !mentioned && !direct) return; // chatter in a thread Hippo is not part of
+  if (!session && !mentioned && !direct) return 'ignored'; // chatter in a thread Hippo is not part of
   if (!session && command) return runThreadCommand(context, null, command, event, teamId);
-  const authorName = await context.people.name(teamId, event.user ?? '');
   if (session) {
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text }, { startSession: false });
-    return;
+    const decision = await access.maySteer(requester);
+    // A stranger chatting in a session's thread is told once an hour, not at every message.
+    if (!decision.allowed) return (refuse(context, target, decision, `steer:${session.id}:${userId}`), 'refused');
+    const authorName = await context.people.name(teamId, userId);
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName, text }, { startSession: false });
+    return 'handled';
   }
+  const decision = await access.mayStart(requester, { channelId: event.channel, direct });
+  if (!decision.allowed) return (refuse(context, target, decision, `message:${messageKey}`), 'refused');
   const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
-  const [history, visibility] = await Promise.all([
+  const [authorName, history, visibility] = await Promise.all([
+    context.people.name(teamId, userId),
     inThread ? context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '',
     context.people.visibility(teamId, event.channel, event.channel_type),
   ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
-    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text: history ? withHistory(history, request) : request },
+    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: userId, authorName, text: history ? withHistory(history, request) : request },
     { startSession: true, title: request.slice(0, 80) },
   );
-  if (inserted) context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
+  if (!inserted) return 'handled';
+  context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
+  // A direct thread is (most likely) one of the assistant pane: it is titled after the request.
+  if (direct && inThread) setThreadTitle(context, teamId, event.channel, address.threadKey, request);
+  return 'handled';
 }
 
 /**
  * Runs a command said in a thread (once per message) and answers in the thread; a refusal goes
  * only to the person who asked, and `memory` comes as the browser with its ⋯ menus.
  */
-async function runThreadCommand(context: SlackContext, session: SessionRecord | null, command: { verb: CommandVerb; rest: string }, event: MessageEvent, teamId: string): Promise<void> {
+async function runThreadCommand(context: SlackContext, session: SessionRecord | null, command: { verb: CommandVerb; rest: string }, event: MessageEvent, teamId: string): Promise<Outcome> {
   const { verb, rest } = command;
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
+  const userId = event.user ?? '';
+  if (session) {
+    const decision = await context.access.mayCommand(verb, context.people.requester(teamId, userId), session);
+    if (!decision.allowed) return (refuse(context, { teamId, channelId: event.channel, userId, threadTs: event.thread_ts ?? event.ts }, decision, `message:${messageKey}`), 'refused');
+  }
   // app_mention and message deliver the same words twice: the command runs once per message.
-  if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return;
+  if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return 'handled';
   const threadTs = event.thread_ts ?? event.ts;
   context.background.run('slack-command', async () => {
-    const asker = { teamId, userId: event.user ?? '', name: await context.people.name(teamId, event.user ?? ''), channelId: event.channel };
+    const asker = { teamId, userId, name: await context.people.name(teamId, userId), channelId: event.channel };
     const reply: CommandReply = session
       ? await runCommand(verb, slackCommandScope(context, session, asker, mentionPrefix), rest)
       : {
@@ -108,14 +134,14 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
             : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`,
         };
     if (reply.private) {
-      await context.client.apiCall('chat.postEphemeral', { channel: event.channel, user: asker.userId, thread_ts: threadTs, text: markdownToMrkdwn(reply.text) });
+      await postEphemeral(context, { teamId, channelId: event.channel, userId: asker.userId, threadTs }, markdownToMrkdwn(reply.text));
       return;
     }
     const browser = session ? await browserAnswer(context, verb, reply, session, { c: event.channel, t: threadTs }) : null;
     if (browser) {
       await context.outbox.enqueue({
         idempotencyKey: `command:${messageKey}:browser`, sessionId: session?.id ?? null, platform: slackPlatform, operation: 'post',
-        payload: { channel: event.channel, thread_ts: threadTs, ...browser },
+        payload: { team: teamId, channel: event.channel, thread_ts: threadTs, ...browser },
       });
       return;
     }
@@ -126,18 +152,19 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
         sessionId: session?.id ?? null,
         platform: slackPlatform,
         operation: 'post',
-        payload: { channel: event.channel, thread_ts: threadTs, markdown: part },
+        payload: { team: teamId, channel: event.channel, thread_ts: threadTs, markdown: part },
       });
     }
   }, { verb });
+  return 'handled';
 }
 
 /** An edited reply changes its steer while it is still queued. */
-async function handleEdit(context: SlackContext, teamId: string, event: MessageEvent): Promise<void> {
+async function handleEdit(context: SlackContext, teamId: string, identity: SlackIdentity, event: MessageEvent): Promise<void> {
   const message = event.message;
-  if (!message || message.bot_id || !message.user || message.user === context.identity.botUserId) return;
+  if (!message || message.bot_id || !message.user || message.user === identity.botUserId) return;
   const key = slackMessageKey(teamId, event.channel, message.ts);
-  const edited = await context.stores.steers.edit(key, stripMention(message.text ?? '', context.identity.botUserId));
+  const edited = await context.stores.steers.edit(key, stripMention(message.text ?? '', identity.botUserId));
   if (edited) context.log.info({ key }, 'slack-steer-edited');
 }
 
@@ -148,8 +175,8 @@ async function handleDelete(context: SlackContext, teamId: string, event: Messag
   if (await context.stores.steers.withdraw(key)) context.log.info({ key }, 'slack-steer-withdrawn');
 }
 
-function isFromBot(context: SlackContext, event: MessageEvent): boolean {
-  return Boolean(event.bot_id) || !event.user || event.user === context.identity.botUserId || event.subtype === 'bot_message';
+function isFromBot(identity: SlackIdentity, event: MessageEvent): boolean {
+  return Boolean(event.bot_id) || !event.user || event.user === identity.botUserId || event.subtype === 'bot_message';
 }
 
 /** Removes the bot's own mention (`<@U123>` or `<@U123|hippo>`) and tidies the spaces left. */
@@ -174,13 +201,13 @@ async function wasProcessed(context: SlackContext, key: string): Promise<boolean
 class KeyedSerializer {
   private readonly tails = new Map<string, Promise<void>>();
 
-  async run(key: string, work: () => Promise<void>): Promise<void> {
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const current = previous.then(work, work);
-    const tail = current.catch(() => undefined);
+    const tail = current.then(() => undefined, () => undefined);
     this.tails.set(key, tail);
     try {
-      await current;
+      return await current;
     } finally {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }

@@ -5,22 +5,28 @@ import type { Agent } from '../../core/agent.js';
 import type { Stores } from '../../core/store.js';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';
+import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Background } from '../chat/background.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleAppHomeOpened } from './app-home.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
 import { SlackPeople } from './people.js';
+import { registerReactions } from './reactions.js';
 import { SlackRenderer } from './renderer.js';
 import { SlackAccess } from './slack-access.js';
 import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
+import { registerUninstall } from './uninstall.js';
+import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
 
 /** What startSlackAdapter needs; the last two are for tests and tuning. */
 export interface SlackAdapterOptions {
@@ -34,6 +40,10 @@ export interface SlackAdapterOptions {
   webApiRetries?: number;
   /** Outbox sender tuning (poll interval, backoff, …). */
   outbox?: SenderOptions;
+  /** Installation cache and token refresh timing (many-workspace mode). */
+  workspaces?: InstalledWorkspacesOptions;
+  /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
+  onFeedback?: FeedbackListener;
 }
 
 /** A running Slack adapter. */
@@ -48,22 +58,27 @@ export interface SlackAdapter {
 export async function startSlackAdapter(options: SlackAdapterOptions): Promise<SlackAdapter> {
   const log = options.log.child({ adapter: 'slack' });
   const connection = await connectSlack({
-    config: options.config, http: options.http, log, ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
+    config: options.config, http: options.http, log, prisma: options.prisma,
+    ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
+    ...(options.workspaces ? { workspaces: options.workspaces } : {}),
   });
+  const { workspaces } = connection;
   const outbox = new Outbox(options.prisma, log);
   const context: SlackContext = {
     agent: options.agent,
     stores: options.stores,
     prisma: options.prisma,
     outbox,
-    client: connection.client,
-    identity: connection.identity,
-    people: new SlackPeople(connection.client, log),
+    workspaces,
+    people: new SlackPeople(workspaces, log),
+    access: new AccessPolicy(accessLists(options.config)),
+    refusals: new RefusalNotices(),
     background: new Background(log),
-    memory: memoryGate(new SlackAccess(connection.client, log), parseMemoryEditors(options.config.MEMORY_EDITORS)),
+    memory: memoryGate(new SlackAccess(workspaces, log), parseMemoryEditors(options.config.MEMORY_EDITORS, options.config.ADMIN_USERS)),
     log,
   };
-  const delivery = new SlackDelivery(connection.client, log);
+  const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
+  const delivery = new SlackDelivery(workspaces, teamOfSession, log);
   const renderer = new SlackRenderer(context, delivery);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
   const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
@@ -82,7 +97,14 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   });
   registerInteractions(app, context);
   registerSlashCommand(app, context);
+  registerUninstall(app, context, connection.installations);
+  registerAssistantPane(app, context);
+  registerReactions(app, context, options.onFeedback ?? (() => undefined));
   app.error(async (error) => {
+    // An event of a workspace without an installation (uninstalled, or never installed): Bolt
+    // could not authorize it. Acknowledged, so Slack does not retry; nothing runs.
+    const cause = (error as { original?: unknown }).original ?? error;
+    if (cause instanceof WorkspaceNotInstalledError) return void log.info({ teamId: cause.teamId }, 'slack-event-ignored: workspace not installed');
     log.error({ err: error }, 'slack-handler-failed');
     // Rethrown so the HTTP answer is a 500 and Slack retries; nothing was marked processed.
     throw new SlackRetryableError(error.message, { cause: error });

@@ -11,8 +11,9 @@ import { actionIds, type ResetViewRef } from './blocks.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
 import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './memory-interactions.js';
 import { registerMemorySubmissions } from './memory-submissions.js';
-import { blockActionBody, type BlockActionBody } from './payloads.js';
-import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
+import { blockActionBody, teamOfBody, type BlockActionBody } from './payloads.js';
+import { postEphemeral } from './ephemeral.js';
+import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './slack-context.js';
 
 const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),
@@ -36,6 +37,10 @@ export function registerInteractions(app: App, context: SlackContext): void {
     context.background.run('slack-action', () => handleAction(context, click, action.action_id, value), { action: action.action_id });
   });
   registerMemorySubmissions(app, context);
+  // Anything else (a stale or forged payload: Hippo's action and callback ids all start with
+  // "hippo_") is acknowledged at once; unanswered, Slack would wait 3 s and show an error.
+  app.action(/^(?!hippo_)/, async ({ ack }) => ack());
+  app.view(/^(?!hippo_)/, async ({ ack }) => ack());
 }
 
 /** Which memory access each note button needs. */
@@ -45,7 +50,13 @@ const noteAccess: Record<string, MemoryAction> = {
 };
 
 async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string): Promise<void> {
-  const teamId = click.team?.id ?? click.user.team_id ?? context.identity.teamId;
+  const teamId = teamOf(click);
+  // Every Hippo button acts on a session or its memory: "steer" in the access rules.
+  const decision = await context.access.maySteer(context.people.requester(teamId, click.user.id));
+  if (!decision.allowed) {
+    context.log.info({ teamId, userId: click.user.id, action: actionId, rule: decision.rule }, 'slack-request-refused');
+    return click.view && !threadOf(click) ? updateView(context, click, outcomeModal(decision.message)) : ephemeral(context, click, decision.message);
+  }
   if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
   const access = noteAccess[actionId];
   if (access) {
@@ -180,7 +191,7 @@ async function announceRevert(context: SlackContext, teamId: string, thread: Thr
     sessionId: session?.id ?? null,
     platform: slackPlatform,
     operation: 'post',
-    payload: { channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, paths) },
+    payload: { team: teamId, channel: thread.channelId, thread_ts: thread.threadTs, markdown: revertNoteLine(name, paths) },
   });
 }
 
@@ -205,7 +216,7 @@ async function staleButton(context: SlackContext, click: BlockActionBody, action
 
 async function updateView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
   if (!click.view) return;
-  await context.client.apiCall('views.update', { view_id: click.view.id, view });
+  await (await clientOf(context, click)).apiCall('views.update', { view_id: click.view.id, view });
 }
 
 async function turnPage(context: SlackContext, click: BlockActionBody, ref: PageRef): Promise<void> {
@@ -216,7 +227,7 @@ async function turnPage(context: SlackContext, click: BlockActionBody, ref: Page
         const reset = parseValue(resetViewRef, ref.ref);
         return reset ? resetModal(reset, await mainAt(context, reset), ref.page) : outcomeModal('This page can no longer be shown.');
       })();
-  await context.client.apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });
+  await (await clientOf(context, click)).apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });
 }
 
 /** MAIN.md's content at the version a reset read, or null. */
@@ -228,14 +239,20 @@ async function mainAt(context: SlackContext, ref: ResetViewRef): Promise<string 
 
 async function openView(context: SlackContext, click: BlockActionBody, view: unknown): Promise<void> {
   if (!click.trigger_id) return;
-  await context.client.apiCall('views.open', { trigger_id: click.trigger_id, view });
+  await (await clientOf(context, click)).apiCall('views.open', { trigger_id: click.trigger_id, view });
 }
 
 /** A reply only the clicking person sees, in the thread of the clicked message. */
 async function ephemeral(context: SlackContext, click: BlockActionBody, text: string): Promise<void> {
   const thread = threadOf(click);
   if (!thread) return;
-  await context.client.apiCall('chat.postEphemeral', { channel: thread.channelId, user: click.user.id, thread_ts: thread.threadTs, text });
+  await postEphemeral(context, { teamId: teamOf(click), channelId: thread.channelId, userId: click.user.id, threadTs: thread.threadTs }, text);
+}
+
+const teamOf = teamOfBody;
+
+async function clientOf(context: SlackContext, click: BlockActionBody) {
+  return (await workspaceOf(context, teamOf(click))).client;
 }
 
 function threadOf(click: BlockActionBody): { channelId: string; threadTs: string } | null {

@@ -16,8 +16,9 @@ import {
   type DocumentAction, type EditRef, type Origin,
 } from './memory-blocks.js';
 import { outcomeModal, type ModalView, type PageRef } from './modals.js';
-import type { BlockActionBody } from './payloads.js';
-import { slackThreadLink, type SlackContext } from './slack-context.js';
+import { postEphemeral } from './ephemeral.js';
+import { teamOfBody, type BlockActionBody } from './payloads.js';
+import { slackThreadLink, workspaceOf, type SlackContext } from './slack-context.js';
 
 const origin = { c: z.string().nullable(), t: z.string().nullable() };
 const documentRef = z.object({ a: z.enum(['view', 'history', 'edit', 'undo', 'pin']), d: z.string(), ...origin });
@@ -64,7 +65,7 @@ export async function openDocumentAction(context: SlackContext, click: BlockActi
     case 'view':
       return show(context, click, documentModal(await summaryOf(context, document), where, page), page > 0);
     case 'history':
-      return show(context, click, await historyView(context, document, where, page), page > 0);
+      return show(context, click, await historyView(context, actor.teamId, document, where, page), page > 0);
     case 'edit':
       return show(context, click, editStart(document, where));
     case 'undo': {
@@ -138,6 +139,9 @@ export async function turnMemoryPage(context: SlackContext, click: BlockActionBo
 
 /** The document if the actor may do `action` to its space, else the refusal's words. */
 export async function authorize(context: SlackContext, actor: Actor, documentId: string, action: MemoryAction): Promise<DocumentRecord | string> {
+  // Who may use Hippo at all (ALLOWED_USERS) first, then who may do this to this space's memory.
+  const steer = await context.access.maySteer(context.people.requester(actor.teamId, actor.userId));
+  if (!steer.allowed) return steer.message;
   const document = await context.stores.documents.get(documentId);
   if (!document || document.deleted) return 'This memory document no longer exists.';
   const space = await context.stores.spaces.get(document.spaceId);
@@ -157,13 +161,14 @@ export async function summaryOf(context: SlackContext, document: DocumentRecord)
 }
 
 /** A history page with links to the thread each version came from. */
-async function historyView(context: SlackContext, document: DocumentRecord, where: Origin, page: number): Promise<ModalView> {
+async function historyView(context: SlackContext, teamId: string, document: DocumentRecord, where: Origin, page: number): Promise<ModalView> {
+  const { identity } = await workspaceOf(context, teamId);
   const offset = page * historyPageSize;
   const history = await context.stores.documents.history(document.id, { offset, limit: historyPageSize });
   const sessions = await versionSessions(context.stores, history.versions);
   const link = (version: DocumentVersionRecord): string | null => {
     const session = version.sessionId ? sessions.get(version.sessionId) : undefined;
-    return session?.platform === 'slack' ? slackThreadLink(context.identity, session.channelId, session.threadKey) : null;
+    return session?.platform === 'slack' ? slackThreadLink(identity, session.channelId, session.threadKey) : null;
   };
   return historyModal(document, { ...history, offset, pageSize: historyPageSize }, link, where);
 }
@@ -175,17 +180,17 @@ async function historyView(context: SlackContext, document: DocumentRecord, wher
 async function show(context: SlackContext, click: BlockActionBody, view: Json, inPlace = false): Promise<void> {
   const inModal = click.view !== undefined && click.view.type !== 'home';
   if (inPlace && inModal && click.view) {
-    await context.client.apiCall('views.update', { view_id: click.view.id, view });
+    await (await workspaceOf(context, teamOfBody(click))).client.apiCall('views.update', { view_id: click.view.id, view });
     return;
   }
   if (!click.trigger_id) return;
-  await context.client.apiCall(inModal ? 'views.push' : 'views.open', { trigger_id: click.trigger_id, view });
+  await (await workspaceOf(context, teamOfBody(click))).client.apiCall(inModal ? 'views.push' : 'views.open', { trigger_id: click.trigger_id, view });
 }
 
 /** A refusal or a stale button, only to the clicker: ephemeral in the thread, else a small modal. */
 export async function refuse(context: SlackContext, click: BlockActionBody, text: string): Promise<void> {
   if (click.channel && click.message) {
-    await context.client.apiCall('chat.postEphemeral', { channel: click.channel.id, user: click.user.id, thread_ts: click.message.thread_ts ?? click.message.ts, text });
+    await postEphemeral(context, { teamId: teamOfBody(click), channelId: click.channel.id, userId: click.user.id, threadTs: click.message.thread_ts ?? click.message.ts }, text);
     return;
   }
   if (click.trigger_id) await show(context, click, outcomeModal(text, 'Memory'));

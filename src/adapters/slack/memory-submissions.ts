@@ -14,7 +14,7 @@ import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer }
 import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-blocks.js';
 import { authorize, editForm, parseMemoryValue, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';
-import { viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
+import { teamOfBody, viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
 import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
 
 const editRef = z.object({ d: z.string(), v: z.number().int(), i: z.number().int().optional(), j: z.string().optional(), c: z.string().nullable(), t: z.string().nullable() });
@@ -55,7 +55,7 @@ function readSubmission(raw: unknown): Submission | null {
   const body = parsed.data;
   const ref = parseMemoryValue(editRef, body.view.private_metadata);
   if (!ref) return null;
-  const teamId = body.team?.id ?? body.user.team_id ?? '';
+  const teamId = teamOfBody(body);
   // A submission names no channel of its own: membership of the space's conversation decides
   // (the metadata only says where to tell the thread).
   return { body, ref, actor: { teamId, userId: body.user.id, channelId: null }, values: body.view.state.values };

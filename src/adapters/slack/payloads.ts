@@ -78,3 +78,8 @@ export const viewSubmissionBody = z.looseObject({
 
 /** A parsed view_submission. */
 export type ViewSubmissionBody = z.infer<typeof viewSubmissionBody>;
+
+/** The team a click or submission came from (a workspace app gets it in `team`, older payloads in `user`). */
+export function teamOfBody(body: { team?: { id: string } | null | undefined; user: { team_id?: string | undefined } }): string {
+  return body.team?.id ?? body.user.team_id ?? '';
+}

@@ -1,10 +1,13 @@
-// Display names of Slack users (users.info, cached in memory) and the one-time read of a thread
-// that existed before Hippo was mentioned in it (conversations.replies).
+// Display names of Slack users (users.info, cached in memory), members of user groups for the
+// access lists (usergroups.users.list, cached briefly), and the one-time read of a thread that
+// existed before Hippo was mentioned in it (conversations.replies). Each call uses the team's token.
 import type { webApi } from '@slack/bolt';
 import { z } from 'zod';
 import type { Visibility } from '../../core/store.js';
 import type { Logger } from '../../log.js';
+import type { Requester } from '../chat/access-policy.js';
 import { threadMessage } from './payloads.js';
+import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
 
 const userInfo = z.looseObject({
   user: z.looseObject({
@@ -18,6 +21,11 @@ const channelInfo = z.looseObject({
   channel: z.looseObject({ is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional() }),
 });
 
+const groupMembers = z.looseObject({ users: z.array(z.string()).default([]) });
+
+/** How long the members of a user group are trusted before asking Slack again (ms). */
+const groupCacheMs = 60_000;
+
 /** Limits of the thread read, in messages and characters. */
 const historyLimits = { messages: 40, perMessage: 1_500, total: 12_000 };
 
@@ -26,9 +34,10 @@ export class SlackPeople {
   private readonly names = new Map<string, Promise<string>>();
   private readonly known = new Map<string, string>();
   private readonly visibilities = new Map<string, Promise<Visibility>>();
+  private readonly groups = new Map<string, { members: Promise<ReadonlySet<string>>; until: number }>();
 
   constructor(
-    private readonly client: webApi.WebClient,
+    private readonly workspaces: SlackWorkspaces,
     private readonly log: Logger,
     /** Longest wait for one lookup before falling back (ms). */
     private readonly timeoutMs = 1_000,
@@ -44,7 +53,7 @@ export class SlackPeople {
     const key = `${teamId}:${userId}`;
     let pending = this.names.get(key);
     if (!pending) {
-      pending = this.client.users.info({ user: userId }).then((result) => {
+      pending = this.client(teamId).then((client) => client.users.info({ user: userId })).then((result) => {
         const { user } = userInfo.parse(result);
         const name = user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
         this.known.set(key, name);
@@ -71,7 +80,7 @@ export class SlackPeople {
     const key = `${teamId}:${channelId}`;
     let pending = this.visibilities.get(key);
     if (!pending) {
-      pending = this.client.conversations.info({ channel: channelId }).then((result) => {
+      pending = this.client(teamId).then((client) => client.conversations.info({ channel: channelId })).then((result) => {
         const { channel } = channelInfo.parse(result);
         if (channel.is_im) return 'direct';
         return channel.is_private || channel.is_mpim ? 'private' : 'public';
@@ -91,7 +100,7 @@ export class SlackPeople {
    */
   async threadSoFar(teamId: string, channelId: string, threadTs: string, beforeTs: string): Promise<string> {
     try {
-      const result = await withTimeout(this.client.conversations.replies({ channel: channelId, ts: threadTs, limit: 200 }), this.timeoutMs * 1.5);
+      const result = await withTimeout(this.client(teamId).then((client) => client.conversations.replies({ channel: channelId, ts: threadTs, limit: 200 })), this.timeoutMs * 1.5);
       const messages = z.array(threadMessage).parse(result.messages ?? []).filter((message) => Number(message.ts) < Number(beforeTs));
       const lines: string[] = [];
       let total = 0;
@@ -108,6 +117,42 @@ export class SlackPeople {
       this.log.warn({ channelId, threadTs, err: error instanceof Error ? error.message : String(error) }, 'slack-thread-read-failed');
       return '';
     }
+  }
+
+  /**
+   * True when the user belongs to the user group (an `S…` id; any other id is no group). Members are
+   * cached for a minute; a lookup that fails or is late counts as "not a member" (refusing is the
+   * safe side) and is asked again next time.
+   */
+  async inGroup(teamId: string, groupId: string, userId: string): Promise<boolean> {
+    if (!groupId.startsWith('S')) return false;
+    const key = `${teamId}:${groupId}`;
+    let cached = this.groups.get(key);
+    if (!cached || cached.until < Date.now()) {
+      const members = this.client(teamId)
+        .then((client) => client.apiCall('usergroups.users.list', { usergroup: groupId }))
+        .then((result): ReadonlySet<string> => new Set(groupMembers.parse(result).users));
+      cached = { members, until: Date.now() + groupCacheMs };
+      this.groups.set(key, cached);
+      members.catch(() => this.groups.delete(key));
+    }
+    try {
+      return (await withTimeout(cached.members, this.timeoutMs)).has(userId);
+    } catch (error) {
+      this.log.warn({ groupId, err: error instanceof Error ? error.message : String(error) }, 'slack-usergroup-lookup-failed');
+      return false;
+    }
+  }
+
+  /** The person as the access policy sees them. */
+  requester(teamId: string, userId: string): Requester {
+    return { userId, inGroup: (groupId) => this.inGroup(teamId, groupId, userId) };
+  }
+
+  private async client(teamId: string): Promise<webApi.WebClient> {
+    const workspace = await this.workspaces.get(teamId);
+    if (!workspace) throw new WorkspaceNotInstalledError(teamId);
+    return workspace.client;
   }
 }
 

@@ -9,7 +9,7 @@ import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from 
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
-import type { SlackDelivery } from './deliver.js';
+import { teamField, type SlackDelivery } from './deliver.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './slack-context.js';
 
@@ -173,7 +173,7 @@ export class SlackRenderer {
     const indicator = runIndicatorText(card.status);
     if (indicator === card.indicator) return;
     card.indicator = indicator;
-    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, indicator));
+    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.workspaceId, card.session.channelId, card.session.threadKey, indicator));
   }
 
   /** Enqueues the parts of an answer; false when the write was fenced off. */
@@ -279,7 +279,8 @@ export class SlackRenderer {
   }
 
   private entry(session: SessionRecord, key: string, operation: string, payload: { [key: string]: Json }, extra: Partial<OutboxEntry> = {}): OutboxEntry {
-    return { idempotencyKey: key, sessionId: session.id, platform: slackPlatform, operation, payload, ...extra };
+    // The workspace goes with the item: the sender (any replica, any time later) uses its token.
+    return { idempotencyKey: key, sessionId: session.id, platform: slackPlatform, operation, payload: { [teamField]: session.workspaceId, ...payload }, ...extra };
   }
 
   private queue(sessionId: string, work: () => Promise<void>): void {

@@ -2,10 +2,10 @@
 // (conversations.members), and are they in a user group named by MEMORY_EDITORS
 // (usergroups.users.list). Both are cached briefly: App Home lists several spaces at once, and a
 // person clicking through a document asks the same question again and again.
-import type { webApi } from '@slack/bolt';
 import { z } from 'zod';
 import type { Logger } from '../../log.js';
 import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
+import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
 
 const membersPage = z.looseObject({
   members: z.array(z.string()).optional(),
@@ -18,19 +18,19 @@ const cacheMs = 60_000;
 /** Pages of conversations.members read for one channel (1,000 members each). */
 const maxPages = 20;
 
-/** Membership and user groups, from the Web API. */
+/** Membership and user groups, from the Web API of each person's workspace. */
 export class SlackAccess implements AccessResolver {
   private readonly members = new Map<string, { at: number; ids: Promise<Set<string>> }>();
   private readonly groups = new Map<string, { at: number; ids: Promise<Set<string>> }>();
 
   constructor(
-    private readonly client: webApi.WebClient,
+    private readonly workspaces: SlackWorkspaces,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async isMember(_workspaceId: string, channelId: string, userId: string): Promise<boolean> {
-    const ids = await this.cached(this.members, channelId, () => this.channelMembers(channelId));
+  async isMember(workspaceId: string, channelId: string, userId: string): Promise<boolean> {
+    const ids = await this.cached(this.members, `${workspaceId}:${channelId}`, () => this.channelMembers(workspaceId, channelId));
     return ids.has(userId);
   }
 
@@ -39,7 +39,7 @@ export class SlackAccess implements AccessResolver {
     // Slack user group ids start with S; everything else in the list is a person.
     for (const group of editors) {
       if (!group.startsWith('S')) continue;
-      const ids = await this.cached(this.groups, group, () => this.groupMembers(group));
+      const ids = await this.cached(this.groups, `${request.workspaceId}:${group}`, () => this.groupMembers(request.workspaceId, group));
       if (ids.has(request.userId)) return true;
     }
     return false;
@@ -58,11 +58,18 @@ export class SlackAccess implements AccessResolver {
     return ids;
   }
 
-  private async channelMembers(channelId: string): Promise<Set<string>> {
+  private async client(workspaceId: string) {
+    const workspace = await this.workspaces.get(workspaceId);
+    if (!workspace) throw new WorkspaceNotInstalledError(workspaceId);
+    return workspace.client;
+  }
+
+  private async channelMembers(workspaceId: string, channelId: string): Promise<Set<string>> {
+    const client = await this.client(workspaceId);
     const ids = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < maxPages; page += 1) {
-      const result = membersPage.parse(await this.client.apiCall('conversations.members', { channel: channelId, limit: 1000, ...(cursor ? { cursor } : {}) }));
+      const result = membersPage.parse(await client.apiCall('conversations.members', { channel: channelId, limit: 1000, ...(cursor ? { cursor } : {}) }));
       for (const id of result.members ?? []) ids.add(id);
       cursor = result.response_metadata?.next_cursor || undefined;
       if (!cursor) break;
@@ -70,8 +77,8 @@ export class SlackAccess implements AccessResolver {
     return ids;
   }
 
-  private async groupMembers(groupId: string): Promise<Set<string>> {
-    const result = groupUsers.parse(await this.client.apiCall('usergroups.users.list', { usergroup: groupId }));
+  private async groupMembers(workspaceId: string, groupId: string): Promise<Set<string>> {
+    const result = groupUsers.parse(await (await this.client(workspaceId)).apiCall('usergroups.users.list', { usergroup: groupId }));
     return new Set(result.users ?? []);
   }
 }

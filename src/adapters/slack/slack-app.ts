@@ -1,15 +1,22 @@
 // The connection to Slack through Bolt: the HTTP Events API mounted on Hippo's own HTTP server
 // (POST /slack/events, signatures checked by Bolt, stale requests refused), or Socket Mode when an
-// app token is set. Interactivity and the slash command arrive the same way.
-import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
+// app token is set. Interactivity and the slash command arrive the same way. One workspace
+// (SLACK_BOT_TOKEN, checked with auth.test), or many (SLACK_CLIENT_ID/SECRET: OAuth installs in
+// Postgres; Bolt authorizes each event with its team's installation, see workspaces.ts).
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type AppOptions, type Logger as BoltLogger } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
+import { decodeEncryptionKey, SecretBox } from '../storage/secret-box.js';
+import type { PrismaClient } from '../storage/generated/client.js';
 import { boltLogger } from './bolt-logger.js';
+import { SlackInstallationStore } from './installation-store.js';
 import type { SlackIdentity } from './slack-context.js';
+import { mountInstallRoutes } from './slack-install.js';
+import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWorkspacesOptions, type SlackWorkspaces } from './workspaces.js';
 
 /**
  * A listener failed on work Slack should send again (storing an inbound message): answered with
@@ -23,11 +30,12 @@ export class SlackRetryableError extends Error {
 /** Where Slack posts events, interactions and slash commands in HTTP mode. */
 export const slackEventsPath = '/slack/events';
 
-/** A Bolt app bound to our server or socket, with the bot's identity. */
+/** A Bolt app bound to our server or socket, with the workspaces it talks to. */
 export interface SlackConnection {
   app: App;
-  client: webApi.WebClient;
-  identity: SlackIdentity;
+  workspaces: SlackWorkspaces;
+  /** The installations in Postgres (many-workspace mode), else null. */
+  installations: SlackInstallationStore | null;
   mode: 'http' | 'socket';
   /** Starts receiving (after the listeners are registered). */
   start(): Promise<void>;
@@ -40,15 +48,20 @@ export interface ConnectOptions {
   config: Config;
   http: HttpServer;
   log: Logger;
+  /** Where installations live (many-workspace mode). */
+  prisma: PrismaClient;
   /** Web API retries of network and 5xx failures (default 2; the outbox retries after that). */
   webApiRetries?: number;
+  /** Installation cache and token refresh timing (many-workspace mode). */
+  workspaces?: InstalledWorkspacesOptions;
 }
 
-/** Checks the token with auth.test and builds the Bolt app; throws ConfigError or PlatformError. */
+/**
+ * Builds the Bolt app for one workspace (the token checked with auth.test) or many (installs
+ * through /slack/install); throws ConfigError or PlatformError.
+ */
 export async function connectSlack(options: ConnectOptions): Promise<SlackConnection> {
   const { config, log } = options;
-  const token = config.SLACK_BOT_TOKEN;
-  if (!token) throw new ConfigError('config: SLACK_BOT_TOKEN is required for Slack');
   if (!config.SLACK_APP_TOKEN && !config.SLACK_SIGNING_SECRET) {
     throw new ConfigError('config: SLACK_SIGNING_SECRET is required for the Slack Events API (or set SLACK_APP_TOKEN for Socket Mode)');
   }
@@ -61,10 +74,8 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     timeout: 15_000,
     ...(config.SLACK_API_URL ? { slackApiUrl: apiBase(config.SLACK_API_URL) } : {}),
   };
-  const client = new webApi.WebClient(token, clientOptions);
-  const identity = await authTest(client);
-  log.info({ teamId: identity.teamId, botUserId: identity.botUserId, mode: config.SLACK_APP_TOKEN ? 'socket' : 'http' }, 'slack-authenticated');
-  const appOptions = { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId };
+  const { workspaces, installations, appOptions } = await authorization(options, clientOptions, logger);
+  const common = { workspaces, installations };
 
   if (config.SLACK_APP_TOKEN) {
     const receiver = new SocketModeReceiver({
@@ -79,7 +90,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     receiver.client.on('disconnected', () => void (connected = false));
     const app = new App({ ...appOptions, receiver });
     return {
-      app, client, identity, mode: 'socket',
+      app, ...common, mode: 'socket',
       start: async () => void (await app.start()),
       stop: () => app.stop().then(() => undefined),
       connected: () => connected,
@@ -111,11 +122,35 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     whileAcknowledging(response, () => receiver.requestListener(request, response));
   });
   return {
-    app, client, identity, mode: 'http',
+    app, ...common, mode: 'http',
     start: async () => void (receiving = true),
     stop: async () => void (receiving = false),
     connected: () => receiving,
   };
+}
+
+/** One workspace from SLACK_BOT_TOKEN, or many from the installations (and their install routes). */
+async function authorization(options: ConnectOptions, clientOptions: webApi.WebClientOptions, logger: BoltLogger): Promise<{ workspaces: SlackWorkspaces; installations: SlackInstallationStore | null; appOptions: AppOptions }> {
+  const { config, log } = options;
+  if (config.SLACK_CLIENT_ID || config.SLACK_CLIENT_SECRET) {
+    if (!config.SLACK_CLIENT_ID || !config.SLACK_CLIENT_SECRET) throw new ConfigError('config: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are both required to install Hippo in many workspaces');
+    if (config.SLACK_BOT_TOKEN) throw new ConfigError('config: set either SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (many workspaces), not both');
+    const key = decodeEncryptionKey(config.SLACK_TOKEN_ENCRYPTION_KEY ?? '');
+    if (!key) throw new ConfigError('config: SLACK_TOKEN_ENCRYPTION_KEY is required with SLACK_CLIENT_ID (32 bytes, base64 or hex, e.g. `openssl rand -base64 32`): installation tokens are encrypted with it');
+    const installations = new SlackInstallationStore(options.prisma, new SecretBox(key));
+    const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
+    const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
+    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, workspaces, clientOptions, log });
+    log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
+    return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
+  }
+  const token = config.SLACK_BOT_TOKEN;
+  if (!token) throw new ConfigError('config: SLACK_BOT_TOKEN is required for Slack (or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET to install it in many workspaces)');
+  const client = new webApi.WebClient(token, clientOptions);
+  const identity = await authTest(client);
+  log.info({ teamId: identity.teamId, botUserId: identity.botUserId, mode: config.SLACK_APP_TOKEN ? 'socket' : 'http' }, 'slack-authenticated');
+  const workspaces = new SingleWorkspace({ client, identity });
+  return { workspaces, installations: null, appOptions: { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId } };
 }
 
 async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {

@@ -1,5 +1,4 @@
 // What every part of the Slack adapter works with, in one object (style.md §2: a context object).
-import type { webApi } from '@slack/bolt';
 import type { Agent } from '../../core/agent.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import type { Logger } from '../../log.js';
@@ -7,9 +6,12 @@ import type { Background } from '../chat/background.js';
 import type { MemoryGate } from '../chat/memory-access.js';
 import type { Outbox } from '../chat/outbox.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import type { AccessPolicy, RefusalNotices } from '../chat/access-policy.js';
 import type { SlackPeople } from './people.js';
+import type { SlackWorkspace, SlackWorkspaces } from './workspaces.js';
+import { WorkspaceNotInstalledError } from './workspaces.js';
 
-/** Who the bot is, from auth.test. */
+/** Who the bot is in a workspace (auth.test, or the installation). */
 export interface SlackIdentity {
   teamId: string;
   botUserId: string;
@@ -24,13 +26,23 @@ export interface SlackContext {
   stores: Stores;
   prisma: PrismaClient;
   outbox: Outbox;
-  client: webApi.WebClient;
-  identity: SlackIdentity;
+  /** Client and bot identity per team. */
+  workspaces: SlackWorkspaces;
   people: SlackPeople;
+  access: AccessPolicy;
+  /** Which refusals were explained lately (each is explained once per message or thread). */
+  refusals: RefusalNotices;
   background: Background;
   /** Who may view and change which memory space (membership, MEMORY_EDITORS). */
   memory: MemoryGate;
   log: Logger;
+}
+
+/** The team's workspace; throws WorkspaceNotInstalledError when Hippo is not installed there. */
+export async function workspaceOf(context: Pick<SlackContext, 'workspaces'>, teamId: string): Promise<SlackWorkspace> {
+  const workspace = await context.workspaces.get(teamId);
+  if (!workspace) throw new WorkspaceNotInstalledError(teamId);
+  return workspace;
 }
 
 /** The outbox platform name of Slack items. */

@@ -54,6 +54,11 @@ async function answer(context: SlackContext, raw: unknown): Promise<{ text: stri
   if (!session) {
     return { text: `Use this in a Hippo thread: Slack does not tell apps which thread a slash command came from, so mention me there instead (\`@hippo ${words.verb}\`).` };
   }
+  const decision = await context.access.mayCommand(words.verb, context.people.requester(command.team_id, command.user_id), session);
+  if (!decision.allowed) {
+    context.log.info({ teamId: command.team_id, userId: command.user_id, verb: words.verb, rule: decision.rule }, 'slack-request-refused');
+    return { text: decision.message };
+  }
   const asker = { teamId: command.team_id, userId: command.user_id, name: await context.people.name(command.team_id, command.user_id), channelId: command.channel_id };
   const reply = await runCommand(words.verb, slackCommandScope(context, session, asker, slashPrefix), words.rest);
   const browser = await browserAnswer(context, words.verb, reply, session, { c: command.channel_id, t: command.thread_ts ?? null });

@@ -119,7 +119,7 @@ export function spaceChannel(scope: string, scopeKey: string): string | null {
 async function createSession(
   tx: TransactionClient,
   address: ThreadAddress,
-  options: { title: string; scope: MemoryScope },
+  options: { title: string; scope: MemoryScope; startedBy?: string },
 ): Promise<Session> {
   // ON CONFLICT DO UPDATE (not DO NOTHING) so RETURNING yields the id of a space that another
   // session of the same channel created concurrently, instead of failing the transaction.
@@ -133,7 +133,7 @@ async function createSession(
   // current_segment_id has no foreign key, so the session can name its first segment up front.
   const segmentId = randomUUID();
   const session = await tx.session.create({
-    data: { ...threadKey(address), title: storableText(options.title), memorySpaceId: space.id, currentSegmentId: segmentId },
+    data: { ...threadKey(address), title: storableText(options.title), startedBy: options.startedBy ?? null, memorySpaceId: space.id, currentSegmentId: segmentId },
   });
   await tx.segment.create({ data: { id: segmentId, sessionId: session.id, ordinal: 1 } });
   return session;
@@ -150,6 +150,7 @@ function toSessionRecord(row: Session): SessionRecord {
     threadKey: row.threadKey,
     memorySpaceId: row.memorySpaceId,
     title: row.title,
+    startedBy: row.startedBy,
     pauseRequested: row.pauseRequested,
     paused: row.paused,
     resetRequested: row.resetRequested,

@@ -78,6 +78,18 @@ export type OutboxItem = Prisma.OutboxItemModel
  */
 export type SessionLease = Prisma.SessionLeaseModel
 /**
+ * Model SlackInstallation
+ * A Slack workspace that installed Hippo through the OAuth flow (many-workspace mode). Tokens are
+ * sealed with SLACK_TOKEN_ENCRYPTION_KEY (AES-256-GCM bound to the team id), never stored in plain
+ * text. Deleted when the app is uninstalled or its bot token revoked.
+ */
+export type SlackInstallation = Prisma.SlackInstallationModel
+/**
+ * Model AnswerFeedback
+ * 👍 / 👎 reactions people put on Hippo's answers (once per person, answer and kind).
+ */
+export type AnswerFeedback = Prisma.AnswerFeedbackModel
+/**
  * Model ChannelBudget
  * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
  */

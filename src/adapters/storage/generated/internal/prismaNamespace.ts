@@ -409,6 +409,8 @@ export const ModelName = {
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
+  SlackInstallation: 'SlackInstallation',
+  AnswerFeedback: 'AnswerFeedback',
   ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
   MemoryEditDraft: 'MemoryEditDraft'
@@ -427,7 +429,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "answerFeedback" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1319,6 +1321,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SlackInstallation: {
+      payload: Prisma.$SlackInstallationPayload<ExtArgs>
+      fields: Prisma.SlackInstallationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SlackInstallationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SlackInstallationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        findFirst: {
+          args: Prisma.SlackInstallationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SlackInstallationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        findMany: {
+          args: Prisma.SlackInstallationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>[]
+        }
+        create: {
+          args: Prisma.SlackInstallationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        createMany: {
+          args: Prisma.SlackInstallationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SlackInstallationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>[]
+        }
+        delete: {
+          args: Prisma.SlackInstallationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        update: {
+          args: Prisma.SlackInstallationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        deleteMany: {
+          args: Prisma.SlackInstallationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SlackInstallationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SlackInstallationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>[]
+        }
+        upsert: {
+          args: Prisma.SlackInstallationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackInstallationPayload>
+        }
+        aggregate: {
+          args: Prisma.SlackInstallationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSlackInstallation>
+        }
+        groupBy: {
+          args: Prisma.SlackInstallationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SlackInstallationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SlackInstallationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SlackInstallationCountAggregateOutputType> | number
+        }
+      }
+    }
+    AnswerFeedback: {
+      payload: Prisma.$AnswerFeedbackPayload<ExtArgs>
+      fields: Prisma.AnswerFeedbackFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AnswerFeedbackFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AnswerFeedbackFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        findFirst: {
+          args: Prisma.AnswerFeedbackFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AnswerFeedbackFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        findMany: {
+          args: Prisma.AnswerFeedbackFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>[]
+        }
+        create: {
+          args: Prisma.AnswerFeedbackCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        createMany: {
+          args: Prisma.AnswerFeedbackCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AnswerFeedbackCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>[]
+        }
+        delete: {
+          args: Prisma.AnswerFeedbackDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        update: {
+          args: Prisma.AnswerFeedbackUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        deleteMany: {
+          args: Prisma.AnswerFeedbackDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AnswerFeedbackUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AnswerFeedbackUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>[]
+        }
+        upsert: {
+          args: Prisma.AnswerFeedbackUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AnswerFeedbackPayload>
+        }
+        aggregate: {
+          args: Prisma.AnswerFeedbackAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAnswerFeedback>
+        }
+        groupBy: {
+          args: Prisma.AnswerFeedbackGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AnswerFeedbackGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AnswerFeedbackCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AnswerFeedbackCountAggregateOutputType> | number
+        }
+      }
+    }
     ChannelBudget: {
       payload: Prisma.$ChannelBudgetPayload<ExtArgs>
       fields: Prisma.ChannelBudgetFieldRefs
@@ -1588,6 +1738,7 @@ export const SessionScalarFieldEnum = {
   threadKey: 'threadKey',
   memorySpaceId: 'memorySpaceId',
   title: 'title',
+  startedBy: 'startedBy',
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
@@ -1784,6 +1935,40 @@ export const SessionLeaseScalarFieldEnum = {
 } as const
 
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
+
+
+export const SlackInstallationScalarFieldEnum = {
+  teamId: 'teamId',
+  teamName: 'teamName',
+  enterpriseId: 'enterpriseId',
+  appId: 'appId',
+  botUserId: 'botUserId',
+  botId: 'botId',
+  botScopes: 'botScopes',
+  botToken: 'botToken',
+  botRefreshToken: 'botRefreshToken',
+  botTokenExpiresAt: 'botTokenExpiresAt',
+  installedBy: 'installedBy',
+  installedAt: 'installedAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const AnswerFeedbackScalarFieldEnum = {
+  id: 'id',
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  messageId: 'messageId',
+  sessionId: 'sessionId',
+  userId: 'userId',
+  kind: 'kind',
+  createdAt: 'createdAt'
+} as const
+
+export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
 export const ChannelBudgetScalarFieldEnum = {
@@ -2132,6 +2317,8 @@ export type GlobalOmitConfig = {
   modelCall?: Prisma.ModelCallOmit
   outboxItem?: Prisma.OutboxItemOmit
   sessionLease?: Prisma.SessionLeaseOmit
+  slackInstallation?: Prisma.SlackInstallationOmit
+  answerFeedback?: Prisma.AnswerFeedbackOmit
   channelBudget?: Prisma.ChannelBudgetOmit
   memoryReviewEvent?: Prisma.MemoryReviewEventOmit
   memoryEditDraft?: Prisma.MemoryEditDraftOmit

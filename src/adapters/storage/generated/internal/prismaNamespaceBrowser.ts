@@ -63,6 +63,8 @@ export const ModelName = {
   ModelCall: 'ModelCall',
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
+  SlackInstallation: 'SlackInstallation',
+  AnswerFeedback: 'AnswerFeedback',
   ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
   MemoryEditDraft: 'MemoryEditDraft'
@@ -92,6 +94,7 @@ export const SessionScalarFieldEnum = {
   threadKey: 'threadKey',
   memorySpaceId: 'memorySpaceId',
   title: 'title',
+  startedBy: 'startedBy',
   pauseRequested: 'pauseRequested',
   paused: 'paused',
   resetRequested: 'resetRequested',
@@ -288,6 +291,40 @@ export const SessionLeaseScalarFieldEnum = {
 } as const
 
 export type SessionLeaseScalarFieldEnum = (typeof SessionLeaseScalarFieldEnum)[keyof typeof SessionLeaseScalarFieldEnum]
+
+
+export const SlackInstallationScalarFieldEnum = {
+  teamId: 'teamId',
+  teamName: 'teamName',
+  enterpriseId: 'enterpriseId',
+  appId: 'appId',
+  botUserId: 'botUserId',
+  botId: 'botId',
+  botScopes: 'botScopes',
+  botToken: 'botToken',
+  botRefreshToken: 'botRefreshToken',
+  botTokenExpiresAt: 'botTokenExpiresAt',
+  installedBy: 'installedBy',
+  installedAt: 'installedAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const AnswerFeedbackScalarFieldEnum = {
+  id: 'id',
+  platform: 'platform',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  messageId: 'messageId',
+  sessionId: 'sessionId',
+  userId: 'userId',
+  kind: 'kind',
+  createdAt: 'createdAt'
+} as const
+
+export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
 export const ChannelBudgetScalarFieldEnum = {

@@ -42,6 +42,7 @@ export type SessionMinAggregateOutputType = {
   threadKey: string | null
   memorySpaceId: string | null
   title: string | null
+  startedBy: string | null
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
@@ -59,6 +60,7 @@ export type SessionMaxAggregateOutputType = {
   threadKey: string | null
   memorySpaceId: string | null
   title: string | null
+  startedBy: string | null
   pauseRequested: boolean | null
   paused: boolean | null
   resetRequested: boolean | null
@@ -76,6 +78,7 @@ export type SessionCountAggregateOutputType = {
   threadKey: number
   memorySpaceId: number
   title: number
+  startedBy: number
   pauseRequested: number
   paused: number
   resetRequested: number
@@ -103,6 +106,7 @@ export type SessionMinAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -120,6 +124,7 @@ export type SessionMaxAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -137,6 +142,7 @@ export type SessionCountAggregateInputType = {
   threadKey?: true
   memorySpaceId?: true
   title?: true
+  startedBy?: true
   pauseRequested?: true
   paused?: true
   resetRequested?: true
@@ -241,6 +247,7 @@ export type SessionGroupByOutputType = {
   threadKey: string
   memorySpaceId: string
   title: string
+  startedBy: string | null
   pauseRequested: boolean
   paused: boolean
   resetRequested: boolean
@@ -281,6 +288,7 @@ export type SessionWhereInput = {
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -305,6 +313,7 @@ export type SessionOrderByWithRelationInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -333,6 +342,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -357,6 +367,7 @@ export type SessionOrderByWithAggregationInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -382,6 +393,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   threadKey?: Prisma.StringWithAggregatesFilter<"Session"> | string
   memorySpaceId?: Prisma.StringWithAggregatesFilter<"Session"> | string
   title?: Prisma.StringWithAggregatesFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
@@ -398,6 +410,7 @@ export type SessionCreateInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -422,6 +435,7 @@ export type SessionUncheckedCreateInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -444,6 +458,7 @@ export type SessionUpdateInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -468,6 +483,7 @@ export type SessionUncheckedUpdateInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -491,6 +507,7 @@ export type SessionCreateManyInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -507,6 +524,7 @@ export type SessionUpdateManyMutationInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -524,6 +542,7 @@ export type SessionUncheckedUpdateManyInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -548,6 +567,7 @@ export type SessionCountOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -569,6 +589,7 @@ export type SessionMaxOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -586,6 +607,7 @@ export type SessionMinOrderByAggregateInput = {
   threadKey?: Prisma.SortOrder
   memorySpaceId?: Prisma.SortOrder
   title?: Prisma.SortOrder
+  startedBy?: Prisma.SortOrder
   pauseRequested?: Prisma.SortOrder
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
@@ -623,6 +645,10 @@ export type StringFieldUpdateOperationsInput = {
   set?: string
 }
 
+export type NullableStringFieldUpdateOperationsInput = {
+  set?: string | null
+}
+
 export type BoolFieldUpdateOperationsInput = {
   set?: boolean
 }
@@ -633,10 +659,6 @@ export type NullableFloatFieldUpdateOperationsInput = {
   decrement?: number
   multiply?: number
   divide?: number
-}
-
-export type NullableStringFieldUpdateOperationsInput = {
-  set?: string | null
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -778,6 +800,7 @@ export type SessionCreateWithoutSegmentsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -801,6 +824,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -838,6 +862,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -861,6 +886,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -882,6 +908,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -904,6 +931,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -956,6 +984,7 @@ export type SessionScalarWhereInput = {
   threadKey?: Prisma.StringFilter<"Session"> | string
   memorySpaceId?: Prisma.StringFilter<"Session"> | string
   title?: Prisma.StringFilter<"Session"> | string
+  startedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   pauseRequested?: Prisma.BoolFilter<"Session"> | boolean
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
@@ -972,6 +1001,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -995,6 +1025,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1032,6 +1063,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1055,6 +1087,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1076,6 +1109,7 @@ export type SessionCreateWithoutSteersInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1099,6 +1133,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1136,6 +1171,7 @@ export type SessionUpdateWithoutSteersInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1159,6 +1195,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1180,6 +1217,7 @@ export type SessionCreateWithoutModelCallsInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1203,6 +1241,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1240,6 +1279,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1263,6 +1303,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1284,6 +1325,7 @@ export type SessionCreateWithoutOutboxInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1307,6 +1349,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1344,6 +1387,7 @@ export type SessionUpdateWithoutOutboxInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1367,6 +1411,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1388,6 +1433,7 @@ export type SessionCreateWithoutLeaseInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1411,6 +1457,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   threadKey: string
   memorySpaceId: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1448,6 +1495,7 @@ export type SessionUpdateWithoutLeaseInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1471,6 +1519,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1492,6 +1541,7 @@ export type SessionCreateManyMemorySpaceInput = {
   channelId: string
   threadKey: string
   title?: string
+  startedBy?: string | null
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1508,6 +1558,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1530,6 +1581,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1552,6 +1604,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   channelId?: Prisma.StringFieldUpdateOperationsInput | string
   threadKey?: Prisma.StringFieldUpdateOperationsInput | string
   title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -1636,6 +1689,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1661,6 +1715,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1679,6 +1734,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1697,6 +1753,7 @@ export type SessionSelectScalar = {
   threadKey?: boolean
   memorySpaceId?: boolean
   title?: boolean
+  startedBy?: boolean
   pauseRequested?: boolean
   paused?: boolean
   resetRequested?: boolean
@@ -1706,7 +1763,7 @@ export type SessionSelectScalar = {
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1743,6 +1800,11 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     threadKey: string
     memorySpaceId: string
     title: string
+    /**
+     * Platform user id of the person whose message started the session (may reset it; see
+     * "Who may do what"). Null for sessions from before it was recorded.
+     */
+    startedBy: string | null
     /**
      * R11: a person asked for a pause; it takes effect at the next checkpoint.
      */
@@ -2199,6 +2261,7 @@ export interface SessionFieldRefs {
   readonly threadKey: Prisma.FieldRef<"Session", 'String'>
   readonly memorySpaceId: Prisma.FieldRef<"Session", 'String'>
   readonly title: Prisma.FieldRef<"Session", 'String'>
+  readonly startedBy: Prisma.FieldRef<"Session", 'String'>
   readonly pauseRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>

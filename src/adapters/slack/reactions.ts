@@ -1,0 +1,35 @@
+// 👍 / 👎 that people put on Hippo's answers in Slack (reaction_added): recorded as answer
+// feedback when the message is one of Hippo's answers and the person may use Hippo.
+import type { App } from '@slack/bolt';
+import { z } from 'zod';
+import { feedbackKind, recordAnswerFeedback, type FeedbackListener } from '../chat/answer-feedback.js';
+import { eventEnvelope } from './payloads.js';
+import type { SlackContext } from './slack-context.js';
+
+const reactionAdded = z.looseObject({
+  user: z.string(),
+  reaction: z.string(),
+  item_user: z.string().optional(),
+  item: z.looseObject({ type: z.string(), channel: z.string().optional(), ts: z.string().optional() }),
+});
+
+/** Registers the reaction handler; `onFeedback` hears each new 👍 / 👎 (the metrics counter). */
+export function registerReactions(app: App, context: SlackContext, onFeedback: FeedbackListener): void {
+  app.event('reaction_added', async ({ event, body }) => {
+    const envelope = eventEnvelope.safeParse(body);
+    const parsed = reactionAdded.safeParse(event);
+    if (!envelope.success || !parsed.success) return;
+    const { user, reaction, item, item_user: author } = parsed.data;
+    const kind = feedbackKind(reaction);
+    const teamId = envelope.data.team_id;
+    if (!kind || item.type !== 'message' || !item.channel || !item.ts) return;
+    // Only messages the bot wrote can be answers: everything else costs no statement.
+    const workspace = await context.workspaces.get(teamId);
+    if (!workspace || author !== workspace.identity.botUserId) return;
+    if (!(await context.access.maySteer(context.people.requester(teamId, user))).allowed) return;
+    const recorded = await recordAnswerFeedback(context.prisma, { platform: 'slack', workspaceId: teamId, channelId: item.channel, messageId: item.ts, userId: user, kind });
+    if (!recorded) return;
+    onFeedback('slack', kind);
+    context.log.info({ teamId, channelId: item.channel, ts: item.ts, kind }, 'slack-answer-feedback');
+  });
+}
