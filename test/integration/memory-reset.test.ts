@@ -228,6 +228,8 @@ describe('reset (R6–R8)', () => {
     await runner.whenIdle();
     expect(runner.session.paused).toBe(true);
     expect(runner.state).toBe('paused');
+    // Stored too: a restart after the reset finds the session still paused.
+    expect(await bed.database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).toMatchObject({ paused: true, resetRequested: false });
     expect(await bed.database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
     expect(requestsOf(bed.model.requests, 'worker')).toHaveLength(1);
   });
