@@ -50,6 +50,12 @@ describe('trigger policy (R2)', () => {
     expect(summarizerInstruction).toContain('MAIN.md is still version 1');
     const runs = await bed.database.prisma.memoryRun.findMany({ where: { sessionId: session.id }, orderBy: { role: 'desc' } });
     expect(runs.map((run) => [run.role, run.round, run.status])).toEqual([['summarizer', 1, 'succeeded'], ['decider', 1, 'succeeded']]);
+    // R14: every call's usage is recorded with its role, and a fork's with its run.
+    const calls = await bed.database.prisma.modelCall.findMany({ where: { sessionId: session.id } });
+    const byRole = (role: string) => calls.filter((call) => call.role === role);
+    expect(byRole('worker')).toHaveLength(requestsOf(bed.model.requests, 'worker').length);
+    for (const call of byRole('worker')) expect(call).toMatchObject({ memoryRunId: null, promptTokens: 1000, error: null });
+    for (const run of runs) expect(byRole(run.role).map((call) => call.memoryRunId)).toEqual([run.id]);
   });
 
   it('fires once when usage jumps over several steps, storing the highest step', async () => {

@@ -50,4 +50,24 @@ describe('/metrics', () => {
       await service.exited;
     }
   }, 60_000);
+
+  it('logs an unexpected rejection and keeps serving (R18: the process survives)', async () => {
+    const { database, model } = bed;
+    const preload = new URL('../support/reject-once.mjs', import.meta.url).href;
+    const service = startScript('src/main.ts', {
+      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-reject-')), PORT: '0',
+      OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model',
+      NODE_OPTIONS: `--import ${preload}`, HIPPO_TEST_REJECT_AFTER_MS: '1500',
+    });
+    try {
+      const started = await service.waitForLog(/^service-started/, 30_000);
+      const logged = await service.waitForLog(/^unhandled-rejection/, 20_000);
+      expect(JSON.stringify(logged)).toContain('an unexpected rejection (test)');
+      const health = await fetch(`http://127.0.0.1:${String(started['port'])}/healthz`);
+      expect(health.status).toBe(200);
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 60_000);
 });
