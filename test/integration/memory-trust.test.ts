@@ -19,6 +19,29 @@ function deliveringAdapter(h: AgentHarness, delivered: Array<{ key: string; text
   });
 }
 
+/**
+ * A session whose first answer ("one") forks a decider that is held open, then a person's reset:
+ * the second worker answer and the decider's eventual words are the test's.
+ */
+async function resetWhileFirstDeciderThinks(options: { second: ReturnType<typeof at>; decision: string }) {
+  const heldDecider = gate();
+  const h = await bed.harness({ settings: { contextWindow: 10_000 } });
+  scriptRoles(bed.model, {
+    worker: [at(400, { content: 'one' }), options.second],
+    decider: async (_body, index) => {
+      if (index === 0) await heldDecider.promise;
+      return { content: options.decision };
+    },
+  });
+  const thread = newThread();
+  const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
+  const runner = await h.agent.runner(session!.id);
+  await h.waitForEvent('answer', (event) => event.text === 'one');
+  await h.agent.reset(session!.id);
+  await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+  return { h, session: session!, runner, thread, heldDecider };
+}
+
 describe('delivery exactly once (R17)', () => {
   it('delivers each answer once across a reset that carries it, a restart and a lease hand-over', async () => {
     const delivered: Array<{ key: string; text: string }> = [];
@@ -102,47 +125,18 @@ describe('memory runs (R3, R8, R14)', () => {
   });
 
   it("ignores a decider whose segment ended before it answered, even when it lands later (R8)", async () => {
-    const deciderGate = gate();
-    const h = await bed.harness({ settings: { contextWindow: 10_000 } });
-    scriptRoles(bed.model, {
-      worker: [at(400, { content: 'one' }), at(300, { content: 'two' })],
-      decider: async (_body, index) => {
-        if (index === 0) await deciderGate.promise;
-        return { content: 'All finished.\nRESET_CONTEXT' };
-      },
-    });
-    const thread = newThread();
-    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
-    const runner = await h.agent.runner(session!.id);
-    await h.waitForEvent('answer', (event) => event.text === 'one');
-    // A person resets while the first segment's decider still thinks.
-    await h.agent.reset(session!.id);
-    await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    const { h, session, runner, heldDecider: deciderGate } = await resetWhileFirstDeciderThinks({ second: at(300, { content: 'two' }), decision: 'All finished.\nRESET_CONTEXT' });
     deciderGate.open();
     await h.waitForEvent('memory-run-end', (event) => event.role === 'decider' && event.decision === 'reset');
     await runner.memory.settle();
     await runner.whenIdle();
     expect(runner.session.resetRequested).toBe(false);
-    expect((await bed.database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).resetRequested).toBe(false);
-    expect(await bed.database.prisma.segment.count({ where: { sessionId: session!.id } })).toBe(2);
+    expect((await bed.database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).resetRequested).toBe(false);
+    expect(await bed.database.prisma.segment.count({ where: { sessionId: session.id } })).toBe(2);
   });
 
   it('forks a decider in the new segment although the old segment’s decider still runs', async () => {
-    const oldDecider = gate();
-    const h = await bed.harness({ settings: { contextWindow: 10_000 } });
-    scriptRoles(bed.model, {
-      worker: [at(400, { content: 'one' }), at(6_000, { content: 'two' })],
-      decider: async (_body, index) => {
-        if (index === 0) await oldDecider.promise;
-        return { content: 'Keep.\nKEEP_CONTEXT' };
-      },
-    });
-    const thread = newThread();
-    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
-    const runner = await h.agent.runner(session!.id);
-    await h.waitForEvent('answer', (event) => event.text === 'one');
-    await h.agent.reset(session!.id);
-    await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    const { h, session, runner, thread, heldDecider: oldDecider } = await resetWhileFirstDeciderThinks({ second: at(6_000, { content: 'two' }), decision: 'Keep.\nKEEP_CONTEXT' });
     await h.agent.submit(personMessage(thread, 'more'), { startSession: false });
     await h.waitForEvent('answer', (event) => event.text === 'two');
     await until(() => requestsOf(bed.model.requests, 'decider').length === 2, 5_000, 'the new segment’s decider');

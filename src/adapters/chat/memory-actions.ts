@@ -3,6 +3,7 @@
 // by the Slack and Discord adapters; they only draw the choices.
 import { ConflictError } from '../../core/errors.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from '../../core/store.js';
+import { versionAuthor } from './memory-browser.js';
 import { personAuthor, recordChange, type ReviewStores, type Reviewer } from './memory-review.js';
 
 /** What a person's revert of a memory run did, and what it left for them to choose. */
@@ -79,24 +80,10 @@ async function recordReverts(stores: ReviewStores, restored: readonly DocumentRe
   for (const document of restored) await recordChange(stores, 'revert', document, reviewer);
 }
 
-/** Who wrote a version, in a few words. */
-export function authorLabel(author: DocumentAuthor): string {
-  switch (author.kind) {
-    case 'summarizer':
-      return 'background memory';
-    case 'worker':
-      return 'the worker';
-    case 'person':
-      return author.name || author.userId;
-    case 'system':
-      return 'Hippo';
-  }
-}
-
 /** "v5 by background memory at 12:10 UTC" for each later version. */
 export function laterChangesText(later: readonly DocumentVersionRecord[]): string {
   return later
-    .map((version) => `v${version.version} by ${authorLabel(version.author)} at ${version.createdAt.toISOString().slice(11, 16)} UTC${version.deleted ? ' (deleted it)' : ''}`)
+    .map((version) => `v${version.version} by ${versionAuthor(version.author)} at ${version.createdAt.toISOString().slice(11, 16)} UTC${version.deleted ? ' (deleted it)' : ''}`)
     .join('; ');
 }
 

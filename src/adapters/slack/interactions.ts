@@ -11,7 +11,7 @@ import { actionIds, type ResetViewRef } from './blocks.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
 import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './memory-interactions.js';
 import { registerMemorySubmissions } from './memory-submissions.js';
-import { blockActionBody, teamOfBody, type BlockActionBody } from './payloads.js';
+import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './slack-context.js';
 
@@ -76,14 +76,14 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     case actionIds.memoryView:
       return openView(context, click, memoryChangeModal(value, await memoryRunDiffs(context.stores.documents, value), 0));
     case actionIds.resetView: {
-      const ref = parseValue(resetViewRef, value);
+      const ref = parseJsonValue(resetViewRef, value);
       if (!ref) return staleButton(context, click, actionId);
       return openView(context, click, resetModal(ref, await mainAt(context, ref), 0));
     }
     case actionIds.memoryRevert:
       return revert(context, click, teamId, value);
     case actionIds.memoryUndoBoth: {
-      const ref = parseValue(undoBothRef, value);
+      const ref = parseJsonValue(undoBothRef, value);
       return ref ? undoBoth(context, click, teamId, ref) : staleButton(context, click, actionId);
     }
     case actionIds.memoryKeep:
@@ -97,7 +97,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     }
     default:
       if (actionId.startsWith(actionIds.viewPage)) {
-        const ref = parseValue(pageRef, value);
+        const ref = parseJsonValue(pageRef, value);
         if (!ref) return staleButton(context, click, actionId);
         return ref.kind === 'document' || ref.kind === 'history' ? turnMemoryPage(context, click, teamId, ref) : turnPage(context, click, ref);
       }
@@ -127,7 +127,7 @@ async function revert(context: SlackContext, click: BlockActionBody, teamId: str
 
 /** The person chose to undo a document's change together with the later ones they were shown. */
 async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: string, ref: UndoBothRef): Promise<void> {
-  const thread = click.view?.private_metadata ? parseValue(threadRef, click.view.private_metadata) : null;
+  const thread = click.view?.private_metadata ? parseJsonValue(threadRef, click.view.private_metadata) : null;
   const who = await reviewer(context, click, teamId, thread);
   const { name } = who;
   const outcome = await revertWithLaterChanges(context.stores, ref.r, ref.d, ref.v, who);
@@ -173,10 +173,10 @@ async function noteRefusal(context: SlackContext, click: BlockActionBody, teamId
 /** The memory space a note's button acts on. */
 async function noteSpace(context: SlackContext, actionId: string, value: string): Promise<string | null> {
   if (actionId === actionIds.resetView) {
-    const ref = parseValue(resetViewRef, value);
+    const ref = parseJsonValue(resetViewRef, value);
     return ref ? ((await context.stores.sessions.get(ref.sessionId))?.memorySpaceId ?? null) : null;
   }
-  const memoryRunId = actionId === actionIds.memoryUndoBoth || actionId === actionIds.memoryKeep ? parseValue(undoBothRef, value)?.r : value;
+  const memoryRunId = actionId === actionIds.memoryUndoBoth || actionId === actionIds.memoryKeep ? parseJsonValue(undoBothRef, value)?.r : value;
   if (!memoryRunId) return null;
   const [change] = await context.stores.documents.runChanges(memoryRunId);
   const document = change ? await context.stores.documents.get(change.documentId) : null;
@@ -195,19 +195,6 @@ async function announceRevert(context: SlackContext, teamId: string, thread: Thr
   });
 }
 
-/**
- * A button value is ours (JSON we wrote), but a payload can be forged or outlive a format change:
- * anything that does not parse is a stale button, never an exception.
- */
-function parseValue<T>(schema: z.ZodType<T>, value: string): T | null {
-  try {
-    const parsed = schema.safeParse(JSON.parse(value));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Says so when a button's value cannot be read (forged, or made by an older version). */
 async function staleButton(context: SlackContext, click: BlockActionBody, actionId: string): Promise<void> {
   context.log.warn({ actionId, userId: click.user.id }, 'slack-action-value-invalid');
@@ -224,7 +211,7 @@ async function turnPage(context: SlackContext, click: BlockActionBody, ref: Page
   const view = ref.kind === 'memory'
     ? memoryChangeModal(ref.ref, await memoryRunDiffs(context.stores.documents, ref.ref), ref.page)
     : await (async () => {
-        const reset = parseValue(resetViewRef, ref.ref);
+        const reset = parseJsonValue(resetViewRef, ref.ref);
         return reset ? resetModal(reset, await mainAt(context, reset), ref.page) : outcomeModal('This page can no longer be shown.');
       })();
   await (await clientOf(context, click)).apiCall('views.update', { view_id: click.view.id, ...(click.view.hash ? { hash: click.view.hash } : {}), view });

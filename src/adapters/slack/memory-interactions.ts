@@ -17,7 +17,7 @@ import {
 } from './memory-blocks.js';
 import { outcomeModal, type ModalView, type PageRef } from './modals.js';
 import { postEphemeral } from './ephemeral.js';
-import { teamOfBody, type BlockActionBody } from './payloads.js';
+import { parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { slackThreadLink, workspaceOf, type SlackContext } from './slack-context.js';
 
 const origin = { c: z.string().nullable(), t: z.string().nullable() };
@@ -44,11 +44,11 @@ export function isMemoryAction(actionId: string): boolean {
 export async function handleMemoryAction(context: SlackContext, click: BlockActionBody, teamId: string, actionId: string, value: string): Promise<void> {
   const actor: Actor = { teamId, userId: click.user.id, channelId: click.channel?.id ?? null };
   if (actionId.startsWith(memoryActionIds.listPage)) {
-    const ref = parse(listRef, value);
+    const ref = parseJsonValue(listRef, value);
     return ref ? turnListPage(context, click, actor, ref) : refuse(context, click, 'This button no longer works: say `@hippo memory` again.');
   }
   if (actionId === memoryActionIds.noteEdit) return editFromNote(context, click, actor, value);
-  const ref = parse(documentRef, value);
+  const ref = parseJsonValue(documentRef, value);
   if (!ref) return refuse(context, click, 'This button no longer works: say `@hippo memory` again.');
   // A message click happened in the message's channel; a click in one of our modals or in App
   // Home names no channel (membership decides), its value says where the person started from.
@@ -131,7 +131,7 @@ async function turnListPage(context: SlackContext, click: BlockActionBody, actor
 
 /** Page turns inside the document and history modals (kinds 'document' and 'history'). */
 export async function turnMemoryPage(context: SlackContext, click: BlockActionBody, teamId: string, ref: PageRef): Promise<void> {
-  const documentRefValue = parse(documentRef, ref.ref);
+  const documentRefValue = parseJsonValue(documentRef, ref.ref);
   if (!documentRefValue) return refuse(context, click, 'This page can no longer be shown.');
   const actor: Actor = { teamId, userId: click.user.id, channelId: null };
   return openDocumentAction(context, click, actor, ref.kind === 'history' ? 'history' : 'view', documentRefValue.d, { c: documentRefValue.c, t: documentRefValue.t }, ref.page);
@@ -195,14 +195,3 @@ export async function refuse(context: SlackContext, click: BlockActionBody, text
   }
   if (click.trigger_id) await show(context, click, outcomeModal(text, 'Memory'));
 }
-
-function parse<T>(schema: z.ZodType<T>, value: string): T | null {
-  try {
-    const parsed = schema.safeParse(JSON.parse(value));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-export { parse as parseMemoryValue };

@@ -12,9 +12,9 @@ import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../chat/docume
 import type { MemoryAction } from '../chat/memory-access.js';
 import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../chat/memory-review.js';
 import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-blocks.js';
-import { authorize, editForm, parseMemoryValue, type Actor } from './memory-interactions.js';
+import { authorize, editForm, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';
-import { teamOfBody, viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
+import { parseJsonValue, teamOfBody, viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
 import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
 
 const editRef = z.object({ d: z.string(), v: z.number().int(), i: z.number().int().optional(), j: z.string().optional(), c: z.string().nullable(), t: z.string().nullable() });
@@ -53,7 +53,7 @@ function readSubmission(raw: unknown): Submission | null {
   const parsed = viewSubmissionBody.safeParse(raw);
   if (!parsed.success) return null;
   const body = parsed.data;
-  const ref = parseMemoryValue(editRef, body.view.private_metadata);
+  const ref = parseJsonValue(editRef, body.view.private_metadata);
   if (!ref) return null;
   const teamId = teamOfBody(body);
   // A submission names no channel of its own: membership of the space's conversation decides

@@ -83,3 +83,16 @@ export type ViewSubmissionBody = z.infer<typeof viewSubmissionBody>;
 export function teamOfBody(body: { team?: { id: string } | null | undefined; user: { team_id?: string | undefined } }): string {
   return body.team?.id ?? body.user.team_id ?? '';
 }
+
+/**
+ * A button value or modal metadata is ours (JSON we wrote), but a payload can be forged or outlive
+ * a format change: anything that does not parse is null (a stale button), never an exception.
+ */
+export function parseJsonValue<T>(schema: z.ZodType<T>, value: string): T | null {
+  try {
+    const parsed = schema.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
