@@ -1,7 +1,17 @@
 // All configuration comes from the environment, parsed once here (style.md §5). Nothing else in
 // Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
 import { z } from 'zod';
-import { decodeEncryptionKey } from './adapters/storage/secret-box.js';
+
+/** The 32-byte key from base64 (44 characters) or hex (64 characters); null when it is neither. */
+export function decodeEncryptionKey(text: string): Buffer | null {
+  const value = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(value)
+    ? Buffer.from(value, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(value)
+      ? Buffer.from(value, 'base64')
+      : null;
+  return key?.length === 32 ? key : null;
+}
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

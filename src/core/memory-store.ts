@@ -1,7 +1,7 @@
 // The storage ports of memory documents (R13, R15) and of their review by people (product.md
 // "Review memory"): versions with authors, pinned lines, review events that the next summarizer
 // of a space is given, and the spaces themselves. Re-exported by store.ts.
-import type { MemoryScope, Platform } from './store.js';
+import type { MemoryScope, Platform } from './places.js';
 
 /** Who wrote a version: a summarizer run, the worker (its TODO.md), a person, or Hippo itself. */
 export type DocumentAuthor =

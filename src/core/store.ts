@@ -1,12 +1,12 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
+import type { MemoryScope, Platform } from './places.js';
 
 // The memory documents' ports (R13, R15, review) live in memory-store.ts; they are part of this API.
 export type * from './memory-store.js';
 
-export type Platform = 'slack' | 'discord' | 'console';
-export type MemoryScope = 'channel' | 'thread' | 'workspace';
+export type { MemoryScope, Platform } from './places.js';
 
 /** Where a session lives on its platform. */
 export interface ThreadAddress {

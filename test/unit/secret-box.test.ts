@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeEncryptionKey, SecretBox } from '../../src/adapters/storage/secret-box.js';
+import { decodeEncryptionKey } from '../../src/config.js';
+import { SecretBox } from '../../src/adapters/storage/secret-box.js';
 
 describe('SecretBox', () => {
   const key = randomBytes(32);

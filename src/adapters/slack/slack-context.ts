@@ -8,17 +8,10 @@ import type { Outbox } from '../chat/outbox.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import type { AccessPolicy, RefusalNotices } from '../chat/access-policy.js';
 import type { SlackPeople } from './people.js';
-import type { SlackWorkspace, SlackWorkspaces } from './workspaces.js';
+import type { SlackIdentity, SlackWorkspace, SlackWorkspaces } from './workspaces.js';
 import { WorkspaceNotInstalledError } from './workspaces.js';
 
-/** Who the bot is in a workspace (auth.test, or the installation). */
-export interface SlackIdentity {
-  teamId: string;
-  botUserId: string;
-  botId: string;
-  /** The workspace's URL from auth.test ("https://acme.slack.com/"), for links to threads. */
-  url?: string;
-}
+export type { SlackIdentity } from './workspaces.js';
 
 /** The Slack adapter's shared parts. */
 export interface SlackContext {

@@ -8,7 +8,15 @@ import { webApi } from '@slack/bolt';
 import { HippoError, PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import type { RefreshedTokens, SlackInstallationStore, StoredInstallation } from './installation-store.js';
-import type { SlackIdentity } from './slack-context.js';
+
+/** Who the bot is in a workspace (auth.test, or the installation). */
+export interface SlackIdentity {
+  teamId: string;
+  botUserId: string;
+  botId: string;
+  /** The workspace's URL from auth.test ("https://acme.slack.com/"), for links to threads. */
+  url?: string;
+}
 
 /** A workspace Hippo can talk to. */
 export interface SlackWorkspace {

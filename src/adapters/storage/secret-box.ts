@@ -7,17 +7,6 @@ const version = 'v1';
 const ivBytes = 12;
 const tagBytes = 16;
 
-/** The 32-byte key from base64 (44 characters) or hex (64 characters); null when it is neither. */
-export function decodeEncryptionKey(text: string): Buffer | null {
-  const value = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(value)
-    ? Buffer.from(value, 'hex')
-    : /^[A-Za-z0-9+/_-]{43}=?$/.test(value)
-      ? Buffer.from(value, 'base64')
-      : null;
-  return key?.length === 32 ? key : null;
-}
-
 /** Encrypts and decrypts short secrets with one key. The key never leaves this object. */
 export class SecretBox {
   readonly #key: Buffer;
