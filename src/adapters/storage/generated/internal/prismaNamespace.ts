@@ -1442,6 +1442,7 @@ export const SessionScalarFieldEnum = {
   paused: 'paused',
   resetRequested: 'resetRequested',
   budgetUsd: 'budgetUsd',
+  stopRequestedBy: 'stopRequestedBy',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -1566,6 +1567,7 @@ export const SteerMessageScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   text: 'text',
+  attachments: 'attachments',
   status: 'status',
   receivedAt: 'receivedAt',
   takenAt: 'takenAt'
@@ -1656,6 +1658,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {

@@ -94,6 +94,7 @@ export const SessionScalarFieldEnum = {
   paused: 'paused',
   resetRequested: 'resetRequested',
   budgetUsd: 'budgetUsd',
+  stopRequestedBy: 'stopRequestedBy',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -218,6 +219,7 @@ export const SteerMessageScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   text: 'text',
+  attachments: 'attachments',
   status: 'status',
   receivedAt: 'receivedAt',
   takenAt: 'takenAt'
@@ -308,6 +310,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {

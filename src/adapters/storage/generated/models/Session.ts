@@ -46,6 +46,7 @@ export type SessionMinAggregateOutputType = {
   paused: boolean | null
   resetRequested: boolean | null
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -63,6 +64,7 @@ export type SessionMaxAggregateOutputType = {
   paused: boolean | null
   resetRequested: boolean | null
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -80,6 +82,7 @@ export type SessionCountAggregateOutputType = {
   paused: number
   resetRequested: number
   budgetUsd: number
+  stopRequestedBy: number
   currentSegmentId: number
   createdAt: number
   updatedAt: number
@@ -107,6 +110,7 @@ export type SessionMinAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -124,6 +128,7 @@ export type SessionMaxAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -141,6 +146,7 @@ export type SessionCountAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -245,6 +251,7 @@ export type SessionGroupByOutputType = {
   paused: boolean
   resetRequested: boolean
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date
   updatedAt: Date
@@ -285,6 +292,7 @@ export type SessionWhereInput = {
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -309,6 +317,7 @@ export type SessionOrderByWithRelationInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -337,6 +346,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -361,6 +371,7 @@ export type SessionOrderByWithAggregationInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -386,6 +397,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableWithAggregatesFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
@@ -402,6 +414,7 @@ export type SessionCreateInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -426,6 +439,7 @@ export type SessionUncheckedCreateInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -448,6 +462,7 @@ export type SessionUpdateInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -472,6 +487,7 @@ export type SessionUncheckedUpdateInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -495,6 +511,7 @@ export type SessionCreateManyInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -511,6 +528,7 @@ export type SessionUpdateManyMutationInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -528,6 +546,7 @@ export type SessionUncheckedUpdateManyInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -552,6 +571,7 @@ export type SessionCountOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -573,6 +593,7 @@ export type SessionMaxOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -590,6 +611,7 @@ export type SessionMinOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -782,6 +804,7 @@ export type SessionCreateWithoutSegmentsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -805,6 +828,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -842,6 +866,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -865,6 +890,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -886,6 +912,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -908,6 +935,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -960,6 +988,7 @@ export type SessionScalarWhereInput = {
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -976,6 +1005,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -999,6 +1029,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1036,6 +1067,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1059,6 +1091,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1080,6 +1113,7 @@ export type SessionCreateWithoutSteersInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1103,6 +1137,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1140,6 +1175,7 @@ export type SessionUpdateWithoutSteersInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1163,6 +1199,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1184,6 +1221,7 @@ export type SessionCreateWithoutModelCallsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1207,6 +1245,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1244,6 +1283,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1267,6 +1307,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1288,6 +1329,7 @@ export type SessionCreateWithoutOutboxInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1311,6 +1353,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1348,6 +1391,7 @@ export type SessionUpdateWithoutOutboxInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1371,6 +1415,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1392,6 +1437,7 @@ export type SessionCreateWithoutLeaseInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1415,6 +1461,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1452,6 +1499,7 @@ export type SessionUpdateWithoutLeaseInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1475,6 +1523,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1496,6 +1545,7 @@ export type SessionCreateManyMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1512,6 +1562,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1534,6 +1585,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1556,6 +1608,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1640,6 +1693,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1665,6 +1719,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1683,6 +1738,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1701,12 +1757,13 @@ export type SessionSelectScalar = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1759,6 +1816,10 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Spend cap of this session in US dollars, raised by a person (else SESSION_BUDGET_USD).
      */
     budgetUsd: number | null
+    /**
+     * A person pressed Stop (their name): the driver, on any replica, aborts its model call and tools now.
+     */
+    stopRequestedBy: string | null
     currentSegmentId: string | null
     createdAt: Date
     updatedAt: Date
@@ -2203,6 +2264,7 @@ export interface SessionFieldRefs {
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly budgetUsd: Prisma.FieldRef<"Session", 'Float'>
+  readonly stopRequestedBy: Prisma.FieldRef<"Session", 'String'>
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>
