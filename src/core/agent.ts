@@ -107,6 +107,16 @@ export class Agent {
     await this.deps.replica.wakeups.notify(sessionId, 'flags');
   }
 
+  /**
+   * A person's Stop: the model call and tools in flight are cancelled now, on whichever replica
+   * drives the session (it is told at once), and the session waits until a steer or resume.
+   */
+  async stopRun(sessionId: string, by: string): Promise<'stopping' | 'already-paused'> {
+    const outcome = await (await this.runner(sessionId)).stopNow(by);
+    if (outcome === 'stopping') await this.deps.replica.wakeups.notify(sessionId, 'flags');
+    return outcome;
+  }
+
   /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */
   async reset(sessionId: string): Promise<boolean> {
     const requested = await (await this.runner(sessionId)).requestReset(undefined, { byPerson: true });

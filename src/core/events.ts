@@ -22,14 +22,16 @@ export interface RunUsage {
 
 /**
  * Why a run ended; 'storage': the database went away, the run goes on by itself when it is back;
- * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends).
+ * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends);
+ * 'stopped': a person pressed Stop, the session waits like a paused one.
  */
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget';
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget' | 'stopped';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =
   | { type: 'run-start'; session: SessionRecord }
-  | { type: 'run-end'; session: SessionRecord; reason: StopReason }
+  /** `stoppedBy`: who pressed Stop (reason 'stopped'). */
+  | { type: 'run-end'; session: SessionRecord; reason: StopReason; stoppedBy?: string }
   | { type: 'text-delta'; session: SessionRecord; delta: string }
   | { type: 'assistant-message'; session: SessionRecord; message: ChatMessage; segmentId: string; seq: number }
   /**
@@ -42,6 +44,8 @@ export type AgentEvent =
   | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }
   | { type: 'steer-taken'; session: SessionRecord; steers: SteerRecord[] }
   | { type: 'pause-requested'; session: SessionRecord }
+  /** A person pressed Stop: the model call and tools in flight are cancelled now (on the driving replica). */
+  | { type: 'stop-requested'; session: SessionRecord; by: string }
   | { type: 'paused'; session: SessionRecord }
   | { type: 'resumed'; session: SessionRecord }
   | { type: 'error'; session: SessionRecord; error: { code: string; message: string; retryable: boolean } }

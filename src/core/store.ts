@@ -35,9 +35,11 @@ export interface SessionRecord extends ThreadAddress {
   resetRequested: boolean;
   /** This session's spend cap in US dollars when a person raised it; null: the configured one. */
   budgetUsd: number | null;
+  /** A person pressed Stop (their name) and the driver has not stopped yet; null otherwise. */
+  stopRequestedBy: string | null;
 }
 
-export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested'>;
+export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy'>;
 
 /** One worker context between two resets. */
 export interface SegmentRecord {

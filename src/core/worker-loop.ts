@@ -7,7 +7,7 @@ import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import type { ChatMessage, ToolCall } from './messages.js';
-import { interruptedToolResult, type ToolOutcome } from './tool-executor.js';
+import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from './store.js';
@@ -32,6 +32,9 @@ export interface WorkerScope {
   onModelResponseStart: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
+  /** Who pressed Stop during this drive, if anyone: `signal` is aborted then too. */
+  stoppedBy: () => string | null;
+  /** Aborted on shutdown and on a person's Stop (distinct reasons). */
   signal: AbortSignal;
 }
 
@@ -43,7 +46,9 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
       case 'tools-pending': {
         scope.onWork();
         // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
+        // After a Stop every call still gets its result ("stopped"), so the context stays valid.
         await executePendingToolCalls(scope);
+        if (scope.stoppedBy() !== null) return 'stopped';
         const stop = await scope.checkpoint('after-tools');
         if (stop) return stop;
         await drainSteers(scope);
@@ -51,10 +56,18 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
       }
       case 'needs-answer': {
         scope.onWork();
+        if (scope.stoppedBy() !== null) return 'stopped';
         if (scope.signal.aborted) return 'shutdown';
         // After tool results (e.g. resuming after a pause or reset) queued steers join first.
         await drainSteers(scope);
-        const message = await callWorkerModel(scope);
+        let message: ChatMessage;
+        try {
+          message = await callWorkerModel(scope);
+        } catch (error) {
+          // A stopped call leaves no partial assistant message: the next call sees a valid context.
+          if (scope.stoppedBy() !== null) return 'stopped';
+          throw error;
+        }
         if (message.tool_calls?.length) continue;
         const stop = await scope.checkpoint('after-answer');
         if (stop) return stop;
@@ -110,8 +123,17 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   for (const call of context.pendingToolCalls()) {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
+    const stoppedBefore = scope.stoppedBy();
+    if (!held && stoppedBefore !== null) {
+      // R9/R12: no call is left without a result; this one never ran.
+      await context.appendResult({ kind: 'tool-result', callId: call.id, message: { role: 'tool', tool_call_id: call.id, content: notRunToolResult(stoppedBefore) }, ok: false });
+      continue;
+    }
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
+    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
+    const stoppedDuring = scope.stoppedBy();
+    // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
+    if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });

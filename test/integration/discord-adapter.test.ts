@@ -313,6 +313,23 @@ describe('Discord adapter: answers, notes and commands', () => {
     expect(await rig.database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
   });
 
+  it('cancels a hanging model call from the card\'s Stop button and shows who stopped it', async () => {
+    const { fake, harness } = rig;
+    scriptRoles(rig.model, { worker: (_body, index) => (index === 0 ? { hang: true } : { content: 'after the stop' }) });
+    const mention = fake.say(fake.general, 'think without end', { mention: true });
+    const thread = await fake.waitFor(() => fake.channels.get(mention.id), 10_000, 'the thread');
+    const card = await rig.botMessage(thread.id, (message) => message.content.startsWith('🤔 Thinking'), 'the card');
+    expect(buttonsOf(card).map((button) => button.label)).toEqual(['Pause', 'Stop']);
+    await rig.model.waitForRequests(1);
+    fake.click(card, buttonsOf(card).find((button) => button.label === 'Stop')!.customId);
+    const end = await harness.waitForEvent('run-end', (event) => event.session.threadKey === thread.id);
+    expect(end.reason).toBe('stopped');
+    const stopped = await rig.botMessage(thread.id, (message) => message.id === card.id && message.content.startsWith('⏹️ Stopped by '), 'the stopped card');
+    expect(buttonsOf(stopped).map((button) => button.label)).toEqual(['Resume']);
+    fake.say(thread, 'carry on');
+    await rig.botMessage(thread.id, (message) => message.content === 'after the stop');
+  });
+
   it('posts an error note when the model keeps failing; Resume on the card continues', async () => {
     const { fake } = rig;
     scriptRoles(rig.model, { worker: (_body, index) => (index < 3 ? { status: 500 } : { content: 'Back on track.' }) });

@@ -27,9 +27,9 @@ export function parseSteerKey(key: string): { channelId: string; messageId: stri
 }
 
 /** What a button does. */
-export type ButtonAction = 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep';
+export type ButtonAction = 'pause' | 'resume' | 'stop' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep';
 
-const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'view', 'revert', 'review', 'memory', 'undo', 'keep'];
+const buttonActions: readonly ButtonAction[] = ['pause', 'resume', 'stop', 'view', 'revert', 'review', 'memory', 'undo', 'keep'];
 
 /** A parsed button custom id. */
 export interface ButtonId {

@@ -16,7 +16,7 @@ import { discordMessageLimit, memoryNoteComponents, type NoteState } from './dis
 import { argumentOption, slashCommandName, verbOf, verbOption } from './slash-command.js';
 
 /** Verbs whose answer everyone in the thread should see. */
-const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'revert', 'forget', 'budget']);
+const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'stop', 'reset', 'revert', 'forget', 'budget']);
 
 /** Handles interactionCreate. */
 export class DiscordInteractionHandler {
@@ -53,6 +53,7 @@ export class DiscordInteractionHandler {
     switch (id.action) {
       case 'pause':
       case 'resume':
+      case 'stop':
         return replyText(interaction, await runCommand(id.action, scope), 'hippo.md');
       case 'memory':
         return replyText(interaction, await runCommand('memory', scope), 'memory.md');

@@ -21,7 +21,7 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
   return {
     name: slashCommandName,
     type: ApplicationCommandType.ChatInput,
-    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert',
+    description: 'Control Hippo in this thread: pause, resume, stop, reset, status, memory, revert',
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
     integration_types: [ApplicationIntegrationType.GuildInstall],
     options: [{

@@ -35,10 +35,12 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
   const teamId = click.team?.id ?? click.user.team_id ?? context.identity.teamId;
   switch (actionId) {
     case actionIds.pause:
-    case actionIds.resume: {
+    case actionIds.resume:
+    case actionIds.stop: {
       const session = await context.stores.sessions.get(value);
       if (!session || session.platform !== 'slack' || session.workspaceId !== teamId) return;
       if (actionId === actionIds.pause) await context.agent.pause(session.id);
+      else if (actionId === actionIds.stop) await context.agent.stopRun(session.id, await context.people.name(teamId, click.user.id));
       else await context.agent.resume(session.id);
       context.log.info({ sessionId: session.id, userId: click.user.id, action: actionId }, 'slack-run-control');
       return;
