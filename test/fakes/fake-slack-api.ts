@@ -85,10 +85,12 @@ export interface FakeSlackApi {
   threadMessages(channel: string, threadTs: string): FakeSlackMessage[];
   /** A response_url that records what is posted to it. */
   responseUrl(id: string): string;
+  /** assistant.threads.setStatus answers `not_allowed` in this thread (others follow threadStatusError). */
+  refuseThreadStatus(channel: string, threadTs: string): void;
   close(): Promise<void>;
 }
 
-const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks']);
+const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks', 'loading_messages', 'chunks', 'files']);
 
 /** Starts the fake on 127.0.0.1 on a random port. */
 export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise<FakeSlackApi> {
@@ -108,6 +110,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   const messagesByTs = new Map<string, FakeSlackMessage>();
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
+  const statusRefused = new Set<string>();
   let tsCounter = 0;
   let viewCounter = 0;
 
@@ -200,6 +203,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         viewCounter += 1;
         return { ok: true, view: { id: String(args['view_id'] ?? `V${viewCounter}`), hash: `h${viewCounter}`, ...(typeof args['view'] === 'object' ? args['view'] : {}) } };
       case 'assistant.threads.setStatus':
+        if (statusRefused.has(`${String(args['channel_id'])}:${String(args['thread_ts'])}`)) return { ok: false, error: 'not_allowed' };
         return settings.threadStatusError ? { ok: false, error: settings.threadStatusError } : { ok: true };
       default:
         return { ok: true };
@@ -262,6 +266,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     messages,
     threadMessages: (channel, threadTs) => messages.filter((message) => message.channel === channel && message.thread_ts === threadTs),
     responseUrl: (id) => `${url}/respond/${id}`,
+    refuseThreadStatus: (channel, threadTs) => void statusRefused.add(`${channel}:${threadTs}`),
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();

@@ -114,6 +114,16 @@ export function runIndicatorText(status: RunStatus): string {
   return '';
 }
 
+/**
+ * What the platform's loading indicator rotates through while the run works (Slack's
+ * `loading_messages`): the tool running now, or thinking and how many tool calls so far.
+ */
+export function runLoadingMessages(status: RunStatus): string[] {
+  if (status.phase === 'tool') return [`Running ${status.tool ?? 'a tool'}…`];
+  if (status.phase !== 'thinking') return [];
+  return status.toolCalls > 0 ? ['Thinking…', `${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'} so far`] : ['Thinking…'];
+}
+
 function phaseText(status: RunStatus): string {
   switch (status.phase) {
     case 'thinking':

@@ -1,6 +1,6 @@
 // Sends outbox items to the Slack Web API, and turns Slack's errors into the outbox's terms:
-// rate limits carry Retry-After, refusals that cannot change are permanent. Also learns, once, what
-// this workspace allows: `markdown_text` posts and assistant thread statuses. Posts carry their
+// rate limits carry Retry-After, refusals that cannot change are permanent. Also learns, once, whether
+// this workspace allows `markdown_text` posts, and per thread whether it shows a thread status. Posts carry their
 // idempotency key in message metadata, so a retried post that already reached Slack (its sender
 // died before recording it) is found in the thread instead of being posted twice.
 import { webApi } from '@slack/bolt';
@@ -46,6 +46,9 @@ const permanentErrors = new Set([
   'message_not_found', 'cant_update_message', 'edit_window_closed', 'invalid_auth', 'not_authed', 'account_inactive',
   'token_revoked', 'missing_scope', 'restricted_action', 'thread_not_found', 'invalid_metadata_format',
 ]);
+/** Threads whose status refusal is remembered, at most (the oldest is forgotten first). */
+const refusedThreadsKept = 10_000;
+
 /** Errors from a `markdown_text` post that mean "not here": post mrkdwn instead from now on. */
 const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_supported', 'invalid_markdown', 'unknown_method', 'not_allowed']);
 
@@ -53,7 +56,8 @@ const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_suppor
 export class SlackDelivery {
   /** null until the first markdown post tells. */
   private markdownAccepted: boolean | null = null;
-  private statusAllowed = true;
+  /** Threads where Slack refused a status ("channel:thread_ts"), in refusal order. */
+  private readonly statusRefused = new Set<string>();
 
   constructor(
     private readonly client: webApi.WebClient,
@@ -79,17 +83,24 @@ export class SlackDelivery {
     }
   };
 
-  /** Sets the assistant thread status ("is thinking…"); quietly stops where Slack does not allow it. */
-  async setThreadStatus(channelId: string, threadTs: string, status: string): Promise<void> {
-    if (!this.statusAllowed) return;
+  /**
+   * Sets the thread's status ("is running web_fetch…", with `loadingMessages` rotating under it;
+   * '' clears it). Where Slack refuses, that thread is not asked again; other threads are.
+   */
+  async setThreadStatus(channelId: string, threadTs: string, status: string, loadingMessages: readonly string[] = []): Promise<void> {
+    const thread = `${channelId}:${threadTs}`;
+    if (this.statusRefused.has(thread)) return;
     try {
-      await this.client.apiCall('assistant.threads.setStatus', { channel_id: channelId, thread_ts: threadTs, status });
+      await this.client.apiCall('assistant.threads.setStatus', {
+        channel_id: channelId, thread_ts: threadTs, status, ...(loadingMessages.length > 0 ? { loading_messages: [...loadingMessages] } : {}),
+      });
     } catch (error) {
       const code = platformErrorCode(error);
       if (code === null || code === 'ratelimited') return;
-      // Outside assistant threads (or without the scope) Slack refuses; detect once, then stop asking.
-      this.statusAllowed = false;
-      this.log.info({ error: code }, 'slack-thread-status-unavailable');
+      // A refusal (a thread where statuses are not allowed, a missing scope) concerns this thread.
+      this.statusRefused.add(thread);
+      if (this.statusRefused.size > refusedThreadsKept) this.statusRefused.delete(this.statusRefused.values().next().value ?? thread);
+      this.log.info({ error: code, channelId, threadTs }, 'slack-thread-status-refused');
     }
   }
 

@@ -5,7 +5,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
-import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from '../chat/run-status.js';
+import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
@@ -21,7 +21,7 @@ interface Card {
   updates: number;
   lastFlushAt: number;
   timer: NodeJS.Timeout | null;
-  /** The indicator text last sent, so assistant.threads.setStatus is only called on a change. */
+  /** The status last sent (text and loading messages), so assistant.threads.setStatus is only called on a change. */
   indicator: string;
 }
 
@@ -168,12 +168,16 @@ export class SlackRenderer {
     return { channel: card.session.channelId, ...runCard(card.status, card.session.id, this.now()) };
   }
 
-  /** Mirrors the card in Slack's assistant thread status, on changes only. */
+  /** Mirrors the card in the thread's status (what runs now), on changes only. */
   private indicate(card: Card): void {
-    const indicator = runIndicatorText(card.status);
+    const text = runIndicatorText(card.status);
+    const loading = text === '' ? [] : runLoadingMessages(card.status);
+    const indicator = JSON.stringify([text, loading]);
     if (indicator === card.indicator) return;
+    // Nothing was shown yet: no need to clear it.
+    if (card.indicator === '' && text === '') return;
     card.indicator = indicator;
-    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, indicator));
+    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.channelId, card.session.threadKey, text, loading));
   }
 
   /** Enqueues the parts of an answer; false when the write was fenced off. */
