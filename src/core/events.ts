@@ -32,7 +32,12 @@ export type AgentEvent =
   | { type: 'run-start'; session: SessionRecord }
   /** `stoppedBy`: who pressed Stop (reason 'stopped'). */
   | { type: 'run-end'; session: SessionRecord; reason: StopReason; stoppedBy?: string }
-  | { type: 'text-delta'; session: SessionRecord; delta: string }
+  /**
+   * Streamed text of a worker model call. `segmentId`/`seq` is the position its answer will take
+   * (adapters key the streamed message by it, so the final answer replaces it even after a crash);
+   * `text` is the call's text so far (a new call at the same position starts again from its first delta).
+   */
+  | { type: 'text-delta'; session: SessionRecord; segmentId: string; seq: number; delta: string; text: string }
   | { type: 'assistant-message'; session: SessionRecord; message: ChatMessage; segmentId: string; seq: number }
   /**
    * A final answer (assistant message without tool calls) to post in the thread. `fencingToken`

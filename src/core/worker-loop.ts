@@ -87,6 +87,9 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   const session = scope.session();
   // An answer computed before the database went away is stored now instead of asked for again.
   const held = context.heldAnswer();
+  // The position this call's answer takes: nothing else is appended while it runs.
+  const position = { segmentId: context.segment.id, seq: context.nextSeq };
+  let text = '';
   const response = held
     ? { message: held.message, contextTokens: held.contextTokens, recorded: Promise.resolve() }
     : await scope.waiting(async () => {
@@ -95,7 +98,10 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           segmentId: context.segment.id,
           role: 'worker',
           signal: scope.signal,
-          onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+          onTextDelta: (delta) => {
+            text += delta;
+            deps.events.emit({ type: 'text-delta', session, ...position, delta, text });
+          },
           onResponseStart: scope.onModelResponseStart,
         });
         // R2: provider usage first; an estimate of the whole request when the provider reports none.

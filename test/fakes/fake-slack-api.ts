@@ -39,6 +39,8 @@ export interface FakeSlackMessage {
   bot_id: string;
   /** When the fake received the post (Date.now() ms). */
   postedAt?: number;
+  /** A native stream (chat.startStream) not stopped yet: appendStream adds to markdown_text. */
+  streaming?: boolean;
 }
 
 /** A user the fake knows (users.info). */
@@ -59,6 +61,8 @@ export interface FakeSlackOptions {
   markdownTextError?: string | null;
   /** Channels conversations.info reports as private (others are public; D… are DMs). */
   privateChannels?: string[];
+  /** chat.startStream answers this error (null = streams are allowed, the default). */
+  streamError?: string | null;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -101,6 +105,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
     privateChannels: options.privateChannels ?? [],
+    streamError: options.streamError ?? null,
   };
   const calls: SlackCall[] = [];
   const scripts = new Map<string, ScriptedReply[]>();
@@ -164,11 +169,40 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       }
       case 'chat.update': {
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
+        // A stream's text only grows while it streams: it must be stopped before it is edited.
+        if (message?.streaming) return { ok: false, error: 'cant_update_message' };
         if (message) {
           if (args['text'] !== undefined) message.text = String(args['text']);
+          if (args['markdown_text'] !== undefined) {
+            message.markdown_text = String(args['markdown_text']);
+            delete message.text;
+          }
           if (args['blocks'] !== undefined) message.blocks = args['blocks'];
         }
         return { ok: true, channel: args['channel'], ts: args['ts'], text: args['text'] };
+      }
+      case 'chat.startStream': {
+        if (settings.streamError) return { ok: false, error: settings.streamError };
+        const channel = String(args['channel']);
+        // Outside a DM Slack wants to know whom the stream is for.
+        if (!channel.startsWith('D') && args['recipient_user_id'] === undefined) return { ok: false, error: 'invalid_arguments' };
+        tsCounter += 1;
+        const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
+        store({ channel, thread_ts: args['thread_ts'], markdown_text: streamText(args) }, ts);
+        const started = messagesByTs.get(`${channel}:${ts}`);
+        if (started) started.streaming = true;
+        return { ok: true, channel, ts };
+      }
+      case 'chat.appendStream':
+      case 'chat.stopStream': {
+        const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
+        if (!message?.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
+        message.markdown_text = `${message.markdown_text ?? ''}${streamText(args)}`;
+        if (method === 'chat.stopStream') {
+          message.streaming = false;
+          if (typeof args['metadata'] === 'object' && args['metadata'] !== null) message.metadata = args['metadata'] as NonNullable<FakeSlackMessage['metadata']>;
+        }
+        return { ok: true, channel: args['channel'], ts: args['ts'] };
       }
       case 'chat.postEphemeral':
         return { ok: true, message_ts: `1800000000.9${String(calls.length).padStart(5, '0')}` };
@@ -284,6 +318,13 @@ export function signedHeaders(signingSecret: string, body: string, timestamp = M
 /** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
 export function formBody(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
+}
+
+/** The text a stream call carries: `markdown_text`, or its markdown_text chunks. */
+function streamText(args: Record<string, unknown>): string {
+  if (typeof args['markdown_text'] === 'string') return args['markdown_text'];
+  const chunks = Array.isArray(args['chunks']) ? (args['chunks'] as Array<{ type?: string; text?: string }>) : [];
+  return chunks.filter((chunk) => chunk.type === 'markdown_text').map((chunk) => chunk.text ?? '').join('');
 }
 
 /** A held message as a reader sees it: metadata only for `include_all_metadata` readers. */

@@ -1,5 +1,8 @@
-// Watching a run in Slack (product.md "Watch"): the thread's status says what runs now, per thread.
+// Watching a run in Slack (product.md "Watch"): the thread's status says what runs now, per
+// thread; the answer streams as it forms and ends as normal replies, delivered once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitMessage } from '../../src/adapters/chat/split-message.js';
+import { slackMessageLimit } from '../../src/adapters/slack/inbound.js';
 import type { FakeSlackApi } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
@@ -23,6 +26,7 @@ async function mention(text: string, ts: string, threadTs?: string): Promise<voi
   expect(response.status).toBe(200);
 }
 
+const splitParts = (text: string) => splitMessage(text, { limit: slackMessageLimit });
 const statusCalls = (threadTs: string) => slack.callsTo('assistant.threads.setStatus').filter((call) => call.args['thread_ts'] === threadTs);
 
 beforeAll(async () => {
@@ -57,5 +61,73 @@ describe('Slack thread status', () => {
     expect(shown[0]).toEqual(['is thinking…', ['Thinking…']]);
     expect(shown).toContainEqual(['is running memory_list…', ['Running memory_list…']]);
     expect(shown.at(-1)).toEqual(['', []]);
+  });
+});
+
+/** A long answer in paragraphs, streamed over about three seconds. */
+function longAnswer(paragraphs: number): string {
+  return Array.from({ length: paragraphs }, (_unused, index) => `Paragraph ${index + 1}: ${'the answer forms word by word. '.repeat(6).trim()}`).join('\n\n');
+}
+
+/** Times (ms) between consecutive calls. */
+function gaps(calls: ReadonlyArray<{ at: number }>): number[] {
+  return calls.slice(1).map((call, index) => call.at - (calls[index]?.at ?? call.at));
+}
+
+describe('Slack streamed answers', () => {
+  it('streams natively, at most once a second, and the final answer replaces the stream: its first part, the rest as new replies', async () => {
+    const answer = longAnswer(18); // ~3,400 characters: two parts
+    rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, chunkDelayMs: 7, usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 900 } }));
+    const root = nextTs();
+    await mention('explain at length', root);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
+    expect(started.args).toMatchObject({ channel, recipient_user_id: 'UADA', recipient_team_id: slack.teamId });
+    const second = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').endsWith('(2/2)'));
+    const streamTs = String(started.response?.['ts']);
+    const stream = slack.messages.find((message) => message.ts === streamTs)!;
+    await until(() => !stream.streaming, 5_000, 'the stream stopped');
+    const [first] = splitParts(answer);
+    expect(stream.markdown_text).toBe(first);
+    expect(String(second.args['markdown_text'])).toBe(splitParts(answer)[1]);
+    // The answer is not posted a second time: the thread holds the card, the stream and part 2.
+    const replies = slack.threadMessages(channel, root).filter((message) => message.blocks === undefined);
+    expect(replies.map((message) => message.ts)).toEqual([streamTs, String(second.response?.['ts'])]);
+    // Throttled: appends at least ~a second apart, and a handful of outbox writes for ~3 s of tokens.
+    const appends = slack.callsTo('chat.appendStream').filter((call) => call.args['ts'] === streamTs);
+    expect(appends.length).toBeGreaterThanOrEqual(1);
+    for (const gap of gaps([started, ...appends])) expect(gap).toBeGreaterThanOrEqual(900);
+    const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    const writes = await rig.database.prisma.outboxItem.count({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'stream:' } } });
+    expect(writes).toBeGreaterThanOrEqual(2);
+    expect(writes).toBeLessThanOrEqual(6);
+  });
+
+  it('posts and edits at most once a second where Slack refuses streaming, and edits the post into the answer', async () => {
+    const other = 'C0NOSTREAM';
+    slack.script('chat.startStream', { error: 'not_allowed' });
+    const answer = longAnswer(7);
+    rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, chunkDelayMs: 20, usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 400 } }));
+    const root = nextTs();
+    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> explain`, ts: root, channel: other, event_ts: root };
+    expect((await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${root}`, event }), 'application/json')).status).toBe(200);
+    await slack.waitForCall('chat.startStream', (call) => call.args['channel'] === other);
+    const post = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['blocks'] === undefined);
+    const ts = String(post.response?.['ts']);
+    expect((post.args['metadata'] as { event_payload: Record<string, unknown> }).event_payload['idempotency_key']).toMatch(/^stream:/);
+    await until(() => slack.messages.find((message) => message.ts === ts)?.markdown_text === answer, 10_000, 'the post edited into the answer');
+    const edits = slack.callsTo('chat.update').filter((call) => call.args['ts'] === ts);
+    expect(edits.length).toBeGreaterThanOrEqual(2);
+    expect(edits.length).toBeLessThanOrEqual(5);
+    for (const gap of gaps([post, ...edits.slice(0, -1)])) expect(gap).toBeGreaterThanOrEqual(900);
+    expect(slack.callsTo('chat.appendStream').filter((call) => call.args['channel'] === other)).toHaveLength(0);
+    expect(slack.threadMessages(other, root).filter((message) => message.blocks === undefined)).toHaveLength(1);
+  });
+
+  it('posts a short answer at once, without a stream', async () => {
+    rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
+    const root = nextTs();
+    await mention('quick one', root);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Short and sweet.');
+    expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(0);
   });
 });

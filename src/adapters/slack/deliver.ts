@@ -9,6 +9,7 @@ import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
+import { SlackStreams, streamOperations } from './stream-delivery.js';
 
 const postPayload = z.looseObject({
   channel: z.string(),
@@ -58,11 +59,20 @@ export class SlackDelivery {
   private markdownAccepted: boolean | null = null;
   /** Threads where Slack refused a status ("channel:thread_ts"), in refusal order. */
   private readonly statusRefused = new Set<string>();
+  /** The streamed answers (native streaming, or post-then-update where refused). */
+  private readonly streams: SlackStreams;
 
   constructor(
     private readonly client: webApi.WebClient,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.streams = new SlackStreams({
+      call: (method, args) => this.call(method, args),
+      post: (item) => this.post(item),
+      edit: (channel, ts, markdown) => this.edit(channel, ts, markdown),
+      log,
+    });
+  }
 
   /** The outbox deliver function. */
   readonly deliver: Deliver = async (item) => {
@@ -77,6 +87,16 @@ export class SlackDelivery {
       case 'react':
       case 'unreact':
         await this.react(item);
+        return {};
+      case streamOperations.start:
+        return { platformMessageId: await this.streams.start(item) };
+      case streamOperations.update:
+        await this.streams.update(item);
+        return {};
+      case streamOperations.finish:
+        return { platformMessageId: await this.streams.finish(item) };
+      case streamOperations.close:
+        await this.streams.close(item);
         return {};
       default:
         throw new PermanentPlatformError('slack', item.operation, `unknown outbox operation "${item.operation}"`);
@@ -129,6 +149,22 @@ export class SlackDelivery {
       }
     }
     return this.call('chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+  }
+
+  /** Replaces a message's text with Markdown, or mrkdwn where the workspace refuses Markdown. */
+  private async edit(channel: string, ts: string, markdown: string): Promise<void> {
+    if (this.markdownAccepted !== false) {
+      try {
+        await this.call('chat.update', { channel, ts, markdown_text: markdown });
+        return;
+      } catch (error) {
+        const code = error instanceof PlatformError ? error.message : '';
+        if (this.markdownAccepted === true || !markdownRefusals.has(code)) throw error;
+        this.markdownAccepted = false;
+        this.log.info({ error: code }, 'slack-markdown-text-refused: posting mrkdwn from now on');
+      }
+    }
+    await this.call('chat.update', { channel, ts, text: markdownToMrkdwn(markdown) });
   }
 
   /**

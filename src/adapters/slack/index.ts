@@ -18,6 +18,7 @@ import { SlackRenderer } from './renderer.js';
 import { connectSlack, SlackRetryableError } from './slack-app.js';
 import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
+import { streamOperations } from './stream-delivery.js';
 
 /** What startSlackAdapter needs; the last two are for tests and tuning. */
 export interface SlackAdapterOptions {
@@ -62,7 +63,8 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   const delivery = new SlackDelivery(connection.client, log);
   const renderer = new SlackRenderer(context, delivery);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
-  const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
+  // A final answer with no stream to replace is posted; a stream's end with none is nothing to do.
+  const sender = outbox.startSender(slackPlatform, delivery.deliver, { ...options.outbox, optionalTargetOperations: [streamOperations.finish, streamOperations.close] });
 
   const { app } = connection;
   const onMessage = async ({ event, body, context: bolt }: { event: unknown; body: unknown; context: { retryNum?: number } }) => {
