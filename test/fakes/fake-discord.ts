@@ -23,6 +23,8 @@ export interface RecordedCall {
   /** Files of a multipart body. */
   files: Array<{ name: string; content: string }>;
   status: number;
+  /** When the fake received it (Date.now() ms). */
+  at: number;
 }
 
 /** A reaction the bot added or removed. */
@@ -225,7 +227,7 @@ export class FakeDiscord {
     } else {
       reply = this.route(method, path, url.searchParams, body, json);
     }
-    this.calls.push({ method, path, query: url.searchParams, body, json, files, status: reply.status });
+    this.calls.push({ method, path, query: url.searchParams, body, json, files, status: reply.status, at: Date.now() });
     if (reply.status === 204) {
       response.writeHead(204); // discord.js reads a JSON content-type as a body to parse
       response.end();

@@ -2,6 +2,7 @@
 // gateway), a real agent on Postgres, the fake model server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buttonId, threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { textBodies } from '../../src/adapters/discord/discord-render.js';
 import { buttonsOf, startDiscordRig, visibleText, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 
@@ -194,6 +195,28 @@ describe('Discord adapter: answers, notes and commands', () => {
     }
     expect(parts[0]!.content).toContain(code);
     expect(parts.map((message) => message.content.replace(/\n\(\d\/3\)$/, '')).join('\n\n')).toBe(answer);
+  });
+
+  it('streams a long answer into one message edited at most once a second, then makes it the answer\'s first part', async () => {
+    const { fake } = rig;
+    const answer = Array.from({ length: 16 }, (_unused, index) => `Step ${index + 1}: ${'we stream this answer as it forms. '.repeat(4).trim()}`).join('\n\n');
+    scriptRoles(rig.model, { worker: [{ content: answer, chunkDelayMs: 10 }] });
+    const mention = fake.say(fake.general, 'walk me through it', { mention: true });
+    const [first, second] = textBodies(answer);
+    const last = await rig.botMessage(mention.id, (message) => message.content === second?.content, 'the second part');
+    const streamed = fake.botMessagesIn(mention.id).find((message) => message.content === first?.content);
+    expect(streamed).toBeDefined();
+    // The first part is the message that was streamed into: posted with a cursor, then edited.
+    const posts = fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/messages$`)).filter((call) => String(call.body?.['content'] ?? '').endsWith(' ▍'));
+    expect(posts).toHaveLength(1);
+    const edits = fake.callsTo('PATCH', new RegExp(`^/channels/${mention.id}/messages/${streamed!.id}$`));
+    expect(edits.at(-1)?.body?.['content']).toBe(first?.content);
+    expect(edits.length).toBeGreaterThanOrEqual(2);
+    expect(edits.length).toBeLessThanOrEqual(5);
+    const times = [posts[0]!.at, ...edits.slice(0, -1).map((call) => call.at)];
+    for (let index = 1; index < times.length; index += 1) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(900);
+    // Nothing else carries the answer: the card, the streamed first part, the second part.
+    expect(fake.botMessagesIn(mention.id).filter((message) => !message.content.match(/^(🤔|✅|🔧)/)).map((message) => message.id)).toEqual([streamed!.id, last.id]);
   });
 
   it('posts a compact memory note; View answers ephemerally with the diff, Revert restores the document', async () => {

@@ -121,3 +121,21 @@ export function streamKey(prefix: string, segmentId: string, seq: number): strin
 export function streamEndNote(reason: 'stopped' | 'interrupted', by?: string): string {
   return reason === 'stopped' ? `\n\n_(stopped${by ? ` by ${by}` : ''})_` : '\n\n_(interrupted)_';
 }
+
+/** Events that end a worker model call (and so its stream): an answer, tool calls, a failure, the run's end. */
+export function endsModelCall(event: AgentEvent): boolean {
+  return event.type === 'answer' || event.type === 'run-end' || event.type === 'error' || (event.type === 'assistant-message' && (event.message.tool_calls?.length ?? 0) > 0);
+}
+
+/**
+ * The text a stream that ended without an answer keeps: what the model said before its tool
+ * calls, or the text so far with a note (a failure, a Stop), within `maxChars` plus the note.
+ */
+export function closingText(stream: AnswerStream, event: AgentEvent, maxChars: number): string {
+  if (event.type === 'assistant-message') {
+    const said = typeof event.message.content === 'string' && event.message.content.trim() !== '' ? event.message.content : stream.text;
+    return said.slice(0, maxChars);
+  }
+  const stopped = event.type === 'run-end' && event.reason === 'stopped';
+  return `${stream.text}${streamEndNote(stopped ? 'stopped' : 'interrupted', event.type === 'run-end' ? event.stoppedBy : undefined)}`;
+}

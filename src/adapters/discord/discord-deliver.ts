@@ -4,7 +4,7 @@
 // a crash (sent, but not yet recorded) is answered with the first message instead of a duplicate.
 import { createHash } from 'node:crypto';
 import {
-  DiscordAPIError, HTTPError, RateLimitError, Routes,
+  DiscordAPIError, HTTPError, RateLimitError, RESTJSONErrorCodes, Routes,
   type APIMessage, type REST, type RESTPatchAPIChannelMessageJSONBody, type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
 import { z } from 'zod';
@@ -12,8 +12,15 @@ import { PlatformError } from '../../core/errors.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import type { Prisma } from '../storage/generated/client.js';
 
-/** What an outbox item asks Discord to do. */
-export type DiscordOperation = 'post' | 'update' | 'react' | 'unreact';
+/**
+ * What an outbox item asks Discord to do. 'finish': the answer's first part replaces the message
+ * its position streamed into (posted when there is none); 'stream-close': a stream that ended
+ * without an answer shows its last text (nothing when there is no such message).
+ */
+export type DiscordOperation = 'post' | 'update' | 'react' | 'unreact' | 'finish' | 'stream-close';
+
+/** Operations whose target may be missing (the sender then lets deliver decide). */
+export const optionalTargetOperations: readonly DiscordOperation[] = ['finish', 'stream-close'];
 
 /** A message body as Discord's REST API takes it (content, embeds, components, …). */
 export type MessageBody = RESTPostAPIChannelMessageJSONBody | RESTPatchAPIChannelMessageJSONBody;
@@ -68,6 +75,22 @@ async function send(rest: REST, item: OutboxDelivery): Promise<{ platformMessage
       if (!item.targetMessageId) throw new PermanentPlatformError('discord', 'update', `update ${item.idempotencyKey} has no target message`);
       await rest.patch(Routes.channelMessage(channelId, item.targetMessageId), { body });
       return {};
+    }
+    case 'finish':
+    case 'stream-close': {
+      const { channelId, body } = parse(messagePayload, item);
+      if (item.targetMessageId) {
+        try {
+          await rest.patch(Routes.channelMessage(channelId, item.targetMessageId), { body });
+          return { platformMessageId: item.targetMessageId };
+        } catch (error) {
+          // The streamed message was deleted meanwhile: the answer is posted instead.
+          if (!(error instanceof DiscordAPIError) || error.code !== RESTJSONErrorCodes.UnknownMessage) throw error;
+        }
+      }
+      if (item.operation === 'stream-close') return {};
+      const message = (await rest.post(Routes.channelMessages(channelId), { body: { ...body, nonce: nonceOf(item.idempotencyKey), enforce_nonce: true } })) as APIMessage;
+      return { platformMessageId: message.id };
     }
     case 'react':
     case 'unreact': {

@@ -29,6 +29,14 @@ export function textBodies(text: string): RESTPostAPIChannelMessageJSONBody[] {
   return splitMessage(content, { limit: discordMessageLimit }).map((part) => ({ content: part, allowed_mentions: noMentions }));
 }
 
+/** Room for a streamed answer in one message (with its cursor); the final answer is split as usual. */
+export const discordStreamChars = discordMessageLimit - 100;
+
+/** The message an answer streams into: the text so far, and a cursor while it still forms. */
+export function streamBody(text: string, forming: boolean): RESTPostAPIChannelMessageJSONBody {
+  return { content: forming ? `${text} ▍` : text, allowed_mentions: noMentions };
+}
+
 /** The status card of a run: one line, with Pause and Stop while it works and Resume when it stopped. */
 export function statusCardBody(sessionId: string, status: RunStatus, now: number): RESTPostAPIChannelMessageJSONBody {
   const buttons: APIButtonComponentWithCustomId[] = [];

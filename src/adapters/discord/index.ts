@@ -11,7 +11,7 @@ import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import { connectDiscord, createDiscordClient } from './discord-client.js';
 import type { DiscordContext } from './discord-context.js';
-import { createDiscordDeliver } from './discord-deliver.js';
+import { createDiscordDeliver, optionalTargetOperations } from './discord-deliver.js';
 import { DiscordEventRenderer } from './discord-event-renderer.js';
 import { DiscordInteractionHandler } from './interaction-handler.js';
 import { inviteUrl } from './invite.js';
@@ -94,7 +94,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
       log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
   }
-  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest), options.tuning?.sender);
+  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest), { ...options.tuning?.sender, optionalTargetOperations });
 
   let stopped = false;
   return {

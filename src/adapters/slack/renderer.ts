@@ -4,7 +4,7 @@
 // reactions on steer messages, and the collapsed memory and reset notes.
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
-import { AnswerStreams, streamEndNote, streamKey, type AnswerStream } from '../chat/answer-stream.js';
+import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
@@ -78,13 +78,14 @@ export class SlackRenderer {
     // Deltas are coalesced here, synchronously: nothing is queued or stored per token.
     if (event.type === 'text-delta') return this.streams.delta(event);
     const ended = endsModelCall(event) ? this.streams.end(event.session.id) : null;
+    const endedAt = this.now();
     // Events arrive here at once, renders run later in order: a steer already taken when its
     // steer-received renders gets ✅ only (under load that saves two reactions per message).
     if (event.type === 'steer-taken') for (const steer of event.steers) this.steerTakenSeen(steer.platformMessageKey);
     if (event.type === 'steer-taken') this.rememberRecipient(event.session.id, event.steers.at(-1)?.authorId);
     if (event.type === 'steer-received') this.rememberRecipient(event.session.id, event.steer.authorId);
     this.queue(event.session.id, async () => {
-      if (ended && event.type !== 'answer') await this.closeStream(ended, event);
+      if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
       await this.render(event);
     });
   };
@@ -245,11 +246,10 @@ export class SlackRenderer {
    * A streamed call that did not end in an answer: its message keeps the text it showed, finished
    * (tool calls: what the model said before them; a failure or a Stop: with a note saying so).
    */
-  private async closeStream(stream: AnswerStream, event: AgentEvent): Promise<void> {
-    const said = event.type === 'assistant-message' && typeof event.message.content === 'string' && event.message.content.trim() !== '' ? event.message.content : stream.text;
-    const text = event.type === 'assistant-message' ? said.slice(0, streamChars) : `${stream.text}${streamEndNote(event.type === 'run-end' && event.reason === 'stopped' ? 'stopped' : 'interrupted', event.type === 'run-end' ? event.stoppedBy : undefined)}`;
+  private async closeStream(stream: AnswerStream, event: AgentEvent, endedAt: number): Promise<void> {
+    const text = closingText(stream, event, streamChars);
     const key = streamKey('', stream.segmentId, stream.seq);
-    await this.context.outbox.enqueue(this.entry(stream.session, `${key}:close:${this.now()}`, streamOperations.close, { channel: stream.session.channelId, markdown: text }, {
+    await this.context.outbox.enqueue(this.entry(stream.session, `${key}:close:${endedAt}`, streamOperations.close, { channel: stream.session.channelId, markdown: text }, {
       targetKey: key, supersedes: [streamOperations.update],
     }));
   }
@@ -361,11 +361,6 @@ export class SlackRenderer {
       if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
     });
   }
-}
-
-/** Events that end a worker model call (and so its stream): an answer, tool calls, a failure, the run's end. */
-function endsModelCall(event: AgentEvent): boolean {
-  return event.type === 'answer' || event.type === 'run-end' || event.type === 'error' || (event.type === 'assistant-message' && (event.message.tool_calls?.length ?? 0) > 0);
 }
 
 /** The outbox key of a reaction: one per message, operation and emoji. */
