@@ -1,4 +1,5 @@
 // Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
+import type { AnswerFile } from './answer-files.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { SessionRecord, SteerRecord } from './store.js';
 
@@ -42,8 +43,9 @@ export type AgentEvent =
   /**
    * A final answer (assistant message without tool calls) to post in the thread. `fencingToken`
    * is the lease the worker held (null when re-sent after a crash): writes carry it (fencing).
+   * `files`: workspace files sent with it (attach_file calls since the previous answer).
    */
-  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null }
+  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null; files: AnswerFile[] }
   | { type: 'tool-call-start'; session: SessionRecord; call: ToolCall }
   | { type: 'tool-call-end'; session: SessionRecord; call: ToolCall; ok: boolean; result: string }
   | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }

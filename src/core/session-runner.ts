@@ -4,6 +4,7 @@
 // activity that fails on a transient storage error is tried again with back-off, from the stored
 // state, until the database answers (product.md: database errors are survived).
 import type { AgentDeps } from './agent-context.js';
+import { saveAttachments } from './attachments.js';
 import { estimateTokens } from './context-window.js';
 import { ConflictError, isTransient } from './errors.js';
 import type { StopReason } from './events.js';
@@ -11,7 +12,7 @@ import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
 import { MemoryManager } from './memory-manager.js';
-import { renderSteer } from './prompts.js';
+import { steerMessage } from './prompts.js';
 import { redeliver } from './redelivery.js';
 import { resetContext } from './reset.js';
 import { RunStop } from './run-stop.js';
@@ -66,7 +67,12 @@ export class SessionRunner {
     private readonly slots: WorkSlots,
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
-    this.steers = new SteerInbox(context, record.id, (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }));
+    const saver = deps.attachments;
+    this.steers = new SteerInbox(
+      context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
+      // Downloading waits on the network: it holds no work slot.
+      saver ? (steers) => this.slots.outside(() => saveAttachments(saver, this.record, steers, this.lifetime.signal)) : undefined,
+    );
     this.memory = new MemoryManager(deps, {
       session: () => this.record,
       context,
@@ -102,7 +108,7 @@ export class SessionRunner {
 
   /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
   redeliver(): Promise<number> {
-    return redeliver(this.deps, this.record);
+    return redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries });
   }
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */

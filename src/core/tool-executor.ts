@@ -46,6 +46,11 @@ export class ToolExecutor {
     return { ok: outcome.ok, content: tool?.untrustedOutput ? untrustedToolOutput(tool.name, content) : content };
   }
 
+  /** True when a successful call of `name` sends a workspace file with the next answer (see Tool.deliversFile). */
+  deliversFile(name: string): boolean {
+    return this.byName.get(name)?.deliversFile === true;
+  }
+
   /** True when a call of `name` may run again after a crash interrupted it (see Tool.repeatable). */
   isRepeatable(name: string): boolean {
     return this.byName.get(name)?.repeatable === true;

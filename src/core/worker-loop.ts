@@ -3,12 +3,15 @@
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
 import type { AgentDeps } from './agent-context.js';
+import { answerFiles } from './answer-files.js';
+import { modelImageTypes } from './attachments.js';
 import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
-import type { ChatMessage, ToolCall } from './messages.js';
+import { contentText, type ChatMessage, type ToolCall } from './messages.js';
 import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
+import { toolImagesMessage } from './prompts.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from './store.js';
 
@@ -117,7 +120,8 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   ]);
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
-    deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken() });
+    const files = answerFiles(context.entries, entry.seq, (tool) => deps.tools.deliversFile(tool));
+    deps.events.emit({ type: 'answer', session, text: contentText(response.message.content), segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken(), files });
   }
   return response.message;
 }
@@ -126,6 +130,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
 async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const { deps, context } = scope;
   const session = scope.session();
+  const images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }> = [];
   for (const call of context.pendingToolCalls()) {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
@@ -136,21 +141,26 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
       continue;
     }
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
-    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
+    const callImages: typeof images = [];
+    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages);
     const stoppedDuring = scope.stoppedBy();
     // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
     if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
+    if (outcome.ok) images.push(...callImages);
   }
+  // Images tools returned follow all results of the batch (a tool result carries text only); lost
+  // if the process dies right before this append (the results say they were returned).
+  if (images.length > 0) await context.append(toolImagesMessage(images));
 }
 
 /**
  * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
  * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
  */
-async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutcome> {
+async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>): Promise<ToolOutcome> {
   const { deps, context } = scope;
   const session = scope.session();
   if (!deps.tools.isRepeatable(call.function.name)) {
@@ -167,6 +177,14 @@ async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutc
     memorySpaceId: session.memorySpaceId,
     contextWindow: deps.settings.contextWindow,
     signal: scope.signal,
+    ...(deps.settings.images ? {
+      addImage: (image) => {
+        const bytes = Math.floor((image.data.length * 3) / 4);
+        if (bytes > deps.settings.imageMaxBytes || !modelImageTypes.has(image.mimeType)) return false;
+        images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, url: `data:${image.mimeType};base64,${image.data}`, bytes });
+        return true;
+      },
+    } : {}),
   }));
 }
 

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { FakeSlackFiles } from './fake-slack-files.js';
 
 /** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
 export interface SlackCall {
@@ -41,6 +42,8 @@ export interface FakeSlackMessage {
   postedAt?: number;
   /** A native stream (chat.startStream) not stopped yet: appendStream adds to markdown_text. */
   streaming?: boolean;
+  /** Files shared by the message (an upload Hippo completed). */
+  files?: unknown[];
 }
 
 /** A user the fake knows (users.info). */
@@ -91,6 +94,8 @@ export interface FakeSlackApi {
   responseUrl(id: string): string;
   /** assistant.threads.setStatus answers `not_allowed` in this thread (others follow threadStatusError). */
   refuseThreadStatus(channel: string, threadTs: string): void;
+  /** Shared files (served to the bot token only), downloads and uploads. */
+  readonly files: FakeSlackFiles;
   close(): Promise<void>;
 }
 
@@ -117,6 +122,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   const sockets = new Set<Socket>();
   const statusRefused = new Set<string>();
   let tsCounter = 0;
+  let base = '';
+  const files = new FakeSlackFiles(() => base, settings.teamId);
   let viewCounter = 0;
 
   const server = createServer((request, response) => {
@@ -128,8 +135,10 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   });
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const raw = await readBody(request);
+    const bytes = await readBody(request);
+    const raw = bytes.toString('utf8');
     const path = (request.url ?? '').split('?')[0] ?? '';
+    if (files.serve(request, response, bytes, path)) return;
     const args = parseBody(raw, String(request.headers['content-type'] ?? ''));
     const method = path.startsWith('/api/') ? path.slice('/api/'.length) : path.startsWith('/respond/') ? `response_url:${path.slice('/respond/'.length)}` : path;
     const call: SlackCall = { method, args, headers: request.headers, at: Date.now() };
@@ -157,6 +166,11 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   }
 
   function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    const fileAnswer = files.answer(method, args, (channel, threadTs, shared) => {
+      tsCounter += 1;
+      store({ channel, thread_ts: threadTs, text: '', files: shared }, `1800000000.${String(tsCounter).padStart(6, '0')}`);
+    });
+    if (fileAnswer) return fileAnswer;
     switch (method) {
       case 'auth.test':
         return { ok: true, url: 'https://hippo-test.slack.com/', team: 'Hippo Test', user: 'hippo', team_id: settings.teamId, user_id: settings.botUserId, bot_id: settings.botId };
@@ -255,6 +269,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       ...(args['markdown_text'] !== undefined ? { markdown_text: String(args['markdown_text']) } : {}),
       ...(args['blocks'] !== undefined ? { blocks: args['blocks'] } : {}),
       ...(metadata !== undefined ? { metadata } : {}),
+      ...(Array.isArray(args['files']) ? { files: args['files'] as unknown[] } : {}),
       user: settings.botUserId,
       bot_id: settings.botId,
       postedAt: Date.now(),
@@ -268,6 +283,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = url;
 
   return {
     url,
@@ -301,6 +317,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     threadMessages: (channel, threadTs) => messages.filter((message) => message.channel === channel && message.thread_ts === threadTs),
     responseUrl: (id) => `${url}/respond/${id}`,
     refuseThreadStatus: (channel, threadTs) => void statusRefused.add(`${channel}:${threadTs}`),
+    files,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
@@ -366,11 +383,11 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.end(JSON.stringify(body));
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('end', () => resolve(Buffer.concat(parts)));
     request.on('error', reject);
   });
 }

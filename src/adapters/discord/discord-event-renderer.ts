@@ -110,7 +110,8 @@ export class DiscordEventRenderer {
       case 'answer':
         // A fenced answer (this replica lost the session) stays owed; the lease holder re-sends it.
         // Its first part replaces the message the position streamed into (after a crash too).
-        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))) {
+        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))
+          && (await this.uploads(session, event.files, event.fencingToken))) {
           return this.deps.delivered(event);
         }
         return;
@@ -206,6 +207,19 @@ export class DiscordEventRenderer {
         payload: outboxPayload({ channelId: session.threadKey, body }),
         ...(finish ? { targetKey: replaces, supersedes: ['update'], supersedesUntriedTarget: true } : {}),
         // The worker's lease token: a replica that lost the session cannot post its answer.
+        ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
+      });
+      if (result.fenced) return false;
+    }
+    return true;
+  }
+
+  /** Files the answer sends follow its text, keyed by the call that asked (never sent twice); false when fenced. */
+  private async uploads(session: SessionRecord, files: ReadonlyArray<{ callId: string; path: string }>, fencingToken: number | null): Promise<boolean> {
+    for (const file of files) {
+      const result = await this.deps.outbox.enqueue({
+        idempotencyKey: `discord:upload:${session.id}:${file.callId}`, sessionId: session.id, platform: 'discord', operation: 'upload',
+        payload: outboxPayload({ channelId: session.threadKey, sessionId: session.id, path: file.path }),
         ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
       });
       if (result.fenced) return false;

@@ -9,6 +9,8 @@ import type { Logger } from '../../log.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
+import { discordFileFetcher } from './files.js';
 import { connectDiscord, createDiscordClient } from './discord-client.js';
 import type { DiscordContext } from './discord-context.js';
 import { createDiscordDeliver, optionalTargetOperations } from './discord-deliver.js';
@@ -29,6 +31,8 @@ export interface DiscordAdapterOptions {
   stores: Stores;
   prisma: PrismaClient;
   log: Logger;
+  /** Where shared files are saved and attached files read (absent: files are only named). */
+  attachments?: WorkspaceAttachments;
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -94,7 +98,8 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
       log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
   }
-  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest), { ...options.tuning?.sender, optionalTargetOperations });
+  options.attachments?.register('discord', discordFileFetcher(config.DISCORD_API_URL));
+  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest, options.attachments), { ...options.tuning?.sender, optionalTargetOperations });
 
   let stopped = false;
   return {

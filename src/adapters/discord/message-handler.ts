@@ -10,10 +10,14 @@ import { runCommand } from '../chat/command-runner.js';
 import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { enqueueText, type DiscordContext } from './discord-context.js';
 import { steerKey, threadAddress, threadName } from './discord-ids.js';
+import { discordAttachments } from './files.js';
 import { placeOf } from './discord-place.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
+
+/** What a message that only shares files says. */
+const sharedFileText = '(shared a file)';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
 export class DiscordMessageHandler {
@@ -58,26 +62,30 @@ export class DiscordMessageHandler {
     const botId = client.user?.id;
     if (!botId || !isPersonMessage(message, botId)) return;
     const mentioned = mentionsHippo(message, botId);
-    const text = messageText(message, botId);
+    const attachments = discordAttachments(message);
+    // Files reach the worker as files (saved into the workspace), not as links in the text.
+    const text = messageText(message, botId, false);
     // A bare mention asks for help; a mention plus one command word is a command.
-    const verb: CommandVerb | null = mentioned && text === '' ? 'help' : exactCommand(text);
+    const verb: CommandVerb | null = mentioned && text === '' && attachments.length === 0 ? 'help' : exactCommand(text);
     const place = await placeOf(client, message.channelId, message.channel);
     if (place.kind === 'other' || (place.kind === 'channel' && !mentioned)) return;
     if (place.kind === 'channel') {
       if (verb) return this.hint(message, verb);
-      return this.startInChannel(message, place.channel, text);
+      return this.startInChannel(message, place.channel, text || sharedFileText);
     }
     const session = await agent.findSession(place.address);
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
     if (verb && (mentioned || place.kind === 'dm')) return session ? this.command(message, session, verb) : this.hint(message, verb);
-    if (text === '') return;
-    if (session) return this.steer(message, place.address, text, null);
-    if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
+    if (text === '' && attachments.length === 0) return;
+    // Files alone are a message too.
+    const said = text || sharedFileText;
+    if (session) return this.steer(message, place.address, said, null);
+    if (place.kind === 'dm') return this.steer(message, place.address, said, threadName(said));
     const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
       this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');
       return '';
     });
-    return this.steer(message, place.address, withThreadHistory(history, text), threadName(text));
+    return this.steer(message, place.address, withThreadHistory(history, said), threadName(said));
   }
 
   /** A mention in a text channel: a thread from the message, then the session bound to it. */
@@ -103,7 +111,7 @@ export class DiscordMessageHandler {
 
   /** Queues the message as a steer; `title` set → starts the session if there is none. */
   private async steer(message: Message, address: ThreadAddress, text: string, title: string | null): Promise<void> {
-    const incoming = { address, platformMessageKey: steerKey(message.channelId, message.id), authorId: message.author.id, authorName: authorName(message), text };
+    const incoming = { address, platformMessageKey: steerKey(message.channelId, message.id), authorId: message.author.id, authorName: authorName(message), text, attachments: discordAttachments(message) };
     const { session, inserted } = await this.context.agent.submit(incoming, title === null ? { startSession: false } : { startSession: true, title });
     this.context.log.debug({ messageId: message.id, sessionId: session?.id, inserted }, inserted ? 'discord-steer-queued' : 'discord-steer-duplicate');
   }

@@ -7,7 +7,10 @@ import { webApi } from '@slack/bolt';
 import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
+import { ToolError } from '../../core/errors.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
+import { uploadToThread } from './files.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import { SlackStreams, streamOperations } from './stream-delivery.js';
 
@@ -30,6 +33,7 @@ const historyPage = z.looseObject({
   response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
 });
 const reactionPayload = z.looseObject({ channel: z.string(), timestamp: z.string(), name: z.string() });
+const uploadPayload = z.looseObject({ channel: z.string(), thread_ts: z.string(), sessionId: z.string(), path: z.string() });
 
 /** The metadata event type of posts that have no metadata of their own. */
 export const outboxMetadataType = 'hippo_outbox';
@@ -65,6 +69,8 @@ export class SlackDelivery {
   constructor(
     private readonly client: webApi.WebClient,
     private readonly log: Logger,
+    /** Reads the workspace files answers send (absent: none can be sent). */
+    private readonly files?: Pick<WorkspaceAttachments, 'readForUpload'>,
   ) {
     this.streams = new SlackStreams({
       call: (method, args) => this.call(method, args),
@@ -98,6 +104,8 @@ export class SlackDelivery {
       case streamOperations.close:
         await this.streams.close(item);
         return {};
+      case 'upload':
+        return { platformMessageId: await this.upload(item) };
       default:
         throw new PermanentPlatformError('slack', item.operation, `unknown outbox operation "${item.operation}"`);
     }
@@ -149,6 +157,23 @@ export class SlackDelivery {
       }
     }
     return this.call('chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+  }
+
+  /**
+   * A workspace file sent with an answer (attach_file); when it can no longer be sent (deleted,
+   * grown past FILE_MAX_MB), the thread is told instead.
+   */
+  private async upload(item: OutboxDelivery): Promise<string> {
+    const payload = uploadPayload.parse(item.payload);
+    let file: { name: string; bytes: Buffer };
+    try {
+      if (!this.files) throw new ToolError('this service stores no files');
+      file = await this.files.readForUpload(payload.sessionId, payload.path);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      return this.post({ ...item, payload: { channel: payload.channel, thread_ts: payload.thread_ts, markdown: `📎 I could not attach \`${payload.path}\`: ${error.message}.` } });
+    }
+    return uploadToThread(this.client, { channel: payload.channel, threadTs: payload.thread_ts }, file.name, file.bytes);
   }
 
   /** Replaces a message's text with Markdown, or mrkdwn where the workspace refuses Markdown. */

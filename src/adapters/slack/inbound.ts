@@ -6,6 +6,7 @@ import { runCommand } from '../chat/command-runner.js';
 import { commandArgument, exactCommand, helpText, type CommandVerb } from '../chat/commands.js';
 import { splitMessage } from '../chat/split-message.js';
 import type { SessionRecord } from '../../core/store.js';
+import { slackAttachments } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext } from './slack-context.js';
 
@@ -53,11 +54,13 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
+  // Shared files are only named here; the worker fetches them when it takes the message.
+  const attachments = slackAttachments(event);
   const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, event.user ?? '');
   if (knownName !== undefined) {
     // A plain reply by someone already known: submit finds the thread's session itself (one
     // statement less on the ack path) and queues nothing where there is none (chatter).
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName: knownName, text }, { startSession: false });
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName: knownName, text, attachments }, { startSession: false });
     return;
   }
   const session = await agent.findSession(address);
@@ -67,7 +70,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   if (!session && verb) return runThreadCommand(context, null, verb, event, teamId, commandArgument(text));
   const authorName = await context.people.name(teamId, event.user ?? '');
   if (session) {
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text }, { startSession: false });
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text, attachments }, { startSession: false });
     return;
   }
   const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
@@ -77,7 +80,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, event: 
   ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
-    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text: history ? withHistory(history, request) : request },
+    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: event.user ?? '', authorName, text: history ? withHistory(history, request) : request, attachments },
     { startSession: true, title: request.slice(0, 80) },
   );
   if (inserted) context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');

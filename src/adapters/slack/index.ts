@@ -9,7 +9,9 @@ import { Background } from '../chat/background.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { SlackDelivery } from './deliver.js';
+import { slackFileFetcher } from './files.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
@@ -32,6 +34,8 @@ export interface SlackAdapterOptions {
   webApiRetries?: number;
   /** Outbox sender tuning (poll interval, backoff, …). */
   outbox?: SenderOptions;
+  /** Where shared files are saved and attached files read (absent: files are only named). */
+  attachments?: WorkspaceAttachments;
 }
 
 /** A running Slack adapter. */
@@ -60,7 +64,9 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     background: new Background(log),
     log,
   };
-  const delivery = new SlackDelivery(connection.client, log);
+  const token = options.config.SLACK_BOT_TOKEN;
+  if (options.attachments && token) options.attachments.register('slack', slackFileFetcher(connection.client, token, options.config.SLACK_API_URL));
+  const delivery = new SlackDelivery(connection.client, log, options.attachments);
   const renderer = new SlackRenderer(context, delivery);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
   // A final answer with no stream to replace is posted; a stream's end with none is nothing to do.

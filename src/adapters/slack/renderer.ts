@@ -226,6 +226,11 @@ export class SlackRenderer {
         : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
+    // Files the answer sends follow its text, keyed by the call that asked (never sent twice).
+    for (const file of event.files) {
+      const payload = { channel: session.channelId, thread_ts: session.threadKey, sessionId: session.id, path: file.path };
+      if ((await this.context.outbox.enqueue(this.entry(session, `upload:${session.id}:${file.callId}`, 'upload', payload, fence))).fenced) return false;
+    }
     return true;
   }
 
