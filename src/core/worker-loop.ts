@@ -179,7 +179,7 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ c
     signal: scope.signal,
     ...(deps.settings.images ? {
       addImage: (image) => {
-        const bytes = Math.floor((image.data.length * 3) / 4);
+        const bytes = Buffer.byteLength(image.data, 'base64');
         if (bytes > deps.settings.imageMaxBytes || !modelImageTypes.has(image.mimeType)) return false;
         images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, url: `data:${image.mimeType};base64,${image.data}`, bytes });
         return true;

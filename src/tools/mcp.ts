@@ -268,7 +268,7 @@ function formatResult(result: CallToolResult, budget: number, context: Pick<Tool
     if (item.type === 'text') parts.push(item.text);
     else if (item.type === 'image') {
       const shown = context.addImage?.({ mimeType: item.mimeType, data: item.data }) ?? false;
-      parts.push(`[image ${item.mimeType}, ${formatSize(Math.floor((item.data.length * 3) / 4))}, ${shown ? 'shown after the tool results' : 'not shown'}]`);
+      parts.push(`[image ${item.mimeType}, ${formatSize(Buffer.byteLength(item.data, 'base64'))}, ${shown ? 'shown after the tool results' : 'not shown'}]`);
     } else if (item.type === 'audio') parts.push(`[audio ${item.mimeType}, not shown]`);
     else if (item.type === 'resource') parts.push('text' in item.resource ? item.resource.text : `[resource ${item.resource.uri}]`);
     else if (item.type === 'resource_link') parts.push(`[resource link ${item.name}: ${item.uri}]`);
