@@ -123,6 +123,30 @@ describe('Slack streamed answers', () => {
     expect(slack.threadMessages(other, root).filter((message) => message.blocks === undefined)).toHaveLength(1);
   });
 
+  it('finishes the stream with a note when Stop cancels the model call mid-answer, and answers in a new message later', async () => {
+    const partial = longAnswer(4);
+    rig.harness.model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      // The first call streams some text, then hangs: the person presses Stop.
+      return lastMessageText(body).includes('go on') ? { content: 'Picked up again.' } : { content: partial, chunkDelayMs: 5, hangAfterChunks: 60 };
+    });
+    const root = nextTs();
+    await mention('start something long', root);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
+    const streamTs = String(started.response?.['ts']);
+    const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    await rig.harness.agent.stopRun(session.id, 'Ada');
+    const stream = slack.messages.find((message) => message.ts === streamTs)!;
+    await until(() => stream.streaming === false, 5_000, 'the stream finished');
+    expect(stream.markdown_text).toMatch(/^Paragraph 1: [\s\S]*\n\n_\(stopped by Ada\)_$/);
+    expect(partial.startsWith((stream.markdown_text ?? '').replace(/\n\n_\(stopped by Ada\)_$/, ''))).toBe(true);
+    // The next answer goes to a new position: a new message, the stopped one stays as it is.
+    await mention('go on', nextTs(), root);
+    const next = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Picked up again.');
+    expect(next.response?.['ts']).not.toBe(streamTs);
+    expect(stream.markdown_text).toMatch(/_\(stopped by Ada\)_$/);
+  });
+
   it('posts a short answer at once, without a stream', async () => {
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
     const root = nextTs();
