@@ -1,5 +1,6 @@
 // A person's Stop (product.md "Watch"): the model call and tools in flight end at once, every
 // tool call keeps a result, no partial answer is stored, and the session waits until a reply.
+import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,17 @@ function stuckTool(): { tool: AnyTool; started: Promise<void> } {
 const echo = defineTool({ name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo ${text}` }) as AnyTool;
 
 const bed = useTestBed();
+
+/** True while the process exists and is not a zombie. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 describe('Stop', () => {
   it('cancels a hanging model call at once, stores no partial answer, and a reply continues', async () => {
@@ -104,15 +116,12 @@ describe('Stop', () => {
     await harness.agent.stopRun(session!.id, 'Ada');
     await harness.waitForEvent('run-end', (event) => event.reason === 'stopped');
     expect(Date.now() - asked).toBeLessThan(2_000);
-    // The background `sleep` of the command's process group is gone too.
+    // The background `sleep` of the command's process group is gone too (a zombie waiting for its
+    // new parent to reap it counts as gone).
     let alive = true;
-    for (let tries = 0; tries < 50 && alive; tries += 1) {
-      try {
-        process.kill(pid, 0);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      } catch {
-        alive = false;
-      }
+    for (let tries = 0; tries < 150 && alive; tries += 1) {
+      alive = isRunning(pid);
+      if (alive) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(alive).toBe(false);
   });
