@@ -147,6 +147,33 @@ describe('Slack streamed answers', () => {
     expect(stream.markdown_text).toMatch(/_\(stopped by Ada\)_$/);
   });
 
+  it('streams a call tried again at the same position into the same message, then makes it the answer', async () => {
+    const broken = longAnswer(3);
+    const second = `Second attempt. ${longAnswer(2)}`;
+    let calls = 0;
+    rig.harness.model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      calls += 1;
+      // The first call's connection drops mid-answer (not retried: text was shown); after
+      // `resume` the same position is answered again, streaming for a little over a second.
+      return calls === 1 ? { content: broken, chunkDelayMs: 25, dropAfterChunks: 60 } : { content: second, chunkDelayMs: 25 };
+    });
+    const root = nextTs();
+    await mention('try your best', root);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
+    const streamTs = String(started.response?.['ts']);
+    const stream = slack.messages.find((message) => message.ts === streamTs)!;
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').startsWith('⚠️'));
+    await until(() => /_\(interrupted\)_$/.test(stream.markdown_text ?? ''), 5_000, 'the broken stream finished');
+    await mention('resume', nextTs(), root);
+    await until(() => stream.markdown_text === second, 10_000, 'the second attempt replacing the stream');
+    expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(1);
+    // While it formed, the message showed the second attempt's text (not only at the end).
+    expect(slack.callsTo('chat.update').some((call) => call.args['ts'] === streamTs && String(call.args['markdown_text']).startsWith('Second attempt') && call.args['markdown_text'] !== second)).toBe(true);
+    // The only message with either attempt's words is the stream (besides it: the card, the error note, "Resuming").
+    expect(slack.threadMessages(channel, root).filter((message) => /Paragraph|attempt/.test(message.markdown_text ?? message.text ?? '')).map((message) => message.ts)).toEqual([streamTs]);
+  });
+
   it('posts a short answer at once, without a stream', async () => {
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
     const root = nextTs();
