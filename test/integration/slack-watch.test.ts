@@ -174,6 +174,39 @@ describe('Slack streamed answers', () => {
     expect(slack.threadMessages(channel, root).filter((message) => /Paragraph|attempt/.test(message.markdown_text ?? message.text ?? '')).map((message) => message.ts)).toEqual([streamTs]);
   });
 
+  it('starts no stream for a response that only calls tools, however slowly it arrives', async () => {
+    let step = 0;
+    rig.harness.model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      step += 1;
+      // ~1.5 s of tool-call chunks without a word of text.
+      return step === 1 ? { toolCalls: [{ name: 'memory_search', arguments: { query: 'x'.repeat(400) } }], chunkDelayMs: 25 } : { content: 'Nothing found.' };
+    });
+    const root = nextTs();
+    await mention('search for it', root);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Nothing found.');
+    expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(0);
+    expect(slack.threadMessages(channel, root).filter((message) => message.blocks === undefined).map((message) => message.markdown_text)).toEqual(['Nothing found.']);
+  });
+
+  it('keeps what the model said before calling tools as a finished message, and answers in a new one', async () => {
+    const preamble = `Let me look into this. ${longAnswer(2)}`;
+    let step = 0;
+    rig.harness.model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      step += 1;
+      return step === 1 ? { content: preamble, chunkDelayMs: 25, toolCalls: [{ name: 'memory_list', arguments: {} }] } : { content: 'Done looking.' };
+    });
+    const root = nextTs();
+    await mention('look into it', root);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
+    const stream = slack.messages.find((message) => message.ts === String(started.response?.['ts']))!;
+    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Done looking.');
+    await until(() => stream.streaming === false, 5_000, 'the preamble finished');
+    expect(stream.markdown_text).toBe(preamble);
+    expect(answer.response?.['ts']).not.toBe(stream.ts);
+  });
+
   it('posts a short answer at once, without a stream', async () => {
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
     const root = nextTs();
