@@ -95,6 +95,21 @@ describe('Stop', () => {
     expect(shape(conversation(bed.model.requests[1]!.body))).toEqual(['user:run both', 'assistant→[c_stuck,c_echo]', 'tool(c_stuck)', 'tool(c_echo)']);
   });
 
+  it('does not wait for the safe point a pause is waiting for: a Stop after Pause ends the run at once', async () => {
+    const stuck = stuckTool();
+    const harness = await bed.harness({ tools: [stuck.tool] });
+    bed.model.enqueue({ toolCalls: [{ id: 'c_wait', name: 'stuck_step', arguments: {} }] });
+    const { session } = await harness.agent.submit(personMessage(newThread(), 'wait for it'), { startSession: true });
+    await stuck.started;
+    await harness.agent.pause(session!.id);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(harness.events.some((event) => event.type === 'run-end')).toBe(false); // the pause waits for the tool
+    await harness.agent.stopRun(session!.id, 'Ada');
+    const end = await harness.waitForEvent('run-end', (event) => event.session.id === session!.id, 2_000);
+    expect(end).toMatchObject({ reason: 'stopped', stoppedBy: 'Ada' });
+    expect(await bed.database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).toMatchObject({ paused: true, pauseRequested: false });
+  });
+
   it('kills a running shell command with everything it started', async () => {
     const base = await mkdtemp(path.join(tmpdir(), 'hippo-stop-'));
     const root = path.join(base, 'workspaces');
