@@ -28,6 +28,9 @@ import { detectShellSandbox } from './tools/shell-sandbox.js';
 import type { WorkspaceLimits } from './tools/workspace-quota.js';
 import { webTools } from './tools/web.js';
 import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
+import { WorkspaceAttachments } from './tools/workspace-attachments.js';
+import { attachFileTool } from './tools/attach-file.js';
+import { modelAcceptsImages } from './core/model-images.js';
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,6 +57,8 @@ export interface BuiltAgent {
   metrics: Metrics;
   /** The model endpoint's status (start() looks at it; real calls keep it current). */
   modelHealth: ModelHealth;
+  /** Saves shared files into workspaces (chat adapters register their downloads) and reads them back. */
+  attachments: WorkspaceAttachments;
   /** Closes MCP servers; stop the agent first. */
   close(): Promise<void>;
 }
@@ -78,6 +83,10 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const groups = parseToolGroups(config.TOOLS);
   const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
   const limits: WorkspaceLimits = { maxBytes: config.WORKSPACE_MAX_MB * MiB, maxFiles: config.WORKSPACE_MAX_FILES, maxFileBytes: config.WORKSPACE_MAX_FILE_MB * MiB };
+  const images = modelAcceptsImages(config.MODEL, config.MODEL_IMAGES);
+  const attachments = new WorkspaceAttachments({
+    root: workspaces, limits, maxFileBytes: Math.round(config.FILE_MAX_MB * MiB), images, imageMaxBytes: defaultAgentSettings.imageMaxBytes, log,
+  });
   // Found before anything starts: no sandbox (and SHELL_UNSANDBOXED unset) stops start-up here.
   const sandbox = groups.includes('shell')
     ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
@@ -90,7 +99,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     : undefined;
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
-    workspace: () => workspaceTools({ root: workspaces, limits }),
+    workspace: () => [...workspaceTools({ root: workspaces, limits }), attachFileTool(attachments)],
     web: () => webTools({ allowPrivate: config.WEB_FETCH_ALLOW_PRIVATE }),
     shell: () =>
       shellTools({
@@ -99,7 +108,8 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });
-  const sweeper = config.WORKSPACE_RETENTION_DAYS > 0 && (groups.includes('workspace') || groups.includes('shell'))
+  // Shared files land in workspaces whatever the tool groups, so idle ones are always swept.
+  const sweeper = config.WORKSPACE_RETENTION_DAYS > 0
     ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
     : undefined;
   const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
@@ -123,7 +133,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
       deciderFloorPercent: config.MEMORY_DECIDER_FLOOR_PERCENT, deciderEvery: config.MEMORY_DECIDER_EVERY, prices,
-      sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null,
+      sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null, images,
     },
     replica: {
       owner,
@@ -141,14 +151,16 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     events,
     log,
     clock: { now: () => new Date() },
+    attachments,
   };
-  log.info({ model: config.MODEL, contextWindow: window.tokens, tools: tools.map((tool) => tool.name) }, 'agent-ready');
+  log.info({ model: config.MODEL, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name) }, 'agent-ready');
   return {
     agent: new Agent(deps),
     stores,
     events,
     metrics,
     modelHealth,
+    attachments,
     close: async () => {
       modelHealth.stop();
       metrics.stop();

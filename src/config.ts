@@ -55,6 +55,8 @@ export const configSchema = z.object({
    * seconds; then it fails with the session's error note. An answer that is streaming is not cut.
    */
   MODEL_TOTAL_TIMEOUT_SECONDS: z.coerce.number().min(1).max(7200).default(300),
+  /** Whether MODEL accepts images (image parts); overrides the built-in table (unknown models: false). */
+  MODEL_IMAGES: boolean.optional(),
   /** Memory runs fire every time the context grows by this percent of the window (R2). */
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
@@ -135,6 +137,8 @@ export const configSchema = z.object({
   WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(10_000_000).default(2000),
   /** Largest file, in mebibytes, a file tool writes (and a shell command may write). */
   WORKSPACE_MAX_FILE_MB: z.coerce.number().int().min(1).max(1_000_000).default(16),
+  /** Largest file, in mebibytes, saved from a message into the workspace or sent with an answer. */
+  FILE_MAX_MB: z.coerce.number().min(1).max(1_000).default(20),
   /** Workspaces unused for this many days are removed (0: kept forever). */
   WORKSPACE_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Path of a JSON file in the common `mcpServers` format. */

@@ -65,7 +65,7 @@ export async function startService(config: Config, log: Logger, options: Service
   const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log, onFeedback: agent.metrics.answerFeedback };
+    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
     try {
       // Loaded only when configured (they are heavy). Slack is mounted before listening, so
       // /slack/events never answers 404 while starting.

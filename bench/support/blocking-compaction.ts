@@ -9,7 +9,7 @@
 import type { AgentDeps } from '../../src/core/agent-context.js';
 import { estimateTokens } from '../../src/core/context-window.js';
 import { buildInitMessages } from '../../src/core/init-messages.js';
-import type { ChatMessage } from '../../src/core/messages.js';
+import { contentText, type ChatMessage } from '../../src/core/messages.js';
 import { buildRequest, callModel } from '../../src/core/model-call.js';
 import { renderSteer } from '../../src/core/prompts.js';
 import type { SessionRecord } from '../../src/core/store.js';
@@ -72,7 +72,7 @@ export async function runBlockingSession(options: BlockingRunOptions): Promise<B
     }
     const calls = response.message.tool_calls ?? [];
     if (calls.length === 0) {
-      outcome.finalAnswer = response.message.content ?? '';
+      outcome.finalAnswer = contentText(response.message.content);
       return outcome;
     }
     for (const call of calls) {

@@ -1,4 +1,5 @@
 // The context object every core piece takes (style.md §2): settings, stores, model, tools, events.
+import type { AttachmentSaver } from './attachments.js';
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
@@ -51,6 +52,10 @@ export interface AgentSettings {
   deciderTimeoutMs: number;
   /** Name of the platform shown in the system prompt. */
   platformName: (platform: string) => string;
+  /** The model accepts image parts (a capability of `model`, or MODEL_IMAGES): images are shown, not only described. */
+  images: boolean;
+  /** Largest image shown to the model, in bytes (larger ones are saved and described). */
+  imageMaxBytes: number;
 }
 
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
@@ -70,6 +75,8 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   deciderMaxSteps: 3,
   deciderTimeoutMs: 2 * 60_000,
   platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
+  images: false,
+  imageMaxBytes: 5 * 1024 * 1024,
 };
 
 /** Clock and id sources, injectable for tests. */
@@ -100,4 +107,6 @@ export interface AgentDeps {
   events: EventBus;
   log: Log;
   clock: Clock;
+  /** Saves files shared with messages into session workspaces; absent: they are only named. */
+  attachments?: AttachmentSaver;
 }

@@ -1,6 +1,7 @@
 // The agent as adapters see it: submit a person's message, send commands, read status, listen to
 // events. Adapters only enqueue and render (R16); everything else happens in core.
 import type { AgentDeps } from './agent-context.js';
+import type { Attachment } from './attachments.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner-registry.js';
 import { spendOf, type Spend } from './spend.js';
@@ -16,6 +17,8 @@ export interface IncomingMessage {
   authorId: string;
   authorName: string;
   text: string;
+  /** Files and images shared with it (fetched into the workspace when the worker takes it). */
+  attachments?: Attachment[];
 }
 
 export interface SessionStatus {
@@ -34,6 +37,9 @@ export interface SessionStatus {
   /** The session's spend cap in US dollars, or null. */
   budgetUsd: number | null;
 }
+
+/** Most attachments taken from one message (platforms allow about ten). */
+const maxAttachments = 20;
 
 export class Agent {
   readonly runners: RunnerRegistry;
@@ -62,6 +68,7 @@ export class Agent {
       authorId: message.authorId,
       authorName: message.authorName,
       text: message.text,
+      ...(message.attachments?.length ? { attachments: message.attachments.slice(0, maxAttachments) } : {}),
     });
     if (inserted) {
       this.deps.events.emit({ type: 'steer-received', session, steer });
@@ -105,6 +112,16 @@ export class Agent {
   async resume(sessionId: string): Promise<void> {
     await (await this.runner(sessionId)).resume();
     await this.deps.replica.wakeups.notify(sessionId, 'flags');
+  }
+
+  /**
+   * A person's Stop: the model call and tools in flight are cancelled now, on whichever replica
+   * drives the session (it is told at once), and the session waits until a steer or resume.
+   */
+  async stopRun(sessionId: string, by: string): Promise<'stopping' | 'already-paused'> {
+    const outcome = await (await this.runner(sessionId)).stopNow(by);
+    if (outcome === 'stopping') await this.deps.replica.wakeups.notify(sessionId, 'flags');
+    return outcome;
   }
 
   /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */

@@ -27,9 +27,27 @@ export function contextWindowFor(model: string, override?: number): { tokens: nu
   return { tokens: defaultContextWindow, known: false };
 }
 
-/** Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up. */
+/** Tokens an image part is counted as (about what a 1024×1024 image costs at high detail). */
+export const imageTokens = 1_000;
+
+// A data URL inside the JSON of a message list (image parts); base64 has no quote or backslash.
+const dataUrl = /"url":"data:[^"]*"/g;
+
+/**
+ * Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up; an image
+ * counts as `imageTokens`, not as the length of its bytes.
+ */
 export function estimateTokens(messages: readonly unknown[]): number {
-  return Math.ceil(Buffer.byteLength(JSON.stringify(messages), 'utf8') / 4);
+  const json = JSON.stringify(messages);
+  let bytes = Buffer.byteLength(json, 'utf8');
+  let images = 0;
+  if (json.includes('"url":"data:')) {
+    for (const match of json.matchAll(dataUrl)) {
+      bytes -= match[0].length;
+      images += 1;
+    }
+  }
+  return Math.ceil(bytes / 4) + images * imageTokens;
 }
 
 /** Estimated tokens of a whole request: the tools array plus the messages (R2's fallback). */

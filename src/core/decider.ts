@@ -3,6 +3,7 @@
 import type { AgentDeps } from './agent-context.js';
 import { runForkLoop, type MemoryRunResult } from './fork-loop.js';
 import { deciderToolResult, readDecision } from './memory-instructions.js';
+import { contentText } from './messages.js';
 import type { ModelRequest } from './model-client.js';
 
 export interface DeciderRun {
@@ -31,7 +32,7 @@ export async function runDecider(deps: AgentDeps, run: DeciderRun): Promise<Deci
     // Every call gets an answer (strict providers reject unanswered calls); none is executed.
     answer: async (call) => ({ role: 'tool', tool_call_id: call.id, content: deciderToolResult }),
   });
-  const decision = readDecision(result.finalMessage?.content ?? null);
+  const decision = readDecision(result.finalMessage ? contentText(result.finalMessage.content) : null);
   if (decision.nearMiss) {
     deps.log.warn({ sessionId: run.sessionId, memoryRunId: run.memoryRunId, content: result.finalMessage?.content }, 'decider-signal-near-miss');
   }

@@ -79,6 +79,17 @@ export class CancelledError extends HippoError {
 }
 
 /**
+ * The abort reason of a person's Stop (distinct from shutdown and deadlines, style.md §6): the
+ * model call and tools in flight end now, and what they were doing is recorded as stopped by them.
+ */
+export class StopRequested extends Error {
+  constructor(readonly by: string) {
+    super(`stopped by ${by}`);
+    this.name = 'StopRequested';
+  }
+}
+
+/**
  * The database failed. `transient` when trying again later may help (a dropped connection, a
  * failover, a serialization conflict): work is then retried with back-off instead of given up.
  */

@@ -1,4 +1,5 @@
 // Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
+import type { AnswerFile } from './answer-files.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 
@@ -22,26 +23,36 @@ export interface RunUsage {
 
 /**
  * Why a run ended; 'storage': the database went away, the run goes on by itself when it is back;
- * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends).
+ * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends);
+ * 'stopped': a person pressed Stop, the session waits like a paused one.
  */
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget';
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget' | 'stopped';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =
   | { type: 'run-start'; session: SessionRecord }
-  | { type: 'run-end'; session: SessionRecord; reason: StopReason }
-  | { type: 'text-delta'; session: SessionRecord; delta: string }
+  /** `stoppedBy`: who pressed Stop (reason 'stopped'). */
+  | { type: 'run-end'; session: SessionRecord; reason: StopReason; stoppedBy?: string }
+  /**
+   * Streamed text of a worker model call. `segmentId`/`seq` is the position its answer will take
+   * (adapters key the streamed message by it, so the final answer replaces it even after a crash);
+   * `text` is the call's text so far (a new call at the same position starts again from its first delta).
+   */
+  | { type: 'text-delta'; session: SessionRecord; segmentId: string; seq: number; delta: string; text: string }
   | { type: 'assistant-message'; session: SessionRecord; message: ChatMessage; segmentId: string; seq: number }
   /**
    * A final answer (assistant message without tool calls) to post in the thread. `fencingToken`
    * is the lease the worker held (null when re-sent after a crash): writes carry it (fencing).
+   * `files`: workspace files sent with it (attach_file calls since the previous answer).
    */
-  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null }
+  | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null; files: AnswerFile[] }
   | { type: 'tool-call-start'; session: SessionRecord; call: ToolCall }
   | { type: 'tool-call-end'; session: SessionRecord; call: ToolCall; ok: boolean; result: string }
   | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }
   | { type: 'steer-taken'; session: SessionRecord; steers: SteerRecord[] }
   | { type: 'pause-requested'; session: SessionRecord }
+  /** A person pressed Stop: the model call and tools in flight are cancelled now (on the driving replica). */
+  | { type: 'stop-requested'; session: SessionRecord; by: string }
   | { type: 'paused'; session: SessionRecord }
   | { type: 'resumed'; session: SessionRecord }
   | { type: 'error'; session: SessionRecord; error: { code: string; message: string; retryable: boolean } }

@@ -137,9 +137,9 @@ export class LiveContext {
   }
 
   /** Moves queued steer messages into the context (atomically, in the store); returns those taken. */
-  async takeSteers(sessionId: string, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]> {
+  async takeSteers(sessionId: string, render: (steer: SteerRecord) => ChatMessage, prepare?: (steers: SteerRecord[]) => Promise<void>): Promise<SteerRecord[]> {
     const seq = this.nextSeq;
-    const taken = await this.store.takeSteers(sessionId, this.segment.id, seq, render);
+    const taken = await this.store.takeSteers(sessionId, this.segment.id, seq, render, prepare);
     taken.forEach((steer, index) => {
       this.entries.push({ seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null });
     });

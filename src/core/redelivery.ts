@@ -2,16 +2,22 @@
 // adapter, e.g. because the process died in between) is emitted again. Delivery state belongs to
 // the original message: carried copies are never owed, so a reset cannot make anything owed twice.
 import type { AgentDeps } from './agent-context.js';
+import { answerFiles } from './answer-files.js';
 import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
 import { memoryCostOfSegment } from './spend.js';
-import type { SessionRecord } from './store.js';
+import type { SessionRecord, StoredMessage } from './store.js';
 
-/** Emits every answer and note the session still owes; returns how many. Adapters deduplicate by key. */
-export async function redeliver(deps: AgentDeps, session: SessionRecord): Promise<number> {
+/**
+ * Emits every answer and note the session still owes; returns how many. Adapters deduplicate by
+ * key. `current` is the current segment (its answers name their files again; an answer owed from
+ * an earlier segment is re-sent without them).
+ */
+export async function redeliver(deps: AgentDeps, session: SessionRecord, current?: { segmentId: string; entries: readonly StoredMessage[] }): Promise<number> {
   const pending = await deps.stores.deliveries.pending(session.id);
   for (const answer of pending.answers) {
+    const files = current?.segmentId === answer.segmentId ? answerFiles(current.entries, answer.seq, (tool) => deps.tools.deliversFile(tool)) : [];
     // Owed regardless of who holds the lease now: no fencing token.
-    deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null });
+    deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null, files });
   }
   for (const reset of pending.resets) {
     const memoryCostUsd = reset.previousSegmentId === null ? null : await memoryCostOfSegment({ settings: deps.settings, usage: deps.stores.usage }, session.id, reset.previousSegmentId);

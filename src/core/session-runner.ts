@@ -4,6 +4,7 @@
 // activity that fails on a transient storage error is tried again with back-off, from the stored
 // state, until the database answers (product.md: database errors are survived).
 import type { AgentDeps } from './agent-context.js';
+import { saveAttachments } from './attachments.js';
 import { estimateTokens } from './context-window.js';
 import { ConflictError, isTransient } from './errors.js';
 import type { StopReason } from './events.js';
@@ -11,9 +12,10 @@ import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from './live-context.js';
 import { MemoryManager } from './memory-manager.js';
-import { renderSteer } from './prompts.js';
+import { steerMessage } from './prompts.js';
 import { redeliver } from './redelivery.js';
 import { resetContext } from './reset.js';
+import { RunStop } from './run-stop.js';
 import { backoffMs, retryTransient } from './retry.js';
 import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
 import { SteerInbox } from './steer-inbox.js';
@@ -49,6 +51,8 @@ export class SessionRunner {
   /** The storage outage this runner is waiting out: when it began, attempts, whether it was noted. */
   private outage: { since: number; attempts: number; noted: boolean; timer: NodeJS.Timeout | undefined } | null = null;
   private readonly lifetime = new AbortController();
+  /** A person's Stop of the drive in flight (its model call and tools; not memory runs). */
+  private readonly runStop = new RunStop();
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
   /** Kept for a grace period after an activity, so back-to-back turns claim it only once. */
@@ -63,7 +67,12 @@ export class SessionRunner {
     private readonly slots: WorkSlots,
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
-    this.steers = new SteerInbox(context, record.id, (steer: SteerRecord) => ({ role: 'user', content: renderSteer(steer) }));
+    const saver = deps.attachments;
+    this.steers = new SteerInbox(
+      context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
+      // Downloading waits on the network: it holds no work slot.
+      saver ? (steers) => this.slots.outside(() => saveAttachments(saver, this.record, steers, this.lifetime.signal)) : undefined,
+    );
     this.memory = new MemoryManager(deps, {
       session: () => this.record,
       context,
@@ -99,7 +108,7 @@ export class SessionRunner {
 
   /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
   redeliver(): Promise<number> {
-    return redeliver(this.deps, this.record);
+    return redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries });
   }
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
@@ -117,6 +126,7 @@ export class SessionRunner {
     this.flagsStale = true;
     this.steers.arrived();
     this.workPending = true;
+    if (this.activityKind === 'drive') this.readStopRequest();
     if (this.activity) return; // the running activity re-reads them at its next checkpoint
     this.refreshFlags().then(
       () => this.pump(),
@@ -158,13 +168,40 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * A person's Stop: the model call and tools in flight are cancelled now (each cancelled or
+   * unstarted tool call is answered "stopped by …", an unfinished answer is dropped), and the
+   * session then waits like a paused one until a steer message or resume. Stored first, so the
+   * driver on another replica sees it (Agent notifies it) and a crash cannot undo it. Memory runs
+   * go on: they only read the context, and stopping them would leave nothing to gain.
+   */
+  async stopNow(by: string): Promise<'stopping' | 'already-paused'> {
+    await this.refreshUnlessDriving();
+    if (this.record.paused && this.activityKind !== 'drive') return 'already-paused';
+    await this.setFlags({ stopRequestedBy: by, pauseRequested: true });
+    this.deps.events.emit({ type: 'stop-requested', session: this.record, by });
+    this.runStop.abort(by);
+    if (!this.activity) this.pump();
+    return 'stopping';
+  }
+
+  /** A Stop said on another replica takes effect now, not at the next checkpoint. */
+  private readStopRequest(): void {
+    this.deps.stores.sessions.get(this.record.id).then(
+      (session) => {
+        if (session?.stopRequestedBy) this.runStop.abort(session.stopRequestedBy);
+      },
+      (error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'stop-read-failed'),
+    );
+  }
+
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
     await this.refreshUnlessDriving();
     this.failed.clear();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
-      await this.setFlags({ paused: false, pauseRequested: false });
+      await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null });
       this.deps.events.emit({ type: 'resumed', session: this.record });
     }
     this.pump();
@@ -415,6 +452,7 @@ export class SessionRunner {
       this.deps.events.emit({ type: 'run-start', session });
     };
     let reason: StopReason;
+    const signal = this.runStop.begin(this.lifetime.signal);
     try {
       reason = await runWorkerLoop({
         deps: this.deps,
@@ -426,8 +464,10 @@ export class SessionRunner {
         waiting: (wait) => this.slots.outside(wait),
         onModelResponseStart: () => this.memory.workerPrefilled(),
         fencingToken: () => this.lease.token,
-        signal: this.lifetime.signal,
+        stoppedBy: () => this.runStop.stoppedBy,
+        signal,
       });
+      if (reason === 'stopped') await this.enterStopped();
     } catch (error) {
       if (error instanceof ConflictError) {
         // Another replica wrote this session (our lease lapsed): stop quietly; reload next time.
@@ -449,7 +489,18 @@ export class SessionRunner {
         this.emitError(error);
       }
     }
-    if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason });
+    const stoppedBy = this.runStop.end();
+    if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason, ...(reason === 'stopped' && stoppedBy !== null ? { stoppedBy } : {}) });
+  }
+
+  /**
+   * After a Stop the session waits like a paused one, unless someone resumed it meanwhile (a
+   * steer or resume that came while the stop was under way wins).
+   */
+  private async enterStopped(): Promise<void> {
+    await this.refreshFlags();
+    const resumed = !this.record.pauseRequested && !this.record.paused;
+    await this.setFlags(resumed ? { stopRequestedBy: null } : { paused: true, pauseRequested: false, stopRequestedBy: null });
   }
 
   private emitError(error: unknown): void {
@@ -462,6 +513,7 @@ export class SessionRunner {
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
   private async checkpoint(): Promise<StopReason | null> {
     this.lastActivityAt = Date.now();
+    if (this.runStop.stoppedBy !== null) return 'stopped';
     if (this.flagsStale) await this.refreshFlags();
     // A spend cap reached: memory work stops first (nothing forks) and the worker stops here.
     if ((await this.budget()).level === 'reached') {
@@ -535,7 +587,8 @@ export class SessionRunner {
   }
 
   private async enterPaused(): Promise<void> {
-    await this.setFlags({ paused: true, pauseRequested: false });
+    // A Stop that found nothing running ends here too.
+    await this.setFlags({ paused: true, pauseRequested: false, stopRequestedBy: null });
     this.deps.events.emit({ type: 'paused', session: this.record });
   }
 
@@ -556,7 +609,7 @@ export class SessionRunner {
     this.workPending = true;
   }
 
-  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested'>>): Promise<void> {
+  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy'>>): Promise<void> {
     await this.deps.stores.sessions.setFlags(this.record.id, flags);
     this.record = { ...this.record, ...flags };
   }

@@ -1,4 +1,5 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
+import type { Attachment } from './attachments.js';
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
 import type { MemoryScope, Platform } from './places.js';
@@ -41,9 +42,11 @@ export interface SessionRecord extends ThreadAddress {
   resetRequested: boolean;
   /** This session's spend cap in US dollars when a person raised it; null: the configured one. */
   budgetUsd: number | null;
+  /** A person pressed Stop (their name) and the driver has not stopped yet; null otherwise. */
+  stopRequestedBy: string | null;
 }
 
-export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested'>;
+export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy'>;
 
 /** One worker context between two resets. */
 export interface SegmentRecord {
@@ -85,6 +88,8 @@ export interface SteerRecord {
   authorId: string;
   authorName: string;
   text: string;
+  /** Files and images shared with the message (saved into the workspace when it is taken). */
+  attachments: Attachment[];
   status: 'queued' | 'taken' | 'withdrawn';
   receivedAt: Date;
 }
@@ -95,6 +100,7 @@ export interface NewSteer {
   authorId: string;
   authorName: string;
   text: string;
+  attachments?: Attachment[];
 }
 
 export interface MemoryRunRecord {
@@ -156,9 +162,10 @@ export interface ContextStore {
   /**
    * Atomically moves the session's queued steer messages into the segment, in id order from
    * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). A steer
-   * edited or withdrawn while it was being rendered is left for the next call.
+   * edited or withdrawn while it was being rendered is left for the next call. `prepare` runs
+   * between the look and the render (saving attachments), holding no transaction.
    */
-  takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage): Promise<SteerRecord[]>;
+  takeSteers(sessionId: string, segmentId: string, seq: number, render: (steer: SteerRecord) => ChatMessage, prepare?: (steers: SteerRecord[]) => Promise<void>): Promise<SteerRecord[]>;
   /**
    * R6, one transaction: ends `next.fromSegmentId` (ConflictError unless it is still current),
    * starts the next segment with `messages` (init + carry-over; no copy is owed delivery, R17) at

@@ -1,6 +1,7 @@
 // The tool contract shared by every role (R1: one set of definitions; permissions by role at
 // execution). Tools live in src/tools and src/core/memory-tools.ts; core executes them.
 import { z } from 'zod';
+import type { ToolImage } from './attachments.js';
 import type { AgentRole, ToolDefinition } from './messages.js';
 
 /** Who is calling a tool, and on behalf of which session. */
@@ -15,6 +16,11 @@ export interface ToolContext {
   contextWindow: number;
   /** Aborted on timeout, pause-for-shutdown or cancellation; tools must stop when it fires. */
   signal: AbortSignal;
+  /**
+   * Present when the model is shown images: a tool that got an image (MCP) hands it over here
+   * and it is shown after the batch's results; false when it is too large to show.
+   */
+  addImage?: (image: ToolImage) => boolean;
 }
 
 /** A tool the model can call. `input` validates the parsed JSON arguments. */
@@ -37,6 +43,11 @@ export interface Tool<Input = unknown> {
    * wrapped in a <tool-output trust="untrusted"> element before it enters the context.
    */
   untrustedOutput?: boolean;
+  /**
+   * A successful call sends the workspace file its `path` argument names with the next answer
+   * (attach_file): the chat adapter uploads it after the answer's text.
+   */
+  deliversFile?: boolean;
   /** JSON Schema to show the model instead of the one derived from `input` (MCP tools). */
   parameters?: Record<string, unknown>;
   /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */

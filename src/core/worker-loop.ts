@@ -3,12 +3,15 @@
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
 import type { AgentDeps } from './agent-context.js';
+import { answerFiles } from './answer-files.js';
+import { modelImageTypes } from './attachments.js';
 import { requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
-import type { ChatMessage, ToolCall } from './messages.js';
-import { interruptedToolResult, type ToolOutcome } from './tool-executor.js';
+import { contentText, type ChatMessage, type ToolCall } from './messages.js';
+import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
+import { toolImagesMessage } from './prompts.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from './store.js';
 
@@ -32,6 +35,9 @@ export interface WorkerScope {
   onModelResponseStart: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
+  /** Who pressed Stop during this drive, if anyone: `signal` is aborted then too. */
+  stoppedBy: () => string | null;
+  /** Aborted on shutdown and on a person's Stop (distinct reasons). */
   signal: AbortSignal;
 }
 
@@ -43,7 +49,9 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
       case 'tools-pending': {
         scope.onWork();
         // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
+        // After a Stop every call still gets its result ("stopped"), so the context stays valid.
         await executePendingToolCalls(scope);
+        if (scope.stoppedBy() !== null) return 'stopped';
         const stop = await scope.checkpoint('after-tools');
         if (stop) return stop;
         await drainSteers(scope);
@@ -51,10 +59,18 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
       }
       case 'needs-answer': {
         scope.onWork();
+        if (scope.stoppedBy() !== null) return 'stopped';
         if (scope.signal.aborted) return 'shutdown';
         // After tool results (e.g. resuming after a pause or reset) queued steers join first.
         await drainSteers(scope);
-        const message = await callWorkerModel(scope);
+        let message: ChatMessage;
+        try {
+          message = await callWorkerModel(scope);
+        } catch (error) {
+          // A stopped call leaves no partial assistant message: the next call sees a valid context.
+          if (scope.stoppedBy() !== null) return 'stopped';
+          throw error;
+        }
         if (message.tool_calls?.length) continue;
         const stop = await scope.checkpoint('after-answer');
         if (stop) return stop;
@@ -74,6 +90,9 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   const session = scope.session();
   // An answer computed before the database went away is stored now instead of asked for again.
   const held = context.heldAnswer();
+  // The position this call's answer takes: nothing else is appended while it runs.
+  const position = { segmentId: context.segment.id, seq: context.nextSeq };
+  let text = '';
   const response = held
     ? { message: held.message, contextTokens: held.contextTokens, recorded: Promise.resolve() }
     : await scope.waiting(async () => {
@@ -82,7 +101,10 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           segmentId: context.segment.id,
           role: 'worker',
           signal: scope.signal,
-          onTextDelta: (delta) => deps.events.emit({ type: 'text-delta', session, delta }),
+          onTextDelta: (delta) => {
+            text += delta;
+            deps.events.emit({ type: 'text-delta', session, ...position, delta, text });
+          },
           onResponseStart: scope.onModelResponseStart,
         });
         // R2: provider usage first; an estimate of the whole request when the provider reports none.
@@ -98,7 +120,8 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   ]);
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
-    deps.events.emit({ type: 'answer', session, text: response.message.content ?? '', segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken() });
+    const files = answerFiles(context.entries, entry.seq, (tool) => deps.tools.deliversFile(tool));
+    deps.events.emit({ type: 'answer', session, text: contentText(response.message.content), segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken(), files });
   }
   return response.message;
 }
@@ -107,22 +130,37 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
 async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const { deps, context } = scope;
   const session = scope.session();
+  const images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }> = [];
   for (const call of context.pendingToolCalls()) {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
+    const stoppedBefore = scope.stoppedBy();
+    if (!held && stoppedBefore !== null) {
+      // R9/R12: no call is left without a result; this one never ran.
+      await context.appendResult({ kind: 'tool-result', callId: call.id, message: { role: 'tool', tool_call_id: call.id, content: notRunToolResult(stoppedBefore) }, ok: false });
+      continue;
+    }
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
-    const outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call);
+    const callImages: typeof images = [];
+    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages);
+    const stoppedDuring = scope.stoppedBy();
+    // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
+    if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
+    if (outcome.ok) images.push(...callImages);
   }
+  // Images tools returned follow all results of the batch (a tool result carries text only); lost
+  // if the process dies right before this append (the results say they were returned).
+  if (images.length > 0) await context.append(toolImagesMessage(images));
 }
 
 /**
  * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
  * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
  */
-async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutcome> {
+async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>): Promise<ToolOutcome> {
   const { deps, context } = scope;
   const session = scope.session();
   if (!deps.tools.isRepeatable(call.function.name)) {
@@ -139,6 +177,14 @@ async function runToolCall(scope: WorkerScope, call: ToolCall): Promise<ToolOutc
     memorySpaceId: session.memorySpaceId,
     contextWindow: deps.settings.contextWindow,
     signal: scope.signal,
+    ...(deps.settings.images ? {
+      addImage: (image) => {
+        const bytes = Buffer.byteLength(image.data, 'base64');
+        if (bytes > deps.settings.imageMaxBytes || !modelImageTypes.has(image.mimeType)) return false;
+        images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, url: `data:${image.mimeType};base64,${image.data}`, bytes });
+        return true;
+      },
+    } : {}),
   }));
 }
 

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { abortReason } from './abort-reason.js';
 import { readMcpConfig, type McpServerConfig } from './mcp-config.js';
 import { capHeadTail, resultBudgetChars } from '../core/output-cap.js';
+import { formatSize } from '../core/attachments.js';
 
 /** Options of McpToolSource.start. */
 export interface McpToolSourceOptions {
@@ -166,7 +167,7 @@ export class McpToolSource {
       this.markDead(server, connection, errorMessage(error));
       throw new ToolError(`MCP server "${server.name}" stopped during the call (${errorMessage(error)}); it will be restarted on the next call`, { cause: error });
     }
-    return formatResult(result as CallToolResult, resultBudgetChars(context.contextWindow));
+    return formatResult(result as CallToolResult, resultBudgetChars(context.contextWindow), context);
   }
 
   /** Reconnects a dead server (once, however many calls wait) and relists its tools. */
@@ -257,12 +258,18 @@ export function toolName(server: string, tool: string, used: Set<string>): strin
   return name;
 }
 
-/** Text of a tool result; an `isError` result becomes a ToolError with that text. */
-function formatResult(result: CallToolResult, budget: number): string {
+/**
+ * Text of a tool result; an `isError` result becomes a ToolError with that text. Images go to the
+ * model as images when it accepts them (shown after the batch's results), else are described.
+ */
+function formatResult(result: CallToolResult, budget: number, context: Pick<ToolContext, 'addImage'>): string {
   const parts: string[] = [];
   for (const item of result.content ?? []) {
     if (item.type === 'text') parts.push(item.text);
-    else if (item.type === 'image' || item.type === 'audio') parts.push(`[${item.type} ${item.mimeType}, not shown]`);
+    else if (item.type === 'image') {
+      const shown = context.addImage?.({ mimeType: item.mimeType, data: item.data }) ?? false;
+      parts.push(`[image ${item.mimeType}, ${formatSize(Buffer.byteLength(item.data, 'base64'))}, ${shown ? 'shown after the tool results' : 'not shown'}]`);
+    } else if (item.type === 'audio') parts.push(`[audio ${item.mimeType}, not shown]`);
     else if (item.type === 'resource') parts.push('text' in item.resource ? item.resource.text : `[resource ${item.resource.uri}]`);
     else if (item.type === 'resource_link') parts.push(`[resource link ${item.name}: ${item.uri}]`);
   }

@@ -1,7 +1,14 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Events } from 'discord.js';
 import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
+import { attachFileTool } from '../../src/tools/attach-file.js';
+import { workspaceTools } from '../../src/tools/workspace.js';
+import { WorkspaceAttachments } from '../../src/tools/workspace-attachments.js';
+import { DEFAULT_WORKSPACE_LIMITS } from '../../src/tools/workspace-quota.js';
 import { startDiscordAdapter, type DiscordAdapter } from '../../src/adapters/discord/index.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import type { AnyTool } from '../../src/core/tool.js';
@@ -17,6 +24,8 @@ export interface DiscordRig {
   database: TestDatabase;
   harness: AgentHarness;
   adapter: DiscordAdapter;
+  /** Where shared files are saved. */
+  attachments: WorkspaceAttachments;
   config: Config;
   /** Stops the adapter and starts a new one on the same agent and database (a process restart). */
   restart(): Promise<void>;
@@ -29,22 +38,29 @@ export interface DiscordRig {
   close(): Promise<void>;
 }
 
-/** Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens). */
-export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; env?: (fake: FakeDiscord) => Record<string, string>; onFeedback?: FeedbackListener } = {}): Promise<DiscordRig> {
+/**
+ * Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens); `images`:
+ * the model accepts images; `withFileTools`: the worker gets the workspace tools and attach_file.
+ */
+export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; images?: boolean; withFileTools?: boolean; env?: (fake: FakeDiscord) => Record<string, string>; onFeedback?: FeedbackListener } = {}): Promise<DiscordRig> {
   const database = await createTestDatabase();
   const model = await startFakeModelServer();
   const fake = await startFakeDiscord();
-  const harness = await createAgentHarness({ database, model, ...(options.tools ? { tools: options.tools } : {}), settings: { contextWindow: options.contextWindow ?? 10_000 } });
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  const workspaces = path.join(await mkdtemp(path.join(tmpdir(), 'hippo-discord-rig-')), 'workspaces');
+  const images = options.images ?? false;
+  const attachments = new WorkspaceAttachments({ root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: 20 * 1024 * 1024, images, imageMaxBytes: 5 * 1024 * 1024, log });
+  const tools = [...(options.tools ?? []), ...(options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [])];
+  const harness = await createAgentHarness({ database, model, tools, attachments, settings: { contextWindow: options.contextWindow ?? 10_000, images } });
   const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}), ...options.env?.(fake) });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const start = () => startDiscordAdapter({
-    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
+    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log, attachments, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
     tuning: { typingIntervalMs: 200, sender: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } },
   });
   const rig: DiscordRig = {
-    fake, model, database, harness, config,
+    fake, model, database, harness, config, attachments,
     adapter: await start(),
     restart: async () => {
       await rig.adapter.stop();

@@ -23,6 +23,8 @@ export interface RecordedCall {
   /** Files of a multipart body. */
   files: Array<{ name: string; content: string }>;
   status: number;
+  /** When the fake received it (Date.now() ms). */
+  at: number;
 }
 
 /** A reaction the bot added or removed. */
@@ -64,6 +66,10 @@ export class FakeDiscord {
   readonly channels = new Map<string, FakeChannel>();
   private readonly messages = new Map<string, FakeMessage[]>();
   private readonly failures: Failure[] = [];
+  /** Attachment bytes by CDN path. */
+  private readonly cdn = new Map<string, { contentType: string; content: Buffer }>();
+  /** CDN paths fetched, in order. */
+  readonly cdnFetches: string[] = [];
   private readonly server = createServer((request, response) => void this.serve(request, response));
   private readonly sockets = new Set<Socket>();
   private base = '';
@@ -131,12 +137,21 @@ export class FakeDiscord {
     return channel;
   }
 
-  /** A message by `author` in `channel`; `mention` prefixes `<@bot>` (`'role'`: the bot's role). Stored and dispatched. */
-  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean | 'role'; nick?: string | null; dispatch?: boolean; roles?: string[] } = {}): FakeMessage {
+  /**
+   * A message by `author` in `channel`; `mention` prefixes `<@bot>` (`'role'`: the bot's role);
+   * `files` become attachments served by the fake's CDN path. Stored and dispatched.
+   */
+  say(channel: FakeChannel, content: string, options: { author?: FakeUser; mention?: boolean | 'role'; nick?: string | null; dispatch?: boolean; roles?: string[]; files?: Array<{ name: string; contentType: string; content: Buffer }> } = {}): FakeMessage {
     const author = options.author ?? this.ada;
     const role = options.mention === 'role';
     const text = options.mention ? `${role ? `<@&${this.botRoleId}>` : `<@${this.bot.id}>`} ${content}` : content;
     const created = wire.message(channel, author, text, { mentions: options.mention === true ? [this.bot] : [], mentionRoles: role ? [this.botRoleId] : [], nick: options.nick ?? null, roles: options.roles ?? [] });
+    created['attachments'] = (options.files ?? []).map((file) => {
+      const id = wire.snowflake();
+      const url = `${this.base}/attachments/${channel.id}/${id}/${encodeURIComponent(file.name)}`;
+      this.cdn.set(`/attachments/${channel.id}/${id}/${file.name}`, file);
+      return { id, filename: file.name, size: file.content.length, url, proxy_url: url, content_type: file.contentType };
+    });
     this.store(created);
     if (options.dispatch !== false) this.gateway.dispatch('MESSAGE_CREATE', created);
     return created;
@@ -260,6 +275,13 @@ export class FakeDiscord {
     // Decoded per segment: "@original" and reaction emoji arrive percent-encoded.
     const path = url.pathname.replace(/^\/api\/v10/, '').split('/').map(decodeURIComponent).join('/');
     const raw = await readBody(request);
+    if (path.startsWith('/attachments/')) {
+      this.cdnFetches.push(path);
+      const file = this.cdn.get(path);
+      response.writeHead(file ? 200 : 404, { 'content-type': file?.contentType ?? 'text/plain' });
+      response.end(file?.content ?? 'Not Found');
+      return;
+    }
     const { json, files } = parseBody(request.headers['content-type'] ?? '', raw);
     const body = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
     const method = request.method ?? 'GET';
@@ -271,7 +293,7 @@ export class FakeDiscord {
     } else {
       reply = this.route(method, path, url.searchParams, body, json);
     }
-    this.calls.push({ method, path, query: url.searchParams, body, json, files, status: reply.status });
+    this.calls.push({ method, path, query: url.searchParams, body, json, files, status: reply.status, at: Date.now() });
     if (reply.status === 204) {
       response.writeHead(204); // discord.js reads a JSON content-type as a body to parse
       response.end();

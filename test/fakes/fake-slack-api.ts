@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
+import { FakeSlackFiles } from './fake-slack-files.js';
 
 /** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
 export interface SlackCall {
@@ -40,6 +41,10 @@ export interface FakeSlackMessage {
   bot_id: string;
   /** When the fake received the post (Date.now() ms). */
   postedAt?: number;
+  /** A native stream (chat.startStream) not stopped yet: appendStream adds to markdown_text. */
+  streaming?: boolean;
+  /** Files shared by the message (an upload Hippo completed). */
+  files?: unknown[];
 }
 
 /** A user the fake knows (users.info). */
@@ -69,6 +74,8 @@ export interface FakeSlackOptions {
   /** The app's OAuth credentials (oauth.v2.access checks them). */
   clientId?: string;
   clientSecret?: string;
+  /** chat.startStream answers this error (null = streams are allowed, the default). */
+  streamError?: string | null;
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -103,10 +110,14 @@ export interface FakeSlackApi {
   setUserGroup(groupId: string, userIds: string[]): void;
   /** The workspace a call's token belongs to. */
   teamOf(call: SlackCall): string | null;
+  /** assistant.threads.setStatus answers `not_allowed` in this thread (others follow threadStatusError). */
+  refuseThreadStatus(channel: string, threadTs: string): void;
+  /** Shared files (served to the bot token only), downloads and uploads. */
+  readonly files: FakeSlackFiles;
   close(): Promise<void>;
 }
 
-const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks', 'prompts']);
+const jsonFields = new Set(['blocks', 'attachments', 'metadata', 'view', 'user_auth_blocks', 'prompts', 'loading_messages', 'chunks', 'files']);
 
 /** Starts the fake on 127.0.0.1 on a random port. */
 export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise<FakeSlackApi> {
@@ -121,6 +132,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     channelMembers: options.channelMembers ?? {},
     clientId: options.clientId ?? '1234.5678',
     clientSecret: options.clientSecret ?? 'fake-client-secret',
+    streamError: options.streamError ?? null,
   };
   const tokens = new FakeSlackTokens(
     { clientId: settings.clientId, clientSecret: settings.clientSecret, appId: 'AHIPPO' },
@@ -135,7 +147,10 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   const messagesByTs = new Map<string, FakeSlackMessage>();
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
+  const statusRefused = new Set<string>();
   let tsCounter = 0;
+  let base = '';
+  const files = new FakeSlackFiles(() => base, settings.teamId);
   let viewCounter = 0;
 
   const server = createServer((request, response) => {
@@ -147,8 +162,10 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   });
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const raw = await readBody(request);
+    const bytes = await readBody(request);
+    const raw = bytes.toString('utf8');
     const path = (request.url ?? '').split('?')[0] ?? '';
+    if (files.serve(request, response, bytes, path)) return;
     const args = parseBody(raw, String(request.headers['content-type'] ?? ''));
     const method = path.startsWith('/api/') ? path.slice('/api/'.length) : path.startsWith('/respond/') ? `response_url:${path.slice('/respond/'.length)}` : path;
     const call: SlackCall = { method, args, headers: request.headers, at: Date.now() };
@@ -190,6 +207,11 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   }
 
   function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    const fileAnswer = files.answer(method, args, (channel, threadTs, shared) => {
+      tsCounter += 1;
+      store({ channel, thread_ts: threadTs, text: '', files: shared }, `1800000000.${String(tsCounter).padStart(6, '0')}`);
+    });
+    if (fileAnswer) return fileAnswer;
     switch (method) {
       case 'chat.postMessage': {
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
@@ -200,11 +222,40 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       }
       case 'chat.update': {
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
+        // A stream's text only grows while it streams: it must be stopped before it is edited.
+        if (message?.streaming) return { ok: false, error: 'cant_update_message' };
         if (message) {
           if (args['text'] !== undefined) message.text = String(args['text']);
+          if (args['markdown_text'] !== undefined) {
+            message.markdown_text = String(args['markdown_text']);
+            delete message.text;
+          }
           if (args['blocks'] !== undefined) message.blocks = args['blocks'];
         }
         return { ok: true, channel: args['channel'], ts: args['ts'], text: args['text'] };
+      }
+      case 'chat.startStream': {
+        if (settings.streamError) return { ok: false, error: settings.streamError };
+        const channel = String(args['channel']);
+        // Outside a DM Slack wants to know whom the stream is for.
+        if (!channel.startsWith('D') && args['recipient_user_id'] === undefined) return { ok: false, error: 'invalid_arguments' };
+        tsCounter += 1;
+        const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
+        store({ channel, thread_ts: args['thread_ts'], markdown_text: streamText(args) }, ts);
+        const started = messagesByTs.get(`${channel}:${ts}`);
+        if (started) started.streaming = true;
+        return { ok: true, channel, ts };
+      }
+      case 'chat.appendStream':
+      case 'chat.stopStream': {
+        const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
+        if (!message?.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
+        message.markdown_text = `${message.markdown_text ?? ''}${streamText(args)}`;
+        if (method === 'chat.stopStream') {
+          message.streaming = false;
+          if (typeof args['metadata'] === 'object' && args['metadata'] !== null) message.metadata = args['metadata'] as NonNullable<FakeSlackMessage['metadata']>;
+        }
+        return { ok: true, channel: args['channel'], ts: args['ts'] };
       }
       case 'chat.postEphemeral':
         return { ok: true, message_ts: `1800000000.9${String(calls.length).padStart(5, '0')}` };
@@ -246,6 +297,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'apps.connections.open':
         return settings.socketModeUrl ? { ok: true, url: settings.socketModeUrl() } : { ok: false, error: 'invalid_auth' };
       case 'assistant.threads.setStatus':
+        if (statusRefused.has(`${String(args['channel_id'])}:${String(args['thread_ts'])}`)) return { ok: false, error: 'not_allowed' };
         return settings.threadStatusError ? { ok: false, error: settings.threadStatusError } : { ok: true };
       default:
         return { ok: true };
@@ -263,6 +315,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       ...(args['markdown_text'] !== undefined ? { markdown_text: String(args['markdown_text']) } : {}),
       ...(args['blocks'] !== undefined ? { blocks: args['blocks'] } : {}),
       ...(metadata !== undefined ? { metadata } : {}),
+      ...(Array.isArray(args['files']) ? { files: args['files'] as unknown[] } : {}),
       user: settings.botUserId,
       bot_id: settings.botId,
       postedAt: Date.now(),
@@ -276,6 +329,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = url;
 
   return {
     url,
@@ -315,6 +369,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       const caller = tokens.caller(call.headers);
       return 'ok' in caller ? null : caller.teamId;
     },
+    refuseThreadStatus: (channel, threadTs) => void statusRefused.add(`${channel}:${threadTs}`),
+    files,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
@@ -332,6 +388,13 @@ export function signedHeaders(signingSecret: string, body: string, timestamp = M
 /** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
 export function formBody(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
+}
+
+/** The text a stream call carries: `markdown_text`, or its markdown_text chunks. */
+function streamText(args: Record<string, unknown>): string {
+  if (typeof args['markdown_text'] === 'string') return args['markdown_text'];
+  const chunks = Array.isArray(args['chunks']) ? (args['chunks'] as Array<{ type?: string; text?: string }>) : [];
+  return chunks.filter((chunk) => chunk.type === 'markdown_text').map((chunk) => chunk.text ?? '').join('');
 }
 
 /** A held message as a reader sees it: metadata only for `include_all_metadata` readers. */
@@ -373,11 +436,11 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.end(JSON.stringify(body));
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('end', () => resolve(Buffer.concat(parts)));
     request.on('error', reject);
   });
 }

@@ -54,6 +54,14 @@ server.registerTool('fail', { description: 'Always reports a tool error.' }, asy
   return { content: [{ type: 'text', text: 'this tool always fails' }], isError: true };
 });
 
+/** A 1×1 PNG. */
+const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+server.registerTool('picture', { description: 'Returns a caption and a tiny PNG image.' }, async () => {
+  countCall();
+  return { content: [{ type: 'text', text: 'a red dot' }, { type: 'image', mimeType: 'image/png', data: png }] };
+});
+
 server.registerTool('crash', { description: 'Exits the server process in the middle of the call.' }, async () => {
   process.exit(3);
 });

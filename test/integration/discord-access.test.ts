@@ -136,6 +136,16 @@ describe('Discord access rules', () => {
     expect(await rig.database.prisma.session.findUniqueOrThrow({ where: { id: sessionId } })).toMatchObject({ pauseRequested: false, paused: false });
   });
 
+  it('lets only the starter or an admin press Stop', async () => {
+    const { fake } = rig;
+    const { thread, sessionId } = await adasSession('compile the changelog');
+    const card = fake.botMessagesIn(thread.id)[0]!;
+    // Someone allowed to steer (by role) but not the starter.
+    const click = fake.clickAs(card, buttonId('stop', sessionId), carol, { roles: [fake.engineersRoleId] });
+    expect((await ephemeralAnswer(click))['content']).toContain('may stop it');
+    expect(await rig.database.prisma.session.findUniqueOrThrow({ where: { id: sessionId } })).toMatchObject({ stopRequestedBy: null, paused: false });
+  });
+
   it('refuses the memory browser\'s menus and forms to strangers, changing nothing', async () => {
     const { fake } = rig;
     const { thread, sessionId } = await adasSession('keep the release notes');

@@ -2,6 +2,7 @@
 // gateway), a real agent on Postgres, the fake model server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buttonId, threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { textBodies } from '../../src/adapters/discord/discord-render.js';
 import { buttonsOf, startDiscordRig, visibleText, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 
@@ -199,6 +200,28 @@ describe('Discord adapter: answers, notes and commands', () => {
     expect(parts.map((message) => message.content.replace(/\n\(\d\/3\)$/, '')).join('\n\n')).toBe(answer);
   });
 
+  it('streams a long answer into one message edited at most once a second, then makes it the answer\'s first part', async () => {
+    const { fake } = rig;
+    const answer = Array.from({ length: 16 }, (_unused, index) => `Step ${index + 1}: ${'we stream this answer as it forms. '.repeat(4).trim()}`).join('\n\n');
+    scriptRoles(rig.model, { worker: [{ content: answer, chunkDelayMs: 10 }] });
+    const mention = fake.say(fake.general, 'walk me through it', { mention: true });
+    const [first, second] = textBodies(answer);
+    const last = await rig.botMessage(mention.id, (message) => message.content === second?.content, 'the second part');
+    const streamed = fake.botMessagesIn(mention.id).find((message) => message.content === first?.content);
+    expect(streamed).toBeDefined();
+    // The first part is the message that was streamed into: posted with a cursor, then edited.
+    const posts = fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/messages$`)).filter((call) => String(call.body?.['content'] ?? '').endsWith(' ▍'));
+    expect(posts).toHaveLength(1);
+    const edits = fake.callsTo('PATCH', new RegExp(`^/channels/${mention.id}/messages/${streamed!.id}$`));
+    expect(edits.at(-1)?.body?.['content']).toBe(first?.content);
+    expect(edits.length).toBeGreaterThanOrEqual(2);
+    expect(edits.length).toBeLessThanOrEqual(5);
+    const times = [posts[0]!.at, ...edits.slice(0, -1).map((call) => call.at)];
+    for (let index = 1; index < times.length; index += 1) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(900);
+    // Nothing else carries the answer: the card, the streamed first part, the second part.
+    expect(fake.botMessagesIn(mention.id).filter((message) => !message.content.match(/^(🤔|✅|🔧)/)).map((message) => message.id)).toEqual([streamed!.id, last.id]);
+  });
+
   it('posts a compact memory note; View answers ephemerally with the diff, Revert restores the document', async () => {
     const { fake, harness } = rig;
     scriptRoles(rig.model, {
@@ -314,6 +337,23 @@ describe('Discord adapter: answers, notes and commands', () => {
     fake.say(thread, 'status', { mention: true });
     await rig.botMessage(thread.id, (message) => message.content.startsWith('**Status:** paused'), 'the status reply');
     expect(await rig.database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
+  });
+
+  it('cancels a hanging model call from the card\'s Stop button and shows who stopped it', async () => {
+    const { fake, harness } = rig;
+    scriptRoles(rig.model, { worker: (_body, index) => (index === 0 ? { hang: true } : { content: 'after the stop' }) });
+    const mention = fake.say(fake.general, 'think without end', { mention: true });
+    const thread = await fake.waitFor(() => fake.channels.get(mention.id), 10_000, 'the thread');
+    const card = await rig.botMessage(thread.id, (message) => message.content.startsWith('🤔 Thinking'), 'the card');
+    expect(buttonsOf(card).map((button) => button.label)).toEqual(['Pause', 'Stop']);
+    await rig.model.waitForRequests(1);
+    fake.click(card, buttonsOf(card).find((button) => button.label === 'Stop')!.customId);
+    const end = await harness.waitForEvent('run-end', (event) => event.session.threadKey === thread.id);
+    expect(end.reason).toBe('stopped');
+    const stopped = await rig.botMessage(thread.id, (message) => message.id === card.id && message.content.startsWith('⏹️ Stopped by '), 'the stopped card');
+    expect(buttonsOf(stopped).map((button) => button.label)).toEqual(['Resume']);
+    fake.say(thread, 'carry on');
+    await rig.botMessage(thread.id, (message) => message.content === 'after the stop');
   });
 
   it('posts an error note when the model keeps failing; Resume on the card continues', async () => {

@@ -125,6 +125,23 @@ describe('replicas on one Postgres', () => {
     await first.waitForEvent('answer', (event) => event.session.id === session!.id && event.text === 'after the pause');
   });
 
+  it('cancels the driver\'s hanging model call at once when Stop is said on the other replica', async () => {
+    const first = await replica('replica-s', [], { leaseIdleGraceMs: 60_000 });
+    const second = await replica('replica-t');
+    model.enqueue({ hang: true });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'hang on'), { startSession: true });
+    await model.waitFor((request) => request.body.prompt_cache_key === session!.id);
+    const asked = Date.now();
+    expect(await second.agent.stopRun(session!.id, 'Grace')).toBe('stopping');
+    const end = await first.waitForEvent('run-end', (event) => event.session.id === session!.id);
+    expect(end).toMatchObject({ reason: 'stopped', stoppedBy: 'Grace' });
+    // Told by NOTIFY, not at a checkpoint that a hanging call would never reach.
+    expect(Date.now() - asked).toBeLessThan(3_000);
+    await until(async () => (await database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).paused, 5_000, 'paused stored');
+    expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
+  });
+
   it('drives a message on the replica that received it when nobody holds the lease', async () => {
     const first = await replica('replica-c');
     const second = await replica('replica-d');

@@ -161,6 +161,12 @@ describe('Slack access rules', () => {
     await nothingStoredFor(budgetTs);
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ budgetUsd: null });
 
+    // Stop cancels the starter's work: the card's Stop button is the starter's (or an admin's) too.
+    await click('UCAROL', 'hippo_stop', id, { ts: root, threadTs: root });
+    const stopRefusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UCAROL' && textOf(call).includes('may stop it'));
+    expect(stopRefusal.args['thread_ts']).toBe(root);
+    expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ stopRequestedBy: null, paused: false });
+
     const adminTs = nextTs();
     await mention('UADMIN', 'reset', adminTs, { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('fresh context'));

@@ -314,13 +314,13 @@ describe('Slack events', () => {
     expect(steer.text).toMatch(/\[… [\d,]+ more characters were cut\]$/);
   });
 
-  it('posts an error note saying the session can be resumed, and asks for assistant thread status only until Slack refuses', async () => {
+  it('posts an error note saying the session can be resumed, and asks for the thread\'s status only until Slack refuses it there', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ status: 400, errorMessage: 'model refused the request' }));
     const root = nextTs();
     await postEvent(envelope(mention('this will fail', root)));
     const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⚠️'));
     expect(textOf(note)).toContain('`@hippo resume`');
-    expect(slack.callsTo('assistant.threads.setStatus')).toHaveLength(1);
+    expect(slack.callsTo('assistant.threads.setStatus').filter((call) => call.args['thread_ts'] === root)).toHaveLength(1);
   });
 });

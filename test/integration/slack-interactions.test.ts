@@ -246,6 +246,27 @@ describe('Slack run controls', () => {
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Finished the long job.');
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: false });
   });
+
+  it('cancels a hanging model call when Stop is clicked, shows who stopped it, and `@hippo stop` says nothing runs', async () => {
+    harness.model.reset();
+    harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : lastMessageText(body).includes('forever') ? { hang: true } : { content: 'Back at it.' }));
+    const root = nextTs();
+    await mention('think forever', root);
+    const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && blocksOf(call).includes('hippo_stop'));
+    const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    await harness.model.waitFor((request) => lastMessageText(request.body).includes('forever'));
+    await click('hippo_stop', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    const end = await harness.waitForEvent('run-end', (event) => event.session.id === session.id);
+    expect(end).toMatchObject({ reason: 'stopped', stoppedBy: 'Ada' });
+    await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).startsWith('⏹️ Stopped by Ada') && blocksOf(call).includes('hippo_resume') && !blocksOf(call).includes('hippo_stop')));
+    expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: true, stopRequestedBy: null });
+    await mention('stop', nextTs(), root);
+    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('Nothing is running'));
+    expect(textOf(answer)).toContain('`@hippo resume`');
+    // A reply continues from a valid context: the stopped call left no assistant message.
+    await mention('try again briefly', nextTs(), root);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Back at it.');
+  });
 });
 
 describe('Slack commands', () => {

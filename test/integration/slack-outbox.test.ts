@@ -97,6 +97,31 @@ describe('Outbox', () => {
     expect((await statusOf('card:1:u1')).status).toBe('superseded');
   });
 
+  it('lets a final write supersede the pending edits of its target and an untried target, and sends it without one', async () => {
+    const outbox = new Outbox(database.prisma, log);
+    const sessionId = await newSession();
+    const deliveries: OutboxDelivery[] = [];
+    await outbox.enqueue({ idempotencyKey: 'st:1', sessionId, platform: 'p-final', operation: 'stream', payload: { n: 0 } });
+    await outbox.enqueue({ idempotencyKey: 'st:1:u1', sessionId, platform: 'p-final', operation: 'stream-update', targetKey: 'st:1', replacesPending: true, payload: { n: 1 } });
+    await outbox.enqueue({ idempotencyKey: 'st:1:final', sessionId, platform: 'p-final', operation: 'finish', targetKey: 'st:1', supersedes: ['stream-update'], supersedesUntriedTarget: true, payload: { n: 2 } });
+    expect((await statusOf('st:1')).status).toBe('superseded');
+    expect((await statusOf('st:1:u1')).status).toBe('superseded');
+    // A target that was tried is kept (it may have reached the platform): the final edits it.
+    await outbox.enqueue({ idempotencyKey: 'st:2', sessionId, platform: 'p-final', operation: 'stream', payload: { n: 0 } });
+    await database.prisma.outboxItem.update({ where: { idempotencyKey: 'st:2' }, data: { attempts: 1 } });
+    await outbox.enqueue({ idempotencyKey: 'st:2:final', sessionId, platform: 'p-final', operation: 'finish', targetKey: 'st:2', supersedes: ['stream-update'], supersedesUntriedTarget: true, payload: { n: 3 } });
+    expect((await statusOf('st:2')).status).toBe('pending');
+    // An operation that is not optional still fails without its target.
+    await outbox.enqueue({ idempotencyKey: 'st:3:edit', sessionId, platform: 'p-final', operation: 'stream-update', targetKey: 'st:never', payload: { n: 4 } });
+    const sender = outbox.startSender('p-final', async (item) => {
+      deliveries.push(item);
+      return item.operation === 'stream' ? { platformMessageId: 'm2' } : {};
+    }, { pollMs: 20, optionalTargetOperations: ['finish'] });
+    await waitFor(async () => ((await statusOf('st:3:edit')).status === 'failed' ? true : undefined));
+    await sender.stop();
+    expect(deliveries.map((item) => [item.idempotencyKey, item.targetMessageId])).toEqual([['st:1:final', null], ['st:2', null], ['st:2:final', 'm2']]);
+  });
+
   it('stores several writes in order in one call, skipping keys that exist', async () => {
     const outbox = new Outbox(database.prisma, log);
     const sessionId = await newSession();

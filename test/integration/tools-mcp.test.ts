@@ -74,7 +74,7 @@ describe('McpToolSource', () => {
 
   it('lists the server tools as <server>__<tool> with their JSON Schema', () => {
     const names = source.tools().map((tool) => tool.name);
-    expect(names).toEqual(['echo__echo', 'echo__add', 'echo__pid', 'echo__sleep', 'echo__fail', 'echo__crash']);
+    expect(names).toEqual(['echo__echo', 'echo__add', 'echo__pid', 'echo__sleep', 'echo__fail', 'echo__picture', 'echo__crash']);
     const definitions = toolDefinitions(source.tools());
     const add = definitions.find((definition) => definition.function.name === 'echo__add');
     expect(add?.function.description).toBe('Adds two numbers.');
@@ -91,6 +91,14 @@ describe('McpToolSource', () => {
   it('calls a tool and returns its text', async () => {
     expect(await call(source, 'echo__echo', { text: 'hello' })).toBe('hello');
     expect(await call(source, 'echo__add', { a: 2, b: 3 })).toBe('5');
+  });
+
+  it('hands an image over when the model is shown images, and describes it otherwise', async () => {
+    const images: Array<{ mimeType: string; data: string }> = [];
+    const shown = await call(source, 'echo__picture', {}, { addImage: (image) => images.push(image) > 0 });
+    expect(shown).toBe('a red dot\n[image image/png, 70 B, shown after the tool results]');
+    expect(images.map((image) => [image.mimeType, Buffer.from(image.data, 'base64').length])).toEqual([['image/png', 70]]);
+    expect(await call(source, 'echo__picture')).toBe('a red dot\n[image image/png, 70 B, not shown]');
   });
 
   it('returns tool errors and invalid arguments as ToolErrors, keeping the server', async () => {
@@ -117,7 +125,7 @@ describe('McpToolSource', () => {
     const after = pidOf(source, 'echo');
     expect(after).toBeDefined();
     expect(after).not.toBe(before);
-    expect(source.tools()).toHaveLength(6);
+    expect(source.tools()).toHaveLength(7);
   });
 
   it('turns a killed server process into a ToolError and restarts it on the next call', async () => {
@@ -148,7 +156,7 @@ describe('McpToolSource timeouts and shutdown', () => {
     const pid = pidOf(source, 'slow');
     expect(pid).toBeDefined();
     await source.close();
-    expect(source.status()).toEqual([{ name: 'slow', state: 'closed', tools: 6 }]);
+    expect(source.status()).toEqual([{ name: 'slow', state: 'closed', tools: 7 }]);
     expect(() => process.kill(pid ?? 0, 0)).toThrow();
     await expect(call(source, 'slow__echo', { text: 'x' })).rejects.toThrow('is shut down');
   });

@@ -14,6 +14,7 @@ import { ToolExecutor } from '../../src/core/tool-executor.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import type { Database } from '../../src/adapters/storage/database.js';
+import type { AttachmentSaver } from '../../src/core/attachments.js';
 
 export interface AgentHarness {
   agent: Agent;
@@ -35,6 +36,8 @@ export interface HarnessOptions {
   toolTimeoutMs?: number;
   /** Replica coordination (default: a lease owner of its own, in-process wake-ups). */
   replica?: Partial<AgentDeps['replica']>;
+  /** Saves files shared with messages (default: none, they are only named). */
+  attachments?: AttachmentSaver;
 }
 
 export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
@@ -68,6 +71,7 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
     events: bus,
     log,
     clock: { now: () => new Date() },
+    ...(options.attachments ? { attachments: options.attachments } : {}),
   };
   const agent = new Agent(deps);
   return {

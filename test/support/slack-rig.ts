@@ -1,8 +1,15 @@
 // The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
 import type { InstalledWorkspacesOptions } from '../../src/adapters/slack/workspaces.js';
 import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
+import { attachFileTool } from '../../src/tools/attach-file.js';
+import { workspaceTools } from '../../src/tools/workspace.js';
+import { WorkspaceAttachments } from '../../src/tools/workspace-attachments.js';
+import { DEFAULT_WORKSPACE_LIMITS } from '../../src/tools/workspace-quota.js';
 import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
@@ -12,6 +19,8 @@ import { createAgentHarness, type AgentHarness, type HarnessOptions } from './ag
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface SlackRig {
+  /** Where shared files are saved. */
+  attachments: WorkspaceAttachments;
   database: TestDatabase;
   slack: FakeSlackApi;
   harness: AgentHarness;
@@ -40,14 +49,25 @@ export interface SlackRigOptions {
   onFeedback?: FeedbackListener;
   /** The adapter's logger (default: silent, or TEST_LOG_LEVEL). */
   log?: Logger;
+  /** Largest shared or attached file (default 20 MiB). */
+  maxFileBytes?: number;
+  /** The worker gets the workspace tools and attach_file. */
+  withFileTools?: boolean;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
   const database = await createTestDatabase();
   const slack = await startFakeSlackApi(options.slack ?? {});
   for (const user of options.users ?? []) slack.addUser(user);
-  const harness = await createAgentHarness({ database, ...(options.settings ? { settings: options.settings } : {}) });
   const log = options.log ?? createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
+  // Shared files land in a workspace root of the rig's own; images are shown when the settings say so.
+  const workspaces = path.join(await mkdtemp(path.join(tmpdir(), 'hippo-slack-rig-')), 'workspaces');
+  const attachments = new WorkspaceAttachments({
+    root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: options.maxFileBytes ?? 20 * 1024 * 1024,
+    images: options.settings?.images ?? false, imageMaxBytes: options.settings?.imageMaxBytes ?? 5 * 1024 * 1024, log,
+  });
+  const tools = options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [];
+  const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}) });
   const http = new HttpServer(log);
   const baseUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}`;
   const eventsUrl = `${baseUrl}/slack/events`;
@@ -60,13 +80,13 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log, attachments,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
   });
   return {
-    database, slack, harness, http, adapter, eventsUrl, baseUrl,
+    attachments, database, slack, harness, http, adapter, eventsUrl, baseUrl,
     post: (body, contentType, headers = {}) =>
       fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(options.signingSecret, body), ...headers }, body }),
     async close() {

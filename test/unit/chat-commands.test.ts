@@ -37,6 +37,6 @@ describe('helpText', () => {
   it('lists every verb with the platform prefix and names the unknown word', () => {
     const text = helpText('/hippo', 'frobnicate');
     expect(text).toContain('"frobnicate"');
-    for (const verb of ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help']) expect(text).toContain(`/hippo ${verb}`);
+    for (const verb of ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help']) expect(text).toContain(`/hippo ${verb}`);
   });
 });

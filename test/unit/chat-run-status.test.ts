@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyRunEvent, isActive, isResumable, runIndicatorText, runStatusLine, startRunStatus } from '../../src/adapters/chat/run-status.js';
+import { applyRunEvent, isActive, isResumable, isStoppable, runIndicatorText, runStatusLine, startRunStatus } from '../../src/adapters/chat/run-status.js';
 import type { AgentEvent } from '../../src/core/events.js';
 import type { SessionRecord } from '../../src/core/store.js';
 
 const session: SessionRecord = {
   id: 's1', platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0', memorySpaceId: 'm1', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null, stopRequestedBy: null,
 };
 const call = { id: 'c1', type: 'function' as const, function: { name: 'web_fetch', arguments: '{}' } };
 
@@ -33,6 +33,18 @@ describe('run status', () => {
     expect(status.phase).toBe('paused');
     expect(isResumable(status)).toBe(true);
     expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
+  });
+
+  it('shows who stopped a run: stopping at once, then stopped until a reply or resume', () => {
+    let status = applyRunEvent(startRunStatus(0), { type: 'stop-requested', session, by: 'Ada' }, 1_000);
+    expect(runStatusLine(status, 1_500)).toBe('⏹️ Stopping (Ada pressed Stop)… · 2s');
+    expect(isStoppable(status)).toBe(false);
+    status = applyRunEvent(status, { type: 'run-end', session, reason: 'stopped', stoppedBy: 'Ada' }, 2_000);
+    expect(status.phase).toBe('halted');
+    expect(isResumable(status)).toBe(true);
+    expect(isStoppable(startRunStatus(0))).toBe(true);
+    // Said on another replica: the run-end alone names who stopped it.
+    expect(runStatusLine(applyRunEvent(startRunStatus(0), { type: 'run-end', session, reason: 'stopped', stoppedBy: 'Grace' }, 3_000), 4_000)).toMatch(/^⏹️ Stopped by Grace/);
   });
 
   it('keeps the error message', () => {

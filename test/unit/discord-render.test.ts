@@ -9,7 +9,7 @@ import type { SessionRecord } from '../../src/core/store.js';
 
 const session: SessionRecord = {
   id: 's1', platform: 'discord', workspaceId: 'G', channelId: 'C', threadKey: 'T', memorySpaceId: 'm', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null, stopRequestedBy: null,
 };
 
 type Row = { components: Array<{ label?: string; custom_id?: string; disabled?: boolean; emoji?: { name?: string } }> };
@@ -26,10 +26,13 @@ describe('Discord rendering', () => {
     expect(textBodies('')[0]?.content).toBe('(empty answer)');
   });
 
-  it('shows Pause while a run works and Resume when it is paused', () => {
+  it('shows Pause and Stop while a run works and Resume when it is paused or stopped', () => {
     const working = statusCardBody('s1', startRunStatus(0), 12_000);
     expect(working.content).toBe('🤔 Thinking · 12s');
-    expect(labels(working.components)).toEqual(['Pause']);
+    expect(labels(working.components)).toEqual(['Pause', 'Stop']);
+    const stopped = statusCardBody('s1', { ...startRunStatus(0), phase: 'halted', stoppedBy: 'Ada', endedAt: 5_000 }, 9_000);
+    expect(stopped.content).toBe('⏹️ Stopped by Ada; a reply or Resume continues · 5s');
+    expect(labels(stopped.components)).toEqual(['Resume']);
     const paused = statusCardBody('s1', { ...startRunStatus(0), phase: 'paused', endedAt: 5_000 }, 9_000);
     expect(paused.content).toBe('⏸️ Paused · 5s');
     expect(labels(paused.components)).toEqual(['Resume']);

@@ -23,7 +23,7 @@ function queueStore(): { store: ContextStore; queue: SteerRecord[]; looks: () =>
   return { store, queue, looks: () => looks, duringLook };
 }
 
-const steer = (id: number): SteerRecord => ({ id, sessionId: 's1', platformMessageKey: `k${id}`, authorId: 'u', authorName: 'Ada', text: `steer ${id}`, status: 'queued', receivedAt: new Date() });
+const steer = (id: number): SteerRecord => ({ id, sessionId: 's1', platformMessageKey: `k${id}`, authorId: 'u', authorName: 'Ada', text: `steer ${id}`, attachments: [], status: 'queued', receivedAt: new Date() });
 
 describe('SteerInbox', () => {
   it('looks once after an arrival and not again until the next one', async () => {

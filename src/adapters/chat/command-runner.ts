@@ -55,6 +55,10 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
     case 'resume':
       await agent.resume(session.id);
       return '▶️ Resuming.';
+    case 'stop':
+      return (await agent.stopRun(session.id, scope.actor.name)) === 'already-paused'
+        ? `⏸️ Nothing is running: this session is paused. Reply or say \`${scope.prefix} resume\` to continue.`
+        : `⏹️ ${scope.actor.name} stopped the work in progress. Reply in the thread or say \`${scope.prefix} resume\` to continue.`;
     case 'reset':
       return (await agent.reset(session.id))
         ? '♻️ Starting a fresh context at the next safe point; memory documents are kept.'

@@ -2,7 +2,7 @@
 // same way on every platform: "verb" alone, or "verb rest" for the verbs that take text.
 
 /** Every command verb, in the order help lists them. */
-export const commandVerbs = ['pause', 'resume', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help'] as const;
+export const commandVerbs = ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help'] as const;
 
 /** A known command word. */
 export type CommandVerb = (typeof commandVerbs)[number];
@@ -41,7 +41,8 @@ export function mentionCommand(text: string): { verb: CommandVerb; rest: string 
 /** What each verb does, one line each. */
 export const commandDescriptions: Record<CommandVerb, string> = {
   pause: 'stop at the next safe point',
-  resume: 'continue a paused or failed session',
+  resume: 'continue a paused, stopped or failed session',
+  stop: 'stop now: cancel the model call and tools in flight (a reply or resume continues)',
   reset: 'start a fresh context now (memory is kept)',
   status: 'state, context use, tokens and cache ratio',
   memory: "browse this conversation's memory: view, history, edit, revert, pin",

@@ -40,6 +40,12 @@ export interface SenderOptions {
   batchSize?: number;
   /** Sent and superseded items are deleted after this long (default 14 days). */
   retentionMs?: number;
+  /**
+   * Operations whose target may be missing (never stored, superseded, or failed): they are
+   * delivered with targetMessageId null and the deliver function decides (a final answer with no
+   * streamed message to replace is posted). Others fail when their target was never sent.
+   */
+  optionalTargetOperations?: readonly string[];
 }
 
 /** A delivered item, to be marked sent with its round. */
@@ -73,6 +79,7 @@ export class OutboxSender {
   private readonly maxBackoffMs: number;
   private readonly batchSize: number;
   private readonly retentionMs: number;
+  private readonly optionalTarget: ReadonlySet<string>;
   private lastCleanupAt = 0;
 
   constructor(
@@ -89,6 +96,7 @@ export class OutboxSender {
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
     this.batchSize = options.batchSize ?? 50;
     this.retentionMs = options.retentionMs ?? 14 * 24 * 3_600_000;
+    this.optionalTarget = new Set(options.optionalTargetOperations ?? []);
   }
 
   start(): void {
@@ -222,9 +230,14 @@ export class OutboxSender {
   private async send(row: ClaimedRow): Promise<Sent | null> {
     const fields = { key: row.idempotency_key, operation: row.operation, attempt: row.attempts };
     if (row.target_key !== null && row.target_message_id === null) {
-      if (row.target_status === 'pending' || row.target_status === 'sending') await this.retry(row, this.baseBackoffMs, 'target not sent yet');
-      else await this.fail(row, `target ${row.target_key} was never sent`);
-      return null;
+      if (row.target_status === 'pending' || row.target_status === 'sending') {
+        await this.retry(row, this.baseBackoffMs, 'target not sent yet');
+        return null;
+      }
+      if (!this.optionalTarget.has(row.operation)) {
+        await this.fail(row, `target ${row.target_key} was never sent`);
+        return null;
+      }
     }
     try {
       const result = await this.deliver({

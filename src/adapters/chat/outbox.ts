@@ -21,6 +21,16 @@ export interface OutboxEntry {
   /** Only the newest pending item per (targetKey, operation) is sent; older ones are superseded. */
   replacesPending?: boolean;
   /**
+   * Pending items of the same target with these operations are superseded when this one is
+   * stored (the final answer makes the stream's pending edits pointless).
+   */
+  supersedes?: readonly string[];
+  /**
+   * The target item itself is superseded when it is still pending and was never tried (it cannot
+   * have reached the platform): a stream message the final answer would replace at once.
+   */
+  supersedesUntriedTarget?: boolean;
+  /**
    * The writer's session lease token. The write is refused when the lease has passed to another
    * replica since (a larger token exists): a replica that lost its lease cannot post.
    */
@@ -57,7 +67,9 @@ export class Outbox {
     const payload = storableJson(entry.payload);
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
-    const replaces = entry.replacesPending === true && targetKey !== null;
+    // Superseded with the insert: older pending items of the same target, and maybe the target.
+    const supersededOperations = targetKey === null ? [] : [...(entry.replacesPending ? [operation] : []), ...(entry.supersedes ?? [])];
+    const supersedesTarget = targetKey !== null && entry.supersedesUntriedTarget === true;
     const steerKey = entry.whileSteerQueued ?? null;
     // One statement: the lease check and the insert cannot be separated by a take-over, and a card
     // shows its latest state only, so older unsent edits of the same target are superseded with it
@@ -74,8 +86,9 @@ export class Outbox {
         RETURNING id),
       superseded AS (
         UPDATE outbox SET status = 'superseded'
-        WHERE ${replaces}::boolean AND target_key = ${targetKey} AND operation = ${operation} AND status = 'pending'
-          AND id < (SELECT id FROM inserted))
+        WHERE status = 'pending' AND id < (SELECT id FROM inserted)
+          AND ((target_key = ${targetKey} AND operation = ANY(${supersededOperations}::text[]))
+            OR (${supersedesTarget}::boolean AND idempotency_key = ${targetKey} AND attempts = 0)))
       SELECT count(*)::int AS inserted FROM inserted`;
     const inserted = rows[0]?.inserted ?? 0;
     if (inserted === 0 && fencingToken !== null) {
@@ -95,7 +108,7 @@ export class Outbox {
    */
   async enqueueAll(entries: readonly OutboxEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
-    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending || entry.whileSteerQueued !== undefined)) {
+    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending || entry.supersedes || entry.supersedesUntriedTarget || entry.whileSteerQueued !== undefined)) {
       throw new Error('enqueueAll takes no fencing token, replacesPending or whileSteerQueued: use enqueue');
     }
     const column = <T>(pick: (entry: OutboxEntry) => T) => entries.map(pick);

@@ -3,7 +3,10 @@
 import type { AgentEvent, StopReason } from '../../core/events.js';
 
 /** What the run is doing now. */
-export type RunPhase = 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget';
+export type RunPhase =
+  | 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget'
+  /** A person pressed Stop: cancelling now ('stopping'), then stopped until a reply or resume ('halted'). */
+  | 'stopping' | 'halted';
 
 /** One card's state. Times are epoch milliseconds. */
 export interface RunStatus {
@@ -16,11 +19,13 @@ export interface RunStatus {
   /** Context use in percent of the window, when known. */
   contextPercent: number | null;
   error: string | null;
+  /** Who pressed Stop (phases 'stopping' and 'halted'). */
+  stoppedBy: string | null;
 }
 
 /** A card's first state, at run-start. */
 export function startRunStatus(now: number): RunStatus {
-  return { phase: 'thinking', tool: null, toolCalls: 0, startedAt: now, endedAt: null, contextPercent: null, error: null };
+  return { phase: 'thinking', tool: null, toolCalls: 0, startedAt: now, endedAt: null, contextPercent: null, error: null, stoppedBy: null };
 }
 
 /** The state after an event; unchanged (same object) when the event does not concern the card. */
@@ -32,6 +37,8 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
       return status.phase === 'tool' ? { ...status, phase: 'thinking', tool: null } : status;
     case 'pause-requested':
       return isActive(status) ? { ...status, phase: 'waiting', tool: null } : status;
+    case 'stop-requested':
+      return isStoppable(status) ? { ...status, phase: 'stopping', tool: null, stoppedBy: event.by } : status;
     case 'paused':
       return { ...status, phase: 'paused', tool: null, endedAt: status.endedAt ?? now };
     case 'resumed':
@@ -40,7 +47,7 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
     case 'error':
       return { ...status, phase: 'error', tool: null, error: event.error.message, endedAt: now };
     case 'run-end':
-      return endRun(status, event.reason, now);
+      return endRun(event.reason === 'stopped' ? { ...status, stoppedBy: event.stoppedBy ?? status.stoppedBy } : status, event.reason, now);
     default:
       return status;
   }
@@ -61,6 +68,8 @@ function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
       return { ...ended, phase: 'stalled' };
     case 'budget':
       return { ...ended, phase: 'budget' };
+    case 'stopped':
+      return { ...ended, phase: 'halted' };
     default:
       // shutdown, or the session moved to another replica: this card stops here, work goes on.
       return { ...ended, phase: 'stopped' };
@@ -72,9 +81,14 @@ export function isActive(status: RunStatus): boolean {
   return status.phase === 'thinking' || status.phase === 'tool';
 }
 
+/** True while a Stop button makes sense: something runs, or waits for a safe point to pause. */
+export function isStoppable(status: RunStatus): boolean {
+  return isActive(status) || status.phase === 'waiting';
+}
+
 /** True when a Resume button makes sense. */
 export function isResumable(status: RunStatus): boolean {
-  return status.phase === 'paused' || status.phase === 'waiting' || status.phase === 'error';
+  return status.phase === 'paused' || status.phase === 'waiting' || status.phase === 'error' || status.phase === 'halted';
 }
 
 /** "1m 05s", "12s". */
@@ -98,6 +112,16 @@ export function runIndicatorText(status: RunStatus): string {
   if (status.phase === 'thinking') return 'is thinking…';
   if (status.phase === 'tool') return `is running ${status.tool ?? 'a tool'}…`;
   return '';
+}
+
+/**
+ * What the platform's loading indicator rotates through while the run works (Slack's
+ * `loading_messages`): the tool running now, or thinking and how many tool calls so far.
+ */
+export function runLoadingMessages(status: RunStatus): string[] {
+  if (status.phase === 'tool') return [`Running ${status.tool ?? 'a tool'}…`];
+  if (status.phase !== 'thinking') return [];
+  return status.toolCalls > 0 ? ['Thinking…', `${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'} so far`] : ['Thinking…'];
 }
 
 function phaseText(status: RunStatus): string {
@@ -124,5 +148,9 @@ function phaseText(status: RunStatus): string {
       return '⚠️ Waiting for the database; the work continues by itself when it is back';
     case 'budget':
       return '💸 Stopped: the spend budget is used up';
+    case 'stopping':
+      return `⏹️ Stopping (${status.stoppedBy ?? 'someone'} pressed Stop)…`;
+    case 'halted':
+      return `⏹️ Stopped by ${status.stoppedBy ?? 'someone'}; a reply or Resume continues`;
   }
 }

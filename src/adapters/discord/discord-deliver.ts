@@ -4,16 +4,25 @@
 // a crash (sent, but not yet recorded) is answered with the first message instead of a duplicate.
 import { createHash } from 'node:crypto';
 import {
-  DiscordAPIError, HTTPError, RateLimitError, Routes,
+  DiscordAPIError, HTTPError, RateLimitError, RESTJSONErrorCodes, Routes,
   type APIMessage, type REST, type RESTPatchAPIChannelMessageJSONBody, type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
 import { z } from 'zod';
-import { PlatformError } from '../../core/errors.js';
+import { formatSize } from '../../core/attachments.js';
+import { PlatformError, ToolError } from '../../core/errors.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import type { Prisma } from '../storage/generated/client.js';
 
-/** What an outbox item asks Discord to do. */
-export type DiscordOperation = 'post' | 'update' | 'react' | 'unreact';
+/**
+ * What an outbox item asks Discord to do. 'finish': the answer's first part replaces the message
+ * its position streamed into (posted when there is none); 'stream-close': a stream that ended
+ * without an answer shows its last text (nothing when there is no such message).
+ */
+export type DiscordOperation = 'post' | 'update' | 'react' | 'unreact' | 'finish' | 'stream-close' | 'upload';
+
+/** Operations whose target may be missing (the sender then lets deliver decide). */
+export const optionalTargetOperations: readonly DiscordOperation[] = ['finish', 'stream-close'];
 
 /** A message body as Discord's REST API takes it (content, embeds, components, …). */
 export type MessageBody = RESTPostAPIChannelMessageJSONBody | RESTPatchAPIChannelMessageJSONBody;
@@ -33,9 +42,20 @@ export interface ReactionPayload {
 
 const messagePayload = z.object({ channelId: z.string().min(1), body: z.record(z.string(), z.unknown()) });
 const reactionPayload = z.object({ channelId: z.string().min(1), messageId: z.string().min(1), emoji: z.string().min(1) });
+const uploadPayload = z.object({ channelId: z.string().min(1), sessionId: z.string().min(1), path: z.string().min(1) });
+
+/** Discord's largest upload for a bot in a server without boosts, in bytes (10 MiB). */
+export const discordUploadLimit = 10 * 1024 * 1024;
+
+/** Payload of 'upload': a workspace file sent with an answer (attach_file). */
+export interface UploadPayload {
+  channelId: string;
+  sessionId: string;
+  path: string;
+}
 
 /** A payload as the outbox stores it (plain JSON). */
-export function outboxPayload(payload: MessagePayload | ReactionPayload): Prisma.InputJsonObject {
+export function outboxPayload(payload: MessagePayload | ReactionPayload | UploadPayload): Prisma.InputJsonObject {
   // Bodies are built from discord.js API types (interfaces, no index signature): round-trip them.
   return JSON.parse(JSON.stringify(payload)) as Prisma.InputJsonObject;
 }
@@ -45,11 +65,11 @@ export function nonceOf(idempotencyKey: string): string {
   return createHash('sha256').update(idempotencyKey).digest('base64url').slice(0, 25);
 }
 
-/** The outbox deliver function of the Discord sender. */
-export function createDiscordDeliver(rest: REST): Deliver {
+/** The outbox deliver function of the Discord sender; `files` reads what answers attach. */
+export function createDiscordDeliver(rest: REST, files?: Pick<WorkspaceAttachments, 'readForUpload'>): Deliver {
   return async (item: OutboxDelivery) => {
     try {
-      return await send(rest, item);
+      return item.operation === 'upload' ? await upload(rest, item, files) : await send(rest, item);
     } catch (error) {
       throw toPlatformError(item.operation, error);
     }
@@ -69,6 +89,22 @@ async function send(rest: REST, item: OutboxDelivery): Promise<{ platformMessage
       await rest.patch(Routes.channelMessage(channelId, item.targetMessageId), { body });
       return {};
     }
+    case 'finish':
+    case 'stream-close': {
+      const { channelId, body } = parse(messagePayload, item);
+      if (item.targetMessageId) {
+        try {
+          await rest.patch(Routes.channelMessage(channelId, item.targetMessageId), { body });
+          return { platformMessageId: item.targetMessageId };
+        } catch (error) {
+          // The streamed message was deleted meanwhile: the answer is posted instead.
+          if (!(error instanceof DiscordAPIError) || error.code !== RESTJSONErrorCodes.UnknownMessage) throw error;
+        }
+      }
+      if (item.operation === 'stream-close') return {};
+      const message = (await rest.post(Routes.channelMessages(channelId), { body: { ...body, nonce: nonceOf(item.idempotencyKey), enforce_nonce: true } })) as APIMessage;
+      return { platformMessageId: message.id };
+    }
     case 'react':
     case 'unreact': {
       const { channelId, messageId, emoji } = parse(reactionPayload, item);
@@ -79,6 +115,30 @@ async function send(rest: REST, item: OutboxDelivery): Promise<{ platformMessage
     default:
       throw new PermanentPlatformError('discord', item.operation, `unknown outbox operation "${item.operation}"`);
   }
+}
+
+/**
+ * A workspace file sent with an answer, as a message attachment (the nonce keeps a retry from
+ * sending it twice); one that can no longer be sent is replaced by a note saying why.
+ */
+async function upload(rest: REST, item: OutboxDelivery, files: Pick<WorkspaceAttachments, 'readForUpload'> | undefined): Promise<{ platformMessageId?: string }> {
+  const { channelId, sessionId, path } = parse(uploadPayload, item);
+  const nonce = { nonce: nonceOf(item.idempotencyKey), enforce_nonce: true, allowed_mentions: { parse: [] } };
+  let file: { name: string; bytes: Buffer };
+  try {
+    if (!files) throw new ToolError('this service stores no files');
+    file = await files.readForUpload(sessionId, path);
+    if (file.bytes.length > discordUploadLimit) throw new ToolError(`it is ${formatSize(file.bytes.length)}, over Discord's ${formatSize(discordUploadLimit)} upload limit; it stays in the workspace`);
+  } catch (error) {
+    if (!(error instanceof ToolError)) throw error;
+    const note = (await rest.post(Routes.channelMessages(channelId), { body: { content: `📎 I could not attach \`${path}\`: ${error.message}.`.slice(0, 2_000), ...nonce } })) as APIMessage;
+    return { platformMessageId: note.id };
+  }
+  const message = (await rest.post(Routes.channelMessages(channelId), {
+    body: { ...nonce, attachments: [{ id: 0, filename: file.name }] },
+    files: [{ name: file.name, data: file.bytes }],
+  })) as APIMessage;
+  return { platformMessageId: message.id };
 }
 
 function parse<T>(schema: z.ZodType<T>, item: OutboxDelivery): T {

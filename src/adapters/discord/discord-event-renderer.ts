@@ -1,19 +1,21 @@
 // Turns agent events of Discord sessions into outbox items (style.md §8): 👀 → ✅ reactions on
-// steer messages, one status card per run edited in place, answers split at 2,000 characters,
-// memory and reset notes, error notes; and the typing indicator while a run works. Items of one
+// steer messages, one status card per run edited in place, the answer streamed into a message
+// edited at most once a second and then replaced by its first part (the rest split at 2,000
+// characters), memory and reset notes, error notes; and the typing indicator while a run works. Items of one
 // session are enqueued in event order (the outbox then sends them in that order). Card edits are
 // not throttled here: the outbox sends only the newest pending edit of a card, and discord.js
 // waits out Discord's per-channel rate limit, so bursts of tool calls coalesce by themselves.
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
+import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import { budgetNoteText, errorNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { outboxPayload, type MessageBody } from './discord-deliver.js';
 import { parseSteerKey } from './discord-ids.js';
-import { memoryNoteBody, resetNoteBody, statusCardBody, textBodies } from './discord-render.js';
+import { discordStreamChars, memoryNoteBody, resetNoteBody, statusCardBody, streamBody, textBodies } from './discord-render.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { TypingIndicator } from './typing-indicator.js';
 
@@ -29,6 +31,8 @@ export interface DiscordRendererDeps {
   /** Context use in percent at the end of a run, for the card (optional). */
   contextPercent?: (sessionId: string) => Promise<number | null>;
   now?: () => number;
+  /** Least time between two edits of a streamed answer, ms (default 1,000). */
+  streamIntervalMs?: number;
 }
 
 /** Reaction shown while a steer message is queued, replaced by the second once the agent took it. */
@@ -50,17 +54,32 @@ export class DiscordEventRenderer {
   private readonly cards = new Map<string, Card>();
   private readonly queue: KeyedQueue;
   private readonly now: () => number;
+  /** The answers forming now, one per session. */
+  private readonly streams: AnswerStreams;
 
   constructor(private readonly deps: DiscordRendererDeps) {
     this.now = deps.now ?? Date.now;
     this.queue = new KeyedQueue((error, sessionId) => deps.log.error({ err: error, sessionId }, 'discord-render-failed'));
+    this.streams = new AnswerStreams({
+      maxChars: discordStreamChars, intervalMs: deps.streamIntervalMs ?? 1_000, now: this.now,
+      schedule: (sessionId, write) => void this.queue.run(sessionId, () => untilStored(write, this.deps.log, { sessionId })),
+      write: (stream, first) => this.writeStream(stream, first),
+    });
   }
 
   /** Takes one event (synchronously; the enqueueing happens in order, in the background). */
   handle(event: AgentEvent): void {
-    // Streaming deltas and intermediate messages change nothing Hippo shows on Discord.
-    if (event.session.platform !== 'discord' || event.type === 'text-delta' || event.type === 'assistant-message') return;
-    void this.queue.run(event.session.id, () => untilStored(() => this.render(event), this.deps.log, { sessionId: event.session.id }));
+    if (event.session.platform !== 'discord') return;
+    // Deltas are coalesced here, synchronously: nothing is queued or stored per token.
+    if (event.type === 'text-delta') return this.streams.delta(event);
+    const ended = endsModelCall(event) ? this.streams.end(event.session.id) : null;
+    const endedAt = this.now();
+    // Intermediate messages change nothing Hippo shows, unless they end a stream.
+    if (event.type === 'assistant-message' && !ended) return;
+    void this.queue.run(event.session.id, () => untilStored(async () => {
+      if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
+      if (event.type !== 'assistant-message') await this.render(event);
+    }, this.deps.log, { sessionId: event.session.id }));
   }
 
   /** Resolves when every event handled so far is in the outbox. */
@@ -68,8 +87,9 @@ export class DiscordEventRenderer {
     return this.queue.idle();
   }
 
-  /** Stops the typing indicators (shutdown). */
+  /** Stops the typing indicators (shutdown) and writes what streams have not written yet. */
   stop(): void {
+    this.streams.flushAll();
     this.deps.typing.stopAll();
   }
 
@@ -89,7 +109,11 @@ export class DiscordEventRenderer {
         return this.startCard(session);
       case 'answer':
         // A fenced answer (this replica lost the session) stays owed; the lease holder re-sends it.
-        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken)) return this.deps.delivered(event);
+        // Its first part replaces the message the position streamed into (after a crash too).
+        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))
+          && (await this.uploads(session, event.files, event.fencingToken))) {
+          return this.deps.delivered(event);
+        }
         return;
       case 'memory-updated':
         if (event.changes.length > 0 || event.request) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
@@ -168,20 +192,58 @@ export class DiscordEventRenderer {
     });
   }
 
-  /** Enqueues the messages; false when the write was fenced off. */
-  private async post(session: SessionRecord, key: string, bodies: MessageBody[], fencingToken: number | null = null): Promise<boolean> {
+  /**
+   * Enqueues the messages; false when the write was fenced off. With `replaces`, the first one
+   * replaces that streamed message (posted when there is none) and its pending edits are dropped.
+   */
+  private async post(session: SessionRecord, key: string, bodies: MessageBody[], fencingToken: number | null = null, replaces?: string): Promise<boolean> {
     for (const [index, body] of bodies.entries()) {
+      const finish = replaces !== undefined && index === 0;
       const result = await this.deps.outbox.enqueue({
         idempotencyKey: bodies.length === 1 ? key : `${key}:${index + 1}`,
         sessionId: session.id,
         platform: 'discord',
-        operation: 'post',
+        operation: finish ? 'finish' : 'post',
         payload: outboxPayload({ channelId: session.threadKey, body }),
+        ...(finish ? { targetKey: replaces, supersedes: ['update'], supersedesUntriedTarget: true } : {}),
         // The worker's lease token: a replica that lost the session cannot post its answer.
         ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
       });
       if (result.fenced) return false;
     }
     return true;
+  }
+
+  /** Files the answer sends follow its text, keyed by the call that asked (never sent twice); false when fenced. */
+  private async uploads(session: SessionRecord, files: ReadonlyArray<{ callId: string; path: string }>, fencingToken: number | null): Promise<boolean> {
+    for (const file of files) {
+      const result = await this.deps.outbox.enqueue({
+        idempotencyKey: `discord:upload:${session.id}:${file.callId}`, sessionId: session.id, platform: 'discord', operation: 'upload',
+        payload: outboxPayload({ channelId: session.threadKey, sessionId: session.id, path: file.path }),
+        ...(fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) }),
+      });
+      if (result.fenced) return false;
+    }
+    return true;
+  }
+
+  /** One write of a forming answer: its message is posted once, then edited (at most once a second). */
+  private async writeStream(stream: AnswerStream, first: boolean): Promise<void> {
+    const { session } = stream;
+    const key = streamKey('discord:', stream.segmentId, stream.seq);
+    const payload = outboxPayload({ channelId: session.threadKey, body: streamBody(stream.text, true) });
+    const base = { sessionId: session.id, platform: 'discord', payload };
+    // This position may have streamed before (a failed call, a crashed process): then that message is edited.
+    if (first && (await this.deps.outbox.enqueue({ ...base, idempotencyKey: key, operation: 'post' })).inserted) return;
+    await this.deps.outbox.enqueue({ ...base, idempotencyKey: `${key}:u${this.now()}`, operation: 'update', targetKey: key, replacesPending: true });
+  }
+
+  /** A streamed call that did not end in an answer: its message keeps its text, finished. */
+  private async closeStream(stream: AnswerStream, event: AgentEvent, endedAt: number): Promise<void> {
+    const key = streamKey('discord:', stream.segmentId, stream.seq);
+    await this.deps.outbox.enqueue({
+      idempotencyKey: `${key}:close:${endedAt}`, sessionId: stream.session.id, platform: 'discord', operation: 'stream-close', targetKey: key, supersedes: ['update'],
+      payload: outboxPayload({ channelId: stream.session.threadKey, body: streamBody(closingText(stream, event, discordStreamChars), false) }),
+    });
   }
 }

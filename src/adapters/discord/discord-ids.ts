@@ -27,18 +27,18 @@ export function parseSteerKey(key: string): { channelId: string; messageId: stri
 }
 
 /**
- * What a button, menu or modal does. The memory browser's ("d…") name a document in the memory run
+ * What a button, menu or modal does (stop: the status card's Stop). The memory browser's ("d…") name a document in the memory run
  * slot: docs (choose a document), dview, dhist (page in `document.index`), dedit, dpart (choose a
  * part), dsave (a part's modal: part index and version), dsaved (a draft's modal: the draft id),
  * dredit (edit again from a draft), dundo / dundook (undo the latest change, confirmed), dpin /
  * dpinsave; nedit: Edit on a memory note.
  */
 export type ButtonAction =
-  | 'pause' | 'resume' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep'
+  | 'pause' | 'resume' | 'stop' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep'
   | 'docs' | 'dview' | 'dhist' | 'dedit' | 'dpart' | 'dsave' | 'dsaved' | 'dredit' | 'dundo' | 'dundook' | 'dpin' | 'dpinsave' | 'nedit';
 
 const buttonActions: readonly ButtonAction[] = [
-  'pause', 'resume', 'view', 'revert', 'review', 'memory', 'undo', 'keep',
+  'pause', 'resume', 'stop', 'view', 'revert', 'review', 'memory', 'undo', 'keep',
   'docs', 'dview', 'dhist', 'dedit', 'dpart', 'dsave', 'dsaved', 'dredit', 'dundo', 'dundook', 'dpin', 'dpinsave', 'nedit',
 ];
 

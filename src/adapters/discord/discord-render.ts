@@ -8,7 +8,7 @@ import {
 } from 'discord.js';
 import type { AgentEvent } from '../../core/events.js';
 import { memoryNoteLine, resetNoteLine } from '../chat/notes.js';
-import { isActive, isResumable, runStatusLine, type RunStatus } from '../chat/run-status.js';
+import { isActive, isResumable, isStoppable, runStatusLine, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { buttonId } from './discord-ids.js';
 
@@ -29,10 +29,19 @@ export function textBodies(text: string): RESTPostAPIChannelMessageJSONBody[] {
   return splitMessage(content, { limit: discordMessageLimit }).map((part) => ({ content: part, allowed_mentions: noMentions }));
 }
 
-/** The status card of a run: one line, with Pause while it works and Resume when it stopped. */
+/** Room for a streamed answer in one message (with its cursor); the final answer is split as usual. */
+export const discordStreamChars = discordMessageLimit - 100;
+
+/** The message an answer streams into: the text so far, and a cursor while it still forms. */
+export function streamBody(text: string, forming: boolean): RESTPostAPIChannelMessageJSONBody {
+  return { content: forming ? `${text} ▍` : text, allowed_mentions: noMentions };
+}
+
+/** The status card of a run: one line, with Pause and Stop while it works and Resume when it stopped. */
 export function statusCardBody(sessionId: string, status: RunStatus, now: number): RESTPostAPIChannelMessageJSONBody {
   const buttons: APIButtonComponentWithCustomId[] = [];
   if (isActive(status)) buttons.push(button('⏸️', 'Pause', buttonId('pause', sessionId)));
+  if (isStoppable(status)) buttons.push(button('⏹️', 'Stop', buttonId('stop', sessionId), ButtonStyle.Danger));
   if (isResumable(status)) buttons.push(button('▶️', 'Resume', buttonId('resume', sessionId), ButtonStyle.Primary));
   return { content: runStatusLine(status, now), components: buttons.length ? [row(buttons)] : [], allowed_mentions: noMentions };
 }

@@ -13,10 +13,12 @@ import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import { DiscordAnswerReactions } from './answer-reactions.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
+import { discordFileFetcher } from './files.js';
 import { connectDiscord, createDiscordClient } from './discord-client.js';
 import { discordAccess } from './discord-memory-access.js';
 import type { DiscordContext } from './discord-context.js';
-import { createDiscordDeliver } from './discord-deliver.js';
+import { createDiscordDeliver, optionalTargetOperations } from './discord-deliver.js';
 import { DiscordEventRenderer } from './discord-event-renderer.js';
 import { DiscordInteractionHandler } from './interaction-handler.js';
 import { inviteUrl } from './invite.js';
@@ -36,6 +38,8 @@ export interface DiscordAdapterOptions {
   log: Logger;
   /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
   onFeedback?: FeedbackListener;
+  /** Where shared files are saved and attached files read (absent: files are only named). */
+  attachments?: WorkspaceAttachments;
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -109,7 +113,8 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
       log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
   }
-  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest), options.tuning?.sender);
+  options.attachments?.register('discord', discordFileFetcher(config.DISCORD_API_URL));
+  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest, options.attachments), { ...options.tuning?.sender, optionalTargetOperations });
 
   let stopped = false;
   return {

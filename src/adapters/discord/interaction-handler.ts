@@ -25,10 +25,10 @@ import { DiscordMemoryReview, memoryReviewActions } from './memory-review-handle
 import { slashCommandName, textOption, verbOf, verbOption } from './slash-command.js';
 
 /** Verbs whose answer everyone in the thread should see. */
-const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'reset', 'budget']);
+const publicVerbs: ReadonlySet<CommandVerb> = new Set(['pause', 'resume', 'stop', 'reset', 'budget']);
 /** Memory verbs answered to the asker first (a refusal stays private), then told in the thread. */
 const toldVerbs: ReadonlySet<CommandVerb> = new Set(['revert', 'remember', 'forget', 'pin']);
-/** Which memory access each note button needs (pause / resume need none). */
+/** Which memory access each note button needs (pause / resume / stop need none). */
 const noteAccess: Partial<Record<ButtonId['action'], MemoryAction>> = { view: 'view', memory: 'view', review: 'view', keep: 'view', revert: 'revert', undo: 'revert' };
 
 /** Handles interactionCreate. */
@@ -88,12 +88,16 @@ export class DiscordInteractionHandler {
   }
 
   private async button(interaction: ButtonInteraction, id: ButtonId): Promise<void> {
-    // Every Hippo button acts on a session or its memory: "steer" in the access rules.
-    const decision = await this.context.access.maySteer(interactionRequester(interaction));
+    // Every Hippo button acts on a session or its memory: "steer" in the access rules; Stop is the
+    // starter's (or an admin's), like the stop command.
+    const found = await this.context.stores.sessions.get(id.sessionId);
+    const decision = id.action === 'stop' && found
+      ? await this.context.access.mayCommand('stop', interactionRequester(interaction), found)
+      : await this.context.access.maySteer(interactionRequester(interaction));
     if (!decision.allowed) return refuseInteraction(this.context, interaction, decision);
     if (!(await this.firstDelivery(interaction))) return;
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-    const session = await this.context.stores.sessions.get(id.sessionId);
+    const session = found;
     if (!session) return replyText(interaction, 'This Hippo session no longer exists.', 'hippo.md');
     const scope = this.scope(interaction, session);
     const needed = noteAccess[id.action];
@@ -107,6 +111,7 @@ export class DiscordInteractionHandler {
     switch (id.action) {
       case 'pause':
       case 'resume':
+      case 'stop':
         return replyText(interaction, (await runCommand(id.action, scope)).text, 'hippo.md');
       case 'memory':
         return replyText(interaction, await mainPreview(this.context.stores, session), 'memory.md');

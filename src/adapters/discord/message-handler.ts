@@ -15,10 +15,14 @@ import { outboxPayload } from './discord-deliver.js';
 import { textBodies } from './discord-render.js';
 import { documentMenus } from './memory-components.js';
 import { steerKey, threadAddress, threadName } from './discord-ids.js';
+import { discordAttachments } from './files.js';
 import { placeOf } from './discord-place.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
+
+/** What a message that only shares files says. */
+const sharedFileText = '(shared a file)';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
 export class DiscordMessageHandler {
@@ -63,10 +67,12 @@ export class DiscordMessageHandler {
     const botId = client.user?.id;
     if (!botId || !isPersonMessage(message, botId)) return;
     const mentioned = mentionsHippo(message, botId);
-    const text = messageText(message, botId);
+    const attachments = discordAttachments(message);
+    // Files reach the worker as files (saved into the workspace), not as links in the text.
+    const text = messageText(message, botId, false);
     // A bare mention asks for help; a mention plus one command word (or remember/forget/pin and
     // their text) is a command.
-    const said = mentioned && text === '' ? { verb: 'help' as const, rest: '' } : mentionCommand(text);
+    const said = mentioned && text === '' && attachments.length === 0 ? { verb: 'help' as const, rest: '' } : mentionCommand(text);
     const place = await placeOf(client, message.channelId, message.channel);
     if (place.kind === 'other' || (place.kind === 'channel' && !mentioned)) return;
     const session = place.kind === 'channel' ? null : await agent.findSession(place.address);
@@ -78,7 +84,7 @@ export class DiscordMessageHandler {
       if (command) return this.hint(message, command.verb);
       const start = await access.mayStart(requester, { channelId: place.channel.id, direct: false });
       if (!start.allowed) return refuseMessage(this.context, message, start, true);
-      return this.startInChannel(message, place.channel, text);
+      return this.startInChannel(message, place.channel, text || sharedFileText);
     }
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
     const addressed = mentioned || place.kind === 'dm';
@@ -87,20 +93,22 @@ export class DiscordMessageHandler {
       const decision = await access.mayCommand(command.verb, requester, session);
       return decision.allowed ? this.command(message, session, command.verb, command.rest) : refuseMessage(this.context, message, decision, true);
     }
-    if (text === '') return;
+    if (text === '' && attachments.length === 0) return;
+    // Files alone are a message too.
+    const words = text || sharedFileText;
     if (session) {
       const decision = await access.maySteer(requester);
-      return decision.allowed ? this.steer(message, place.address, text, null) : refuseMessage(this.context, message, decision, addressed);
+      return decision.allowed ? this.steer(message, place.address, words, null) : refuseMessage(this.context, message, decision, addressed);
     }
     // A new session in a DM or a thread: ALLOWED_CHANNELS names the thread's parent channel (or `dm`).
     const start = await access.mayStart(requester, { channelId: place.address.channelId, direct: place.kind === 'dm' });
     if (!start.allowed) return refuseMessage(this.context, message, start, true);
-    if (place.kind === 'dm') return this.steer(message, place.address, text, threadName(text));
+    if (place.kind === 'dm') return this.steer(message, place.address, words, threadName(words));
     const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
       this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');
       return '';
     });
-    return this.steer(message, place.address, withThreadHistory(history, text), threadName(text));
+    return this.steer(message, place.address, withThreadHistory(history, words), threadName(words));
   }
 
   /** A mention in a text channel: a thread from the message, then the session bound to it. */
@@ -126,7 +134,7 @@ export class DiscordMessageHandler {
 
   /** Queues the message as a steer; `title` set → starts the session if there is none. */
   private async steer(message: Message, address: ThreadAddress, text: string, title: string | null): Promise<void> {
-    const incoming = { address, platformMessageKey: steerKey(message.channelId, message.id), authorId: message.author.id, authorName: authorName(message), text };
+    const incoming = { address, platformMessageKey: steerKey(message.channelId, message.id), authorId: message.author.id, authorName: authorName(message), text, attachments: discordAttachments(message) };
     const { session, inserted } = await this.context.agent.submit(incoming, title === null ? { startSession: false } : { startSession: true, title });
     this.context.log.debug({ messageId: message.id, sessionId: session?.id, inserted }, inserted ? 'discord-steer-queued' : 'discord-steer-duplicate');
   }

@@ -13,10 +13,13 @@ export function mentionsHippo(message: Message, botUserId: string): boolean {
   return message.mentions.users.has(botUserId) || mentionsBot(message.content, botMention(message, botUserId));
 }
 
-/** The message text for the agent (empty when there is nothing but a mention). */
-export function messageText(message: Message, botUserId: string): string {
+/**
+ * The message text for the agent (empty when there is nothing but a mention). Attachments are
+ * listed by name and link unless `listAttachments` is false (a steer carries them as files).
+ */
+export function messageText(message: Message, botUserId: string, listAttachments = true): string {
   const text = cleanContent(stripMention(message.content, botMention(message, botUserId)), message.channel).trim();
-  const attachments = [...message.attachments.values()].map((attachment) => `[attachment: ${attachment.name} ${attachment.url}]`);
+  const attachments = listAttachments ? [...message.attachments.values()].map((attachment) => `[attachment: ${attachment.name} ${attachment.url}]`) : [];
   return [text, ...attachments].filter((part) => part !== '').join('\n');
 }
 

@@ -21,7 +21,7 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
   return {
     name: slashCommandName,
     type: ApplicationCommandType.ChatInput,
-    description: 'Control Hippo in this thread: pause, resume, reset, status, memory, revert, remember, forget, pin',
+    description: 'Control Hippo in this thread: pause, stop, reset, status, memory, remember, budget, …',
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
     integration_types: [ApplicationIntegrationType.GuildInstall],
     options: [{

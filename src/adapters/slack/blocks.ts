@@ -1,6 +1,6 @@
 // Block Kit for the messages Hippo posts in a thread: the run status card and the collapsed memory
 // and reset notes. Plain JSON (stored in the outbox as is), built from the platform-agnostic texts.
-import { isActive, isResumable, runStatusLine, type RunStatus } from '../chat/run-status.js';
+import { isActive, isResumable, isStoppable, runStatusLine, type RunStatus } from '../chat/run-status.js';
 
 /** A JSON value (what Block Kit and the outbox payload are made of). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -9,6 +9,7 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 export const actionIds = {
   pause: 'hippo_pause',
   resume: 'hippo_resume',
+  stop: 'hippo_stop',
   memoryView: 'hippo_memory_view',
   memoryRevert: 'hippo_memory_revert',
   /** R13: undo a document's change together with the later changes the person was shown. */
@@ -45,6 +46,7 @@ export function runCard(status: RunStatus, sessionId: string, now: number): Slac
   const line = runStatusLine(status, now);
   const buttons: Json[] = [];
   if (isActive(status)) buttons.push(button('Pause', actionIds.pause, sessionId));
+  if (isStoppable(status)) buttons.push(button('Stop', actionIds.stop, sessionId, 'danger'));
   if (isResumable(status)) buttons.push(button('Resume', actionIds.resume, sessionId, 'primary'));
   const blocks: Json[] = [section(escapeMrkdwn(line))];
   if (buttons.length > 0) blocks.push({ type: 'actions', block_id: 'hippo_run_controls', elements: buttons });

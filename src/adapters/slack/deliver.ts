@@ -1,15 +1,20 @@
 // Sends outbox items to the Slack Web API with the token of the item's workspace (its payload's
 // `team`, else its session's), and turns Slack's errors into the outbox's terms: rate limits carry
 // Retry-After, refusals that cannot change are permanent, an uninstalled workspace is permanent.
-// Also learns, once per workspace, what it allows: `markdown_text` posts and assistant thread statuses. Posts carry their
+// Also learns, once per workspace, whether it allows `markdown_text`, and per thread whether it shows
+// a thread status. Streamed answers are SlackStreams' (stream-delivery.ts). Posts carry their
 // idempotency key in message metadata, so a retried post that already reached Slack (its sender
 // died before recording it) is found in the thread instead of being posted twice.
 import { webApi } from '@slack/bolt';
 import { z } from 'zod';
-import { PlatformError } from '../../core/errors.js';
+import { PlatformError, ToolError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
+import { uploadToThread } from './files.js';
+import { platformErrorCode, toPlatformError } from './slack-errors.js';
+import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
 import type { SlackWorkspaces } from './workspaces.js';
 
 const postPayload = z.looseObject({
@@ -31,6 +36,7 @@ const historyPage = z.looseObject({
   response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
 });
 const reactionPayload = z.looseObject({ channel: z.string(), timestamp: z.string(), name: z.string() });
+const uploadPayload = z.looseObject({ channel: z.string(), thread_ts: z.string(), sessionId: z.string(), path: z.string() });
 
 /** The metadata event type of posts that have no metadata of their own. */
 export const outboxMetadataType = 'hippo_outbox';
@@ -42,12 +48,8 @@ const lookupPageSize = 200;
 /** Top-level posts: the channel's latest messages checked. */
 const historyLookupSize = 50;
 
-/** Slack errors that will not go away by trying again. */
-const permanentErrors = new Set([
-  'channel_not_found', 'not_in_channel', 'is_archived', 'msg_too_long', 'no_text', 'invalid_blocks', 'invalid_arguments',
-  'message_not_found', 'cant_update_message', 'edit_window_closed', 'invalid_auth', 'not_authed', 'account_inactive',
-  'token_revoked', 'missing_scope', 'restricted_action', 'thread_not_found', 'invalid_metadata_format',
-]);
+/** Threads whose status refusal is remembered, at most (the oldest is forgotten first). */
+const refusedThreadsKept = 10_000;
 /** Errors from a `markdown_text` post that mean "not here": post mrkdwn instead from now on. */
 const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_supported', 'invalid_markdown', 'unknown_method', 'not_allowed']);
 
@@ -64,14 +66,18 @@ interface Target {
 export class SlackDelivery {
   /** Per workspace; absent until the first markdown post tells. */
   private readonly markdownAccepted = new Map<string, boolean>();
-  /** Workspaces where Slack refused assistant thread statuses. */
+  /** Threads where Slack refused a status ("team:channel:thread_ts"), in refusal order. */
   private readonly statusRefused = new Set<string>();
+  /** The streamed answers (native streaming, or post-then-update where refused). */
+  private readonly streams = new SlackStreams();
 
   constructor(
     private readonly workspaces: SlackWorkspaces,
     /** The workspace of a session (items enqueued before payloads named their team). */
     private readonly teamOfSession: (sessionId: string) => Promise<string | null>,
     private readonly log: Logger,
+    /** Reads the workspace files answers send (absent: none can be sent). */
+    private readonly files?: Pick<WorkspaceAttachments, 'readForUpload'>,
   ) {}
 
   /** The outbox deliver function. */
@@ -89,24 +95,43 @@ export class SlackDelivery {
       case 'unreact':
         await this.react(target, item);
         return {};
+      case streamOperations.start:
+        return { platformMessageId: await this.streams.start(item, this.streamHost(target)) };
+      case streamOperations.update:
+        await this.streams.update(item, this.streamHost(target));
+        return {};
+      case streamOperations.finish:
+        return { platformMessageId: await this.streams.finish(item, this.streamHost(target)) };
+      case streamOperations.close:
+        await this.streams.close(item, this.streamHost(target));
+        return {};
+      case 'upload':
+        return { platformMessageId: await this.upload(target, item) };
       default:
         throw new PermanentPlatformError('slack', item.operation, `unknown outbox operation "${item.operation}"`);
     }
   };
 
-  /** Sets the assistant thread status ("is thinking…"); quietly stops where Slack does not allow it. */
-  async setThreadStatus(teamId: string, channelId: string, threadTs: string, status: string): Promise<void> {
-    if (this.statusRefused.has(teamId)) return;
+  /**
+   * Sets the thread's status ("is running web_fetch…", with `loadingMessages` rotating under it;
+   * '' clears it). Where Slack refuses, that thread is not asked again; other threads are.
+   */
+  async setThreadStatus(teamId: string, channelId: string, threadTs: string, status: string, loadingMessages: readonly string[] = []): Promise<void> {
+    const thread = `${teamId}:${channelId}:${threadTs}`;
+    if (this.statusRefused.has(thread)) return;
     const workspace = await this.workspaces.get(teamId);
     if (!workspace) return;
     try {
-      await workspace.client.apiCall('assistant.threads.setStatus', { channel_id: channelId, thread_ts: threadTs, status });
+      await workspace.client.apiCall('assistant.threads.setStatus', {
+        channel_id: channelId, thread_ts: threadTs, status, ...(loadingMessages.length > 0 ? { loading_messages: [...loadingMessages] } : {}),
+      });
     } catch (error) {
       const code = platformErrorCode(error);
       if (code === null || code === 'ratelimited') return;
-      // Outside assistant threads (or without the scope) Slack refuses; detect once, then stop asking.
-      this.statusRefused.add(teamId);
-      this.log.info({ teamId, error: code }, 'slack-thread-status-unavailable');
+      // A refusal (a thread where statuses are not allowed, a missing scope) concerns this thread.
+      this.statusRefused.add(thread);
+      if (this.statusRefused.size > refusedThreadsKept) this.statusRefused.delete(this.statusRefused.values().next().value ?? thread);
+      this.log.info({ teamId, error: code, channelId, threadTs }, 'slack-thread-status-refused');
     }
   }
 
@@ -132,10 +157,18 @@ export class SlackDelivery {
       }
     }
     if (markdown === undefined) return this.call(target, 'chat.postMessage', payload);
+    return this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.postMessage', { ...payload, ...fields, ...('text' in fields ? { mrkdwn: true } : {}) }));
+  }
+
+  /**
+   * Sends Markdown as `markdown_text`, or converted to mrkdwn `text` where the workspace refuses
+   * Markdown (learned at the first refusal, then asked no more).
+   */
+  private async withMarkdown(target: Target, markdown: string, send: (fields: { markdown_text: string } | { text: string }) => Promise<string>): Promise<string> {
     const accepted = this.markdownAccepted.get(target.team);
     if (accepted !== false) {
       try {
-        const ts = await this.call(target, 'chat.postMessage', { ...payload, markdown_text: markdown });
+        const ts = await send({ markdown_text: markdown });
         this.markdownAccepted.set(target.team, true);
         return ts;
       } catch (error) {
@@ -145,7 +178,34 @@ export class SlackDelivery {
         this.log.info({ teamId: target.team, error: code }, 'slack-markdown-text-refused: posting mrkdwn from now on');
       }
     }
-    return this.call(target, 'chat.postMessage', { ...payload, text: markdownToMrkdwn(markdown), mrkdwn: true });
+    return send({ text: markdownToMrkdwn(markdown) });
+  }
+
+  /** What a stream needs of this delivery, bound to the item's workspace. */
+  private streamHost(target: Target): SlackStreamHost {
+    return {
+      call: (method, args) => this.call(target, method, args),
+      post: (item) => this.post(target, item),
+      edit: async (channel, ts, markdown) => void (await this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.update', { channel, ts, ...fields }))),
+      log: this.log,
+    };
+  }
+
+  /**
+   * A workspace file sent with an answer (attach_file); when it can no longer be sent (deleted,
+   * grown past FILE_MAX_MB), the thread is told instead.
+   */
+  private async upload(target: Target, item: OutboxDelivery): Promise<string> {
+    const payload = uploadPayload.parse(item.payload);
+    let file: { name: string; bytes: Buffer };
+    try {
+      if (!this.files) throw new ToolError('this service stores no files');
+      file = await this.files.readForUpload(payload.sessionId, payload.path);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      return this.post(target, { ...item, payload: { channel: payload.channel, thread_ts: payload.thread_ts, markdown: `📎 I could not attach \`${payload.path}\`: ${error.message}.` } });
+    }
+    return uploadToThread(target.client, { channel: payload.channel, threadTs: payload.thread_ts }, file.name, file.bytes);
   }
 
   /**
@@ -216,32 +276,4 @@ function withIdempotencyKey(metadata: { event_type: string; event_payload: Recor
 function matchingTs(page: z.infer<typeof historyPage>, key: string): string | null {
   const message = (page.messages ?? []).find((candidate) => candidate.metadata?.event_payload?.[idempotencyKeyField] === key);
   return message?.ts ?? null;
-}
-
-/** Maps a Web API client error to PlatformError (message = Slack's error code). */
-export function toPlatformError(method: string, error: unknown): PlatformError {
-  if (error instanceof Error && 'code' in error) {
-    switch (error.code) {
-      case webApi.ErrorCode.RateLimitedError: {
-        const seconds = 'retryAfter' in error && typeof error.retryAfter === 'number' ? error.retryAfter : 1;
-        return new PlatformError('slack', method, 'ratelimited', seconds * 1000, { cause: error });
-      }
-      case webApi.ErrorCode.PlatformError: {
-        const code = platformErrorCode(error) ?? 'unknown_error';
-        const ErrorClass = permanentErrors.has(code) ? PermanentPlatformError : PlatformError;
-        return new ErrorClass('slack', method, code, undefined, { cause: error });
-      }
-      default:
-        break;
-    }
-  }
-  return new PlatformError('slack', method, error instanceof Error ? error.message : String(error), undefined, { cause: error });
-}
-
-/** Slack's error code of a platform error (e.g. "not_allowed"), else null. */
-export function platformErrorCode(error: unknown): string | null {
-  if (!(error instanceof Error) || !('code' in error) || error.code !== webApi.ErrorCode.PlatformError) return null;
-  const data = 'data' in error ? error.data : undefined;
-  const code = typeof data === 'object' && data !== null && 'error' in data ? data.error : undefined;
-  return typeof code === 'string' ? code : 'unknown_error';
 }

@@ -10,6 +10,7 @@ import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
+import { slackAttachments } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext, type SlackIdentity } from './slack-context.js';
 
@@ -64,13 +65,15 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
+  // Shared files are only named here; the worker fetches them when it takes the message.
+  const attachments = slackAttachments(event);
   const requester = context.people.requester(teamId, userId);
   const target = { teamId, channelId: event.channel, userId, threadTs: event.thread_ts };
   const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, userId);
   if (knownName !== undefined && (await access.maySteer(requester)).allowed) {
     // A plain reply by someone already known: submit finds the thread's session itself (one
     // statement less on the ack path) and queues nothing where there is none (chatter).
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName: knownName, text }, { startSession: false });
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName: knownName, text, attachments }, { startSession: false });
     return 'handled';
   }
   const session = await agent.findSession(address);
@@ -85,7 +88,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
     // A stranger chatting in a session's thread is told once an hour, not at every message.
     if (!decision.allowed) return (refuse(context, target, decision, `steer:${session.id}:${userId}`), 'refused');
     const authorName = await context.people.name(teamId, userId);
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName, text }, { startSession: false });
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName, text, attachments }, { startSession: false });
     return 'handled';
   }
   const decision = await access.mayStart(requester, { channelId: event.channel, direct });
@@ -98,7 +101,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
-    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: userId, authorName, text: history ? withHistory(history, request) : request },
+    { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: userId, authorName, text: history ? withHistory(history, request) : request, attachments },
     { startSession: true, title: request.slice(0, 80) },
   );
   if (!inserted) return 'handled';

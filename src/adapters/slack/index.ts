@@ -15,6 +15,8 @@ import type { PrismaClient } from '../storage/generated/client.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleAppHomeOpened } from './app-home.js';
+import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
+import { slackFileFetcher } from './files.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { eventEnvelope } from './payloads.js';
@@ -27,6 +29,7 @@ import { slackPlatform, type SlackContext } from './slack-context.js';
 import { registerSlashCommand } from './slash-command.js';
 import { registerUninstall } from './uninstall.js';
 import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
+import { streamOperations } from './stream-delivery.js';
 
 /** What startSlackAdapter needs; the last two are for tests and tuning. */
 export interface SlackAdapterOptions {
@@ -44,6 +47,8 @@ export interface SlackAdapterOptions {
   workspaces?: InstalledWorkspacesOptions;
   /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
   onFeedback?: FeedbackListener;
+  /** Where shared files are saved and attached files read (absent: files are only named). */
+  attachments?: WorkspaceAttachments;
 }
 
 /** A running Slack adapter. */
@@ -78,10 +83,12 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     log,
   };
   const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
-  const delivery = new SlackDelivery(workspaces, teamOfSession, log);
+  options.attachments?.register('slack', slackFileFetcher(workspaces, options.config.SLACK_API_URL));
+  const delivery = new SlackDelivery(workspaces, teamOfSession, log, options.attachments);
   const renderer = new SlackRenderer(context, delivery);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
-  const sender = outbox.startSender(slackPlatform, delivery.deliver, options.outbox);
+  // A final answer with no stream to replace is posted; a stream's end with none is nothing to do.
+  const sender = outbox.startSender(slackPlatform, delivery.deliver, { ...options.outbox, optionalTargetOperations: [streamOperations.finish, streamOperations.close] });
 
   const { app } = connection;
   const onMessage = async ({ event, body, context: bolt }: { event: unknown; body: unknown; context: { retryNum?: number } }) => {

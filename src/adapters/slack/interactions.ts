@@ -65,10 +65,17 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
   }
   switch (actionId) {
     case actionIds.pause:
-    case actionIds.resume: {
+    case actionIds.resume:
+    case actionIds.stop: {
       const session = await context.stores.sessions.get(value);
       if (!session || session.platform !== 'slack' || session.workspaceId !== teamId) return;
+      if (actionId === actionIds.stop) {
+        // Stop is the starter's (or an admin's), like the stop command.
+        const stop = await context.access.mayCommand('stop', context.people.requester(teamId, click.user.id), session);
+        if (!stop.allowed) return ephemeral(context, click, stop.message);
+      }
       if (actionId === actionIds.pause) await context.agent.pause(session.id);
+      else if (actionId === actionIds.stop) await context.agent.stopRun(session.id, await context.people.name(teamId, click.user.id));
       else await context.agent.resume(session.id);
       context.log.info({ sessionId: session.id, userId: click.user.id, action: actionId }, 'slack-run-control');
       return;

@@ -14,12 +14,24 @@ const messageFields = {
   thread_ts: z.string().optional(),
 };
 
+/** A file shared with a message (file_share). */
+const sharedFile = z.looseObject({
+  id: z.string(),
+  name: z.string().optional(),
+  title: z.string().optional(),
+  mimetype: z.string().optional(),
+  size: z.number().optional(),
+  url_private: z.string().optional(),
+  url_private_download: z.string().optional(),
+});
+
 /** A message or app_mention event (message_changed and message_deleted included). */
 export const messageEvent = z.looseObject({
   type: z.string(),
   channel: z.string(),
   channel_type: z.string().optional(),
   ...messageFields,
+  files: z.array(sharedFile).max(100).optional(),
   message: z.looseObject(messageFields).optional(),
   deleted_ts: z.string().optional(),
 });

@@ -1,15 +1,18 @@
 // Renders agent events of Slack sessions into outbox items (style.md §8): a status card per run
-// (updated at most once a second), answers as new thread replies split at Slack's limits,
+// (updated at most once a second), the answer streamed as it forms (at most one write a second)
+// and then replaced by its first part, the other parts as new replies split at Slack's limits,
 // reactions on steer messages, and the collapsed memory and reset notes.
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
+import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
-import { applyRunEvent, runIndicatorText, startRunStatus, type RunStatus } from '../chat/run-status.js';
+import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
 import { teamField, type SlackDelivery } from './deliver.js';
+import { streamOperations } from './stream-delivery.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './slack-context.js';
 
@@ -21,7 +24,7 @@ interface Card {
   updates: number;
   lastFlushAt: number;
   timer: NodeJS.Timeout | null;
-  /** The indicator text last sent, so assistant.threads.setStatus is only called on a change. */
+  /** The status last sent (text and loading messages), so assistant.threads.setStatus is only called on a change. */
   indicator: string;
 }
 
@@ -34,6 +37,10 @@ const cardIntervalMs = 1_000;
 const eyesDelayMs = 1_000;
 /** How long an ended run's card stays editable by pause/resume events (ms). */
 const cardRetentionMs = 60 * 60_000;
+/** Room for the streamed text in one message (the final answer's first part may be a little longer). */
+const streamChars = slackMessageLimit - 100;
+/** Sessions whose stream recipient (the last person who wrote) is remembered, at most. */
+const recipientsKept = 10_000;
 
 /** Turns events into outbox items; one instance per adapter. */
 export class SlackRenderer {
@@ -47,24 +54,45 @@ export class SlackRenderer {
   private readonly eyesSkipped = new Set<string>();
   /** Steers waiting for their 👀 (eyesDelayMs), by message key. */
   private readonly eyesDue = new Map<string, { session: SessionRecord; steer: SteerRecord; timer: NodeJS.Timeout }>();
+  /** The answers forming now, one per session. */
+  private readonly streams: AnswerStreams;
+  /** Whom a session's stream is for: the last person who wrote (Slack wants a recipient outside DMs). */
+  private readonly recipients = new Map<string, string>();
 
   constructor(
     private readonly context: SlackContext,
     private readonly delivery: SlackDelivery,
     private readonly now: () => number = Date.now,
-  ) {}
+    streamIntervalMs = 1_000,
+  ) {
+    this.streams = new AnswerStreams({
+      maxChars: streamChars, intervalMs: streamIntervalMs, now,
+      schedule: (sessionId, write) => this.queue(sessionId, write),
+      write: (stream, first) => this.writeStream(stream, first),
+    });
+  }
 
   /** The EventBus listener. */
   readonly listener = (event: AgentEvent): void => {
-    if (event.session.platform !== 'slack' || event.type === 'text-delta') return;
+    if (event.session.platform !== 'slack') return;
+    // Deltas are coalesced here, synchronously: nothing is queued or stored per token.
+    if (event.type === 'text-delta') return this.streams.delta(event);
+    const ended = endsModelCall(event) ? this.streams.end(event.session.id) : null;
+    const endedAt = this.now();
     // Events arrive here at once, renders run later in order: a steer already taken when its
     // steer-received renders gets ✅ only (under load that saves two reactions per message).
     if (event.type === 'steer-taken') for (const steer of event.steers) this.steerTakenSeen(steer.platformMessageKey);
-    this.queue(event.session.id, () => this.render(event));
+    if (event.type === 'steer-taken') this.rememberRecipient(event.session.id, event.steers.at(-1)?.authorId);
+    if (event.type === 'steer-received') this.rememberRecipient(event.session.id, event.steer.authorId);
+    this.queue(event.session.id, async () => {
+      if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
+      await this.render(event);
+    });
   };
 
   /** Flushes pending card edits and 👀, and waits until every event seen so far is in the outbox. */
   async settle(): Promise<void> {
+    this.streams.flushAll();
     for (const [key, due] of this.eyesDue) {
       clearTimeout(due.timer);
       this.eyesDue.delete(key);
@@ -92,7 +120,7 @@ export class SlackRenderer {
       case 'answer':
         // In the outbox now: core need not emit it again after a crash. A fenced answer (this
         // replica lost the session) stays owed; the lease holder re-sends it.
-        if (await this.answer(session, event.text, `answer:${event.segmentId}:${event.seq}`, event.fencingToken)) return this.context.agent.delivered(event);
+        if (await this.answer(session, event)) return this.context.agent.delivered(event);
         return;
       case 'error':
         this.updateCard(event);
@@ -168,25 +196,74 @@ export class SlackRenderer {
     return { channel: card.session.channelId, ...runCard(card.status, card.session.id, this.now()) };
   }
 
-  /** Mirrors the card in Slack's assistant thread status, on changes only. */
+  /** Mirrors the card in the thread's status (what runs now), on changes only. */
   private indicate(card: Card): void {
-    const indicator = runIndicatorText(card.status);
+    const text = runIndicatorText(card.status);
+    const loading = text === '' ? [] : runLoadingMessages(card.status);
+    const indicator = JSON.stringify([text, loading]);
     if (indicator === card.indicator) return;
+    // Nothing was shown yet: no need to clear it.
+    if (card.indicator === '' && text === '') return;
     card.indicator = indicator;
-    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.workspaceId, card.session.channelId, card.session.threadKey, indicator));
+    this.context.background.run('slack-thread-status', () => this.delivery.setThreadStatus(card.session.workspaceId, card.session.channelId, card.session.threadKey, text, loading));
   }
 
-  /** Enqueues the parts of an answer; false when the write was fenced off. */
-  private async answer(session: SessionRecord, text: string, keyPrefix: string, fencingToken: number | null): Promise<boolean> {
-    if (text.trim() === '') return true;
-    const parts = splitMessage(text, { limit: slackMessageLimit });
-    const fence = fencingToken === null ? {} : { fencingToken: BigInt(fencingToken) };
+  /**
+   * Enqueues the parts of an answer; false when the write was fenced off. The first part replaces
+   * the message its position streamed into, if any (after a crash too: the key says which), and
+   * makes the stream's pending edits pointless; the others are new replies.
+   */
+  private async answer(session: SessionRecord, event: Extract<AgentEvent, { type: 'answer' }>): Promise<boolean> {
+    if (event.text.trim() === '') return true;
+    const parts = splitMessage(event.text, { limit: slackMessageLimit });
+    const fence = event.fencingToken === null ? {} : { fencingToken: BigInt(event.fencingToken) };
+    const stream = streamKey('', event.segmentId, event.seq);
     for (const [index, part] of parts.entries()) {
-      const key = `${keyPrefix}:${index + 1}`;
-      const result = await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, markdown: part }, fence));
+      const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
+      const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
+      const result = await this.context.outbox.enqueue(index === 0
+        ? this.entry(session, key, streamOperations.finish, payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
+        : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
+    // Files the answer sends follow its text, keyed by the call that asked (never sent twice).
+    for (const file of event.files) {
+      const payload = { channel: session.channelId, thread_ts: session.threadKey, sessionId: session.id, path: file.path };
+      if ((await this.context.outbox.enqueue(this.entry(session, `upload:${session.id}:${file.callId}`, 'upload', payload, fence))).fenced) return false;
+    }
     return true;
+  }
+
+  /** One write of a forming answer: its message is started once, then edited. */
+  private async writeStream(stream: AnswerStream, first: boolean): Promise<void> {
+    const { session } = stream;
+    const key = streamKey('', stream.segmentId, stream.seq);
+    if (first) {
+      const recipient = this.recipients.get(session.id);
+      const start = { channel: session.channelId, thread_ts: session.threadKey, markdown: stream.text, ...(recipient ? { recipient_user_id: recipient, recipient_team_id: session.workspaceId } : {}) };
+      if ((await this.context.outbox.enqueue(this.entry(session, key, streamOperations.start, start))).inserted) return;
+      // This position streamed before (a failed call, a crashed process): that message shows this call's text now.
+    }
+    await this.context.outbox.enqueue(this.entry(session, `${key}:u${this.now()}`, streamOperations.update, { channel: session.channelId, markdown: stream.text }, { targetKey: key, replacesPending: true }));
+  }
+
+  /**
+   * A streamed call that did not end in an answer: its message keeps the text it showed, finished
+   * (tool calls: what the model said before them; a failure or a Stop: with a note saying so).
+   */
+  private async closeStream(stream: AnswerStream, event: AgentEvent, endedAt: number): Promise<void> {
+    const text = closingText(stream, event, streamChars);
+    const key = streamKey('', stream.segmentId, stream.seq);
+    await this.context.outbox.enqueue(this.entry(stream.session, `${key}:close:${endedAt}`, streamOperations.close, { channel: stream.session.channelId, markdown: text }, {
+      targetKey: key, supersedes: [streamOperations.update],
+    }));
+  }
+
+  private rememberRecipient(sessionId: string, userId: string | undefined): void {
+    if (!userId) return;
+    this.recipients.delete(sessionId);
+    this.recipients.set(sessionId, userId);
+    if (this.recipients.size > recipientsKept) this.recipients.delete(this.recipients.keys().next().value ?? sessionId);
   }
 
   private async memoryUpdated(event: Extract<AgentEvent, { type: 'memory-updated' }>): Promise<void> {

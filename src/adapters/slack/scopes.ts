@@ -18,7 +18,9 @@ export const botScopeReasons = {
   'users:read': 'display names',
   'usergroups:read': 'user groups in ALLOWED_USERS, ADMIN_USERS and MEMORY_EDITORS',
   commands: '/hippo',
-  'assistant:write': 'the assistant pane: thinking status, suggested prompts, thread titles',
+  'files:read': 'files people share in a thread (saved into the session workspace)',
+  'files:write': 'files the agent sends with an answer (attach_file)',
+  'assistant:write': 'the assistant pane: suggested prompts and thread titles (the thread status needs only chat:write)',
 } as const;
 
 /** The bot scopes, as the install URL and the manifest list them. */

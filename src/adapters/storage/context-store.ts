@@ -53,7 +53,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
         WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`;
     },
 
-    async takeSteers(sessionId, segmentId, seq, render) {
+    async takeSteers(sessionId, segmentId, seq, render, prepare) {
       // A look, then one statement that takes and inserts together (no transaction held across
       // the two): only a steer still queued with the text that was rendered is taken, in id
       // order; one edited, withdrawn or taken by another writer meanwhile is left alone (a
@@ -63,6 +63,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
         SELECT ${steerColumns} FROM steer_messages WHERE session_id = ${sessionId} AND status = 'queued' ORDER BY id`;
       if (queued.length === 0) return [];
       const steers = queued.map(toSteerRecord);
+      if (prepare) await prepare(steers);
       const rows = steers.map((steer) => toMessageRow(segmentId, { seq, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }));
       let taken: Array<{ id: bigint }>;
       try {

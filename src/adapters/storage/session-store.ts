@@ -42,7 +42,7 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
     },
 
     async setFlags(sessionId, flags) {
-      const data = pickDefined(flags, ['pauseRequested', 'paused', 'resetRequested']);
+      const data = pickDefined(flags, ['pauseRequested', 'paused', 'resetRequested', 'stopRequestedBy']);
       await prisma.session.update({ where: { id: sessionId }, data });
     },
 
@@ -155,5 +155,6 @@ function toSessionRecord(row: Session): SessionRecord {
     paused: row.paused,
     resetRequested: row.resetRequested,
     budgetUsd: row.budgetUsd,
+    stopRequestedBy: row.stopRequestedBy,
   };
 }

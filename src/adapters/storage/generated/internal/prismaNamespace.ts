@@ -1743,6 +1743,7 @@ export const SessionScalarFieldEnum = {
   paused: 'paused',
   resetRequested: 'resetRequested',
   budgetUsd: 'budgetUsd',
+  stopRequestedBy: 'stopRequestedBy',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -1871,6 +1872,7 @@ export const SteerMessageScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   text: 'text',
+  attachments: 'attachments',
   status: 'status',
   receivedAt: 'receivedAt',
   takenAt: 'takenAt'

@@ -99,6 +99,7 @@ export const SessionScalarFieldEnum = {
   paused: 'paused',
   resetRequested: 'resetRequested',
   budgetUsd: 'budgetUsd',
+  stopRequestedBy: 'stopRequestedBy',
   currentSegmentId: 'currentSegmentId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -227,6 +228,7 @@ export const SteerMessageScalarFieldEnum = {
   authorId: 'authorId',
   authorName: 'authorName',
   text: 'text',
+  attachments: 'attachments',
   status: 'status',
   receivedAt: 'receivedAt',
   takenAt: 'takenAt'

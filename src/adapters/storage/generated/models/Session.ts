@@ -47,6 +47,7 @@ export type SessionMinAggregateOutputType = {
   paused: boolean | null
   resetRequested: boolean | null
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -65,6 +66,7 @@ export type SessionMaxAggregateOutputType = {
   paused: boolean | null
   resetRequested: boolean | null
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -83,6 +85,7 @@ export type SessionCountAggregateOutputType = {
   paused: number
   resetRequested: number
   budgetUsd: number
+  stopRequestedBy: number
   currentSegmentId: number
   createdAt: number
   updatedAt: number
@@ -111,6 +114,7 @@ export type SessionMinAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -129,6 +133,7 @@ export type SessionMaxAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -147,6 +152,7 @@ export type SessionCountAggregateInputType = {
   paused?: true
   resetRequested?: true
   budgetUsd?: true
+  stopRequestedBy?: true
   currentSegmentId?: true
   createdAt?: true
   updatedAt?: true
@@ -252,6 +258,7 @@ export type SessionGroupByOutputType = {
   paused: boolean
   resetRequested: boolean
   budgetUsd: number | null
+  stopRequestedBy: string | null
   currentSegmentId: string | null
   createdAt: Date
   updatedAt: Date
@@ -293,6 +300,7 @@ export type SessionWhereInput = {
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -318,6 +326,7 @@ export type SessionOrderByWithRelationInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -347,6 +356,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -372,6 +382,7 @@ export type SessionOrderByWithAggregationInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -398,6 +409,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   paused?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolWithAggregatesFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableWithAggregatesFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
@@ -415,6 +427,7 @@ export type SessionCreateInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -440,6 +453,7 @@ export type SessionUncheckedCreateInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -463,6 +477,7 @@ export type SessionUpdateInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -488,6 +503,7 @@ export type SessionUncheckedUpdateInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -512,6 +528,7 @@ export type SessionCreateManyInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -529,6 +546,7 @@ export type SessionUpdateManyMutationInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -547,6 +565,7 @@ export type SessionUncheckedUpdateManyInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -572,6 +591,7 @@ export type SessionCountOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -594,6 +614,7 @@ export type SessionMaxOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -612,6 +633,7 @@ export type SessionMinOrderByAggregateInput = {
   paused?: Prisma.SortOrder
   resetRequested?: Prisma.SortOrder
   budgetUsd?: Prisma.SortOrder
+  stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -805,6 +827,7 @@ export type SessionCreateWithoutSegmentsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -829,6 +852,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -867,6 +891,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -891,6 +916,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -913,6 +939,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -936,6 +963,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -989,6 +1017,7 @@ export type SessionScalarWhereInput = {
   paused?: Prisma.BoolFilter<"Session"> | boolean
   resetRequested?: Prisma.BoolFilter<"Session"> | boolean
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
+  stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
@@ -1006,6 +1035,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1030,6 +1060,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1068,6 +1099,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1092,6 +1124,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1114,6 +1147,7 @@ export type SessionCreateWithoutSteersInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1138,6 +1172,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1176,6 +1211,7 @@ export type SessionUpdateWithoutSteersInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1200,6 +1236,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1222,6 +1259,7 @@ export type SessionCreateWithoutModelCallsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1246,6 +1284,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1284,6 +1323,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1308,6 +1348,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1330,6 +1371,7 @@ export type SessionCreateWithoutOutboxInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1354,6 +1396,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1392,6 +1435,7 @@ export type SessionUpdateWithoutOutboxInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1416,6 +1460,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1438,6 +1483,7 @@ export type SessionCreateWithoutLeaseInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1462,6 +1508,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1500,6 +1547,7 @@ export type SessionUpdateWithoutLeaseInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1524,6 +1572,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1546,6 +1595,7 @@ export type SessionCreateManyMemorySpaceInput = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: number | null
+  stopRequestedBy?: string | null
   currentSegmentId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1563,6 +1613,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1586,6 +1637,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1609,6 +1661,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
   resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1694,6 +1747,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1720,6 +1774,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1739,6 +1794,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1758,12 +1814,13 @@ export type SessionSelectScalar = {
   paused?: boolean
   resetRequested?: boolean
   budgetUsd?: boolean
+  stopRequestedBy?: boolean
   currentSegmentId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1821,6 +1878,10 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Spend cap of this session in US dollars, raised by a person (else SESSION_BUDGET_USD).
      */
     budgetUsd: number | null
+    /**
+     * A person pressed Stop (their name): the driver, on any replica, aborts its model call and tools now.
+     */
+    stopRequestedBy: string | null
     currentSegmentId: string | null
     createdAt: Date
     updatedAt: Date
@@ -2266,6 +2327,7 @@ export interface SessionFieldRefs {
   readonly paused: Prisma.FieldRef<"Session", 'Boolean'>
   readonly resetRequested: Prisma.FieldRef<"Session", 'Boolean'>
   readonly budgetUsd: Prisma.FieldRef<"Session", 'Float'>
+  readonly stopRequestedBy: Prisma.FieldRef<"Session", 'String'>
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>

@@ -65,6 +65,7 @@ export type SteerMessageCountAggregateOutputType = {
   authorId: number
   authorName: number
   text: number
+  attachments: number
   status: number
   receivedAt: number
   takenAt: number
@@ -111,6 +112,7 @@ export type SteerMessageCountAggregateInputType = {
   authorId?: true
   authorName?: true
   text?: true
+  attachments?: true
   status?: true
   receivedAt?: true
   takenAt?: true
@@ -210,6 +212,7 @@ export type SteerMessageGroupByOutputType = {
   authorId: string
   authorName: string
   text: string
+  attachments: runtime.JsonValue | null
   status: string
   receivedAt: Date
   takenAt: Date | null
@@ -245,6 +248,7 @@ export type SteerMessageWhereInput = {
   authorId?: Prisma.StringFilter<"SteerMessage"> | string
   authorName?: Prisma.StringFilter<"SteerMessage"> | string
   text?: Prisma.StringFilter<"SteerMessage"> | string
+  attachments?: Prisma.JsonNullableFilter<"SteerMessage">
   status?: Prisma.StringFilter<"SteerMessage"> | string
   receivedAt?: Prisma.DateTimeFilter<"SteerMessage"> | Date | string
   takenAt?: Prisma.DateTimeNullableFilter<"SteerMessage"> | Date | string | null
@@ -258,6 +262,7 @@ export type SteerMessageOrderByWithRelationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
+  attachments?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   receivedAt?: Prisma.SortOrder
   takenAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -274,6 +279,7 @@ export type SteerMessageWhereUniqueInput = Prisma.AtLeast<{
   authorId?: Prisma.StringFilter<"SteerMessage"> | string
   authorName?: Prisma.StringFilter<"SteerMessage"> | string
   text?: Prisma.StringFilter<"SteerMessage"> | string
+  attachments?: Prisma.JsonNullableFilter<"SteerMessage">
   status?: Prisma.StringFilter<"SteerMessage"> | string
   receivedAt?: Prisma.DateTimeFilter<"SteerMessage"> | Date | string
   takenAt?: Prisma.DateTimeNullableFilter<"SteerMessage"> | Date | string | null
@@ -287,6 +293,7 @@ export type SteerMessageOrderByWithAggregationInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
+  attachments?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   receivedAt?: Prisma.SortOrder
   takenAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -307,6 +314,7 @@ export type SteerMessageScalarWhereWithAggregatesInput = {
   authorId?: Prisma.StringWithAggregatesFilter<"SteerMessage"> | string
   authorName?: Prisma.StringWithAggregatesFilter<"SteerMessage"> | string
   text?: Prisma.StringWithAggregatesFilter<"SteerMessage"> | string
+  attachments?: Prisma.JsonNullableWithAggregatesFilter<"SteerMessage">
   status?: Prisma.StringWithAggregatesFilter<"SteerMessage"> | string
   receivedAt?: Prisma.DateTimeWithAggregatesFilter<"SteerMessage"> | Date | string
   takenAt?: Prisma.DateTimeNullableWithAggregatesFilter<"SteerMessage"> | Date | string | null
@@ -318,6 +326,7 @@ export type SteerMessageCreateInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -331,6 +340,7 @@ export type SteerMessageUncheckedCreateInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -342,6 +352,7 @@ export type SteerMessageUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -355,6 +366,7 @@ export type SteerMessageUncheckedUpdateInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -367,6 +379,7 @@ export type SteerMessageCreateManyInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -378,6 +391,7 @@ export type SteerMessageUpdateManyMutationInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -390,6 +404,7 @@ export type SteerMessageUncheckedUpdateManyInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -412,6 +427,7 @@ export type SteerMessageCountOrderByAggregateInput = {
   authorId?: Prisma.SortOrder
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
+  attachments?: Prisma.SortOrder
   status?: Prisma.SortOrder
   receivedAt?: Prisma.SortOrder
   takenAt?: Prisma.SortOrder
@@ -497,6 +513,7 @@ export type SteerMessageCreateWithoutSessionInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -508,6 +525,7 @@ export type SteerMessageUncheckedCreateWithoutSessionInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -549,6 +567,7 @@ export type SteerMessageScalarWhereInput = {
   authorId?: Prisma.StringFilter<"SteerMessage"> | string
   authorName?: Prisma.StringFilter<"SteerMessage"> | string
   text?: Prisma.StringFilter<"SteerMessage"> | string
+  attachments?: Prisma.JsonNullableFilter<"SteerMessage">
   status?: Prisma.StringFilter<"SteerMessage"> | string
   receivedAt?: Prisma.DateTimeFilter<"SteerMessage"> | Date | string
   takenAt?: Prisma.DateTimeNullableFilter<"SteerMessage"> | Date | string | null
@@ -560,6 +579,7 @@ export type SteerMessageCreateManySessionInput = {
   authorId?: string
   authorName?: string
   text: string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: string
   receivedAt?: Date | string
   takenAt?: Date | string | null
@@ -571,6 +591,7 @@ export type SteerMessageUpdateWithoutSessionInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -582,6 +603,7 @@ export type SteerMessageUncheckedUpdateWithoutSessionInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -593,6 +615,7 @@ export type SteerMessageUncheckedUpdateManyWithoutSessionInput = {
   authorId?: Prisma.StringFieldUpdateOperationsInput | string
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
+  attachments?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   status?: Prisma.StringFieldUpdateOperationsInput | string
   receivedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   takenAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -607,6 +630,7 @@ export type SteerMessageSelect<ExtArgs extends runtime.Types.Extensions.Internal
   authorId?: boolean
   authorName?: boolean
   text?: boolean
+  attachments?: boolean
   status?: boolean
   receivedAt?: boolean
   takenAt?: boolean
@@ -620,6 +644,7 @@ export type SteerMessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   authorId?: boolean
   authorName?: boolean
   text?: boolean
+  attachments?: boolean
   status?: boolean
   receivedAt?: boolean
   takenAt?: boolean
@@ -633,6 +658,7 @@ export type SteerMessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   authorId?: boolean
   authorName?: boolean
   text?: boolean
+  attachments?: boolean
   status?: boolean
   receivedAt?: boolean
   takenAt?: boolean
@@ -646,12 +672,13 @@ export type SteerMessageSelectScalar = {
   authorId?: boolean
   authorName?: boolean
   text?: boolean
+  attachments?: boolean
   status?: boolean
   receivedAt?: boolean
   takenAt?: boolean
 }
 
-export type SteerMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "platformMessageKey" | "authorId" | "authorName" | "text" | "status" | "receivedAt" | "takenAt", ExtArgs["result"]["steerMessage"]>
+export type SteerMessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "platformMessageKey" | "authorId" | "authorName" | "text" | "attachments" | "status" | "receivedAt" | "takenAt", ExtArgs["result"]["steerMessage"]>
 export type SteerMessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }
@@ -677,6 +704,11 @@ export type $SteerMessagePayload<ExtArgs extends runtime.Types.Extensions.Intern
     authorId: string
     authorName: string
     text: string
+    /**
+     * Files and images shared with the message (name, type, size, platform reference), fetched into
+     * the session workspace when the worker takes the message.
+     */
+    attachments: runtime.JsonValue | null
     /**
      * queued | taken | withdrawn
      */
@@ -1113,6 +1145,7 @@ export interface SteerMessageFieldRefs {
   readonly authorId: Prisma.FieldRef<"SteerMessage", 'String'>
   readonly authorName: Prisma.FieldRef<"SteerMessage", 'String'>
   readonly text: Prisma.FieldRef<"SteerMessage", 'String'>
+  readonly attachments: Prisma.FieldRef<"SteerMessage", 'Json'>
   readonly status: Prisma.FieldRef<"SteerMessage", 'String'>
   readonly receivedAt: Prisma.FieldRef<"SteerMessage", 'DateTime'>
   readonly takenAt: Prisma.FieldRef<"SteerMessage", 'DateTime'>

@@ -1,0 +1,91 @@
+// A streamed answer across a crash (R17): the service is SIGKILLed while the answer streams into
+// Slack; the next process answers the same position and its answer replaces the streamed message.
+// One message carries the answer; nothing is posted twice.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { roleOf } from '../support/model-script.js';
+import { startScript, type RunningProcess } from '../support/processes.js';
+import { until } from '../support/wait.js';
+
+const signingSecret = 'crash-secret';
+const channel = 'C0CRASH';
+let database: TestDatabase;
+let model: FakeModelServer;
+let slack: FakeSlackApi;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+  slack = await startFakeSlackApi({ threadStatusError: null });
+  slack.addUser({ id: 'UADA', displayName: 'Ada' });
+});
+afterAll(async () => {
+  await slack.close();
+  await model.close();
+  await database.drop();
+});
+
+/** Starts the service and returns it with its HTTP port. */
+async function service(env: Record<string, string>): Promise<{ process: RunningProcess; port: number }> {
+  const process = startScript('src/main.ts', env);
+  const started = await process.waitForLog(/^service-started/, 30_000);
+  return { process, port: Number(started['port']) };
+}
+
+describe('a streamed answer when the service is killed mid-stream', () => {
+  it('is answered by the next process in the same message: the stream becomes the answer, posted once', async () => {
+    const env = {
+      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
+      SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+    };
+    const slow = Array.from({ length: 40 }, (_unused, index) => `Part ${index + 1} of an answer that takes a while.`).join(' ');
+    const final = 'The answer, given after the restart.';
+    let attempts = 0;
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      attempts += 1;
+      // The first process streams for ~10 s (it is killed meanwhile); the second answers at once.
+      return attempts === 1 ? { content: slow, chunkDelayMs: 60, usage: null } : { content: final, usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 9 } };
+    });
+    const first = await service(env);
+    const root = '1730000001.000100';
+    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> tell me slowly`, ts: root, channel, event_ts: root };
+    const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: 'EvCrash1', event });
+    const response = await fetch(`http://127.0.0.1:${first.port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
+    expect(response.status).toBe(200);
+
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root, 20_000);
+    const streamTs = String(started.response?.['ts']);
+    await slack.waitForCall('chat.appendStream', (call) => call.args['ts'] === streamTs, 10_000);
+    // Between two writes (a second apart), so no outbox item is half-sent when it dies.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.process.kill('SIGKILL');
+    await first.process.exited;
+    const streamed = slack.messages.find((message) => message.ts === streamTs)!;
+    expect(streamed.streaming).toBe(true);
+    expect(slow.startsWith(streamed.markdown_text ?? '')).toBe(true);
+
+    const second = await service(env);
+    try {
+      await until(() => streamed.markdown_text === final && streamed.streaming === false, 30_000, 'the stream replaced by the answer');
+      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
+      // One message carries the answer (cards aside); it was never posted anew.
+      const replies = slack.threadMessages(channel, root).filter((message) => message.blocks === undefined);
+      expect(replies.map((message) => message.ts)).toEqual([streamTs]);
+      expect(slack.callsTo('chat.postMessage').filter((call) => String(call.args['markdown_text'] ?? call.args['text'] ?? '').includes(final))).toHaveLength(0);
+      const answerItem = await database.prisma.outboxItem.findFirstOrThrow({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' } } });
+      expect(answerItem).toMatchObject({ status: 'sent', platformMessageId: streamTs, targetKey: expect.stringMatching(/^stream:/) });
+      expect(attempts).toBe(2);
+    } finally {
+      second.process.kill('SIGTERM');
+      await second.process.exited;
+    }
+  }, 90_000);
+});

@@ -1,0 +1,72 @@
+// WorkspaceAttachments (tools/workspace-attachments.ts): shared files saved under files/ within the
+// workspace limits; images shown only when the model accepts them and they are small enough.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { discordFileFetcher } from '../../src/adapters/discord/files.js';
+import type { Attachment } from '../../src/core/attachments.js';
+import type { SessionRecord } from '../../src/core/store.js';
+import { createLogger } from '../../src/log.js';
+import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../src/tools/workspace-attachments.js';
+
+const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const session = (id: string): SessionRecord => ({
+  id, platform: 'console', workspaceId: 'local', channelId: 'c', threadKey: 't', memorySpaceId: 'm', title: 't',
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null, stopRequestedBy: null,
+});
+const file = (name: string, size: number): Attachment => ({ name, mimeType: null, size, ref: name });
+const signal = new AbortController().signal;
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'hippo-attachments-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function saver(options: Partial<WorkspaceAttachmentsOptions> = {}, contents: Record<string, Buffer> = {}): WorkspaceAttachments {
+  const attachments = new WorkspaceAttachments({
+    root, limits: { maxBytes: 1_000_000, maxFiles: 100, maxFileBytes: 1_000_000 }, maxFileBytes: 100_000, images: true, imageMaxBytes: 1_000, log: createLogger('silent'), ...options,
+  });
+  attachments.register('console', async (attachment) => {
+    const bytes = contents[attachment.ref];
+    if (!bytes) throw new Error('gone');
+    return { bytes };
+  });
+  return attachments;
+}
+
+describe('WorkspaceAttachments', () => {
+  it('keeps the same file once, and a different file of the same name beside it', async () => {
+    const attachments = saver({}, { a: Buffer.from('one'), b: Buffer.from('two') });
+    const first = await attachments.save(session('s-names'), [{ ...file('a.txt', 3), ref: 'a' }], signal);
+    const again = await attachments.save(session('s-names'), [{ ...file('a.txt', 3), ref: 'a' }], signal);
+    const other = await attachments.save(session('s-names'), [{ ...file('a.txt', 3), ref: 'b' }], signal);
+    expect([first[0]?.savedAs, again[0]?.savedAs, other[0]?.savedAs]).toEqual(['files/a.txt', 'files/a.txt', 'files/a-2.txt']);
+    expect(await readFile(path.join(attachments.workspaceOf('s-names'), 'files', 'a-2.txt'), 'utf8')).toBe('two');
+  });
+
+  it('shows an image only within the size cap, and says why not otherwise', async () => {
+    const big = Buffer.concat([png, Buffer.alloc(2_000)]);
+    const attachments = saver({}, { small: png, big });
+    const [small, large] = await attachments.save(session('s-images'), [{ ...file('s.png', png.length), ref: 'small' }, { ...file('b.png', big.length), ref: 'big' }], signal);
+    expect(small?.imageUrl).toBe(`data:image/png;base64,${png.toString('base64')}`);
+    expect(large).toMatchObject({ imageUrl: null, savedAs: 'files/b.png', note: 'too large to show (over 1000 B)' });
+  });
+
+  it('refuses what would break the workspace quota, and names a failed download without its error', async () => {
+    const attachments = saver({ limits: { maxBytes: 10, maxFiles: 100, maxFileBytes: 1_000 } }, { data: Buffer.alloc(50, 1) });
+    const [over, gone] = await attachments.save(session('s-quota'), [{ ...file('data.bin', 50), ref: 'data' }, { ...file('gone.bin', 5), ref: 'missing' }], signal);
+    expect(over).toMatchObject({ savedAs: null });
+    expect(over?.note).toMatch(/^workspace quota: writing files\/data\.bin would bring the workspace to/);
+    expect(gone).toMatchObject({ savedAs: null, note: 'the download failed (the service log says why)' });
+  });
+
+  it('fetches Discord attachments from Discord\'s file hosts (or the configured API) only', async () => {
+    const fetcher = discordFileFetcher(undefined);
+    await expect(fetcher({ name: 'x', mimeType: null, size: 1, ref: '1', url: 'http://127.0.0.1:9/attachments/x' }, { signal, maxBytes: 10, workspaceId: 'G1' })).rejects.toThrow(/refusing to fetch an attachment from http:\/\/127\.0\.0\.1:9/);
+    await expect(discordFileFetcher('http://127.0.0.1:9/api')({ name: 'x', mimeType: null, size: 1, ref: '1', url: 'http://127.0.0.1:9/attachments/x' }, { signal, maxBytes: 10, workspaceId: 'G1' })).rejects.toThrow(/fetch failed/);
+  });
+});
