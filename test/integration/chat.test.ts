@@ -8,6 +8,7 @@ import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, shape } from '../support/model-script.js';
 import { startScript, type RunningProcess } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
 let model: FakeModelServer;
 let database: TestDatabase;
@@ -138,6 +139,22 @@ describe('npm run chat', () => {
     await waitForOutput(output, /✗ .*\(\/resume to try again\)/);
     expect(output()).toMatch(/^ {2}✗ model endpoint 127\.0\.0\.1:\d+\/v1 gave no answer within 2 s \(MODEL_TOTAL_TIMEOUT_SECONDS\) over [12] attempt\(s\); last: .* \(\/resume to try again\)$/m);
     expect(completions().length).toBeLessThanOrEqual(2); // not the 20 attempts allowed
+    type('/quit');
+    expect((await chat.exited).code).toBe(0);
+  }, 60_000);
+
+  it('stops a hanging model call at once with /stop, and /resume continues', async () => {
+    model.enqueue({ hang: true });
+    model.enqueue({ content: 'answered after the stop' });
+    const { chat, output, type } = startChat(await chatEnv({ DATABASE_URL: database.url }));
+    await waitForOutput(output, /Commands: \/pause \/stop/);
+    type('write a long report');
+    await until(() => completions().length === 1, 30_000, 'the hanging model call');
+    type('/stop');
+    await waitForOutput(output, /⏹ stopped by you \(\/resume to continue\)/);
+    expect(completions()).toHaveLength(1);
+    type('/resume');
+    await waitForOutput(output, /answered after the stop/);
     type('/quit');
     expect((await chat.exited).code).toBe(0);
   }, 60_000);

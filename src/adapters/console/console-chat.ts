@@ -29,7 +29,7 @@ export interface ConsoleChatOptions {
 /** Why the chat ended: /quit, end of input (the current run was let finish), or Ctrl-C (it was not). */
 export type ChatEnd = 'quit' | 'end-of-input' | 'interrupted';
 
-export const chatHelp = 'Type a message to talk or steer. Commands: /pause /resume /reset /status /memory /help /quit';
+export const chatHelp = 'Type a message to talk or steer. Commands: /pause /stop /resume /reset /status /memory /help /quit';
 const historySize = 500;
 
 /** Runs the chat until /quit, end of input or an interrupt. */
@@ -55,7 +55,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
       output.line(`  ${chatHelp}`);
       return true;
     }
-    if (!['pause', 'resume', 'reset', 'status', 'memory'].includes(verb)) {
+    if (!['pause', 'stop', 'resume', 'reset', 'status', 'memory'].includes(verb)) {
       output.line(`  unknown command /${verb} (/help lists them)`);
       return true;
     }
@@ -67,6 +67,10 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
     switch (verb) {
       case 'pause':
         await agent.pause(id);
+        break;
+      case 'stop':
+        // Cancels the model call and tools in flight now (pause waits for the next safe point).
+        if ((await agent.stopRun(id, 'you')) === 'already-paused') output.line('  (already paused: /resume to continue)');
         break;
       case 'resume':
         await agent.resume(id);

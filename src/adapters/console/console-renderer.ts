@@ -37,6 +37,7 @@ export class ConsoleRenderer {
         this.running = false;
         out.setStatus(undefined);
         out.endStream();
+        if (event.reason === 'stopped') out.line(`  ⏹ stopped by ${event.stoppedBy ?? 'someone'} (/resume to continue)`);
         break;
       case 'steer-received':
         if (this.running) {
