@@ -16,8 +16,9 @@ import { steerMessage } from './prompts.js';
 import { redeliver } from './redelivery.js';
 import { resetContext } from './reset.js';
 import { RunStop } from './run-stop.js';
-import { backoffMs, retryTransient } from './retry.js';
-import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
+import { retryTransient } from './retry.js';
+import { SessionBudget } from './session-budget.js';
+import { StorageOutage } from './storage-outage.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
@@ -46,10 +47,10 @@ export class SessionRunner {
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
   private stopping = false;
-  /** The budget note this runner gave last (level, scope, cap, day), so each is given once. */
-  private budgetNoted = '';
-  /** The storage outage this runner is waiting out: when it began, attempts, whether it was noted. */
-  private outage: { since: number; attempts: number; noted: boolean; timer: NodeJS.Timeout | undefined } | null = null;
+  /** The session's spend caps, checked before each model call. */
+  private readonly budget: SessionBudget;
+  /** The storage outage this runner waits out, if any. */
+  private readonly outage: StorageOutage;
   private readonly lifetime = new AbortController();
   /** A person's Stop of the drive in flight (its model call and tools; not memory runs). */
   private readonly runStop = new RunStop();
@@ -67,6 +68,8 @@ export class SessionRunner {
     private readonly slots: WorkSlots,
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
+    this.budget = new SessionBudget(deps);
+    this.outage = new StorageOutage(deps);
     const saver = deps.attachments;
     this.steers = new SteerInbox(
       context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
@@ -103,7 +106,7 @@ export class SessionRunner {
 
   /** True when nothing runs: no drive, no reset, no memory run, no retry pending. */
   get quiet(): boolean {
-    return this.activity === null && !this.memory.summarizerRunning && this.outage === null;
+    return this.activity === null && !this.memory.summarizerRunning && !this.outage.ongoing;
   }
 
   /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
@@ -252,7 +255,7 @@ export class SessionRunner {
   async stop(graceMs = 25_000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.releaseTimer);
-    clearTimeout(this.outage?.timer);
+    this.outage.cancel();
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([this.activity ?? Promise.resolve(), deadline]);
     this.lifetime.abort(new Error('shutdown'));
@@ -267,7 +270,7 @@ export class SessionRunner {
 
   private pump(): void {
     // Waiting out a storage outage: the retry timer pumps.
-    if (this.activity || this.stopping || this.outage?.timer) return;
+    if (this.activity || this.stopping || this.outage.waiting) return;
     if (this.record.resetRequested) {
       if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
     } else if (this.record.pauseRequested) {
@@ -302,7 +305,7 @@ export class SessionRunner {
     let refused = false;
     this.activity = this.slots.run(async () => {
       refused = !(await this.underLease(kind, work));
-      this.outageOver();
+      this.outage.over(this.record);
     })
       .catch((error: unknown) => this.activityFailed(kind, error))
       .finally(() => {
@@ -331,28 +334,10 @@ export class SessionRunner {
       if (kind !== 'drive') this.emitError(error); // a drive reported its own
       return;
     }
-    const outage = (this.outage ??= { since: Date.now(), attempts: 0, noted: false, timer: undefined });
-    outage.attempts += 1;
-    const wait = backoffMs(outage.attempts, 500, 5_000);
-    this.deps.log.warn({ sessionId: this.record.id, activity: kind, attempt: outage.attempts, retryInMs: wait, err: String(error) }, 'storage-retry');
-    if (!outage.noted && Date.now() - outage.since >= this.deps.settings.storageOutageNoteMs) {
-      outage.noted = true;
-      this.deps.events.emit({ type: 'error', session: this.record, error: { code: 'storage', message: 'The database is unreachable.', retryable: true } });
-    }
     // Whatever was in flight may or may not have been stored: the next claim re-reads it all.
     this.lease.forget();
     this.workPending = true;
-    outage.timer = setTimeout(() => {
-      outage.timer = undefined;
-      this.pump();
-    }, wait);
-    outage.timer.unref();
-  }
-
-  private outageOver(): void {
-    if (!this.outage) return;
-    this.deps.log.info({ sessionId: this.record.id, attempts: this.outage.attempts, ms: Date.now() - this.outage.since }, 'storage-recovered');
-    this.outage = null;
+    this.outage.failed(this.record, kind, error, () => this.pump());
   }
 
   /**
@@ -400,7 +385,7 @@ export class SessionRunner {
 
   /** Gives the lease up at idle; work that slipped in meanwhile (a steer) is picked up again. */
   private async releaseLease(): Promise<void> {
-    if (this.lease.token === null || this.outage) return;
+    if (this.lease.token === null || this.outage.ongoing) return;
     try {
       await this.lease.release();
       if (!this.stopping && !this.record.paused && (await this.deps.stores.steers.countQueued(this.record.id)) > 0) {
@@ -442,7 +427,7 @@ export class SessionRunner {
   private async drive(): Promise<void> {
     if (this.context.tail() === 'settled' && !this.steers.mayHaveQueued) return;
     // A session over its budget does not call the model; its messages wait for a raised budget.
-    if ((await this.budget()).level === 'reached') return;
+    if ((await this.budget.check(this.record)).level === 'reached') return;
     const session = this.record;
     // A run starts when the loop finds work: a wake-up for steers already taken is no run.
     let started = false;
@@ -516,7 +501,7 @@ export class SessionRunner {
     if (this.runStop.stoppedBy !== null) return 'stopped';
     if (this.flagsStale) await this.refreshFlags();
     // A spend cap reached: memory work stops first (nothing forks) and the worker stops here.
-    if ((await this.budget()).level === 'reached') {
+    if ((await this.budget.check(this.record)).level === 'reached') {
       await this.memory.onCheckpoint({ fork: false });
       return 'budget';
     }
@@ -545,41 +530,9 @@ export class SessionRunner {
     return this.context.nextCallTokens() * 100 >= settings.resetWaitPercent * settings.contextWindow;
   }
 
-  /**
-   * Where the session stands against its budgets (no query when none is set); at 80% and at 100%
-   * of a cap the thread is told, once per cap.
-   */
-  private async budget(): Promise<BudgetState> {
-    const { settings, stores, clock } = this.deps;
-    if (settings.sessionBudgetUsd === null && settings.channelDailyBudgetUsd === null && this.record.budgetUsd === null) return { level: 'ok' };
-    const now = clock.now();
-    const channelCap = settings.channelDailyBudgetUsd === null ? null : await stores.sessions.channelBudget(this.record, utcDayStart(now));
-    const state = await budgetState({ settings, usage: stores.usage, now }, this.record, channelCap);
-    if (state.level !== 'ok') {
-      // Told once per cap, level and day here; the chat adapters' keys make a repeat after a restart harmless.
-      const period = state.scope === 'channel' ? utcDayStart(now).toISOString().slice(0, 10) : 'session';
-      const noted = `${state.level}:${state.scope}:${state.capUsd}:${period}`;
-      if (noted !== this.budgetNoted) {
-        this.budgetNoted = noted;
-        this.deps.log.warn({ sessionId: this.record.id, ...state }, 'budget-note');
-        this.deps.events.emit({ type: 'budget', session: this.record, ...state, period });
-      }
-    }
-    return state;
-  }
-
   /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
   async raiseBudget(usd: number): Promise<void> {
-    const { settings, stores, clock } = this.deps;
-    const spent = spendOf(await stores.usage.totals({ sessionId: this.record.id }), settings).total;
-    const sessionCap = Math.max(this.record.budgetUsd ?? settings.sessionBudgetUsd ?? 0, spent) + usd;
-    await stores.sessions.setBudget(this.record.id, sessionCap);
-    this.record = { ...this.record, budgetUsd: sessionCap };
-    if (settings.channelDailyBudgetUsd !== null) {
-      const day = utcDayStart(clock.now());
-      const channelCap = (await stores.sessions.channelBudget(this.record, day)) ?? settings.channelDailyBudgetUsd;
-      await stores.sessions.setChannelBudget(this.record, day, channelCap + usd);
-    }
+    this.record = { ...this.record, budgetUsd: await this.budget.raise(this.record, usd) };
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();

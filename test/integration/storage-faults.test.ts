@@ -176,7 +176,8 @@ describe('storage faults', () => {
     await until(() => requestsOf(bed.model.requests, 'worker').length === 1, 10_000, 'model call');
     const away = await takeDatabaseAway(bed.database.name);
     answerGate.open();
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Away long enough for several failed attempts after the note (back-off 0.5, 1, 2, 4 s).
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
     await away.restore();
     await h.waitForEvent('answer', (event) => event.session.id === session!.id, 20_000);
     const notes = h.events.filter((event) => event.type === 'error' && event.session.id === session!.id);
