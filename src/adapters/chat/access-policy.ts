@@ -39,8 +39,8 @@ export type AccessDecision = { allowed: true } | { allowed: false; rule: 'user' 
 export const directMessagesEntry = 'dm';
 
 /**
- * Command words only the starter and admins may use: a reset throws away the starter's context,
- * a budget spends more money (`stop` is listed ahead of its arrival).
+ * Command words (and their buttons) only the starter and admins may use: a reset throws away the
+ * starter's context, a Stop cancels the starter's work in flight, a budget spends more money.
  */
 const starterVerbs: ReadonlySet<string> = new Set(['reset', 'stop', 'budget']);
 /** Command words anyone may use. */
