@@ -60,7 +60,7 @@ function settingsFromEnvironment(): B1Settings {
     steps: envNumber('BENCH_B1_STEPS', 200),
     contextWindow: envNumber('BENCH_B1_WINDOW', 128_000),
     stepPercent: 3,
-    resetAbovePercent: 50,
+    resetAbovePercent: envNumber('BENCH_B1_RESET_ABOVE', 50),
     compactAtPercent: 85,
     toolTokens: envNumber('BENCH_B1_TOOL_TOKENS', 2_000),
     latencyMs: {

@@ -62,7 +62,7 @@ export const configSchema = z.object({
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
   /** No decider fork below this percent of the window (a reset there frees little; see README). */
-  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(40),
+  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(50),
   /** Above the floor, a decider every this many triggered steps (the summarizer forks every step). */
   MEMORY_DECIDER_EVERY: z.coerce.number().int().min(1).max(20).default(2),
   /**
