@@ -193,8 +193,13 @@ describe('fork (R1) and marker (R3)', () => {
     await runner.memory.settle();
   });
 
-  it('forks no decider below its floor and then one every N triggered steps; the summarizer keeps every step', async () => {
-    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderFloorPercent: 10, deciderEvery: 2 } });
+  // Steps 3, 6, 9 … 21. Floor 10: 12 forks, 15 does not, 18 forks, 21 does not. Floor 9 (a step
+  // itself, so it counts): 9 forks, 15 and 21 too.
+  it.each([
+    { floor: 10, deciders: 2 },
+    { floor: 9, deciders: 3 },
+  ])('forks no decider below its floor ($floor%) and then one every N triggered steps; the summarizer keeps every step', async ({ floor, deciders }) => {
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderFloorPercent: floor, deciderEvery: 2 } });
     const deciderRuns = async () => bed.database.prisma.memoryRun.findMany({ where: { role: 'decider' }, orderBy: { startedAt: 'asc' } });
     scriptRoles(bed.model, {
       worker: async (_body, index) => {
@@ -207,8 +212,7 @@ describe('fork (R1) and marker (R3)', () => {
     });
     const { runner, session } = await runToIdle(h, 'go');
     const steps = (await deciderRuns()).filter((run) => run.sessionId === session.id).map((run) => run.forkPoint);
-    // Steps 3, 6, 9 are below the floor; 12 forks, 15 does not, 18 forks, 21 does not.
-    expect(steps).toHaveLength(2);
+    expect(steps).toHaveLength(deciders);
     expect(runner.context.segment.lastStep).toBe(21);
     expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change')).length).toBe(7);
   });

@@ -245,4 +245,28 @@ describe('answers and notes owed after a crash', () => {
     expect(harness.events.filter((event) => event.type === 'answer' && event.session.id === sessionId)).toHaveLength(0);
     expect(model.requests.filter((request) => request.body.prompt_cache_key === sessionId)).toHaveLength(1);
   });
+
+  it('emits a reset note again until a chat adapter marks it delivered (R17)', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> hi' } },
+      { message: { role: 'assistant', content: 'hello' } },
+    ]);
+    const first = await createAgentHarness({ database, model });
+    expect(await first.agent.reset(sessionId)).toBe(true);
+    const note = await first.waitForEvent('context-reset', (event) => event.session.id === sessionId);
+    await (await first.agent.runner(sessionId)).whenIdle();
+    await first.close(); // "crashed" before any adapter took the note
+
+    const second = await createAgentHarness({ database, model });
+    await second.agent.recover();
+    const again = await second.waitForEvent('context-reset', (event) => event.session.id === sessionId);
+    expect([again.segmentId, again.segmentOrdinal, again.carriedMessages]).toEqual([note.segmentId, 2, note.carriedMessages]);
+    await second.agent.delivered(again);
+    await second.close();
+
+    harness = await createAgentHarness({ database, model });
+    await harness.agent.recover();
+    await (await harness.agent.runner(sessionId)).whenIdle();
+    expect(harness.events.filter((event) => event.type === 'context-reset' && event.session.id === sessionId)).toHaveLength(0);
+  });
 });
