@@ -138,6 +138,8 @@ export class MemoryManager {
     // The step is consumed even if nothing can be forked, and stored before a fork's first call.
     if (triggered) segment.lastStep = step;
     try {
+      // R3: one decider at a time; one of an earlier segment (still running past a reset) neither
+      // counts nor blocks.
       const decider = options.fork && triggered && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id);
       await this.forkWithWrites(decider, options.fork);
     } catch (error) {
@@ -164,8 +166,7 @@ export class MemoryManager {
       const marker = this.forkSummarizer(snapshot, stored, writes, this.requests.shift());
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
-    // A decider of an earlier segment (still running past a reset) neither counts nor blocks.
-    if (decider && this.decider?.segmentId !== segment.id) this.forkDecider(snapshot, stored, writes);
+    if (decider) this.forkDecider(snapshot, stored, writes);
     const { lastStep, summarizerRounds, deciderRounds } = segment;
     writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
     const all = Promise.all(writes);

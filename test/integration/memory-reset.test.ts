@@ -131,7 +131,7 @@ describe('reset (R6–R8)', () => {
     expect(forks('summarizer')).toHaveLength(1);
     expect(forks('decider')).toHaveLength(1);
     // ... but the steps crossed meanwhile were consumed (stored: 700 tokens of 10k is step 6).
-    const ended = await bed.database.prisma.segment.findFirstOrThrow({ where: { sessionId: session.id, ordinal: 1 } });
+    const ended = await bed.database.prisma.segment.findFirstOrThrow({ where: { sessionId: session!.id, ordinal: 1 } });
     expect(ended.lastStep).toBeGreaterThanOrEqual(6);
     await runner.whenIdle();
     await runner.memory.settle();
