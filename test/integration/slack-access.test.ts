@@ -106,6 +106,22 @@ describe('Slack access rules', () => {
     expect(slack.callsTo('usergroups.users.list').map((call) => call.args['usergroup'])).toContain('SENG');
   });
 
+  it('takes a person out of an allowed user group at once when Slack says its members changed', async () => {
+    await startSession('UCAROL', 'one more thing'); // the group's members are cached now
+    const before = ephemerals('UCAROL').length;
+    slack.setUserGroup('SENG', []);
+    await send({ type: 'subteam_members_changed', subteam_id: 'SENG', team_id: slack.teamId, removed_users: ['UCAROL'], removed_users_count: 1 });
+    const ts = nextTs();
+    await mention('UCAROL', 'and another thing', ts);
+    await until(() => ephemerals('UCAROL').length === before + 1, 10_000, "Carol's refusal");
+    expect(textOf(ephemerals('UCAROL').at(-1)!)).toContain('ALLOWED_USERS');
+    await nothingStoredFor(ts);
+    // Back in the group: allowed again at once.
+    slack.setUserGroup('SENG', ['UCAROL']);
+    await send({ type: 'subteam_members_changed', subteam_id: 'SENG', team_id: slack.teamId, added_users: ['UCAROL'], added_users_count: 1 });
+    await startSession('UCAROL', 'back in the group');
+  });
+
   it('refuses to start in a channel that is not listed, but lets an admin start there and in DMs when `dm` is listed', async () => {
     const ts = nextTs();
     await mention('UADA', 'look at this', ts, { channel: random });

@@ -20,6 +20,8 @@ let database: TestDatabase;
 let counter = 0;
 let root = '';
 let spaceId = '';
+/** Who conversations.members lists (the fake reads it at each call, so a test may change it). */
+const channelMembers: Record<string, string[]> = { [channel]: ['UADA', 'UBOB', 'UCAROL'], [secret]: ['UCAROL'] };
 
 const ts = () => `1720000${String(++counter).padStart(3, '0')}.000100`;
 type Block = { type: string; block_id?: string; text?: { text: string }; accessory?: { action_id: string; options: Array<{ text: { text: string }; value: string }> }; element?: Record<string, unknown>; elements?: Array<{ action_id?: string; value?: string; text?: string }> };
@@ -99,7 +101,7 @@ beforeAll(async () => {
   rig = await startSlackRig({
     signingSecret: 'review-secret',
     users: [{ id: 'UADA', displayName: 'Ada' }, { id: 'UBOB', displayName: 'Bob' }, { id: 'UCAROL', displayName: 'Carol' }, { id: 'UDAVE', displayName: 'Dave' }],
-    slack: { channelMembers: { [channel]: ['UADA', 'UBOB', 'UCAROL'], [secret]: ['UCAROL'] }, userGroups: { SEDITORS: ['UCAROL'] } },
+    slack: { channelMembers, userGroups: { SEDITORS: ['UCAROL'] } },
     settings: { contextWindow: 10_000 },
     env: { MEMORY_EDITORS: 'UADA, SEDITORS' },
   });
@@ -295,6 +297,45 @@ describe('Slack: who may do what', () => {
     await until(() => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === 'UEVE').length === 5 + 3, 10_000, 'the refusals');
     expect(await database.prisma.memoryDocumentVersion.count()).toBe(before);
     expect(slack.callsTo('views.open').some((call) => JSON.stringify(call.args['view']).includes('extra.md'))).toBe(false);
+  });
+});
+
+describe('Slack membership changes', () => {
+  /** An Events API event as Slack sends it. */
+  async function slackEvent(event: Record<string, unknown>): Promise<void> {
+    const response = await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json');
+    expect(response.status).toBe(200);
+  }
+  const refusals = (user: string) => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === user);
+
+  it('takes a person who left the channel out at once (member_left_channel), not a minute later', async () => {
+    const rows = await documentRows();
+    // From another channel the membership is looked up (and cached): Bob is in the project channel.
+    expect((await opened(await menu(option(rows, 'MAIN.md', 'View'), { user: 'UBOB', in: 'C0ELSEWHERE' }))).title.text).toBeTruthy();
+    const before = refusals('UBOB').length;
+    channelMembers[channel] = ['UADA', 'UCAROL'];
+    await slackEvent({ type: 'member_left_channel', user: 'UBOB', channel, channel_type: 'C', team: slack.teamId });
+    await menu(option(rows, 'MAIN.md', 'View'), { user: 'UBOB', in: 'C0ELSEWHERE' });
+    await until(() => refusals('UBOB').length === before + 1, 10_000, "Bob's refusal");
+    expect(String(refusals('UBOB').at(-1)?.args['text'])).toContain('conversation you are not in');
+    // Back in the channel: at once too.
+    channelMembers[channel] = ['UADA', 'UBOB', 'UCAROL'];
+    await slackEvent({ type: 'member_joined_channel', user: 'UBOB', channel, channel_type: 'C', team: slack.teamId });
+    expect((await opened(await menu(option(rows, 'MAIN.md', 'View'), { user: 'UBOB', in: 'C0ELSEWHERE' }))).title.text).toBeTruthy();
+  });
+
+  it('takes an editor out of MEMORY_EDITORS at once when Slack says the user group changed (subteam_members_changed)', async () => {
+    const rows = await documentRows();
+    expect((await opened(await menu(option(rows, 'MAIN.md', 'Edit'), { user: 'UCAROL' }))).callback_id).toBe('hippo_edit_save');
+    const before = refusals('UCAROL').length;
+    slack.setUserGroup('SEDITORS', []);
+    await slackEvent({ type: 'subteam_members_changed', subteam_id: 'SEDITORS', team_id: slack.teamId, removed_users: ['UCAROL'], removed_users_count: 1 });
+    await menu(option(rows, 'MAIN.md', 'Edit'), { user: 'UCAROL' });
+    await until(() => refusals('UCAROL').length === before + 1, 10_000, "Carol's refusal");
+    expect(String(refusals('UCAROL').at(-1)?.args['text'])).toContain('Only the memory editors');
+    slack.setUserGroup('SEDITORS', ['UCAROL']);
+    await slackEvent({ type: 'subteam_updated', subteam: { id: 'SEDITORS', team_id: slack.teamId } });
+    expect((await opened(await menu(option(rows, 'MAIN.md', 'Edit'), { user: 'UCAROL' }))).callback_id).toBe('hippo_edit_save');
   });
 });
 

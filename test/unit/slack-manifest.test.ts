@@ -17,6 +17,7 @@ describe('slack/manifest.json', () => {
     expect(manifest.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining([
       'app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim',
       'assistant_thread_started', 'reaction_added', 'app_uninstalled', 'tokens_revoked',
+      'member_joined_channel', 'member_left_channel', 'subteam_members_changed', 'subteam_updated',
     ]));
     expect(manifest.oauth_config.redirect_urls).toEqual(['https://YOUR_HOST/slack/oauth_redirect']);
     // assistant:write works only for apps with the assistant view.

@@ -19,6 +19,7 @@ import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js'
 import { slackFileFetcher } from './files.js';
 import { handleMessageEvent } from './inbound.js';
 import { registerInteractions } from './interactions.js';
+import { registerMembershipEvents } from './membership-events.js';
 import { eventEnvelope } from './payloads.js';
 import { SlackPeople } from './people.js';
 import { registerReactions } from './reactions.js';
@@ -69,17 +70,19 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   });
   const { workspaces } = connection;
   const outbox = new Outbox(options.prisma, log);
+  const people = new SlackPeople(workspaces, log);
+  const access = new SlackAccess(workspaces, log);
   const context: SlackContext = {
     agent: options.agent,
     stores: options.stores,
     prisma: options.prisma,
     outbox,
     workspaces,
-    people: new SlackPeople(workspaces, log),
+    people,
     access: new AccessPolicy(accessLists(options.config)),
     refusals: new RefusalNotices(),
     background: new Background(log),
-    memory: memoryGate(new SlackAccess(workspaces, log), parseMemoryEditors(options.config.MEMORY_EDITORS, options.config.ADMIN_USERS)),
+    memory: memoryGate(access, parseMemoryEditors(options.config.MEMORY_EDITORS, options.config.ADMIN_USERS)),
     log,
   };
   const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
@@ -107,6 +110,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   registerUninstall(app, context, connection.installations);
   registerAssistantPane(app, context);
   registerReactions(app, context, options.onFeedback ?? (() => undefined));
+  registerMembershipEvents(app, { people, access });
   app.error(async (error) => {
     // An event of a workspace without an installation (uninstalled, or never installed): Bolt
     // could not authorize it. Acknowledged, so Slack does not retry; nothing runs.

@@ -144,6 +144,11 @@ export class SlackPeople {
     }
   }
 
+  /** Slack said the user group's members changed: the next look-up asks again. */
+  forgetGroup(teamId: string, groupId: string): void {
+    this.groups.delete(`${teamId}:${groupId}`);
+  }
+
   /** The person as the access policy sees them. */
   requester(teamId: string, userId: string): Requester {
     return { userId, inGroup: (groupId) => this.inGroup(teamId, groupId, userId) };

@@ -45,6 +45,16 @@ export class SlackAccess implements AccessResolver {
     return false;
   }
 
+  /** Slack said someone joined or left the channel: the next look-up asks again. */
+  forgetChannel(workspaceId: string, channelId: string): void {
+    this.members.delete(`${workspaceId}:${channelId}`);
+  }
+
+  /** Slack said the user group's members changed: the next look-up asks again. */
+  forgetGroup(workspaceId: string, groupId: string): void {
+    this.groups.delete(`${workspaceId}:${groupId}`);
+  }
+
   private cached(cache: Map<string, { at: number; ids: Promise<Set<string>> }>, key: string, load: () => Promise<Set<string>>): Promise<Set<string>> {
     const hit = cache.get(key);
     if (hit && this.now() - hit.at < cacheMs) return hit.ids;
