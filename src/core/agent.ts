@@ -1,13 +1,12 @@
 // The agent as adapters see it: submit a person's message, send commands, read status, listen to
 // events. Adapters only enqueue and render (R16); everything else happens in core.
 import type { AgentDeps } from './agent-context.js';
-import type { Attachment } from './attachments.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner-registry.js';
 import { spendOf, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './session-runner.js';
-import type { PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+import type { Attachment, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 
 /** A person's message in a thread. */
 export interface IncomingMessage {

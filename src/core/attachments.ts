@@ -1,21 +1,7 @@
 // Files and images people share with a message (product.md "Share"). Core only names them and
 // says how they reach the model; saving them (downloading from the platform into the session
 // workspace) is a port the service wires in (tools/workspace-attachments.ts).
-import type { SessionRecord, SteerRecord } from './store.js';
-
-/** A file someone shared with a message, as the platform describes it. */
-export interface Attachment {
-  /** The file's name as shared. */
-  name: string;
-  /** MIME type, when the platform says (e.g. "image/png"). */
-  mimeType: string | null;
-  /** Size in bytes as the platform says (0 when unknown). */
-  size: number;
-  /** The platform's reference: a Slack file id, a Discord attachment id. */
-  ref: string;
-  /** Where the platform serves it, when it said so. */
-  url?: string;
-}
+import type { Attachment, SessionRecord, SteerRecord } from './store.js';
 
 /** What became of an attachment when the worker took its message. */
 export interface SavedAttachment {

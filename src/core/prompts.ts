@@ -1,8 +1,9 @@
 // The words Hippo says to the model: the system prompt, how chat messages and notices look, and
 // the marker. In our own words; the ideas come from reference/original-design.md §7.
-import { attachmentLine, formatSize, safeFileName, type Attachment, type SavedAttachment } from './attachments.js';
+import { attachmentLine, formatSize, safeFileName, type SavedAttachment } from './attachments.js';
 import { backgroundRoles } from './memory-instructions.js';
 import type { ChatMessage, ContentPart } from './messages.js';
+import type { Attachment } from './store.js';
 import { escapeClosingTags, unescapeClosingTags } from './wrappers.js';
 
 export { escapeClosingTags } from './wrappers.js';

@@ -1,5 +1,4 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
-import type { Attachment } from './attachments.js';
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
 import type { MemoryScope, Platform } from './places.js';
@@ -78,6 +77,20 @@ export interface StoredMessage {
    * on the original: a copy carried into a new segment is never owed (R17).
    */
   awaitingDelivery?: boolean;
+}
+
+/** A file someone shared with a message, as the platform describes it. */
+export interface Attachment {
+  /** The file's name as shared. */
+  name: string;
+  /** MIME type, when the platform says (e.g. "image/png"). */
+  mimeType: string | null;
+  /** Size in bytes as the platform says (0 when unknown). */
+  size: number;
+  /** The platform's reference: a Slack file id, a Discord attachment id. */
+  ref: string;
+  /** Where the platform serves it, when it said so. */
+  url?: string;
 }
 
 /** A steer message waiting in the inbound queue. */

@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { formatSize, modelImageTypes, safeFileName, type Attachment, type AttachmentSaver, type SavedAttachment } from '../core/attachments.js';
+import { formatSize, modelImageTypes, safeFileName, type AttachmentSaver, type SavedAttachment } from '../core/attachments.js';
 import { ToolError } from '../core/errors.js';
-import type { Platform, SessionRecord } from '../core/store.js';
+import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';
 import { ensureSessionWorkspace, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
 import { checkWrite, missingParents, type WorkspaceLimits } from './workspace-quota.js';

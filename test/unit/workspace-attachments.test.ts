@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discordFileFetcher } from '../../src/adapters/discord/files.js';
-import type { Attachment } from '../../src/core/attachments.js';
+import type { Attachment } from '../../src/core/store.js';
 import type { SessionRecord } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../src/tools/workspace-attachments.js';

@@ -2,7 +2,7 @@
 // Discord's CDN for the session workspace; files the agent attaches to an answer go out as message
 // attachments (Attach Files permission).
 import type { Message } from 'discord.js';
-import type { Attachment } from '../../core/attachments.js';
+import type { Attachment } from '../../core/store.js';
 import { readCapped, type AttachmentFetcher } from '../../tools/workspace-attachments.js';
 
 /** The attachments of a message, as core names them. */

@@ -3,7 +3,7 @@
 // (files:write: files.getUploadURLExternal, the bytes, files.completeUploadExternal).
 import { webApi } from '@slack/bolt';
 import { z } from 'zod';
-import type { Attachment } from '../../core/attachments.js';
+import type { Attachment } from '../../core/store.js';
 import { PlatformError } from '../../core/errors.js';
 import { readCapped, type AttachmentFetcher } from '../../tools/workspace-attachments.js';
 import type { MessageEvent } from './payloads.js';

@@ -1,6 +1,6 @@
 // The inbound steer queue (R9): written before anything else, idempotent on the platform message.
 import { z } from 'zod';
-import type { Attachment } from '../../core/attachments.js';
+import type { Attachment } from '../../core/store.js';
 import type { SteerRecord, SteerStore } from '../../core/store.js';
 import { capText, maxMessageChars, storableText } from '../../core/text-hygiene.js';
 import { Prisma, type PrismaClient, type SteerMessage } from './generated/client.js';
