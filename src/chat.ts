@@ -11,24 +11,11 @@ import { ConsoleOutput } from './adapters/console/console-output.js';
 import { runConsoleChat } from './adapters/console/console-chat.js';
 import { openDatabase } from './adapters/storage/database.js';
 import { buildAgent } from './build-agent.js';
-import { configWarnings, missingModelSettings, parseConfig } from './config.js';
-import { loadEnvFile } from './env-file.js';
+import { configWarnings, missingModelSettings } from './config.js';
 import { createLogger } from './log.js';
+import { startupConfig } from './startup-config.js';
 
-let envFile: string | undefined;
-try {
-  envFile = loadEnvFile(process.argv, process.env);
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-}
-const parsed = parseConfig(process.env);
-const problems = parsed.ok ? missingModelSettings(parsed.config) : parsed.errors;
-if (!parsed.ok || problems.length > 0) {
-  for (const line of problems) process.stderr.write(`${line}\n`);
-  process.exit(1);
-}
-const config = parsed.config;
+const { config, envFile } = startupConfig(missingModelSettings);
 const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
 const output = new ConsoleOutput({ output: process.stdout, terminal });
 const logPath = join(config.DATA_DIR, 'chat.log');

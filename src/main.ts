@@ -1,23 +1,11 @@
 // `npm start`: the bot service. Loads config, opens storage (applying migrations), serves HTTP,
 // starts the chat adapters whose credentials are set, and shuts down cleanly on SIGTERM/SIGINT.
-import { parseConfig } from './config.js';
-import { loadEnvFile } from './env-file.js';
 import { createLogger } from './log.js';
 import { startService } from './service.js';
+import { startupConfig } from './startup-config.js';
 
-let envFile: string | undefined;
-try {
-  envFile = loadEnvFile(process.argv, process.env);
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-}
-const parsed = parseConfig(process.env);
-if (!parsed.ok) {
-  for (const line of parsed.errors) process.stderr.write(`${line}\n`);
-  process.exit(1);
-}
-const log = createLogger(parsed.config.LOG_LEVEL);
+const { config, envFile } = startupConfig();
+const log = createLogger(config.LOG_LEVEL);
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 
 // Signals are handled from the first moment: a SIGTERM during start-up (an orchestrator scaling
@@ -48,7 +36,7 @@ process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 
 try {
-  service = await startService(parsed.config, log, { environment: process.env });
+  service = await startService(config, log, { environment: process.env });
   if (stopping) shutDown(service);
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
