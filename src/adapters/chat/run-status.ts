@@ -53,27 +53,16 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
   }
 }
 
+/**
+ * The card's phase after a run ended for each reason; any other (shutdown, the session moved to
+ * another replica) stops this card while work goes on.
+ */
+const phaseAfter: Partial<Record<StopReason, RunPhase>> = {
+  idle: 'done', paused: 'paused', reset: 'resetting', error: 'error', storage: 'stalled', budget: 'budget', stopped: 'halted',
+};
+
 function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
-  const ended = { ...status, tool: null, endedAt: status.endedAt ?? now };
-  switch (reason) {
-    case 'idle':
-      return { ...ended, phase: 'done' };
-    case 'paused':
-      return { ...ended, phase: 'paused' };
-    case 'reset':
-      return { ...ended, phase: 'resetting' };
-    case 'error':
-      return { ...ended, phase: 'error' };
-    case 'storage':
-      return { ...ended, phase: 'stalled' };
-    case 'budget':
-      return { ...ended, phase: 'budget' };
-    case 'stopped':
-      return { ...ended, phase: 'halted' };
-    default:
-      // shutdown, or the session moved to another replica: this card stops here, work goes on.
-      return { ...ended, phase: 'stopped' };
-  }
+  return { ...status, tool: null, endedAt: status.endedAt ?? now, phase: phaseAfter[reason] ?? 'stopped' };
 }
 
 /** True while the run works (a Pause button makes sense). */
