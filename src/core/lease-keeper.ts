@@ -24,6 +24,7 @@ export class LeaseKeeper {
   private heldUntil = 0;
   private stale = false;
   private heartbeat: NodeJS.Timeout | undefined;
+  private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: LeaseStore,
@@ -56,6 +57,36 @@ export class LeaseKeeper {
   /** Another writer was seen: the next claim must reload, whatever its token says. */
   forget(): void {
     this.stale = true;
+  }
+
+  /**
+   * Gives the lease up after `graceMs` (the next turn often follows at once, and then claims it
+   * only once), or at once when `graceMs` is 0, if `idle()` still says so; `released` runs after.
+   */
+  releaseWhenIdle(graceMs: number, idle: () => boolean, released: () => Promise<void>): void {
+    this.cancelRelease();
+    const release = () => {
+      if (idle()) void this.releaseIdle(released);
+    };
+    if (graceMs <= 0) return release();
+    this.releaseTimer = setTimeout(release, graceMs);
+    this.releaseTimer.unref();
+  }
+
+  /** Work began again: the lease stays. */
+  cancelRelease(): void {
+    clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+  }
+
+  private async releaseIdle(released: () => Promise<void>): Promise<void> {
+    if (this.token === null) return;
+    try {
+      await this.release();
+      await released();
+    } catch (error) {
+      this.log.warn({ sessionId: this.sessionId, err: String(error) }, 'lease-release-failed');
+    }
   }
 
   async release(): Promise<void> {

@@ -56,8 +56,6 @@ export class SessionRunner {
   private readonly runStop = new RunStop();
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
-  /** Kept for a grace period after an activity, so back-to-back turns claim it only once. */
-  private releaseTimer: NodeJS.Timeout | undefined;
   readonly steers: SteerInbox;
 
   private constructor(
@@ -254,7 +252,7 @@ export class SessionRunner {
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.releaseTimer);
+    this.lease.cancelRelease();
     this.outage.cancel();
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([this.activity ?? Promise.resolve(), deadline]);
@@ -301,7 +299,7 @@ export class SessionRunner {
   private begin(kind: ActivityKind, work: () => Promise<void>): void {
     this.activityKind = kind;
     this.lastActivityAt = Date.now();
-    clearTimeout(this.releaseTimer);
+    this.lease.cancelRelease();
     let refused = false;
     this.activity = this.slots.run(async () => {
       refused = !(await this.underLease(kind, work));
@@ -372,30 +370,16 @@ export class SessionRunner {
 
   /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
   private releaseWhenIdle(): void {
-    const grace = this.deps.replica.leaseIdleGraceMs;
-    if (grace <= 0 || this.stopping) {
-      void this.releaseLease();
-      return;
-    }
-    this.releaseTimer = setTimeout(() => {
-      if (!this.activity) void this.releaseLease();
-    }, grace);
-    this.releaseTimer.unref();
+    const grace = this.stopping ? 0 : this.deps.replica.leaseIdleGraceMs;
+    this.lease.releaseWhenIdle(grace, () => !this.activity && !this.outage.ongoing, () => this.afterRelease());
   }
 
-  /** Gives the lease up at idle; work that slipped in meanwhile (a steer) is picked up again. */
-  private async releaseLease(): Promise<void> {
-    if (this.lease.token === null || this.outage.ongoing) return;
-    try {
-      await this.lease.release();
-      if (!this.stopping && !this.record.paused && (await this.deps.stores.steers.countQueued(this.record.id)) > 0) {
-        this.steers.arrived();
-        this.workPending = true;
-        this.pump();
-      }
-    } catch (error) {
-      this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'lease-release-failed');
-    }
+  /** Work that slipped in while the lease was given up (a steer) is picked up again. */
+  private async afterRelease(): Promise<void> {
+    if (this.stopping || this.record.paused || (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return;
+    this.steers.arrived();
+    this.workPending = true;
+    this.pump();
   }
 
   /**
