@@ -142,6 +142,24 @@ describe('replicas on one Postgres', () => {
     expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
   });
 
+  it('keeps the lease through a turn that began in the idle grace, when the grace ends mid-turn', async () => {
+    const slow = slowTool();
+    const first = await replica('replica-g', [slow.tool], { leaseIdleGraceMs: 300 });
+    model.enqueue({ content: 'first' }, { toolCalls: [{ id: 'g1', name: 'slow_step', arguments: {} }] }, { content: 'second' });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'one'), { startSession: true });
+    await first.waitForEvent('answer', (event) => event.session.id === session!.id && event.text === 'first');
+    const runner = await first.agent.runner(session!.id);
+    await runner.whenIdle();
+    await first.agent.submit(personMessage(thread, 'two'), { startSession: false });
+    await until(slow.started, 5_000, 'tool start');
+    await new Promise((resolve) => setTimeout(resolve, 600)); // the grace timer's moment has passed
+    const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } });
+    expect([lease.released, runner.lease.token]).toEqual([false, Number(lease.fencingToken)]);
+    slow.open();
+    await first.waitForEvent('answer', (event) => event.session.id === session!.id && event.text === 'second');
+  });
+
   it('drives a message on the replica that received it when nobody holds the lease', async () => {
     const first = await replica('replica-c');
     const second = await replica('replica-d');
