@@ -61,12 +61,13 @@ export class LeaseKeeper {
 
   /**
    * Gives the lease up after `graceMs` (the next turn often follows at once, and then claims it
-   * only once), or at once when `graceMs` is 0, if `idle()` still says so; `released` runs after.
+   * only once; work that begins calls cancelRelease), or at once when `graceMs` is 0, if
+   * `mayRelease()` still says so then; `released` runs after.
    */
-  releaseWhenIdle(graceMs: number, idle: () => boolean, released: () => Promise<void>): void {
+  releaseWhenIdle(graceMs: number, mayRelease: () => boolean, released: () => Promise<void>): void {
     this.cancelRelease();
     const release = () => {
-      if (idle()) void this.releaseIdle(released);
+      if (mayRelease()) void this.releaseIdle(released);
     };
     if (graceMs <= 0) return release();
     this.releaseTimer = setTimeout(release, graceMs);

@@ -371,7 +371,8 @@ export class SessionRunner {
   /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
   private releaseWhenIdle(): void {
     const grace = this.stopping ? 0 : this.deps.replica.leaseIdleGraceMs;
-    this.lease.releaseWhenIdle(grace, () => !this.activity && !this.outage.ongoing, () => this.afterRelease());
+    // While a storage outage is waited out, the retry needs the lease (and could not release it).
+    this.lease.releaseWhenIdle(grace, () => !this.outage.ongoing, () => this.afterRelease());
   }
 
   /** Work that slipped in while the lease was given up (a steer) is picked up again. */
