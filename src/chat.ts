@@ -15,7 +15,7 @@ import { configWarnings, missingModelSettings } from './config.js';
 import { createLogger } from './log.js';
 import { startupConfig } from './startup-config.js';
 
-const { config, envFile } = startupConfig(missingModelSettings);
+const { config, envFile } = startupConfig(process.argv, process.env, missingModelSettings);
 const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
 const output = new ConsoleOutput({ output: process.stdout, terminal });
 const logPath = join(config.DATA_DIR, 'chat.log');

@@ -4,7 +4,7 @@ import { createLogger } from './log.js';
 import { startService } from './service.js';
 import { startupConfig } from './startup-config.js';
 
-const { config, envFile } = startupConfig();
+const { config, envFile } = startupConfig(process.argv, process.env);
 const log = createLogger(config.LOG_LEVEL);
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 
