@@ -57,7 +57,7 @@ describe('/metrics', () => {
     const service = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-reject-')), PORT: '0',
       OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model',
-      NODE_OPTIONS: `--import ${preload}`, HIPPO_TEST_REJECT_AFTER_MS: '1500',
+      NODE_OPTIONS: `--import ${preload}`, HIPPO_TEST_REJECT_AFTER_MS: '10000',
     });
     try {
       const started = await service.waitForLog(/^service-started/, 30_000);
