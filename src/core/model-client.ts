@@ -1,4 +1,4 @@
-// The model port. Implemented by src/adapters/model (OpenAI-compatible Chat Completions).
+// The model port. Implemented by src/adapters/model (OpenAI-compatible Chat Completions, Anthropic Messages).
 import type { AgentRole, ChatMessage, ToolDefinition } from './messages.js';
 
 /** One request to the model. Forks reuse the worker's request and append one message (R1). */
@@ -16,6 +16,11 @@ export interface ModelUsage {
   /** `prompt_tokens_details.cached_tokens`; 0 when the provider does not say. */
   cachedTokens: number;
   completionTokens: number;
+  /**
+   * Prompt tokens written to the prompt cache, for providers that bill writes (Anthropic's
+   * `cache_creation_input_tokens`, part of `promptTokens`); absent when the provider does not say.
+   */
+  cacheWriteTokens?: number;
 }
 
 export interface ModelResponse {
