@@ -31,7 +31,7 @@ export interface AnthropicRecordedRequest extends RecordedRequest {
 }
 
 export interface FakeAnthropicServerOptions {
-  /** Requests without `x-api-key: <apiKey>` get the API's 401 (default: any key). */
+  /** Requests without this key (`x-api-key` or `Authorization: Bearer`) get the API's 401 (default: any key). */
   apiKey?: string;
   /** Smallest prefix the cache stores, in the fake's tokens (Anthropic: 1,024 for Sonnet and Opus 4; default 0). */
   minCacheTokens?: number;
@@ -83,7 +83,8 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const path = (req.url ?? '').split('?')[0] ?? '';
-    const key = String(req.headers['x-api-key'] ?? '');
+    // The API takes the key as `x-api-key` or, as the SDK sends it since API version 2026-10-21, a bearer token.
+    const key = String(req.headers['x-api-key'] ?? /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
     const authorized = options.apiKey === undefined || key === options.apiKey;
     if (req.method === 'GET' && path === '/v1/models') {
       modelListings += 1;
