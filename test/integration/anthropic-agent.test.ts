@@ -81,10 +81,13 @@ describe('the agent on the Anthropic Messages API', () => {
     expect(ofRole('summarizer').filter(isFirstForkCall).length).toBeGreaterThanOrEqual(1);
     expect(ofRole('decider').length).toBeGreaterThanOrEqual(1);
     for (const fork of forks) {
-      const { read, promptTokens, breakpoints } = fork.cache!;
-      // Read up to the last marked block, which is the worker's last tool result or answer: the
-      // worker's context at the fork point, less the marker (for a decider) and the instruction.
-      expect(read, `fork ${fork.index}`).toBe(breakpoints.at(-1));
+      const { read, written, promptTokens, breakpoints } = fork.cache!;
+      // Read up to the mark before the instruction's, which is the worker's last tool result or
+      // answer: the worker's context at the fork point, less the marker (for a decider). The rest
+      // is written, so the fork's own next call reads its instruction.
+      expect(breakpoints.at(-1)).toBe(promptTokens);
+      expect(read, `fork ${fork.index}`).toBe(breakpoints.at(-2));
+      expect(read + written).toBe(promptTokens);
       const messages = fork.wire.messages ?? [];
       const lastNonUser = messages.findLastIndex((message) => message.role === 'assistant' || (Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result')));
       expect(messages.slice(lastNonUser + 1).every((message) => message.role === 'user' && Array.isArray(message.content) && message.content.every((block) => block.type === 'text'))).toBe(true);
@@ -104,6 +107,14 @@ describe('the agent on the Anthropic Messages API', () => {
     const spend = spendOf(await h.stores.usage.totals({ sessionId: session.id }), h.deps.settings);
     expect(spend.priced).toBe(true);
     expect(spend.byRole.summarizer + spend.byRole.decider).toBeLessThan(spend.byRole.worker);
+  });
+
+  it('has a summarizer\'s next call read all its first call sent', async () => {
+    const h = await start();
+    await runTask(h);
+    const [first, second] = ofRole('summarizer');
+    expect(isFirstForkCall(first!)).toBe(true);
+    expect(second!.cache!.read).toBe(first!.cache!.promptTokens);
   });
 
   it('has each worker call read everything the previous one sent', async () => {

@@ -169,10 +169,11 @@ describe('AnthropicModelClient: prompt cache', () => {
       const forkWire = { ...forkRequest!.wire, messages: forkRequest!.wire.messages?.slice(0, -1) };
       expect(JSON.stringify(forkWire)).toBe(JSON.stringify(workerRequest!.wire));
       expect(forkRequest!.wire.messages).toHaveLength((workerRequest!.wire.messages?.length ?? 0) + 1);
-      // It reads all of the worker's prompt; only its instruction is new.
+      // It reads all of the worker's prompt; only its instruction is new, and it is written for the
+      // fork's own next call (a fork marks its last message).
       expect(fork.usage?.cachedTokens).toBe(workerRequest!.cache?.promptTokens);
-      expect(fork.usage?.cacheWriteTokens).toBe(0);
-      expect((fork.usage?.promptTokens ?? 0) - (fork.usage?.cachedTokens ?? 0)).toBeLessThan(50);
+      expect(fork.usage?.cacheWriteTokens).toBe((fork.usage?.promptTokens ?? 0) - (fork.usage?.cachedTokens ?? 0));
+      expect(fork.usage?.cacheWriteTokens).toBeLessThan(50);
     } finally {
       await cached.close();
     }
@@ -283,9 +284,10 @@ describe('AnthropicModelClient: failures', () => {
 
   it('times out an attempt that gets no data, and retries it', async () => {
     server.enqueue({ hang: true });
-    const response = await client({ timeoutMs: 100 }).complete(request(hello), { role: 'worker' });
+    const response = await client({ timeoutMs: 300 }).complete(request(hello), { role: 'worker' });
     expect(response.message.content).toBe('ok');
-    expect(server.requests).toHaveLength(2);
+    // On a busy machine a retry can be slow enough to time out too; the hung one always is.
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
   });
 
   it('does not retry once text has streamed: a stalled stream fails as timed out', async () => {

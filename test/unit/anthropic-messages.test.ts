@@ -19,8 +19,8 @@ function result(id: string, text = 'echo: x'): ChatMessage {
 }
 
 /** Every block of the prompt as `role:type`, with `*` where a cache breakpoint is. */
-function marks(messages: ChatMessage[]): string[] {
-  const prompt = toAnthropicPrompt(messages, tools);
+function marks(messages: ChatMessage[], options: { markLast?: boolean } = {}): string[] {
+  const prompt = toAnthropicPrompt(messages, tools, options);
   const out = (prompt.system ?? []).map((block) => `system:text${block.cache_control ? '*' : ''}`);
   for (const message of prompt.messages) {
     for (const block of message.content as Array<{ type: string; cache_control?: unknown }>) out.push(`${message.role}:${block.type}${block.cache_control ? '*' : ''}`);
@@ -44,18 +44,25 @@ describe('toAnthropicPrompt', () => {
     ]);
   });
 
-  it('marks the system prompt, the first message, where the previous call ended and the last non-user message', () => {
+  it('marks the system prompt, where the previous call ended and the last non-user message; a fork also its last message', () => {
     const context = [...init, { role: 'user', content: 'go' } as ChatMessage, call('c1'), result('c1'), call('c2'), result('c2'), { role: 'user', content: '<memory-checkpoint n="1"/>' } as ChatMessage];
     expect(marks(context)).toEqual([
-      'system:text*', 'user:text*', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text',
+      'system:text*', 'user:text', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text',
     ]);
-    // At most 4 marks, the API's limit.
-    expect(marks(context).filter((mark) => mark.endsWith('*'))).toHaveLength(4);
+    // A fork's instruction is marked too: 4 marks, the API's limit.
+    expect(marks([...context, { role: 'user', content: '<role-change role="decider">' }], { markLast: true })).toEqual([
+      'system:text*', 'user:text', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text', 'user:text*',
+    ]);
+  });
+
+  it('marks the memory documents until the first answer', () => {
+    expect(marks([...init, { role: 'user', content: 'hello' }])).toEqual(['system:text*', 'user:text*', 'user:text']);
+    expect(marks([...init, { role: 'user', content: 'hello' }, { role: 'user', content: 'anyone?' }], { markLast: true })).toEqual(['system:text*', 'user:text*', 'user:text', 'user:text*']);
   });
 
   it('marks the answer when the context ends with one (a fork at an answer without tool calls)', () => {
     const context: ChatMessage[] = [...init, { role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi!' }, { role: 'user', content: '<role-change role="summarizer">' }];
-    expect(marks(context)).toEqual(['system:text*', 'user:text*', 'user:text*', 'assistant:text*', 'user:text']);
+    expect(marks(context, { markLast: true })).toEqual(['system:text*', 'user:text', 'user:text*', 'assistant:text*', 'user:text*']);
   });
 
   it('keeps every earlier block and mark when a user message is appended (R1 at the wire)', () => {
@@ -68,9 +75,11 @@ describe('toAnthropicPrompt', () => {
     ];
     for (const context of contexts) {
       const worker = toAnthropicPrompt(context, tools);
-      const fork = toAnthropicPrompt([...context, { role: 'user', content: '<role-change role="decider">' }], tools);
+      const fork = toAnthropicPrompt([...context, { role: 'user', content: '<role-change role="decider">' }], tools, { markLast: true });
       expect(JSON.stringify({ ...fork, messages: fork.messages.slice(0, -1) })).toBe(JSON.stringify(worker));
-      expect(fork.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '<role-change role="decider">' }] });
+      expect(fork.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '<role-change role="decider">', cache_control: { type: 'ephemeral' } }] });
+      const count = JSON.stringify(fork).split('"cache_control"').length - 1;
+      expect(count).toBeLessThanOrEqual(4);
     }
   });
 

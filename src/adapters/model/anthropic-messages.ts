@@ -6,14 +6,17 @@
 // The marks (at most 4, the API's limit) go where the same rule puts them whatever user messages
 // are appended, so a fork (the worker's context plus ONE user message, R1) is the worker's
 // request at the wire, byte for byte, plus that message:
-//   1. the last system block (tools and system prompt, shared by every request of the segment);
-//   2. the first message (the memory documents: the first request of a segment caches them);
-//   3. the message before the last assistant message: where the previous call's prompt ended,
-//      so this call reads what that call wrote;
-//   4. the last message that is not a user message (a tool result or the assistant's answer):
-//      the worker's context at a checkpoint ends there, and so does every fork's prefix.
-// User messages after mark 4 (the memory marker, steers, a fork's instruction) are never marked:
-// they are billed as plain input once, and cached by the next call's mark 3.
+//   1. the last system block (tools and system prompt: the same for every request of a session,
+//      and read again by the first request after a reset);
+//   2. the message before the last assistant message: where the previous call's prompt ended,
+//      so this call reads what that call wrote; before the first answer, the first message (the
+//      memory documents) instead;
+//   3. the last message that is not a user message (a tool result or the assistant's answer):
+//      the worker's context at a checkpoint ends there, and so does every fork's prefix;
+//   4. a fork's last message (`markLast`): its instruction, which its own next call then reads.
+// The worker's user messages after mark 3 (the memory marker, steers) are not marked, since a fork
+// appended after them could not keep the mark: they are billed as plain input once, and cached by
+// the next call's mark 2.
 import type {
   ContentBlockParam,
   ImageBlockParam,
@@ -40,8 +43,11 @@ interface Unit {
 
 const breakpoint = { type: 'ephemeral' } as const;
 
-/** Converts a request's messages and tools; deterministic, so history repeats byte for byte. */
-export function toAnthropicPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[]): AnthropicPrompt {
+/**
+ * Converts a request's messages and tools; deterministic, so history repeats byte for byte.
+ * `markLast`: the request is a fork's (mark 4).
+ */
+export function toAnthropicPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], options: { markLast?: boolean } = {}): AnthropicPrompt {
   let start = 0;
   const system: TextBlockParam[] = [];
   for (; start < messages.length && messages[start]?.role === 'system'; start += 1) {
@@ -49,7 +55,7 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[], tools: reado
   }
   // A message with nothing to send (an empty answer) is left out: the API refuses empty content.
   const units = messages.slice(start).map(unitOf).filter((unit) => unit.blocks.length > 0);
-  markBreakpoints(system, units);
+  markBreakpoints(system, units, options.markLast ?? false);
   return {
     ...(system.length > 0 ? { system } : {}),
     messages: joinToolResults(units),
@@ -57,12 +63,13 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[], tools: reado
   };
 }
 
-function markBreakpoints(system: TextBlockParam[], units: Unit[]): void {
+function markBreakpoints(system: TextBlockParam[], units: Unit[], markLast: boolean): void {
   const lastSystem = system.at(-1);
   if (lastSystem) lastSystem.cache_control = breakpoint;
   const lastAssistant = units.findLastIndex((unit) => unit.kind === 'assistant');
   const lastNonUser = units.findLastIndex((unit) => unit.kind !== 'user');
-  for (const index of new Set([0, lastAssistant - 1, lastNonUser])) {
+  const marks = [lastAssistant >= 0 ? lastAssistant - 1 : 0, lastNonUser, markLast ? units.length - 1 : -1];
+  for (const index of new Set(marks)) {
     const block = units[index]?.blocks.at(-1);
     if (block) (block as { cache_control?: unknown }).cache_control = breakpoint;
   }

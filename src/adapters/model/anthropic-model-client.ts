@@ -109,7 +109,7 @@ export class AnthropicModelClient implements ModelClient {
   /** Streams one answer and returns the aggregated assistant message. */
   async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     // `request.cacheKey` has no counterpart here: the API caches by exact prefix, per organization.
-    const prompt = toAnthropicPrompt(request.messages, request.tools);
+    const prompt = toAnthropicPrompt(request.messages, request.tools, { markLast: options.role !== 'worker' });
     const body: MessageCreateParamsStreaming = {
       model: request.model,
       max_tokens: this.maxOutputTokens ?? defaultMaxOutputTokens(request.model),
