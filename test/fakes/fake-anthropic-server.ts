@@ -7,7 +7,7 @@
 // messages, then a default reply.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { FakeModelServer, FakeReply, FakeReplyHandler, FakeUsage, RecordedRequest, WaitOptions } from './fake-model-server.js';
+import { argumentsText, readBody, sendJson, split, type FakeModelServer, type FakeReply, type FakeReplyHandler, type FakeUsage, type RecordedRequest, type WaitOptions } from './fake-model-server.js';
 import { chatView, FakePromptCache, invalidRequest, promptTokensOf, type AnthropicRequestBody, type CacheOutcome } from './fake-anthropic-prompt.js';
 
 /** A reply, with what only this API has. */
@@ -125,13 +125,11 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
       if (reply.shouldRetry !== undefined) headers['x-should-retry'] = String(reply.shouldRetry);
       return sendError(res, reply.status, reply.errorMessage ?? `fake error ${reply.status}`, headers, reply.errorType);
     }
+    // Hippo always streams; the fake answers nothing else.
+    if (!wire.stream) return sendError(res, 400, 'this fake answers streamed requests only (stream: true)');
     const lookup = cache.lookup(key, wire);
     request.cache = lookup.outcome;
     const events = answerEvents(wire, reply, usageOf(reply, lookup.outcome), `msg_fake_${++ids}`, chunkSize);
-    if (!wire.stream) {
-      lookup.commit();
-      return sendJson(res, 200, messageOf(events));
-    }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_fake_${ids}` });
     for (const [sent, event] of events.entries()) {
       if (res.destroyed) return;
@@ -257,27 +255,6 @@ function answerEvents(body: AnthropicRequestBody, reply: AnthropicFakeReply, usa
   return events;
 }
 
-/** The non-streamed answer assembled from the same events. */
-function messageOf(events: WireEvent[]): object {
-  const start = events[0]?.['message'] as Record<string, unknown>;
-  const content: Array<Record<string, unknown>> = [];
-  const json = new Map<number, string>();
-  let stop: { delta: Record<string, unknown>; usage: unknown } | undefined;
-  for (const event of events) {
-    const index = Number(event['index']);
-    if (event.type === 'content_block_start') content[index] = { ...(event['content_block'] as object) };
-    if (event.type === 'content_block_delta') {
-      const delta = event['delta'] as { type: string; text?: string; partial_json?: string };
-      const block = content[index] as { text?: string };
-      if (delta.type === 'text_delta') block.text = (block.text ?? '') + (delta.text ?? '');
-      else json.set(index, (json.get(index) ?? '') + (delta.partial_json ?? ''));
-    }
-    if (event.type === 'message_delta') stop = event as never;
-  }
-  for (const [index, text] of json) (content[index] as { input?: unknown }).input = JSON.parse(text || '{}');
-  return { ...start, content, stop_reason: stop?.delta['stop_reason'], usage: stop?.usage };
-}
-
 function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
@@ -290,28 +267,4 @@ function write(res: ServerResponse, event: WireEvent): Promise<void> {
 function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, type?: string): void {
   const body = { type: 'error', error: { type: type ?? errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message }, request_id: 'req_fake_error' };
   sendJson(res, status, body, { 'request-id': 'req_fake_error', ...headers });
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(value));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function argumentsText(call: { arguments: string | Record<string, unknown> }): string {
-  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
-}
-
-function split(text: string, size: number): string[] {
-  const pieces: string[] = [];
-  for (let start = 0; start < text.length; start += size) pieces.push(text.slice(start, start + size));
-  return pieces;
 }
