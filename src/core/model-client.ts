@@ -6,14 +6,17 @@ export interface ModelRequest {
   model: string;
   messages: readonly ChatMessage[];
   tools: readonly ToolDefinition[];
-  /** Sent as `prompt_cache_key`: the session id, shared by the worker and its forks. */
+  /**
+   * The session id, shared by the worker and its forks: sent as `prompt_cache_key` to
+   * OpenAI-compatible endpoints (Anthropic caches by exact prefix and takes no key).
+   */
   cacheKey: string;
 }
 
 /** Token usage reported by the provider for one call. */
 export interface ModelUsage {
   promptTokens: number;
-  /** `prompt_tokens_details.cached_tokens`; 0 when the provider does not say. */
+  /** Read from the prompt cache (`cached_tokens`, Anthropic's `cache_read_input_tokens`); 0 when the provider does not say. */
   cachedTokens: number;
   completionTokens: number;
   /**
