@@ -1,8 +1,9 @@
 // The agent (worker, summarizer and decider forks) on the Anthropic Messages API: the real SDK
 // against the wire-level fake, whose prompt cache honours only `cache_control` marks. Forks must
 // read the worker's context from the cache and be its request plus one message at the wire (R1).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { SessionRecord } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { spendOf } from '../../src/core/spend.js';
 import { startFakeAnthropicServer, type AnthropicRecordedRequest, type FakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
@@ -15,24 +16,25 @@ const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.ob
 
 let database: TestDatabase;
 let model: FakeAnthropicServer;
-const harnesses: AgentHarness[] = [];
+let harness: AgentHarness;
+let session: SessionRecord;
 
+// One task, run once; every test reads what it sent and what was recorded.
 beforeAll(async () => {
   database = await createTestDatabase();
   // Like Claude Sonnet: nothing under 1,024 tokens is cached.
   model = await startFakeAnthropicServer({ minCacheTokens: 1_024, chunkSize: 64 });
-});
-afterEach(async () => {
-  for (const harness of harnesses.splice(0)) await harness.close();
-  model.reset();
-});
+  harness = await start();
+  session = await runTask(harness);
+}, 120_000);
 afterAll(async () => {
-  await model.close();
-  await database.drop();
+  await harness?.close();
+  await model?.close();
+  await database?.drop();
 });
 
 async function start(): Promise<AgentHarness> {
-  const harness = await createAgentHarness({
+  return createAgentHarness({
     database,
     model: model as unknown as FakeModelServer,
     provider: 'anthropic',
@@ -41,8 +43,6 @@ async function start(): Promise<AgentHarness> {
     // holds the worker's newest step when the fork is sent.
     settings: { model: 'claude-sonnet-4-5', contextWindow: 20_000, forkAfterWorkerPrefillMs: 10_000, prices: null },
   });
-  harnesses.push(harness);
-  return harness;
 }
 
 /** The worker calls echo twice with a sizeable text (each step crosses a 3% memory step), then answers. */
@@ -64,7 +64,7 @@ function scriptTask(): void {
 const isFirstForkCall = (request: AnthropicRecordedRequest) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change');
 const ofRole = (role: string) => model.requests.filter((request) => request.path === '/v1/messages' && roleOf(request.body) === role);
 
-async function runTask(h: AgentHarness) {
+async function runTask(h: AgentHarness): Promise<SessionRecord> {
   scriptTask();
   const { session } = await h.agent.submit(personMessage(newThread(), 'Run the two-step migration.'), { startSession: true });
   const runner = await h.agent.runner(session!.id);
@@ -75,8 +75,6 @@ async function runTask(h: AgentHarness) {
 
 describe('the agent on the Anthropic Messages API', () => {
   it('gives every fork the worker\'s context from the cache: all but its trailing user messages (marker, instruction)', async () => {
-    const h = await start();
-    const session = await runTask(h);
     const forks = [...ofRole('summarizer'), ...ofRole('decider')].filter(isFirstForkCall);
     expect(ofRole('summarizer').filter(isFirstForkCall).length).toBeGreaterThanOrEqual(1);
     expect(ofRole('decider').length).toBeGreaterThanOrEqual(1);
@@ -104,22 +102,18 @@ describe('the agent on the Anthropic Messages API', () => {
     const reported = model.requests.filter((request) => request.cache).map((request) => request.cache!.read).sort((a, b) => a - b);
     expect(calls.map((call) => call.cachedTokens).sort((a, b) => a - b)).toEqual(reported);
     // Forks cost little: billed at Claude's prices, cache writes included.
-    const spend = spendOf(await h.stores.usage.totals({ sessionId: session.id }), h.deps.settings);
+    const spend = spendOf(await harness.stores.usage.totals({ sessionId: session.id }), harness.deps.settings);
     expect(spend.priced).toBe(true);
     expect(spend.byRole.summarizer + spend.byRole.decider).toBeLessThan(spend.byRole.worker);
   });
 
-  it('has a summarizer\'s next call read all its first call sent', async () => {
-    const h = await start();
-    await runTask(h);
+  it('has a summarizer\'s next call read all its first call sent', () => {
     const [first, second] = ofRole('summarizer');
     expect(isFirstForkCall(first!)).toBe(true);
     expect(second!.cache!.read).toBe(first!.cache!.promptTokens);
   });
 
-  it('has each worker call read everything the previous one sent', async () => {
-    const h = await start();
-    await runTask(h);
+  it('has each worker call read everything the previous one sent', () => {
     const workers = ofRole('worker');
     expect(workers.length).toBe(3);
     for (let index = 1; index < workers.length; index += 1) {
@@ -129,9 +123,7 @@ describe('the agent on the Anthropic Messages API', () => {
     }
   });
 
-  it('sends the decider the worker\'s next request byte for byte plus one message, and the summarizer its prefix (R1 at the wire)', async () => {
-    const h = await start();
-    await runTask(h);
+  it('sends the decider the worker\'s next request byte for byte plus one message, and the summarizer its prefix (R1 at the wire)', () => {
     const decider = ofRole('decider').find(isFirstForkCall)!;
     const summarizer = ofRole('summarizer').find(isFirstForkCall)!;
     const deciderPrefix = { ...decider.wire, messages: decider.wire.messages?.slice(0, -1) };
