@@ -44,6 +44,8 @@ export interface CacheOutcome {
   written: number;
   /** Prompt tokens up to each marked block, in prompt order. */
   breakpoints: number[];
+  /** Prompt tokens up to the end of each message (tools and system included), by message index. */
+  messageEnds: number[];
 }
 
 /** Blocks after which the API looks back for an earlier entry (Anthropic: 20). */
@@ -53,6 +55,8 @@ interface PromptBlock {
   key: string;
   tokens: number;
   marked: boolean;
+  /** The index of the message the block is part of (-1: tools and system). */
+  message: number;
 }
 
 function withoutMark(value: object): object {
@@ -66,12 +70,12 @@ function contentBlocks(content: string | WireBlock[] | undefined): WireBlock[] {
 }
 
 function promptBlocks(body: AnthropicRequestBody): PromptBlock[] {
-  const block = (key: string, marked: boolean): PromptBlock => ({ key, tokens: Math.ceil(key.length / 4), marked });
+  const block = (key: string, marked: boolean, message = -1): PromptBlock => ({ key, tokens: Math.ceil(key.length / 4), marked, message });
   const blocks: PromptBlock[] = [];
   for (const tool of body.tools ?? []) blocks.push(block(`tool|${JSON.stringify(withoutMark(tool))}`, Boolean(tool.cache_control)));
   for (const part of contentBlocks(body.system)) blocks.push(block(`system|${JSON.stringify(withoutMark(part))}`, Boolean(part.cache_control)));
-  for (const message of body.messages ?? []) {
-    for (const part of contentBlocks(message.content)) blocks.push(block(`${message.role}|${JSON.stringify(withoutMark(part))}`, Boolean(part.cache_control)));
+  for (const [index, message] of (body.messages ?? []).entries()) {
+    for (const part of contentBlocks(message.content)) blocks.push(block(`${message.role}|${JSON.stringify(withoutMark(part))}`, Boolean(part.cache_control), index));
   }
   return blocks;
 }
@@ -92,11 +96,13 @@ export class FakePromptCache {
     const totals: number[] = [];
     let hash = createHash('sha256').update(`${scope}|${body.model ?? ''}`).digest('hex');
     let total = 0;
+    const messageEnds: number[] = [];
     for (const block of blocks) {
       hash = createHash('sha256').update(hash).update(block.key).digest('hex');
       total += block.tokens;
       digests.push(hash);
       totals.push(total);
+      if (block.message >= 0) messageEnds[block.message] = total;
     }
     const marks = blocks.flatMap((block, index) => (block.marked ? [index] : []));
     let read = 0;
@@ -112,7 +118,7 @@ export class FakePromptCache {
     const lastMark = cacheable.at(-1);
     const written = lastMark === undefined ? 0 : Math.max(0, (totals[lastMark] ?? 0) - read);
     return {
-      outcome: { promptTokens: total, read, written, breakpoints: marks.map((mark) => totals[mark] ?? 0) },
+      outcome: { promptTokens: total, read, written, breakpoints: marks.map((mark) => totals[mark] ?? 0), messageEnds },
       commit: () => {
         for (const mark of cacheable) this.entries.add(digests[mark] ?? '');
       },

@@ -45,7 +45,10 @@ async function start(): Promise<AgentHarness> {
   });
 }
 
-/** The worker calls echo twice with a sizeable text (each step crosses a 3% memory step), then answers. */
+/**
+ * The worker calls echo with a sizeable text (each step crosses a 3% memory step), then twelve
+ * echos at once (more blocks than the API looks back over from a mark), then answers.
+ */
 function scriptTask(): void {
   let worker = 0;
   model.respond((body) => {
@@ -56,12 +59,18 @@ function scriptTask(): void {
       return wrote ? { content: 'MAIN.md updated.' } : { toolCalls: [{ name: 'memory_append', arguments: { path: 'MAIN.md', text: '- The migration runs in two echo steps.' } }] };
     }
     worker += 1;
-    if (worker <= 2) return { content: `Step ${worker}.`, toolCalls: [{ name: 'echo', arguments: { text: `log line ${worker} `.repeat(120) } }] };
+    if (worker === 1) return { content: 'Step 1.', toolCalls: [{ name: 'echo', arguments: { text: 'log line 1 '.repeat(120) } }] };
+    if (worker === 2) return { content: 'Step 2, in twelve parts.', toolCalls: Array.from({ length: 12 }, (_, part) => ({ name: 'echo', arguments: { text: `part ${part} `.repeat(10) } })) };
     return { content: 'Both steps are done.' };
   });
 }
 
 const isFirstForkCall = (request: AnthropicRecordedRequest) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change');
+
+/** The index of a request's last message that is an answer or tool results (-1: none). */
+function lastNonUserMessage(request: AnthropicRecordedRequest): number {
+  return (request.wire.messages ?? []).findLastIndex((message) => message.role === 'assistant' || (Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result')));
+}
 const ofRole = (role: string) => model.requests.filter((request) => request.path === '/v1/messages' && roleOf(request.body) === role);
 
 async function runTask(h: AgentHarness): Promise<SessionRecord> {
@@ -79,16 +88,12 @@ describe('the agent on the Anthropic Messages API', () => {
     expect(ofRole('summarizer').filter(isFirstForkCall).length).toBeGreaterThanOrEqual(1);
     expect(ofRole('decider').length).toBeGreaterThanOrEqual(1);
     for (const fork of forks) {
-      const { read, written, promptTokens, breakpoints } = fork.cache!;
-      // Read up to the mark before the instruction's, which is the worker's last tool result or
-      // answer: the worker's context at the fork point, less the marker (for a decider). The rest
-      // is written, so the fork's own next call reads its instruction.
-      expect(breakpoints.at(-1)).toBe(promptTokens);
-      expect(read, `fork ${fork.index}`).toBe(breakpoints.at(-2));
+      const { read, written, promptTokens, messageEnds } = fork.cache!;
+      // Read up to the worker's last tool result or answer: the worker's context at the fork
+      // point, less the marker (for a decider). The rest is written, so the fork's own next call
+      // reads its instruction.
+      expect(read, `fork ${fork.index}`).toBe(messageEnds[lastNonUserMessage(fork)]);
       expect(read + written).toBe(promptTokens);
-      const messages = fork.wire.messages ?? [];
-      const lastNonUser = messages.findLastIndex((message) => message.role === 'assistant' || (Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result')));
-      expect(messages.slice(lastNonUser + 1).every((message) => message.role === 'user' && Array.isArray(message.content) && message.content.every((block) => block.type === 'text'))).toBe(true);
       expect(read).toBeGreaterThan(promptTokens / 2);
     }
     // R14: the usage rows hold what the API reported, cache reads and writes included.
@@ -117,9 +122,12 @@ describe('the agent on the Anthropic Messages API', () => {
     const workers = ofRole('worker');
     expect(workers.length).toBe(3);
     for (let index = 1; index < workers.length; index += 1) {
-      const previous = workers[index - 1]!.cache!;
-      // The previous call's prompt, up to its last mark, is read (a marker after it is plain input).
-      expect(workers[index]!.cache!.read).toBeGreaterThanOrEqual(previous.breakpoints.at(-1)!);
+      const previous = workers[index - 1]!;
+      // All the previous call sent up to its last answer or tool results (its first call: the
+      // memory documents); a marker after them is plain input. Also after twelve tool calls,
+      // whose 25 blocks the API would not look back over from this call's last mark.
+      const sent = previous.cache!.messageEnds[Math.max(0, lastNonUserMessage(previous))]!;
+      expect(workers[index]!.cache!.read, `worker call ${index + 1}`).toBeGreaterThanOrEqual(sent);
     }
   });
 
