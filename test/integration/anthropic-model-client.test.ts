@@ -294,7 +294,8 @@ describe('AnthropicModelClient: failures', () => {
     // message_start, ping, content_block_start, two text deltas, then silence.
     server.enqueue({ content: 'partial answer here', hangAfterChunks: 5 });
     const deltas: string[] = [];
-    const error = await expectRejection(client({ timeoutMs: 150 }).complete(request(hello), { role: 'worker', onTextDelta: (delta) => deltas.push(delta) }), ModelError);
+    // A second of silence: long enough that a busy machine never times out between the first events.
+    const error = await expectRejection(client({ timeoutMs: 1_000 }).complete(request(hello), { role: 'worker', onTextDelta: (delta) => deltas.push(delta) }), ModelError);
     expect(error.message).toContain('timed out');
     expect(deltas.join('')).toBe('partia');
     expect(server.requests).toHaveLength(1);
