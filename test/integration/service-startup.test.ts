@@ -87,20 +87,20 @@ describe('npm start', () => {
     try {
       const env = { ...modelEnv(), OPENAI_BASE_URL: '', MODEL_CONTEXT_WINDOW: '', MODEL_PROVIDER: 'anthropic', ANTHROPIC_BASE_URL: anthropic.url, MODEL: 'claude-sonnet-4-5' };
       const refused = start({ ...env, ANTHROPIC_API_KEY: 'sk-ant-wrong' });
-      const warning = await refused.waitForLog(/^model-endpoint-unauthorized/);
+      const warning = await refused.waitForLog(/^model-endpoint-unauthorized/, 60_000);
       expect(warning['msg']).toMatch(/^model-endpoint-unauthorized: model endpoint 127\.0\.0\.1:\d+ answered 401 authentication_error: invalid x-api-key: check ANTHROPIC_API_KEY$/);
       const started = await refused.waitForLog(/^service-started/);
       expect((await readiness(started['port'])).body.checks).toMatchObject({ model: 'unauthorized' });
       expect(refused.lines.join('\n')).not.toContain('sk-ant-wrong');
       const taken = start({ ...env, ANTHROPIC_API_KEY: 'sk-ant-right' });
-      const ready = await taken.waitForLog(/^agent-ready/);
+      const ready = await taken.waitForLog(/^agent-ready/, 60_000); // loads the Anthropic SDK: slow on a busy machine
       expect(ready).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5', contextWindow: 200_000, images: true });
-      await taken.waitForLog(/^model-endpoint-ok$/);
+      await taken.waitForLog(/^model-endpoint-ok$/, 60_000);
       expect(anthropic.modelListings).toBe(2);
     } finally {
       await anthropic.close();
     }
-  });
+  }, 200_000); // two services start one after the other
 
   it('reads .env from its working directory, with the real environment winning', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'hippo-dotenv-'));
