@@ -3,7 +3,9 @@
 //   hippo    — the real Agent with background memory (forked summarizer + decider, deferred resets);
 //   blocking — compaction at 85% of the window that the worker waits for (Codex/Claude Code);
 //   none     — no memory management: the context just grows past the window.
-// Run alone: npx tsx bench/b1-memory.ts
+// Run alone: npx tsx bench/b1-memory.ts. BENCH_B1_PROVIDER=anthropic runs the same script through the
+// Anthropic client against the fake Messages API (cache only at cache_control marks, cache writes
+// billed), priced at Claude Sonnet's list prices.
 import { z } from 'zod';
 import type { AgentHarness } from '../test/support/agent-harness.js';
 import { createAgentHarness, newThread, personMessage } from '../test/support/agent-harness.js';
@@ -52,6 +54,8 @@ interface B1Settings {
   deciderEvery: number;
   /** BENCH_B1_SUMMARIZER: how the scripted summarizer writes, 'edit' (default) or 'rewrite'. */
   summarizerStyle: 'rewrite' | 'edit';
+  /** BENCH_B1_PROVIDER: the model client and fake, 'openai' (default) or 'anthropic'. */
+  provider: 'openai' | 'anthropic';
 }
 
 function settingsFromEnvironment(): B1Settings {
@@ -74,8 +78,18 @@ function settingsFromEnvironment(): B1Settings {
     deciderFloorPercent: envNumber('BENCH_B1_DECIDER_FLOOR', productDefaults.MEMORY_DECIDER_FLOOR_PERCENT),
     deciderEvery: envNumber('BENCH_B1_DECIDER_EVERY', productDefaults.MEMORY_DECIDER_EVERY),
     summarizerStyle: process.env['BENCH_B1_SUMMARIZER'] === 'rewrite' ? 'rewrite' : 'edit',
+    provider: providerFromEnvironment(),
   };
 }
+
+function providerFromEnvironment(): B1Settings['provider'] {
+  const raw = process.env['BENCH_B1_PROVIDER'] ?? 'openai';
+  if (raw !== 'openai' && raw !== 'anthropic') throw new Error(`BENCH_B1_PROVIDER: unknown provider ${raw}; use openai or anthropic`);
+  return raw;
+}
+
+/** The model name each provider's run uses (its prices are the ones reported). */
+const benchModels: Record<B1Settings['provider'], string> = { openai: 'test-model', anthropic: 'claude-sonnet-4-5' };
 
 function modesFromEnvironment(): Array<ModeResult['mode']> {
   const all: Array<ModeResult['mode']> = ['hippo', 'blocking', 'none'];
@@ -179,9 +193,10 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
   const harness: AgentHarness = await createAgentHarness({
     database: database.database,
     model: model.asHarnessModel(),
+    provider: settings.provider,
     tools: [runStepTool(settings, tools)],
     settings: {
-      contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
+      model: benchModels[settings.provider], contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
       deciderFloorPercent: settings.deciderFloorPercent, deciderEvery: settings.deciderEvery,
       forkAfterWorkerPrefillMs: envNumber('BENCH_B1_FORK_WAIT_MS', defaultAgentSettings.forkAfterWorkerPrefillMs),
     },
@@ -247,8 +262,9 @@ async function runBaseline(mode: 'blocking' | 'none', settings: B1Settings, data
   const harness = await createAgentHarness({
     database: database.database,
     model: model.asHarnessModel(),
+    provider: settings.provider,
     tools: [runStepTool(settings, tools)],
-    settings: { contextWindow: settings.contextWindow },
+    settings: { model: benchModels[settings.provider], contextWindow: settings.contextWindow },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
   try {
@@ -293,14 +309,18 @@ interface TokenTotals {
   prompt: number;
   cached: number;
   output: number;
+  /** Cache writes, when the provider reported them (Anthropic). */
+  written?: number;
 }
 
 function totals(calls: CallRecord[]): TokenTotals {
+  const reported = calls.filter((call) => call.cacheWriteTokens !== undefined);
   return {
     calls: calls.length,
     prompt: sum(calls.map((call) => call.promptTokens)),
     cached: sum(calls.map((call) => call.cachedTokens)),
     output: sum(calls.map((call) => call.completionTokens)),
+    ...(reported.length > 0 ? { written: sum(reported.map((call) => call.cacheWriteTokens ?? 0)) } : {}),
   };
 }
 
@@ -313,7 +333,7 @@ function tokenTable(results: ModeResult[]): Table {
       const calls = result.calls.filter((call) => call.role === role);
       if (calls.length === 0) continue;
       const total = totals(calls);
-      rows.push([`${result.mode} · ${role}`, total.calls, count(total.prompt - total.cached), count(total.cached), count(total.output), percent(total.cached, total.prompt)]);
+      rows.push([`${result.mode} · ${role}`, total.calls, count(total.prompt - total.cached), total.written === undefined ? '–' : count(total.written), count(total.cached), count(total.output), percent(total.cached, total.prompt)]);
     }
     const memory = totals(result.calls.filter((call) => call.role !== 'worker'));
     const worker = totals(result.calls.filter((call) => call.role === 'worker'));
@@ -322,13 +342,14 @@ function tokenTable(results: ModeResult[]): Table {
         `${result.mode} · memory / worker`,
         '',
         percent(memory.prompt - memory.cached, worker.prompt - worker.cached),
+        memory.written === undefined ? '' : percent(memory.written, worker.written ?? 0),
         percent(memory.cached, worker.cached),
         percent(memory.output, worker.output),
         '',
       ]);
     }
   }
-  return { title: 'Tokens by role (uncached input / cached input / output)', columns: ['mode · role', 'calls', 'uncached in', 'cached in', 'output', 'cache hit'], rows };
+  return { title: 'Tokens by role (uncached input, of which written to the cache / cached input / output)', columns: ['mode · role', 'calls', 'uncached in', 'of which cache writes', 'cached in', 'output', 'cache hit'], rows };
 }
 
 /** Fork calls by kind, with where their uncached input comes from. */
@@ -382,7 +403,7 @@ async function runB1(): Promise<BenchReport> {
   const settings = settingsFromEnvironment();
   const scenario = scenarioFor(settings);
   const database = await createPostgresBenchDatabase();
-  const model = await startModelHost(scenario, { simulateCache: true });
+  const model = await startModelHost(scenario, { simulateCache: true, provider: settings.provider });
   const results: ModeResult[] = [];
   let modelCpuMs = 0;
   try {
@@ -423,17 +444,27 @@ function projection(result: ModeResult, settings: B1Settings): { realTaskMs: num
   };
 }
 
-/** GPT-5 list prices per million tokens (the product's table), and the same with cache writes billed 1.25× input (Anthropic-style). */
-const gpt5 = pricesFor('gpt-5') ?? { input: 1.25, cachedInput: 0.125, output: 10 };
-const priceTables: Array<{ name: string; prices: ModelPrices }> = [
-  { name: 'GPT-5 list prices', prices: gpt5 },
-  { name: 'cache writes billed 1.25× input', prices: { ...gpt5, cacheWrite: gpt5.input * 1.25 } },
-];
+/**
+ * The price tables a run is reported at (the product's table): GPT-5 list prices, and the same with
+ * every uncached token billed as a cache write (1.25× input, Anthropic-style); through the Anthropic
+ * client, Claude Sonnet 4.5 list prices with the cache writes the API reported.
+ */
+function priceTablesFor(provider: B1Settings['provider']): Array<{ name: string; prices: ModelPrices }> {
+  if (provider === 'anthropic') {
+    const sonnet = pricesFor(benchModels.anthropic) ?? { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 };
+    return [{ name: 'Claude Sonnet 4.5 list prices', prices: sonnet }];
+  }
+  const gpt5 = pricesFor('gpt-5') ?? { input: 1.25, cachedInput: 0.125, output: 10 };
+  return [
+    { name: 'GPT-5 list prices', prices: gpt5 },
+    { name: 'cache writes billed 1.25× input', prices: { ...gpt5, cacheWrite: gpt5.input * 1.25 } },
+  ];
+}
 
-/** Dollars of `calls` at `prices` (GPT-5 list prices by default). */
-function dollars(calls: CallRecord[], prices: ModelPrices = gpt5): number {
+/** Dollars of `calls` at `prices`. */
+function dollars(calls: CallRecord[], prices: ModelPrices): number {
   const total = totals(calls);
-  return costOf(prices, { promptTokens: total.prompt, cachedTokens: total.cached, completionTokens: total.output });
+  return costOf(prices, { promptTokens: total.prompt, cachedTokens: total.cached, completionTokens: total.output, cacheWriteTokens: total.written });
 }
 
 /**
@@ -445,19 +476,22 @@ function summaryLines(settings: B1Settings, results: ModeResult[], forkHit: numb
   const blocking = results.find((result) => result.mode === 'blocking');
   if (!hippo || !blocking) return [];
   const stall = projection(hippo, settings).realStallMs / 1000;
+  const priceTables = priceTablesFor(settings.provider);
   return priceTables.map(({ name, prices }) => {
     const memory = hippo.calls.filter((call) => call.role !== 'worker');
     const worker = hippo.calls.filter((call) => call.role === 'worker');
     const ratio = dollars(hippo.calls, prices) / dollars(blocking.calls, prices);
     const overhead = dollars(memory, prices) / dollars(worker, prices);
-    return `B1 summary${name === priceTables[0]?.name ? '' : ` (${name})`}: cost_ratio=${fixed(ratio, 3)} stall_s=${fixed(stall, 2)} fork_cache=${forkHit === null ? 'n/a' : fixed(forkHit * 100, 2)} overhead=${fixed(overhead, 3)}`;
+    const label = settings.provider === 'anthropic' ? ` (anthropic, ${name})` : name === priceTables[0]?.name ? '' : ` (${name})`;
+    return `B1 summary${label}: cost_ratio=${fixed(ratio, 3)} stall_s=${fixed(stall, 2)} fork_cache=${forkHit === null ? 'n/a' : fixed(forkHit * 100, 2)} overhead=${fixed(overhead, 3)}`;
   });
 }
 
 function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: number): BenchReport {
+  const priceTables = priceTablesFor(settings.provider);
   const summary: Table = {
     title: 'Per mode. Bench columns are measured at BENCH_SCALE; "≈ real" projects to full-scale latencies (see notes)',
-    columns: ['mode', 'wall s (bench)', 'worker calls', 'resets / compactions', 'stall ms (bench)', '≈ real stall s', 'orchestration ms/step', 'model call overhead ms', '≈ real task s', 'peak context', 'first call over the window', '$ at GPT-5 prices', '$ with cache writes billed'],
+    columns: ['mode', 'wall s (bench)', 'worker calls', 'resets / compactions', 'stall ms (bench)', '≈ real stall s', 'orchestration ms/step', 'model call overhead ms', '≈ real task s', 'peak context', 'first call over the window', ...priceTables.map(({ name }) => `$ at ${name}`)],
     rows: results.map((result) => {
       const workers = result.calls.filter((call) => call.role === 'worker');
       const peak = Math.max(0, ...workers.map((call) => call.promptTokens));
@@ -475,8 +509,7 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
         failed ? 'fails' : fixed(time.realTaskMs / 1000, 0),
         `${count(peak)} (${percent(peak, settings.contextWindow, 0)})`,
         result.overflowCall === null ? 'never' : `call ${result.overflowCall} (stopped there)`,
-        fixed(dollars(result.calls), 2),
-        fixed(dollars(result.calls, priceTables[1]?.prices), 2),
+        ...priceTables.map(({ prices }) => fixed(dollars(result.calls, prices), 2)),
       ];
     }),
   };
@@ -507,12 +540,14 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
     '"≈ real task s" = worker calls × worker latency + tool calls × tool latency (full scale) + "≈ real stall" (model waits ÷ BENCH_SCALE, database and CPU time as measured) + orchestration as measured. "stall" for hippo = fork bookkeeping inside checkpoints + resets (worker stopped → next call); for blocking = the compaction calls.',
     `"model call overhead" = worker call time minus its scripted latency: HTTP and JSON of the request, and the fake model's own work (one process for all requests, with the cache simulation comparing every request with all earlier ones of its key; it used ${fixed(modelCpuMs / 1000, 1)} s CPU in total: ${results.map((result) => `${result.mode} ${fixed(result.modelCpuS ?? 0, 1)} s`).join(', ')}). Forks make the fake slower for the worker; a real provider does not, so the projection leaves it out.`,
     'Orchestration = tool end → next worker call, minus memory stall: in hippo every message, flag and usage row is written to Postgres with durable commits (see B2); the baselines keep the context in memory and write only usage rows.',
-    'Usage is the fake server\'s: prompt = JSON(messages)/4, cached = longest shared prefix with an earlier request of the same prompt_cache_key (0 under 1,024 tokens, then 128-token blocks), like OpenAI. The fake registers a request in its cache when it answers (after the scripted delay), so a fork answered after the worker\'s next request also hits the newest step; a real provider caches only what it has processed when the fork arrives, so real fork hit ratios are a little lower.',
+    settings.provider === 'anthropic'
+      ? 'Usage is the fake Messages API\'s: tokens = JSON of each block / 4; it caches a prefix only up to a block marked cache_control (from 1,024 tokens, like Claude Sonnet), reads the longest earlier entry ending at one of a request\'s marks or up to 20 blocks before one, and stores a request\'s entries when its answer starts. Cache writes are reported as cache_creation_input_tokens and billed at 1.25× input; the worker\'s user messages after its last tool result or answer (marker, steers) are plain input, and a fork\'s instruction is written for the fork\'s next call.'
+      : 'Usage is the fake server\'s: prompt = JSON(messages)/4, cached = longest shared prefix with an earlier request of the same prompt_cache_key (0 under 1,024 tokens, then 128-token blocks), like OpenAI. The fake registers a request in its cache when it answers (after the scripted delay), so a fork answered after the worker\'s next request also hits the newest step; a real provider caches only what it has processed when the fork arrives, so real fork hit ratios are a little lower.',
     '"none" stops at the first call over the window, which a real provider refuses: the task cannot finish without memory management.',
   );
   return {
     id: 'b1',
-    title: 'memory: background memory vs blocking compaction vs none',
+    title: `memory: background memory vs blocking compaction vs none${settings.provider === 'anthropic' ? ' (Anthropic Messages API)' : ''}`,
     settings: {
       BENCH_SCALE: settings.scale,
       steps: settings.steps,
@@ -523,6 +558,7 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
       'decider floor %': settings.deciderFloorPercent,
       'decider every': settings.deciderEvery,
       summarizer: settings.summarizerStyle,
+      provider: settings.provider,
     },
     tables,
     targets,

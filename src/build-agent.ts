@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ModelHealth } from './adapters/model/model-health.js';
+import type { AnthropicModelClient } from './adapters/model/anthropic-model-client.js';
 import { OpenAIModelClient } from './adapters/model/openai-model-client.js';
 import type { Database } from './adapters/storage/database.js';
 import { createLeaseStore } from './adapters/storage/lease-store.js';
 import { createPrismaStores } from './adapters/storage/prisma-stores.js';
 import { LocalWakeups, PostgresWakeups } from './adapters/storage/wakeups.js';
-import type { Config } from './config.js';
+import { missingModelSettings, type Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/context-window.js';
@@ -50,6 +51,16 @@ function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger): No
   return setInterval(sweep, WORKSPACE_SWEEP_INTERVAL_MS).unref();
 }
 
+/** The client of MODEL_PROVIDER; the Anthropic SDK is loaded only when it is the one used. */
+async function modelClientFor(config: Config, log: Logger): Promise<OpenAIModelClient | AnthropicModelClient> {
+  const limits = { timeoutMs: config.MODEL_TIMEOUT_SECONDS * 1000, maxRetries: config.MODEL_MAX_ATTEMPTS - 1, totalTimeoutMs: config.MODEL_TOTAL_TIMEOUT_SECONDS * 1000, log };
+  if (config.MODEL_PROVIDER === 'anthropic') {
+    const { AnthropicModelClient } = await import('./adapters/model/anthropic-model-client.js');
+    return new AnthropicModelClient({ apiKey: config.ANTHROPIC_API_KEY ?? '', ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}), ...limits });
+  }
+  return new OpenAIModelClient({ apiKey: config.OPENAI_API_KEY ?? '', ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}), ...limits });
+}
+
 export interface BuiltAgent {
   agent: Agent;
   stores: Stores;
@@ -74,9 +85,8 @@ export interface BuildAgentOptions {
 /** Wires the agent; throws ConfigError when the model settings or TOOLS are unusable. */
 export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent> {
   const { config, database, log } = options;
-  if (!config.OPENAI_API_KEY || !config.MODEL) {
-    throw new ConfigError('config: OPENAI_API_KEY and MODEL are required to run the agent');
-  }
+  const missing = missingModelSettings(config);
+  if (missing.length > 0 || !config.MODEL) throw new ConfigError(`${missing.join('; ')}: needed to run the agent`);
   const stores = createPrismaStores(database.prisma);
   const window = contextWindowFor(config.MODEL, config.MODEL_CONTEXT_WINDOW);
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
@@ -120,15 +130,12 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     : null;
   if (!pricesFor(config.MODEL, prices ?? undefined)) log.warn({ model: config.MODEL }, 'model-prices-unknown: set MODEL_PRICES to see and cap spend');
   const metrics = new Metrics({ events, prisma: database.prisma, owner, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
-  const modelClient = new OpenAIModelClient({
-    apiKey: config.OPENAI_API_KEY,
-    ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
-    timeoutMs: config.MODEL_TIMEOUT_SECONDS * 1000,
-    maxRetries: config.MODEL_MAX_ATTEMPTS - 1,
-    totalTimeoutMs: config.MODEL_TOTAL_TIMEOUT_SECONDS * 1000,
+  const modelClient = await modelClientFor(config, log);
+  const modelHealth = new ModelHealth(modelClient, {
+    check: () => modelClient.checkEndpoint(),
+    ...(modelClient instanceof OpenAIModelClient ? {} : { isUnreachable: (error) => modelClient.isUnreachable(error) }),
     log,
   });
-  const modelHealth = new ModelHealth(modelClient, { check: () => modelClient.checkEndpoint(), log });
   const deps: AgentDeps = {
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
@@ -153,7 +160,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     clock: { now: () => new Date() },
     attachments,
   };
-  log.info({ model: config.MODEL, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name) }, 'agent-ready');
+  log.info({ model: config.MODEL, provider: config.MODEL_PROVIDER, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name) }, 'agent-ready');
   return {
     agent: new Agent(deps),
     stores,

@@ -40,9 +40,18 @@ export const configSchema = z.object({
   /** HTTP port for /healthz, /readyz, /metrics and /slack/events. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * The API MODEL is called through: `openai`, any OpenAI-compatible Chat Completions endpoint; or
+   * `anthropic`, Anthropic's Messages API, the only way Claude caches prompts (memory forks rely on it).
+   */
+  MODEL_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
   OPENAI_API_KEY: optionalText,
   /** Any OpenAI-compatible Chat Completions base URL (vLLM, Ollama, OpenRouter, …). */
   OPENAI_BASE_URL: url.optional(),
+  /** The Anthropic API key (MODEL_PROVIDER=anthropic); OPENAI_API_KEY is never sent to Anthropic. */
+  ANTHROPIC_API_KEY: optionalText,
+  /** The Anthropic API base URL without /v1 (proxies, gateways, tests); unset: https://api.anthropic.com. */
+  ANTHROPIC_BASE_URL: url.optional(),
   MODEL: optionalText,
   /** Tokens; overrides the built-in table of context windows. */
   MODEL_CONTEXT_WINDOW: z.coerce.number().int().min(1024).optional(),
@@ -182,6 +191,7 @@ export function configWarnings(config: Config, options: { service: boolean }): s
     warnings.push(`MCP_CONFIG is set but TOOLS (${config.TOOLS}) does not include mcp: its servers are not started; add mcp to TOOLS`);
   }
   if (groups.includes('mcp') && !config.MCP_CONFIG) warnings.push('TOOLS includes mcp but MCP_CONFIG is not set: there are no MCP tools');
+  warnings.push(...modelProviderWarnings(config));
   if (!options.service) return warnings;
   if (config.SLACK_BOT_TOKEN && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
     warnings.push('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started');
@@ -196,10 +206,31 @@ export function configWarnings(config: Config, options: { service: boolean }): s
   return warnings;
 }
 
+/** Model settings that parse but are ignored or defeat the prompt cache. */
+function modelProviderWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.MODEL_PROVIDER === 'anthropic') {
+    if (config.OPENAI_BASE_URL) warnings.push('OPENAI_BASE_URL is set but MODEL_PROVIDER=anthropic: it is not used (ANTHROPIC_BASE_URL is the Anthropic setting)');
+    if (config.ANTHROPIC_BASE_URL && /\/v1\/?$/.test(config.ANTHROPIC_BASE_URL)) {
+      warnings.push('ANTHROPIC_BASE_URL ends in /v1, which the Anthropic client adds itself: calls would go to /v1/v1/messages; remove the /v1');
+    }
+    return warnings;
+  }
+  if (config.ANTHROPIC_API_KEY || config.ANTHROPIC_BASE_URL) {
+    warnings.push('ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set but MODEL_PROVIDER is openai: they are not used; set MODEL_PROVIDER=anthropic to call Claude through the Messages API');
+  }
+  if (/claude/i.test(config.MODEL ?? '') && config.OPENAI_BASE_URL && /(^|\.)anthropic\.com$/.test(new URL(config.OPENAI_BASE_URL).hostname)) {
+    warnings.push('MODEL is a Claude model on Anthropic\'s OpenAI-compatible endpoint, which caches no prompts: every memory fork re-reads the whole context at full price; set MODEL_PROVIDER=anthropic and ANTHROPIC_API_KEY');
+  }
+  return warnings;
+}
+
 /** Checks what the agent needs to talk to a model; returns one line per missing variable. */
 export function missingModelSettings(config: Config): string[] {
   const missing: string[] = [];
-  if (!config.OPENAI_API_KEY) missing.push('config: OPENAI_API_KEY is required (the key for your OpenAI-compatible endpoint)');
-  if (!config.MODEL) missing.push('config: MODEL is required (e.g. MODEL=gpt-4.1)');
+  const anthropic = config.MODEL_PROVIDER === 'anthropic';
+  if (anthropic && !config.ANTHROPIC_API_KEY) missing.push('config: ANTHROPIC_API_KEY is required with MODEL_PROVIDER=anthropic (an API key from the Anthropic Console)');
+  if (!anthropic && !config.OPENAI_API_KEY) missing.push('config: OPENAI_API_KEY is required (the key for your OpenAI-compatible endpoint)');
+  if (!config.MODEL) missing.push(`config: MODEL is required (e.g. MODEL=${anthropic ? 'claude-sonnet-4-5' : 'gpt-4.1'})`);
   return missing;
 }

@@ -8,13 +8,13 @@ const secretPaths = [
   'token', 'apiKey', 'api_key', 'authorization', 'password', 'secret', 'signingSecret',
   'botToken', 'botRefreshToken', 'refreshToken', 'access_token', 'refresh_token', 'client_secret', 'clientSecret',
   'OPENAI_API_KEY', 'SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'DISCORD_BOT_TOKEN', 'DATABASE_URL',
-  'SLACK_CLIENT_SECRET', 'SLACK_STATE_SECRET', 'SLACK_TOKEN_ENCRYPTION_KEY',
+  'SLACK_CLIENT_SECRET', 'SLACK_STATE_SECRET', 'SLACK_TOKEN_ENCRYPTION_KEY', 'ANTHROPIC_API_KEY',
 ];
 
 /** Creates the process logger (JSON lines on stdout, or `destination`). */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   const redact = {
-    paths: [...secretPaths, ...secretPaths.map((path) => `*.${path}`), 'headers.authorization', '*.headers.authorization'],
+    paths: [...secretPaths, ...secretPaths.map((path) => `*.${path}`), 'headers.authorization', '*.headers.authorization', 'headers["x-api-key"]', '*.headers["x-api-key"]'],
     censor: '[redacted]',
   };
   return destination ? pino({ level, redact }, destination) : pino({ level, redact });

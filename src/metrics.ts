@@ -12,7 +12,7 @@ import { costOf, type ModelPrices } from './core/prices.js';
 export class Metrics {
   readonly registry = new Registry();
   private readonly modelCalls = new Counter({ name: 'hippo_model_calls_total', help: 'Model calls by role and outcome', labelNames: ['role', 'outcome'], registers: [this.registry] });
-  private readonly tokens = new Counter({ name: 'hippo_model_tokens_total', help: 'Tokens by role and kind (prompt, cached, completion)', labelNames: ['role', 'kind'], registers: [this.registry] });
+  private readonly tokens = new Counter({ name: 'hippo_model_tokens_total', help: 'Tokens by role and kind (prompt, cached, completion; cache_write where the provider bills cache writes)', labelNames: ['role', 'kind'], registers: [this.registry] });
   private readonly latency = new Histogram({ name: 'hippo_model_call_seconds', help: 'Model call latency by role', labelNames: ['role'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] });
   private readonly feedback = new Counter({ name: 'hippo_answer_feedback_total', help: '👍 (up) and 👎 (down) reactions on answers, by platform', labelNames: ['platform', 'kind'], registers: [this.registry] });
   private readonly promptByRole = new Map<AgentRole, { prompt: number; cached: number }>();
@@ -99,6 +99,7 @@ export class Metrics {
             this.tokens.inc({ role, kind: 'prompt' }, usage.promptTokens);
             this.tokens.inc({ role, kind: 'cached' }, usage.cachedTokens);
             this.tokens.inc({ role, kind: 'completion' }, usage.completionTokens);
+            if (usage.cacheWriteTokens !== undefined) this.tokens.inc({ role, kind: 'cache_write' }, usage.cacheWriteTokens);
             const prices = this.pricesOf(request.model);
             if (prices) this.cost.inc({ role }, costOf(prices, usage));
             const totals = this.promptByRole.get(role) ?? { prompt: 0, cached: 0 };

@@ -1,6 +1,6 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
-import { configWarnings, type Config } from './config.js';
+import { configWarnings, missingModelSettings, type Config } from './config.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
@@ -41,7 +41,8 @@ export async function startService(config: Config, log: Logger, options: Service
   http.addReadinessCheck({ name: 'database', check: async () => (await database.ping(), true) });
 
   let agent: BuiltAgent | undefined;
-  if (config.OPENAI_API_KEY && config.MODEL) {
+  const missingModel = missingModelSettings(config);
+  if (missingModel.length === 0) {
     agent = await buildAgent({ config, database, log, environment: options.environment });
     agent.agent.runners.startSweeping();
     // Looked at in the background: start-up never waits for (or fails on) the model. Only a refused
@@ -58,7 +59,7 @@ export async function startService(config: Config, log: Logger, options: Service
       response.end(body);
     });
   } else {
-    log.warn('agent-disabled: set OPENAI_API_KEY and MODEL to answer messages');
+    log.warn(`agent-disabled: ${missingModel.map((line) => line.replace(/^config: /, '')).join('; ')}; the agent answers no messages`);
   }
 
   const adapters = configuredAdapters(config);

@@ -25,7 +25,7 @@ export interface ModelStats {
 }
 
 export interface ModelHost {
-  /** Base URL ending in /v1. */
+  /** Base URL: ending in /v1 (OpenAI), without it (Anthropic). */
   url: string;
   /** Replaces the script; forgets recorded requests, counters and the simulated cache. */
   configure(scenario: Scenario): Promise<void>;
@@ -35,12 +35,15 @@ export interface ModelHost {
   close(): Promise<void>;
 }
 
-/** Starts the model process; `simulateCache` turns on the fake's prompt-cache simulation. */
-export async function startModelHost(scenario: Scenario, options: { simulateCache: boolean }): Promise<ModelHost> {
+/**
+ * Starts the model process; `simulateCache` turns on the fake's prompt-cache simulation, `provider`
+ * anthropic serves the fake Messages API (whose cache honours only cache_control marks) instead.
+ */
+export async function startModelHost(scenario: Scenario, options: { simulateCache: boolean; provider?: 'openai' | 'anthropic' }): Promise<ModelHost> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./model-process.ts', import.meta.url)), [], {
     cwd: repoRoot,
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_MODEL_SIMULATE_CACHE: options.simulateCache ? '1' : '0' },
+    env: { ...process.env, BENCH_MODEL_SIMULATE_CACHE: options.simulateCache ? '1' : '0', BENCH_MODEL_PROVIDER: options.provider ?? 'openai' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const pending = new Map<number, (message: ProcessMessage) => void>();

@@ -1,5 +1,6 @@
 // The fake model server in a process of its own, so its CPU work (JSON, prompt-cache simulation)
 // never runs on the event loop being measured. Driven over IPC by model-host.ts.
+import { startFakeAnthropicServer } from '../../test/fakes/fake-anthropic-server.js';
 import { startFakeModelServer } from '../../test/fakes/fake-model-server.js';
 import type { HostMessage, ProcessMessage } from './model-host.js';
 import { newCounters, scenarioHandler, type Scenario } from './scenarios.js';
@@ -7,8 +8,11 @@ import { newCounters, scenarioHandler, type Scenario } from './scenarios.js';
 const send = (message: ProcessMessage) => process.send?.(message);
 
 const simulateCache = process.env['BENCH_MODEL_SIMULATE_CACHE'] === '1';
-// Large chunks: the benchmarks measure the agent, not the fake's per-chunk flushes.
-const server = await startFakeModelServer({ simulateCache, chunkSize: 4096 });
+// Large chunks: the benchmarks measure the agent, not the fake's per-chunk flushes. The Anthropic
+// fake always simulates its cache, with Claude Sonnet's 1,024-token minimum.
+const server = process.env['BENCH_MODEL_PROVIDER'] === 'anthropic'
+  ? await startFakeAnthropicServer({ minCacheTokens: 1_024, chunkSize: 4096 })
+  : await startFakeModelServer({ simulateCache, chunkSize: 4096 });
 let counters = newCounters();
 
 function configure(scenario: Scenario): void {

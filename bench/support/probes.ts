@@ -13,6 +13,8 @@ export interface CallRecord {
   promptTokens: number;
   cachedTokens: number;
   completionTokens: number;
+  /** Prompt tokens written to the cache, where the provider bills them (Anthropic). */
+  cacheWriteTokens?: number;
   /** Estimated tokens of the request's last message (a fork's role instruction). */
   lastMessageTokens: number;
   /** A summarizer's or decider's first call: its last message is the role instruction. */
@@ -48,6 +50,7 @@ export class CallRecorder {
           record.promptTokens = response.usage?.promptTokens ?? 0;
           record.cachedTokens = response.usage?.cachedTokens ?? 0;
           record.completionTokens = response.usage?.completionTokens ?? 0;
+          if (response.usage?.cacheWriteTokens !== undefined) record.cacheWriteTokens = response.usage.cacheWriteTokens;
           return response;
         } catch (error) {
           record.failed = true;

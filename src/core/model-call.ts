@@ -41,6 +41,7 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
       promptTokens: response?.usage?.promptTokens ?? 0,
       cachedTokens: response?.usage?.cachedTokens ?? 0,
       completionTokens: response?.usage?.completionTokens ?? 0,
+      cacheWriteTokens: response?.usage?.cacheWriteTokens ?? null,
       latencyMs: response?.latencyMs ?? Date.now() - started,
       error,
     });

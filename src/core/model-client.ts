@@ -1,4 +1,4 @@
-// The model port. Implemented by src/adapters/model (OpenAI-compatible Chat Completions).
+// The model port. Implemented by src/adapters/model (OpenAI-compatible Chat Completions, Anthropic Messages).
 import type { AgentRole, ChatMessage, ToolDefinition } from './messages.js';
 
 /** One request to the model. Forks reuse the worker's request and append one message (R1). */
@@ -6,16 +6,24 @@ export interface ModelRequest {
   model: string;
   messages: readonly ChatMessage[];
   tools: readonly ToolDefinition[];
-  /** Sent as `prompt_cache_key`: the session id, shared by the worker and its forks. */
+  /**
+   * The session id, shared by the worker and its forks: sent as `prompt_cache_key` to
+   * OpenAI-compatible endpoints (Anthropic caches by exact prefix and takes no key).
+   */
   cacheKey: string;
 }
 
 /** Token usage reported by the provider for one call. */
 export interface ModelUsage {
   promptTokens: number;
-  /** `prompt_tokens_details.cached_tokens`; 0 when the provider does not say. */
+  /** Read from the prompt cache (`cached_tokens`, Anthropic's `cache_read_input_tokens`); 0 when the provider does not say. */
   cachedTokens: number;
   completionTokens: number;
+  /**
+   * Prompt tokens written to the prompt cache, for providers that bill writes (Anthropic's
+   * `cache_creation_input_tokens`, part of `promptTokens`); absent when the provider does not say.
+   */
+  cacheWriteTokens?: number;
 }
 
 export interface ModelResponse {

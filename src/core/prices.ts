@@ -1,8 +1,8 @@
 // What model calls cost (issue #16: the spend visible and capped in chat). List prices in US
 // dollars per million tokens, for common models; MODEL_PRICES overrides them (src/config.ts).
 
-/** Prices per million tokens. `cacheWrite`: billed for uncached prompt tokens instead of `input`
- * by providers that charge for writing their prompt cache (Anthropic-style, 1.25× input). */
+/** Prices per million tokens. `cacheWrite`: what providers that charge for writing their prompt
+ * cache bill for the tokens written (Anthropic: 1.25× input; reads 0.1×). */
 export interface ModelPrices {
   input: number;
   cachedInput: number;
@@ -15,6 +15,11 @@ export interface TokenUsage {
   promptTokens: number;
   cachedTokens: number;
   completionTokens: number;
+  /**
+   * Prompt tokens written to the cache, when the provider reports them (Anthropic's
+   * `cache_creation_input_tokens`); absent: unknown, and every uncached token is billed as a write.
+   */
+  cacheWriteTokens?: number | undefined;
 }
 
 // List prices as published by the providers (December 2026); the first pattern that matches wins.
@@ -29,7 +34,12 @@ const table: Array<[RegExp, ModelPrices]> = [
   [/^(openai\/)?gpt-4o/, { input: 2.5, cachedInput: 1.25, output: 10 }],
   [/^(openai\/)?o4-mini/, { input: 1.1, cachedInput: 0.275, output: 4.4 }],
   [/^(openai\/)?o3/, { input: 2, cachedInput: 0.5, output: 8 }],
+  // Claude: cache reads 0.1× input, writes (5-minute entries) 1.25× input.
+  [/claude-3-haiku/, { input: 0.25, cachedInput: 0.03, cacheWrite: 0.3, output: 1.25 }],
+  [/claude-(3[-.]5-haiku|haiku-3[-.]5)/, { input: 0.8, cachedInput: 0.08, cacheWrite: 1, output: 4 }],
   [/claude.*haiku/, { input: 1, cachedInput: 0.1, cacheWrite: 1.25, output: 5 }],
+  // Opus 3, 4 and 4.1 (dated, aliased, or with a Bedrock/Vertex suffix); later Opus models cost less.
+  [/claude-3-opus|claude-opus-4(?:[-.]1)?(?:$|[@:]|-\d{8}|-v\d)/, { input: 15, cachedInput: 1.5, cacheWrite: 18.75, output: 75 }],
   [/claude.*opus/, { input: 5, cachedInput: 0.5, cacheWrite: 6.25, output: 25 }],
   [/claude/, { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 }],
   [/deepseek/, { input: 0.28, cachedInput: 0.028, output: 0.42 }],
@@ -43,10 +53,16 @@ export function pricesFor(model: string, override?: ModelPrices): ModelPrices | 
   return null;
 }
 
-/** Dollars of `usage` at `prices`. */
+/**
+ * Dollars of `usage` at `prices`. Uncached prompt tokens are billed as cache writes where the
+ * provider reported how many it wrote (the rest at `input`), else all of them at `cacheWrite`
+ * (what a provider that bills writes charges at most).
+ */
 export function costOf(prices: ModelPrices, usage: TokenUsage): number {
   const uncached = Math.max(0, usage.promptTokens - usage.cachedTokens);
-  return (uncached * (prices.cacheWrite ?? prices.input) + usage.cachedTokens * prices.cachedInput + usage.completionTokens * prices.output) / 1e6;
+  const written = usage.cacheWriteTokens === undefined ? uncached : Math.min(uncached, usage.cacheWriteTokens);
+  const input = (uncached - written) * prices.input + written * (prices.cacheWrite ?? prices.input);
+  return (input + usage.cachedTokens * prices.cachedInput + usage.completionTokens * prices.output) / 1e6;
 }
 
 /** "$0.42", "$0.0031", "$12.40". */

@@ -137,6 +137,8 @@ export interface ModelCallRecord {
   promptTokens: number;
   cachedTokens: number;
   completionTokens: number;
+  /** Prompt tokens written to the prompt cache, where the provider reports them (else null or absent). */
+  cacheWriteTokens?: number | null;
   latencyMs: number;
   error: string | null;
 }
@@ -259,6 +261,8 @@ export interface UsageTotal {
   promptTokens: number;
   cachedTokens: number;
   completionTokens: number;
+  /** Absent when no call of the group reported cache writes. */
+  cacheWriteTokens?: number | undefined;
 }
 
 /** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */

@@ -380,12 +380,12 @@ function sendError(res: ServerResponse, status: number, message: string, headers
   sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(value));
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
@@ -394,7 +394,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function argumentsText(call: FakeToolCall): string {
+export function argumentsText(call: FakeToolCall): string {
   return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
 }
 
@@ -403,7 +403,7 @@ function finishReasonOf(reply: FakeReply): string {
 }
 
 // Splits on code points so a surrogate pair never straddles two chunks.
-function split(text: string, size: number): string[] {
+export function split(text: string, size: number): string[] {
   const points = Array.from(text);
   const pieces: string[] = [];
   for (let start = 0; start < points.length; start += size) pieces.push(points.slice(start, start + size).join(''));

@@ -593,6 +593,20 @@ function describeStores(getHarness: () => Harness): void {
         decider: { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
       });
     });
+
+    it('keeps cache writes where the provider reported them, and sums them per model and role', async () => {
+      const session = await open();
+      const call = { sessionId: session.id, segmentId: null, memoryRunId: null, latencyMs: 10, error: null };
+      await stores().usage.record({ ...call, model: 'claude-sonnet-4-5', role: 'worker', promptTokens: 3_000, cachedTokens: 1_000, completionTokens: 10, cacheWriteTokens: 2_000 });
+      await stores().usage.record({ ...call, model: 'claude-sonnet-4-5', role: 'worker', promptTokens: 3_500, cachedTokens: 3_000, completionTokens: 10, cacheWriteTokens: 400 });
+      await stores().usage.record({ ...call, model: 'gpt-5', role: 'worker', promptTokens: 900, cachedTokens: 0, completionTokens: 10, cacheWriteTokens: null });
+      await stores().usage.record({ ...call, model: 'gpt-5', role: 'decider', promptTokens: 900, cachedTokens: 0, completionTokens: 10 });
+      const totals = await stores().usage.totals({ sessionId: session.id });
+      const byKey = new Map(totals.map((total) => [`${total.model}/${total.role}`, total]));
+      expect(byKey.get('claude-sonnet-4-5/worker')).toEqual({ model: 'claude-sonnet-4-5', role: 'worker', promptTokens: 6_500, cachedTokens: 4_000, completionTokens: 20, cacheWriteTokens: 2_400 });
+      expect(byKey.get('gpt-5/worker')).not.toHaveProperty('cacheWriteTokens');
+      expect(byKey.get('gpt-5/decider')).not.toHaveProperty('cacheWriteTokens');
+    });
   });
 }
 

@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startScript, type RunningProcess } from '../support/processes.js';
@@ -80,6 +81,26 @@ describe('npm start', () => {
     const ready = await readiness(started['port']);
     expect(ready).toMatchObject({ status: 200, body: { checks: { model: 'unreachable' } } });
   });
+
+  it('looks at the Anthropic API with MODEL_PROVIDER=anthropic: a refused key names ANTHROPIC_API_KEY, a taken one is ready', async () => {
+    const anthropic = await startFakeAnthropicServer({ apiKey: 'sk-ant-right' });
+    try {
+      const env = { ...modelEnv(), OPENAI_BASE_URL: '', MODEL_CONTEXT_WINDOW: '', MODEL_PROVIDER: 'anthropic', ANTHROPIC_BASE_URL: anthropic.url, MODEL: 'claude-sonnet-4-5' };
+      const refused = start({ ...env, ANTHROPIC_API_KEY: 'sk-ant-wrong' });
+      const warning = await refused.waitForLog(/^model-endpoint-unauthorized/, 60_000);
+      expect(warning['msg']).toMatch(/^model-endpoint-unauthorized: model endpoint 127\.0\.0\.1:\d+ answered 401 authentication_error: invalid x-api-key: check ANTHROPIC_API_KEY$/);
+      const started = await refused.waitForLog(/^service-started/);
+      expect((await readiness(started['port'])).body.checks).toMatchObject({ model: 'unauthorized' });
+      expect(refused.lines.join('\n')).not.toContain('sk-ant-wrong');
+      const taken = start({ ...env, ANTHROPIC_API_KEY: 'sk-ant-right' });
+      const ready = await taken.waitForLog(/^agent-ready/, 60_000); // loads the Anthropic SDK: slow on a busy machine
+      expect(ready).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5', contextWindow: 200_000, images: true });
+      await taken.waitForLog(/^model-endpoint-ok$/, 60_000);
+      expect(anthropic.modelListings).toBe(2);
+    } finally {
+      await anthropic.close();
+    }
+  }, 200_000); // two services start one after the other
 
   it('reads .env from its working directory, with the real environment winning', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'hippo-dotenv-'));

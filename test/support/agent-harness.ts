@@ -1,5 +1,6 @@
 // A real agent for tests: Prisma stores on an isolated Postgres database, the real OpenAI client
-// pointed at the fake model server, real tools. Collects every event.
+// pointed at the fake model server (or the real Anthropic client at the fake Messages API), real
+// tools. Collects every event.
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
@@ -15,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import type { Database } from '../../src/adapters/storage/database.js';
 import type { AttachmentSaver } from '../../src/core/attachments.js';
+import type { ModelClient } from '../../src/core/model-client.js';
 
 export interface AgentHarness {
   agent: Agent;
@@ -38,9 +40,18 @@ export interface HarnessOptions {
   replica?: Partial<AgentDeps['replica']>;
   /** Saves files shared with messages (default: none, they are only named). */
   attachments?: AttachmentSaver;
+  /** `anthropic`: the Anthropic client, at `model` (a test/fakes/fake-anthropic-server.ts). Default openai. */
+  provider?: 'openai' | 'anthropic';
+}
+
+/** The Anthropic client at `url`, loaded only by the tests that use it (its SDK is large). */
+async function anthropicClient(url: string): Promise<ModelClient> {
+  const { AnthropicModelClient } = await import('../../src/adapters/model/anthropic-model-client.js');
+  return new AnthropicModelClient({ apiKey: 'test-key', baseURL: url, maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20 });
 }
 
 export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
+  if (options.provider === 'anthropic' && !options.model) throw new Error('the Anthropic harness needs the fake Anthropic server as `model`');
   const model = options.model ?? (await startFakeModelServer());
   const stores = createPrismaStores(options.database.prisma);
   const events: AgentEvent[] = [];
@@ -66,7 +77,9 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
       ...options.replica,
     },
     stores,
-    model: new OpenAIModelClient({ apiKey: 'test-key', baseURL: model.url, maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20 }),
+    model: options.provider === 'anthropic'
+      ? await anthropicClient(model.url)
+      : new OpenAIModelClient({ apiKey: 'test-key', baseURL: model.url, maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20 }),
     tools: new ToolExecutor([...memoryTools(stores), ...(options.tools ?? [])], options.toolTimeoutMs),
     events: bus,
     log,

@@ -76,6 +76,21 @@ describe('parseConfig', () => {
     expect(missingModelSettings(result.config).join('\n')).toMatch(/OPENAI_API_KEY[\s\S]*MODEL/);
   });
 
+  it('reads MODEL_PROVIDER (openai by default) and asks for the Anthropic key, never the OpenAI one, with anthropic', () => {
+    const defaults = parseConfig({});
+    expect(defaults.ok && defaults.config.MODEL_PROVIDER).toBe('openai');
+    expect(parseConfig({ MODEL_PROVIDER: 'claude' }).ok).toBe(false);
+    const anthropic = parseConfig({ MODEL_PROVIDER: 'anthropic', OPENAI_API_KEY: 'sk-openai' });
+    if (!anthropic.ok) throw new Error(anthropic.errors.join('\n'));
+    expect(missingModelSettings(anthropic.config)).toEqual([
+      'config: ANTHROPIC_API_KEY is required with MODEL_PROVIDER=anthropic (an API key from the Anthropic Console)',
+      'config: MODEL is required (e.g. MODEL=claude-sonnet-4-5)',
+    ]);
+    const complete = parseConfig({ MODEL_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-x', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999', MODEL: 'claude-sonnet-4-5' });
+    expect(complete.ok && missingModelSettings(complete.config)).toEqual([]);
+    expect(parseConfig({ ANTHROPIC_BASE_URL: 'api.anthropic.com' }).ok).toBe(false);
+  });
+
   it('is documented by .env.example, variable for variable', () => {
     const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     const listed = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]);
@@ -138,6 +153,23 @@ describe('configWarnings', () => {
     ]);
     expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started']);
     expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+  });
+
+  it('warns about model settings that are ignored or defeat the prompt cache', () => {
+    const warnings = (env: Record<string, string>) => configWarnings(config(env), { service: false });
+    expect(warnings({ ANTHROPIC_API_KEY: 'sk-ant' })).toEqual([
+      'ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set but MODEL_PROVIDER is openai: they are not used; set MODEL_PROVIDER=anthropic to call Claude through the Messages API',
+    ]);
+    expect(warnings({ MODEL: 'claude-sonnet-4-5', OPENAI_BASE_URL: 'https://api.anthropic.com/v1/' })).toEqual([
+      'MODEL is a Claude model on Anthropic\'s OpenAI-compatible endpoint, which caches no prompts: every memory fork re-reads the whole context at full price; set MODEL_PROVIDER=anthropic and ANTHROPIC_API_KEY',
+    ]);
+    // Claude through another OpenAI-compatible gateway is that gateway's business.
+    expect(warnings({ MODEL: 'anthropic/claude-sonnet-4.5', OPENAI_BASE_URL: 'https://openrouter.ai/api/v1' })).toEqual([]);
+    expect(warnings({ MODEL_PROVIDER: 'anthropic', OPENAI_BASE_URL: 'http://localhost:11434/v1', ANTHROPIC_BASE_URL: 'https://gateway.example/v1' })).toEqual([
+      'OPENAI_BASE_URL is set but MODEL_PROVIDER=anthropic: it is not used (ANTHROPIC_BASE_URL is the Anthropic setting)',
+      'ANTHROPIC_BASE_URL ends in /v1, which the Anthropic client adds itself: calls would go to /v1/v1/messages; remove the /v1',
+    ]);
+    expect(warnings({ MODEL_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'kept for something else', MODEL: 'claude-haiku-4-5' })).toEqual([]);
   });
 
   it('parses the model time limits with their defaults', () => {

@@ -18,6 +18,8 @@ export interface ModelHealthLog {
 export interface ModelHealthOptions {
   /** Looks at the endpoint once (OpenAIModelClient.checkEndpoint). */
   check: () => Promise<EndpointCheck>;
+  /** Whether a failed call's error means the endpoint cannot be reached (default: the OpenAI client's). */
+  isUnreachable?: (error: ModelError) => boolean;
   log: ModelHealthLog;
   /** Time between looks while the status is not ok, in milliseconds (default 60,000). */
   recheckMs?: number;
@@ -48,7 +50,7 @@ export class ModelHealth implements ModelClient {
       // Only what says something about the endpoint itself; a slow answer or a refused request
       // (400, a missing model) leaves the status as it was.
       if (error instanceof ModelError && (error.status === 401 || error.status === 403)) this.current = 'unauthorized';
-      else if (error instanceof ModelError && error.cause instanceof OpenAI.APIConnectionError) this.current = 'unreachable';
+      else if (error instanceof ModelError && (this.options.isUnreachable ?? openAIUnreachable)(error)) this.current = 'unreachable';
       throw error;
     }
   }
@@ -81,4 +83,8 @@ export class ModelHealth implements ModelClient {
     this.stopped = true;
     clearTimeout(this.timer);
   }
+}
+
+function openAIUnreachable(error: ModelError): boolean {
+  return error.cause instanceof OpenAI.APIConnectionError;
 }

@@ -95,27 +95,30 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
   return {
     async record(call) {
       const { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error } = call;
+      const cacheWriteTokens = call.cacheWriteTokens ?? null;
       // Raw: one row per model call of every role, so it is on every step's path.
       await prisma.$executeRaw`
-        INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms, error)
-        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
+        INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, cache_write_tokens, latency_ms, error)
+        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${cacheWriteTokens}::integer, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
     },
 
     async totals(scope) {
       const rows = 'sessionId' in scope
         ? await prisma.$queryRaw<TotalRow[]>`
-            SELECT model, role, sum(prompt_tokens)::bigint AS prompt, sum(cached_tokens)::bigint AS cached, sum(completion_tokens)::bigint AS completion
+            SELECT model, role, sum(prompt_tokens)::bigint AS prompt, sum(cached_tokens)::bigint AS cached, sum(completion_tokens)::bigint AS completion,
+              sum(cache_write_tokens)::bigint AS written
             FROM model_calls WHERE session_id = ${scope.sessionId} AND (${scope.segmentId ?? null}::text IS NULL OR segment_id = ${scope.segmentId ?? null})
             GROUP BY model, role`
         : await prisma.$queryRaw<TotalRow[]>`
-            SELECT c.model, c.role, sum(c.prompt_tokens)::bigint AS prompt, sum(c.cached_tokens)::bigint AS cached, sum(c.completion_tokens)::bigint AS completion
+            SELECT c.model, c.role, sum(c.prompt_tokens)::bigint AS prompt, sum(c.cached_tokens)::bigint AS cached, sum(c.completion_tokens)::bigint AS completion,
+              sum(c.cache_write_tokens)::bigint AS written
             FROM model_calls c JOIN sessions s ON s.id = c.session_id
             WHERE s.platform = ${scope.channel.platform} AND s.workspace_id = ${scope.channel.workspaceId} AND s.channel_id = ${scope.channel.channelId}
               AND c.created_at >= ${scope.since}
             GROUP BY c.model, c.role`;
       return rows.flatMap((row) => {
         const role = roles.find((candidate) => candidate === row.role);
-        return role ? [{ model: row.model, role, promptTokens: Number(row.prompt), cachedTokens: Number(row.cached), completionTokens: Number(row.completion) }] : [];
+        return role ? [{ model: row.model, role, promptTokens: Number(row.prompt), cachedTokens: Number(row.cached), completionTokens: Number(row.completion), ...(row.written === null ? {} : { cacheWriteTokens: Number(row.written) }) }] : [];
       });
     },
 
@@ -149,6 +152,8 @@ interface TotalRow {
   prompt: bigint;
   cached: bigint;
   completion: bigint;
+  /** Null when no call of the group reported cache writes. */
+  written: bigint | null;
 }
 
 /**

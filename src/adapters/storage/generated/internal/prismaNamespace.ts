@@ -1899,6 +1899,7 @@ export const ModelCallScalarFieldEnum = {
   promptTokens: 'promptTokens',
   cachedTokens: 'cachedTokens',
   completionTokens: 'completionTokens',
+  cacheWriteTokens: 'cacheWriteTokens',
   latencyMs: 'latencyMs',
   error: 'error',
   createdAt: 'createdAt'

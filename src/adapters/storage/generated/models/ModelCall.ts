@@ -31,6 +31,7 @@ export type ModelCallAvgAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  cacheWriteTokens: number | null
   latencyMs: number | null
 }
 
@@ -39,6 +40,7 @@ export type ModelCallSumAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  cacheWriteTokens: number | null
   latencyMs: number | null
 }
 
@@ -52,6 +54,7 @@ export type ModelCallMinAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  cacheWriteTokens: number | null
   latencyMs: number | null
   error: string | null
   createdAt: Date | null
@@ -67,6 +70,7 @@ export type ModelCallMaxAggregateOutputType = {
   promptTokens: number | null
   cachedTokens: number | null
   completionTokens: number | null
+  cacheWriteTokens: number | null
   latencyMs: number | null
   error: string | null
   createdAt: Date | null
@@ -82,6 +86,7 @@ export type ModelCallCountAggregateOutputType = {
   promptTokens: number
   cachedTokens: number
   completionTokens: number
+  cacheWriteTokens: number
   latencyMs: number
   error: number
   createdAt: number
@@ -94,6 +99,7 @@ export type ModelCallAvgAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  cacheWriteTokens?: true
   latencyMs?: true
 }
 
@@ -102,6 +108,7 @@ export type ModelCallSumAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  cacheWriteTokens?: true
   latencyMs?: true
 }
 
@@ -115,6 +122,7 @@ export type ModelCallMinAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  cacheWriteTokens?: true
   latencyMs?: true
   error?: true
   createdAt?: true
@@ -130,6 +138,7 @@ export type ModelCallMaxAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  cacheWriteTokens?: true
   latencyMs?: true
   error?: true
   createdAt?: true
@@ -145,6 +154,7 @@ export type ModelCallCountAggregateInputType = {
   promptTokens?: true
   cachedTokens?: true
   completionTokens?: true
+  cacheWriteTokens?: true
   latencyMs?: true
   error?: true
   createdAt?: true
@@ -247,6 +257,7 @@ export type ModelCallGroupByOutputType = {
   promptTokens: number
   cachedTokens: number
   completionTokens: number
+  cacheWriteTokens: number | null
   latencyMs: number
   error: string | null
   createdAt: Date
@@ -285,6 +296,7 @@ export type ModelCallWhereInput = {
   promptTokens?: Prisma.IntFilter<"ModelCall"> | number
   cachedTokens?: Prisma.IntFilter<"ModelCall"> | number
   completionTokens?: Prisma.IntFilter<"ModelCall"> | number
+  cacheWriteTokens?: Prisma.IntNullableFilter<"ModelCall"> | number | null
   latencyMs?: Prisma.IntFilter<"ModelCall"> | number
   error?: Prisma.StringNullableFilter<"ModelCall"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ModelCall"> | Date | string
@@ -301,6 +313,7 @@ export type ModelCallOrderByWithRelationInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrderInput | Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -320,6 +333,7 @@ export type ModelCallWhereUniqueInput = Prisma.AtLeast<{
   promptTokens?: Prisma.IntFilter<"ModelCall"> | number
   cachedTokens?: Prisma.IntFilter<"ModelCall"> | number
   completionTokens?: Prisma.IntFilter<"ModelCall"> | number
+  cacheWriteTokens?: Prisma.IntNullableFilter<"ModelCall"> | number | null
   latencyMs?: Prisma.IntFilter<"ModelCall"> | number
   error?: Prisma.StringNullableFilter<"ModelCall"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ModelCall"> | Date | string
@@ -336,6 +350,7 @@ export type ModelCallOrderByWithAggregationInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrderInput | Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -359,6 +374,7 @@ export type ModelCallScalarWhereWithAggregatesInput = {
   promptTokens?: Prisma.IntWithAggregatesFilter<"ModelCall"> | number
   cachedTokens?: Prisma.IntWithAggregatesFilter<"ModelCall"> | number
   completionTokens?: Prisma.IntWithAggregatesFilter<"ModelCall"> | number
+  cacheWriteTokens?: Prisma.IntNullableWithAggregatesFilter<"ModelCall"> | number | null
   latencyMs?: Prisma.IntWithAggregatesFilter<"ModelCall"> | number
   error?: Prisma.StringNullableWithAggregatesFilter<"ModelCall"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ModelCall"> | Date | string
@@ -373,6 +389,7 @@ export type ModelCallCreateInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -389,6 +406,7 @@ export type ModelCallUncheckedCreateInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -403,6 +421,7 @@ export type ModelCallUpdateInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -419,6 +438,7 @@ export type ModelCallUncheckedUpdateInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -434,6 +454,7 @@ export type ModelCallCreateManyInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -448,6 +469,7 @@ export type ModelCallUpdateManyMutationInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -463,6 +485,7 @@ export type ModelCallUncheckedUpdateManyInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -488,6 +511,7 @@ export type ModelCallCountOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -498,6 +522,7 @@ export type ModelCallAvgOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
 }
 
@@ -511,6 +536,7 @@ export type ModelCallMaxOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -526,6 +552,7 @@ export type ModelCallMinOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -536,6 +563,7 @@ export type ModelCallSumOrderByAggregateInput = {
   promptTokens?: Prisma.SortOrder
   cachedTokens?: Prisma.SortOrder
   completionTokens?: Prisma.SortOrder
+  cacheWriteTokens?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
 }
 
@@ -581,6 +609,14 @@ export type ModelCallUncheckedUpdateManyWithoutSessionNestedInput = {
   deleteMany?: Prisma.ModelCallScalarWhereInput | Prisma.ModelCallScalarWhereInput[]
 }
 
+export type NullableIntFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
 export type ModelCallCreateWithoutSessionInput = {
   id?: bigint | number
   segmentId?: string | null
@@ -590,6 +626,7 @@ export type ModelCallCreateWithoutSessionInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -604,6 +641,7 @@ export type ModelCallUncheckedCreateWithoutSessionInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -648,6 +686,7 @@ export type ModelCallScalarWhereInput = {
   promptTokens?: Prisma.IntFilter<"ModelCall"> | number
   cachedTokens?: Prisma.IntFilter<"ModelCall"> | number
   completionTokens?: Prisma.IntFilter<"ModelCall"> | number
+  cacheWriteTokens?: Prisma.IntNullableFilter<"ModelCall"> | number | null
   latencyMs?: Prisma.IntFilter<"ModelCall"> | number
   error?: Prisma.StringNullableFilter<"ModelCall"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ModelCall"> | Date | string
@@ -662,6 +701,7 @@ export type ModelCallCreateManySessionInput = {
   promptTokens?: number
   cachedTokens?: number
   completionTokens?: number
+  cacheWriteTokens?: number | null
   latencyMs?: number
   error?: string | null
   createdAt?: Date | string
@@ -676,6 +716,7 @@ export type ModelCallUpdateWithoutSessionInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -690,6 +731,7 @@ export type ModelCallUncheckedUpdateWithoutSessionInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -704,6 +746,7 @@ export type ModelCallUncheckedUpdateManyWithoutSessionInput = {
   promptTokens?: Prisma.IntFieldUpdateOperationsInput | number
   cachedTokens?: Prisma.IntFieldUpdateOperationsInput | number
   completionTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  cacheWriteTokens?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -721,6 +764,7 @@ export type ModelCallSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   promptTokens?: boolean
   cachedTokens?: boolean
   completionTokens?: boolean
+  cacheWriteTokens?: boolean
   latencyMs?: boolean
   error?: boolean
   createdAt?: boolean
@@ -737,6 +781,7 @@ export type ModelCallSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   promptTokens?: boolean
   cachedTokens?: boolean
   completionTokens?: boolean
+  cacheWriteTokens?: boolean
   latencyMs?: boolean
   error?: boolean
   createdAt?: boolean
@@ -753,6 +798,7 @@ export type ModelCallSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   promptTokens?: boolean
   cachedTokens?: boolean
   completionTokens?: boolean
+  cacheWriteTokens?: boolean
   latencyMs?: boolean
   error?: boolean
   createdAt?: boolean
@@ -769,12 +815,13 @@ export type ModelCallSelectScalar = {
   promptTokens?: boolean
   cachedTokens?: boolean
   completionTokens?: boolean
+  cacheWriteTokens?: boolean
   latencyMs?: boolean
   error?: boolean
   createdAt?: boolean
 }
 
-export type ModelCallOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "memoryRunId" | "role" | "model" | "promptTokens" | "cachedTokens" | "completionTokens" | "latencyMs" | "error" | "createdAt", ExtArgs["result"]["modelCall"]>
+export type ModelCallOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "segmentId" | "memoryRunId" | "role" | "model" | "promptTokens" | "cachedTokens" | "completionTokens" | "cacheWriteTokens" | "latencyMs" | "error" | "createdAt", ExtArgs["result"]["modelCall"]>
 export type ModelCallInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
 }
@@ -800,6 +847,10 @@ export type $ModelCallPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     promptTokens: number
     cachedTokens: number
     completionTokens: number
+    /**
+     * Prompt tokens written to the prompt cache (Anthropic bills them at 1.25× input); null: the provider does not say.
+     */
+    cacheWriteTokens: number | null
     latencyMs: number
     error: string | null
     createdAt: Date
@@ -1236,6 +1287,7 @@ export interface ModelCallFieldRefs {
   readonly promptTokens: Prisma.FieldRef<"ModelCall", 'Int'>
   readonly cachedTokens: Prisma.FieldRef<"ModelCall", 'Int'>
   readonly completionTokens: Prisma.FieldRef<"ModelCall", 'Int'>
+  readonly cacheWriteTokens: Prisma.FieldRef<"ModelCall", 'Int'>
   readonly latencyMs: Prisma.FieldRef<"ModelCall", 'Int'>
   readonly error: Prisma.FieldRef<"ModelCall", 'String'>
   readonly createdAt: Prisma.FieldRef<"ModelCall", 'DateTime'>
