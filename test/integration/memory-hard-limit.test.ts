@@ -307,6 +307,12 @@ describe('the batch budget (R2, R19)', () => {
     expect(batchAt).toBeGreaterThanOrEqual(0.45 * window);
     expect(batchAt).toBeLessThan(0.6 * window);
     expect(bed.model.refused).toHaveLength(0);
+    // The batch shared the room under the hard limit: the next call reads all six results (their
+    // heads and tails), with no reset in between that would have left only stubs.
+    expect(resets(h)).toHaveLength(0);
+    const next = bed.model.requests.filter((request) => roleOf(request.body) === 'worker').at(-1)!;
+    const results = next.body.messages.filter((message) => message['role'] === 'tool' && String(message['tool_call_id']).startsWith('r'));
+    expect(results.map((message) => String(message['content']).slice(0, 8))).toEqual(Array.from({ length: 6 }, (_, index) => `chunk ${index}:`));
   }, 120_000);
 });
 
