@@ -166,6 +166,8 @@ export interface SessionStore {
   setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
+  /** The channel's most recently started session, or null. */
+  latestInChannel(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>): Promise<SessionRecord | null>;
 }
 
 export interface ContextStore {
@@ -230,6 +232,8 @@ export interface SteerStore {
 export interface EventLog {
   /** Records a platform event id; false when it was seen before (insert-if-absent). */
   markProcessed(key: string): Promise<boolean>;
+  /** Whether a platform event id was recorded (a retry of an event already handled). */
+  wasProcessed(key: string): Promise<boolean>;
 }
 
 export interface MemoryRunStore {

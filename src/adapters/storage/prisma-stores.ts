@@ -39,6 +39,10 @@ function createEventLog(prisma: PrismaClient): EventLog {
       const inserted = await prisma.$executeRaw`INSERT INTO processed_events (key) VALUES (${key}) ON CONFLICT DO NOTHING`;
       return inserted > 0;
     },
+    async wasProcessed(key) {
+      const rows = await prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
+      return rows.length > 0;
+    },
   };
 }
 

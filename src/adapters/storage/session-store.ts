@@ -68,6 +68,14 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
       await prisma.channelBudget.upsert({ where: { platform_workspaceId_channelId_day: key }, create: { ...key, budgetUsd: usd }, update: { budgetUsd: usd } });
     },
 
+    async latestInChannel(channel) {
+      const row = await prisma.session.findFirst({
+        where: { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId },
+        orderBy: { createdAt: 'desc' },
+      });
+      return row ? toSessionRecord(row) : null;
+    },
+
     async withBacklog() {
       // The tail is the last message that is neither init nor a marker: a marker placed after a
       // tool result must not hide the follow-up the tool result still needs. The lateral probe
