@@ -491,7 +491,7 @@ export class SessionRunner {
       return 'budget';
     }
     // R6: with a reset pending nothing new is forked (its marker would cut the step in flight,
-    // reference §9.1 defect 10), but the step is consumed.
+    // R3), but the step is consumed.
     const resetPending = this.record.resetRequested;
     await this.memory.onCheckpoint({ fork: !resetPending });
     if (resetPending && this.mustStopForReset()) return 'reset';

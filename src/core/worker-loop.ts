@@ -1,4 +1,4 @@
-// The worker loop (spec/memory.md R9–R12). Reads like the spec:
+// The worker loop (docs/memory-rules.md R9–R12). Reads like the spec:
 //   model call → execute tool calls → checkpoint → drain steer messages → repeat;
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
