@@ -5,7 +5,7 @@
 import type { AgentDeps } from './agent-context.js';
 import { answerFiles } from './answer-files.js';
 import { modelImageTypes } from './attachments.js';
-import { estimateTokens, requestTokens } from './context-window.js';
+import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import { contentText, type ChatMessage, type ToolCall } from './messages.js';
@@ -111,8 +111,11 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           },
           onResponseStart: scope.onModelResponseStart,
         });
-        // R2: provider usage first; an estimate of the whole request when the provider reports none.
-        const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);
+        // R2: provider usage first (plus the image bytes it does not count); an estimate of the
+        // whole request when the provider reports none.
+        const contextTokens = called.usage
+          ? called.usage.promptTokens + imageSurplusTokens(context.messages)
+          : requestTokens(context.messages, deps.tools.definitions);
         return { message: called.message, contextTokens, recorded: called.recorded };
       });
   const isAnswer = !response.message.tool_calls?.length;
