@@ -3,7 +3,7 @@
 // Socket Mode when an app token is set. Interactivity and the slash command arrive the same way.
 // One workspace (SLACK_BOT_TOKEN, checked with auth.test), or many (SLACK_CLIENT_ID/SECRET: OAuth
 // installs in Postgres; Bolt authorizes each event with its team's installation, see workspaces.ts).
-import { App, HTTPReceiver, SocketModeReceiver, webApi, type AppOptions, type Logger as BoltLogger } from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type AppOptions, type Logger as BoltLogger, type ReceiverEvent } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
@@ -26,6 +26,24 @@ import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWork
  */
 export class SlackRetryableError extends Error {
   override name = 'SlackRetryableError';
+}
+
+/**
+ * Bolt acknowledges nothing no listener acknowledged: a payload of a type it does not know, or a
+ * shortcut or options request Hippo has no listener for, got a 404 after 3 s (and the person an
+ * error). Such requests are acknowledged with an empty 200 once the listeners ran; a listener that
+ * failed still makes Bolt answer 500 or 400 (the error skips this ack).
+ */
+class AckingApp extends App {
+  override async processEvent(event: ReceiverEvent): Promise<void> {
+    let acknowledged = false;
+    const ack: ReceiverEvent['ack'] = (response) => {
+      acknowledged = true;
+      return event.ack(response);
+    };
+    await super.processEvent({ ...event, ack });
+    if (!acknowledged) await event.ack();
+  }
 }
 
 /** Where Slack posts events, interactions and slash commands in HTTP mode. */
@@ -89,7 +107,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     let connected = false;
     receiver.client.on('connected', () => void (connected = true));
     receiver.client.on('disconnected', () => void (connected = false));
-    const app = new App({ ...appOptions, receiver });
+    const app = new AckingApp({ ...appOptions, receiver });
     return {
       app, ...common, mode: 'socket',
       start: async () => void (await app.start()),
@@ -114,7 +132,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
       return false;
     },
   });
-  const app = new App({ ...appOptions, receiver });
+  const app = new AckingApp({ ...appOptions, receiver });
   let receiving = false;
   // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
   options.http.route('POST', slackEventsPath, (request, response) => {
