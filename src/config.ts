@@ -72,7 +72,7 @@ export const configSchema = z.object({
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
   /**
    * No decider fork below this percent of the window. 0 (with EVERY 1) is the seed's rhythm, a
-   * decider with every summarizer (R3); 50 / 2 is the economy setting (see README).
+   * decider with every summarizer (R3); 50 / 2 is the economy setting (see docs/memory.md).
    */
   MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(0),
   /** Above the floor, a decider every this many triggered steps (the summarizer forks every step). */
@@ -208,7 +208,7 @@ export function configWarnings(config: Config, options: { service: boolean }): s
   }
   const anySlack = Boolean(config.SLACK_BOT_TOKEN || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
   if (!anySlack && !config.DISCORD_BOT_TOKEN) {
-    warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (README: Connect to Slack / Discord), or talk to it with npm run chat');
+    warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (docs/slack.md, docs/discord.md), or talk to it with npm run chat');
   }
   return warnings;
 }

@@ -66,6 +66,12 @@ export interface AgentSettings {
   images: boolean;
   /** Largest image shown to the model, in bytes (larger ones are saved and described). */
   imageMaxBytes: number;
+  /** Images one request shows, the latest first (older ones are described in text). */
+  requestMaxImages: number;
+  /** Bytes of images one request shows (older images beyond it are described in text). */
+  requestMaxImageBytes: number;
+  /** Characters a request may hold, counted before it is serialized; a larger one is not sent. */
+  requestMaxChars: number;
 }
 
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
@@ -89,6 +95,9 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
   images: false,
   imageMaxBytes: 5 * 1024 * 1024,
+  requestMaxImages: 8,
+  requestMaxImageBytes: 20 * 1024 * 1024,
+  requestMaxChars: 64 * 1024 * 1024,
 };
 
 /** Clock and id sources, injectable for tests. */

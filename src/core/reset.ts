@@ -146,7 +146,7 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     messages: entries,
     carriedMessages: carried.length,
     startTokens: tokensAfter,
-    // No immediate re-trigger: the new segment starts at its own current step (reference §9.1 #9).
+    // No immediate re-trigger: the new segment starts at its own current step (R6).
     lastStep: currentStep(tokensAfter, deps.settings.contextWindow, deps.settings.stepPercent),
   });
   const ended = context.segment.id;

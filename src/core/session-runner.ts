@@ -220,15 +220,17 @@ export class SessionRunner {
   }
 
   /**
-   * R6/R8: asks for a reset of the given segment (default: the current one); true when it is now
-   * pending. Ignored when the segment already ended (a stale decider) or a reset is already
-   * pending. A decided reset is stored durably, retried with back-off while the database is away;
-   * this never rejects.
+   * R6/R8: asks for a reset of the given segment (null: whichever is current, a person's reset);
+   * true when it is now pending. Ignored when the session is no longer in that segment (a stale
+   * decider, whatever this replica's mirror says) or a reset is already pending: the session's row
+   * decides. A decided reset is stored durably, retried with back-off while the database is away,
+   * and the lease holder is told; this never rejects.
    */
-  async requestReset(segmentId = this.context.segment.id, options: { byPerson?: boolean } = {}): Promise<boolean> {
+  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean } = {}): Promise<boolean> {
     if (options.byPerson) this.failed.delete('reset');
+    let stored: boolean;
     try {
-      return await retryTransient(() => this.storeResetRequest(segmentId), {
+      stored = await retryTransient(() => this.storeResetRequest(segmentId), {
         budgetMs: resetRequestBudgetMs,
         signal: this.lifetime.signal,
         onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
@@ -237,15 +239,19 @@ export class SessionRunner {
       this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
       return false;
     }
+    // The replica holding the lease carries it out (this one, or another that hears it now).
+    if (stored) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
+    return stored;
   }
 
-  private async storeResetRequest(segmentId: string): Promise<boolean> {
-    await this.refreshUnlessDriving();
-    if (segmentId !== this.context.segment.id || this.record.resetRequested || this.stopping) {
+  private async storeResetRequest(segmentId: string | null): Promise<boolean> {
+    if (this.stopping || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
+      // The row differs from this mirror (a pending reset, another segment): read it again.
+      this.flagsStale = true;
       return false;
     }
-    await this.setFlags({ resetRequested: true });
+    this.record = { ...this.record, resetRequested: true };
     this.pump();
     return true;
   }
@@ -365,9 +371,10 @@ export class SessionRunner {
     // Held all along, the lease saw every wake-up; otherwise a steer may have been stored while
     // this replica was not listening for them.
     if (claim !== 'held') this.steers.arrived();
-    if (this.flagsStale) await this.refreshFlags();
-    // A command on another replica asked for a reset or a pause: that comes first (pump decides).
-    if (kind === 'drive' && (this.record.resetRequested || this.record.pauseRequested || this.record.paused)) return true;
+    // The row is the truth: a reset or a pause this mirror remembers may have been carried out by
+    // another replica since (R8, R11), so it is read again before acting on it.
+    if (this.flagsStale || (claim !== 'changed-hands' && (kind === 'reset' || kind === 'pause'))) await this.refreshFlags();
+    if (!(await this.stillAsked(kind))) return true;
     // A new session's first segment gets its init messages here, by the lease holder only (the
     // ones a failed attempt already stored are kept).
     const initStored = this.context.entries.filter((entry) => entry.isInit).length;
@@ -377,6 +384,26 @@ export class SessionRunner {
     }
     await work();
     return true;
+  }
+
+  /**
+   * Whether the session's row (just read) still asks for this activity; false leaves the choice
+   * to pump. A reset is for the segment the row names: a mirror behind it is reloaded first.
+   */
+  private async stillAsked(kind: ActivityKind): Promise<boolean> {
+    const { resetRequested, pauseRequested, paused, currentSegmentId } = this.record;
+    switch (kind) {
+      case 'drive':
+        // A command on another replica asked for a reset or a pause: that comes first.
+        return !resetRequested && !pauseRequested && !paused;
+      case 'reset':
+        if (resetRequested && currentSegmentId !== null && currentSegmentId !== this.context.segment.id) await this.reload();
+        return this.record.resetRequested;
+      case 'pause':
+        return pauseRequested;
+      case 'memory':
+        return true;
+    }
   }
 
   /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
@@ -508,7 +535,7 @@ export class SessionRunner {
       return 'budget';
     }
     // R6: with a reset pending nothing new is forked (its marker would cut the step in flight,
-    // reference §9.1 defect 10), but the step is consumed.
+    // R3), but the step is consumed.
     const resetPending = this.record.resetRequested;
     await this.memory.onCheckpoint({ fork: !resetPending });
     // R19: forked first (the summarizer covers the full context), then the system's own reset.
@@ -602,7 +629,7 @@ export class SessionRunner {
         // R20: a carry-over too big even with stubs gets a summarizer over it, and the reset waits.
         summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
       });
-      this.record = { ...this.record, resetRequested: false };
+      this.record = { ...this.record, resetRequested: false, currentSegmentId: this.context.segment.id };
       this.resetReason = null;
       const { settings } = this.deps;
       if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;

@@ -1,11 +1,11 @@
-// The worker loop (spec/memory.md R9–R12). Reads like the spec:
+// The worker loop (docs/memory-rules.md R9–R12). Reads like the spec:
 //   model call → execute tool calls → checkpoint → drain steer messages → repeat;
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
 import type { AgentDeps } from './agent-context.js';
 import { answerFiles } from './answer-files.js';
 import { modelImageTypes } from './attachments.js';
-import { estimateTokens, requestTokens } from './context-window.js';
+import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import { contentText, type ChatMessage, type ToolCall } from './messages.js';
@@ -111,8 +111,11 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           },
           onResponseStart: scope.onModelResponseStart,
         });
-        // R2: provider usage first; an estimate of the whole request when the provider reports none.
-        const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);
+        // R2: provider usage first (plus the image bytes it does not count); an estimate of the
+        // whole request when the provider reports none.
+        const contextTokens = called.usage
+          ? called.usage.promptTokens + imageSurplusTokens(context.messages)
+          : requestTokens(context.messages, deps.tools.definitions);
         return { message: called.message, contextTokens, recorded: called.recorded };
       });
   const isAnswer = !response.message.tool_calls?.length;

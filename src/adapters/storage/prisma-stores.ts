@@ -6,7 +6,7 @@ import { storableJson, storableText } from '../../core/text-hygiene.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
-import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
+import type { MemoryRun, Prisma, PrismaClient } from '../../../prisma/generated/client.js';
 import { createMemorySpaceStore, createReviewStore, parseRequest } from './review-store.js';
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';
@@ -38,6 +38,10 @@ function createEventLog(prisma: PrismaClient): EventLog {
       // One statement, so two replicas receiving the same retry cannot both see "new".
       const inserted = await prisma.$executeRaw`INSERT INTO processed_events (key) VALUES (${key}) ON CONFLICT DO NOTHING`;
       return inserted > 0;
+    },
+    async wasProcessed(key) {
+      const rows = await prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
+      return rows.length > 0;
     },
   };
 }
