@@ -1,4 +1,4 @@
-// spec/memory.md R19 (hard limit), R20 (carry-over budget) and the batch budget (R2, #28 item 5),
+// docs/memory-rules.md R19 (hard limit), R20 (carry-over budget) and the batch budget (R2, #28 item 5),
 // on real Postgres with the real OpenAI client against a fake model that refuses a prompt longer
 // than its window (400 context_length_exceeded), as OpenAI does.
 import { describe, expect, it } from 'vitest';
