@@ -60,6 +60,8 @@ export interface AgentSettings {
   /** R5: a decider that keeps calling tools gives up after this many steps. */
   deciderMaxSteps: number;
   deciderTimeoutMs: number;
+  /** A decider's answer cap in tokens (one or two sentences and a line; reasoning models need room). */
+  deciderMaxOutputTokens: number;
   /** Name of the platform shown in the system prompt. */
   platformName: (platform: string) => string;
   /** The model accepts image parts (a capability of `model`, or MODEL_IMAGES): images are shown, not only described. */
@@ -92,6 +94,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   summarizerTimeoutMs: 5 * 60_000,
   deciderMaxSteps: 3,
   deciderTimeoutMs: 2 * 60_000,
+  deciderMaxOutputTokens: 1_024,
   platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
   images: false,
   imageMaxBytes: 5 * 1024 * 1024,

@@ -267,7 +267,8 @@ export class MemoryManager {
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
     }));
-    const request = forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round }));
+    // Cheaper deciders: a short answer, and as little reasoning as the provider allows.
+    const request = { ...forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round })), maxOutputTokens: this.deps.settings.deciderMaxOutputTokens, minimalReasoning: true };
     // Measured with the summarizer's marker, which this snapshot ends with.
     const contextTokens = this.host.context.nextCallTokens();
     const prefilled = this.afterWorkerPrefill();

@@ -11,6 +11,13 @@ export interface ModelRequest {
    * OpenAI-compatible endpoints (Anthropic caches by exact prefix and takes no key).
    */
   cacheKey: string;
+  /**
+   * The answer's token cap, when smaller than the client's own (deciders: a decision is a line).
+   * Not part of the prompt, so a fork that sets it still shares the worker's cached prefix (R1).
+   */
+  maxOutputTokens?: number;
+  /** Ask for the least reasoning the model allows, where the provider supports choosing (deciders). */
+  minimalReasoning?: boolean;
 }
 
 /** Token usage reported by the provider for one call. */

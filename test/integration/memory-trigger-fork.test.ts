@@ -141,6 +141,8 @@ describe('fork (R1) and marker (R3)', () => {
       expect(fork.body.model).toBe(nextWorker.body.model);
       expect(fork.body.messages.at(-1)?.['role']).toBe('user');
     }
+    // Cheaper deciders: a small answer cap (not part of the prompt, so the prefix is shared).
+    expect([nextWorker.body['max_tokens'], summarizerRequest.body['max_tokens'], decider.body['max_tokens']]).toEqual([undefined, undefined, 1024]);
     // The marker is a flagged row, stored right after the fork point.
     const marker = await bed.database.prisma.contextMessage.findFirstOrThrow({ where: { segmentId: runner.context.segment.id, isMarker: true } });
     expect(marker.seq).toBe(forkPrefix.length);

@@ -66,6 +66,18 @@ describe('OpenAIModelClient', () => {
     expect(recorded?.headers['authorization']).toBe('Bearer test-key');
   });
 
+  it('caps the answer as asked: max_tokens for compatible servers; max_completion_tokens and the least reasoning for OpenAI reasoning models', async () => {
+    await client().complete({ ...request(hello), maxOutputTokens: 300, minimalReasoning: true }, { role: 'decider' });
+    await client().complete({ ...request(hello), model: 'gpt-5-mini', maxOutputTokens: 300, minimalReasoning: true }, { role: 'decider' });
+    await client().complete({ ...request(hello), model: 'o4-mini', minimalReasoning: true }, { role: 'decider' });
+    await client().complete(request(hello), { role: 'worker' });
+    const pick = (index: number) => {
+      const body = server.requests[index]!.body;
+      return [body['max_tokens'], body['max_completion_tokens'], body['reasoning_effort']];
+    };
+    expect([pick(0), pick(1), pick(2), pick(3)]).toEqual([[300, undefined, undefined], [undefined, 300, 'minimal'], [undefined, undefined, 'low'], [undefined, undefined, undefined]]);
+  });
+
   it('sends tools when there are some', async () => {
     await client().complete(request(hello, [searchTool]), { role: 'worker' });
     expect(server.requests[0]?.body.tools).toEqual([searchTool]);

@@ -112,7 +112,7 @@ export class AnthropicModelClient implements ModelClient {
     const prompt = toAnthropicPrompt(request.messages, request.tools, { markLast: options.role !== 'worker' });
     const body: MessageCreateParamsStreaming = {
       model: request.model,
-      max_tokens: this.maxOutputTokens ?? defaultMaxOutputTokens(request.model),
+      max_tokens: Math.min(this.maxOutputTokens ?? defaultMaxOutputTokens(request.model), request.maxOutputTokens ?? Number.POSITIVE_INFINITY),
       ...(prompt.system ? { system: prompt.system } : {}),
       messages: prompt.messages,
       ...(prompt.tools.length > 0 ? { tools: prompt.tools } : {}),

@@ -174,6 +174,7 @@ export class OpenAIModelClient implements ModelClient {
           stream: true,
           stream_options: { include_usage: true },
           prompt_cache_key: request.cacheKey,
+          ...outputLimits(request),
         },
         { signal: controller.signal },
       );
@@ -284,6 +285,24 @@ function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Failu
   }
   // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
   return { message: `model call to ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+}
+
+/**
+ * A request's answer cap and reasoning effort on the wire. OpenAI's reasoning models (o-series,
+ * GPT-5) take `max_completion_tokens` and `reasoning_effort`; other OpenAI-compatible servers take
+ * `max_tokens` and get no effort (an unknown field may be refused, and some servers render the
+ * effort into the system prompt, which would break the forks' shared cache, R1).
+ */
+function outputLimits(request: ModelRequest): { max_tokens?: number; max_completion_tokens?: number; reasoning_effort?: 'minimal' | 'low' } {
+  const name = request.model.toLowerCase().replace(/^openai\//, '');
+  const reasoning = /^(o\d|gpt-5)/.test(name) && !name.includes('chat');
+  const limits: { max_tokens?: number; max_completion_tokens?: number; reasoning_effort?: 'minimal' | 'low' } = {};
+  if (request.maxOutputTokens !== undefined) {
+    if (reasoning) limits.max_completion_tokens = request.maxOutputTokens;
+    else limits.max_tokens = request.maxOutputTokens;
+  }
+  if (request.minimalReasoning && reasoning) limits.reasoning_effort = name.startsWith('gpt-5') ? 'minimal' : 'low';
+  return limits;
 }
 
 /**
