@@ -3,6 +3,9 @@
 //   hippo    — the real Agent with background memory (forked summarizer + decider, deferred resets);
 //   blocking — compaction at 85% of the window that the worker waits for (Codex/Claude Code);
 //   none     — no memory management: the context just grows past the window.
+//   economy  — hippo with the economy decider policy (floor 50%, every 2nd step), for comparison.
+// BENCH_B1_DECIDER=keep: the long-task run instead: a decider that never resets, about three
+// windows of work, against a fake that refuses prompts over the window (R19, R20).
 // Run alone: npx tsx bench/b1-memory.ts. BENCH_B1_PROVIDER=anthropic runs the same script through the
 // Anthropic client against the fake Messages API (cache only at cache_control marks, cache writes
 // billed), priced at Claude Sonnet's list prices.
@@ -56,15 +59,23 @@ interface B1Settings {
   summarizerStyle: 'rewrite' | 'edit';
   /** BENCH_B1_PROVIDER: the model client and fake, 'openai' (default) or 'anthropic'. */
   provider: 'openai' | 'anthropic';
+  /** BENCH_B1_DECIDER=keep: the decider never resets and the fake refuses prompts over the window. */
+  keepDecider: boolean;
 }
 
+/** The economy decider policy B1 compares with the shipped one (R3: opt-in, never the default). */
+const economyPolicy = { deciderFloorPercent: 50, deciderEvery: 2 };
+
 function settingsFromEnvironment(): B1Settings {
+  const keepDecider = process.env['BENCH_B1_DECIDER'] === 'keep';
   return {
+    keepDecider,
     scale: envNumber('BENCH_SCALE', 0.05),
     steps: envNumber('BENCH_B1_STEPS', 200),
     contextWindow: envNumber('BENCH_B1_WINDOW', 128_000),
     stepPercent: 3,
-    resetAbovePercent: envNumber('BENCH_B1_RESET_ABOVE', 50),
+    // The keep run's decider never resets: only R19's hard limit does.
+    resetAbovePercent: keepDecider ? 1e9 : envNumber('BENCH_B1_RESET_ABOVE', 50),
     compactAtPercent: 85,
     toolTokens: envNumber('BENCH_B1_TOOL_TOKENS', 2_000),
     latencyMs: {
@@ -74,7 +85,7 @@ function settingsFromEnvironment(): B1Settings {
       tool: envNumber('BENCH_B1_TOOL_MS', 500),
       compaction: envNumber('BENCH_B1_COMPACTION_MS', 12_000),
     },
-    modes: modesFromEnvironment(),
+    modes: modesFromEnvironment(keepDecider),
     deciderFloorPercent: envNumber('BENCH_B1_DECIDER_FLOOR', productDefaults.MEMORY_DECIDER_FLOOR_PERCENT),
     deciderEvery: envNumber('BENCH_B1_DECIDER_EVERY', productDefaults.MEMORY_DECIDER_EVERY),
     summarizerStyle: process.env['BENCH_B1_SUMMARIZER'] === 'rewrite' ? 'rewrite' : 'edit',
@@ -91,10 +102,10 @@ function providerFromEnvironment(): B1Settings['provider'] {
 /** The model name each provider's run uses (its prices are the ones reported). */
 const benchModels: Record<B1Settings['provider'], string> = { openai: 'test-model', anthropic: 'claude-sonnet-4-5' };
 
-function modesFromEnvironment(): Array<ModeResult['mode']> {
-  const all: Array<ModeResult['mode']> = ['hippo', 'blocking', 'none'];
+function modesFromEnvironment(keepDecider: boolean): Array<ModeResult['mode']> {
+  const all: Array<ModeResult['mode']> = ['hippo', 'economy', 'blocking', 'none'];
   const raw = process.env['BENCH_B1_MODES'];
-  if (!raw) return all;
+  if (!raw) return keepDecider ? ['hippo'] : all;
   const modes = raw.split(',').map((mode) => mode.trim());
   const unknown = modes.filter((mode) => !all.some((known) => known === mode));
   if (unknown.length) throw new Error(`BENCH_B1_MODES: unknown mode(s) ${unknown.join(', ')}; use ${all.join(', ')}`);
@@ -123,6 +134,8 @@ function scenarioFor(settings: B1Settings): MemoryScenario {
     mainDocumentChars: 6_000,
     summaryChars: 8_000,
     summarizerStyle: settings.summarizerStyle,
+    // The long-task run's fake refuses what a real provider would (the Anthropic fake: not here).
+    ...(settings.keepDecider && settings.provider === 'openai' ? { refuseAboveTokens: settings.contextWindow } : {}),
   };
 }
 
@@ -146,7 +159,7 @@ function runStepTool(settings: B1Settings, intervals: Interval[]): AnyTool {
 
 /** What one mode measured. Times in milliseconds. */
 interface ModeResult {
-  mode: 'hippo' | 'blocking' | 'none';
+  mode: 'hippo' | 'economy' | 'blocking' | 'none';
   wallMs: number;
   /** Worker time stopped by memory work. */
   stallMs: number;
@@ -163,6 +176,12 @@ interface ModeResult {
     failedRuns: number;
     /** Resets that carried nothing over and left the task stranded (nudged by a steer). */
     nudges: number;
+    /** R19: resets the system asked for because the context was full. */
+    forcedResets: number;
+    /** Each reset's new context, in tokens (init messages + carry-over). */
+    resetSizes: number[];
+    /** Requests the fake refused as longer than the window (every role). */
+    refused: number;
   };
   compactionMs?: number[];
   /** The part of `stallMs` that is model latency (scales with BENCH_SCALE). */
@@ -187,8 +206,10 @@ function stepGaps(calls: CallRecord[], tools: Interval[]): number[] {
   return gaps;
 }
 
-async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
+async function runHippo(mode: 'hippo' | 'economy', settings: B1Settings, database: BenchDatabase, model: ModelHost): Promise<ModeResult> {
   const recorder = new CallRecorder();
+  const policy = mode === 'economy' ? economyPolicy : { deciderFloorPercent: settings.deciderFloorPercent, deciderEvery: settings.deciderEvery };
+  const refusedBefore = (await model.stats()).refused;
   const tools: Interval[] = [];
   const harness: AgentHarness = await createAgentHarness({
     database: database.database,
@@ -197,7 +218,7 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
     tools: [runStepTool(settings, tools)],
     settings: {
       model: benchModels[settings.provider], contextWindow: settings.contextWindow, stepPercent: settings.stepPercent, summarizerTimeoutMs: 3_600_000, deciderTimeoutMs: 3_600_000,
-      deciderFloorPercent: settings.deciderFloorPercent, deciderEvery: settings.deciderEvery,
+      ...policy,
       forkAfterWorkerPrefillMs: envNumber('BENCH_B1_FORK_WAIT_MS', defaultAgentSettings.forkAfterWorkerPrefillMs),
     },
   });
@@ -205,6 +226,8 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
   const probe = probeMemoryManager();
   const stops: number[] = [];
   let resets = 0;
+  let forcedResets = 0;
+  const resetSizes: number[] = [];
   let failedRuns = 0;
   const thread = newThread();
   // Guard against a bug fixed in src (see RESULTS.md, 2026-12-02): a reset that carried over
@@ -216,6 +239,8 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
     if (event.type === 'run-end' && event.reason === 'reset') stops.push(performance.now());
     if (event.type === 'context-reset') {
       resets += 1;
+      if (event.reason === 'context-full') forcedResets += 1;
+      resetSizes.push(event.tokensAfter);
       if (event.carriedMessages === 0) {
         nudges += 1;
         nudging.push(harness.agent.submit(personMessage(thread, 'Please continue the migration where you left off.'), { startSession: false }));
@@ -247,7 +272,10 @@ async function runHippo(mode: 'hippo', settings: B1Settings, database: BenchData
       calls: recorder.calls,
       tools,
       overflowCall: firstOverflow(recorder.calls, settings.contextWindow),
-      hippo: { checkpoints: probe.checkpoints, resetStalls, summarizerWaits: probe.summarizerWaits, failedRuns, nudges },
+      hippo: {
+        checkpoints: probe.checkpoints, resetStalls, summarizerWaits: probe.summarizerWaits, failedRuns, nudges,
+        forcedResets, resetSizes, refused: (await model.stats()).refused - refusedBefore,
+      },
     };
   } finally {
     unsubscribe();
@@ -411,7 +439,7 @@ async function runB1(): Promise<BenchReport> {
       await model.configure(scenario);
       const before = (await model.stats()).cpuMs;
       console.error(`b1: running ${mode}…`);
-      const result = mode === 'hippo' ? await runHippo(mode, settings, database, model) : await runBaseline(mode, settings, database, model);
+      const result = mode === 'hippo' || mode === 'economy' ? await runHippo(mode, settings, database, model) : await runBaseline(mode, settings, database, model);
       const used = (await model.stats()).cpuMs - before;
       result.modelCpuS = used / 1000;
       modelCpuMs += used;
@@ -471,20 +499,36 @@ function dollars(calls: CallRecord[], prices: ModelPrices): number {
  * The line a script reads, per price table: hippo $ over blocking $, hippo's real-time stall per
  * task, the fork cache hit, and memory (summarizer + decider) $ over the worker's.
  */
-function summaryLines(settings: B1Settings, results: ModeResult[], forkHit: number | null): string[] {
-  const hippo = results.find((result) => result.mode === 'hippo');
+function summaryLines(settings: B1Settings, results: ModeResult[], forkHits: Map<ModeResult['mode'], number>): string[] {
   const blocking = results.find((result) => result.mode === 'blocking');
-  if (!hippo || !blocking) return [];
-  const stall = projection(hippo, settings).realStallMs / 1000;
+  const lines = results.filter((result) => result.mode === 'hippo' && settings.keepDecider).map((hippo) => keepLine(settings, hippo));
+  if (!blocking) return lines;
   const priceTables = priceTablesFor(settings.provider);
-  return priceTables.map(({ name, prices }) => {
-    const memory = hippo.calls.filter((call) => call.role !== 'worker');
-    const worker = hippo.calls.filter((call) => call.role === 'worker');
-    const ratio = dollars(hippo.calls, prices) / dollars(blocking.calls, prices);
-    const overhead = dollars(memory, prices) / dollars(worker, prices);
-    const label = settings.provider === 'anthropic' ? ` (anthropic, ${name})` : name === priceTables[0]?.name ? '' : ` (${name})`;
-    return `B1 summary${label}: cost_ratio=${fixed(ratio, 3)} stall_s=${fixed(stall, 2)} fork_cache=${forkHit === null ? 'n/a' : fixed(forkHit * 100, 2)} overhead=${fixed(overhead, 3)}`;
-  });
+  for (const hippo of results.filter((result) => result.mode === 'hippo' || result.mode === 'economy')) {
+    const stall = projection(hippo, settings).realStallMs / 1000;
+    const forkHit = forkHits.get(hippo.mode) ?? null;
+    lines.push(...priceTables.map(({ name, prices }) => {
+      const memory = hippo.calls.filter((call) => call.role !== 'worker');
+      const worker = hippo.calls.filter((call) => call.role === 'worker');
+      const ratio = dollars(hippo.calls, prices) / dollars(blocking.calls, prices);
+      const overhead = dollars(memory, prices) / dollars(worker, prices);
+      const parts = [hippo.mode === 'economy' ? 'economy' : '', settings.provider === 'anthropic' ? `anthropic, ${name}` : name === priceTables[0]?.name ? '' : name].filter((part) => part !== '');
+      const label = parts.length > 0 ? ` (${parts.join(', ')})` : '';
+      return `B1 summary${label}: cost_ratio=${fixed(ratio, 3)} stall_s=${fixed(stall, 2)} fork_cache=${forkHit === null ? 'n/a' : fixed(forkHit * 100, 2)} overhead=${fixed(overhead, 3)}`;
+    }));
+  }
+  return lines;
+}
+
+/** The long-task run (BENCH_B1_DECIDER=keep): refused calls, forced resets, carry-over sizes, stall. */
+function keepLine(settings: B1Settings, hippo: ModeResult): string {
+  const sizes = hippo.hippo?.resetSizes ?? [];
+  const window = settings.contextWindow;
+  const workers = hippo.calls.filter((call) => call.role === 'worker');
+  const peak = Math.max(0, ...workers.map((call) => call.promptTokens));
+  return `B1 long task (keep): refused=${hippo.hippo?.refused ?? 0} forced_resets=${hippo.hippo?.forcedResets ?? 0} resets=${hippo.memoryEvents} `
+    + `new_context_pct=${sizes.length > 0 ? `${fixed((Math.min(...sizes) * 100) / window, 1)}-${fixed((Math.max(...sizes) * 100) / window, 1)}` : 'n/a'} `
+    + `peak_pct=${fixed((peak * 100) / window, 1)} stall_s=${fixed(projection(hippo, settings).realStallMs / 1000, 2)} answered=${workers.length >= settings.steps ? 'yes' : 'no'}`;
 }
 
 function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: number): BenchReport {
@@ -517,10 +561,10 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
   const tables: Table[] = [summary, tokenTable(results)];
   const targets: TargetCheck[] = [];
   const notes: string[] = [];
-  let forkHit: number | null = null;
-  for (const hippo of results.filter((result) => result.mode === 'hippo')) {
+  const forkHits = new Map<ModeResult['mode'], number>();
+  for (const hippo of results.filter((result) => result.mode === 'hippo' || result.mode === 'economy')) {
     const fork = forkTable(hippo);
-    forkHit = fork.hitRatio;
+    forkHits.set(hippo.mode, fork.hitRatio);
     tables.push(fork.table, stallTable(hippo));
     const waits = sum((hippo.hippo?.summarizerWaits ?? []).map(duration));
     const checkpointMs = sum((hippo.hippo?.checkpoints ?? []).map(duration));
@@ -530,6 +574,10 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
       met: hippo.stallMs <= 0.01 * (blocking?.stallMs ?? Infinity) && waits === 0,
     });
     targets.push({ target: `${hippo.mode}: fork cache hit ≥ 99% of prompt tokens`, measured: percent(fork.hitRatio, 1, 2), met: fork.hitRatio >= 0.99 });
+    if (settings.keepDecider && hippo.hippo) {
+      targets.push({ target: `${hippo.mode}: no request refused as too long (R19)`, measured: `${hippo.hippo.refused} refused, ${hippo.hippo.forcedResets} forced resets of ${hippo.memoryEvents}`, met: hippo.hippo.refused === 0 });
+      notes.push(`Long-task run: the decider always says keep; each reset's new context (init messages + carry-over) was ${hippo.hippo.resetSizes.map((size) => percent(size, settings.contextWindow, 1)).join(', ') || 'none'} of the window.`);
+    }
     if (hippo.hippo?.failedRuns) notes.push(`${hippo.hippo.failedRuns} memory runs failed in the ${hippo.mode} mode.`);
     if (hippo.hippo?.nudges) {
       notes.push(`BUG (${hippo.mode}): ${hippo.hippo.nudges} of ${hippo.memoryEvents} resets carried over 0 messages, leaving the worker idle with the task unfinished. The benchmark answered each with a person's "please continue" steer at once; without it the task stops there.`);
@@ -557,13 +605,15 @@ function buildReport(settings: B1Settings, results: ModeResult[], modelCpuMs: nu
       'tool output tokens (mean)': settings.toolTokens,
       'decider floor %': settings.deciderFloorPercent,
       'decider every': settings.deciderEvery,
+      'economy: decider floor % / every': `${economyPolicy.deciderFloorPercent} / ${economyPolicy.deciderEvery}`,
+      decider: settings.keepDecider ? 'always keep (long-task run)' : `resets above ${settings.resetAbovePercent}% of the window`,
       summarizer: settings.summarizerStyle,
       provider: settings.provider,
     },
     tables,
     targets,
     notes,
-    summaryLines: summaryLines(settings, results, forkHit),
+    summaryLines: summaryLines(settings, results, forkHits),
   };
 }
 

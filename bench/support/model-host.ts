@@ -13,13 +13,15 @@ export type HostMessage =
 export type ProcessMessage =
   | { type: 'ready'; url: string }
   | { type: 'done'; id: number }
-  | { type: 'stats'; id: number; counters: ScenarioCounters; requests: number; cpuMs: number };
+  | { type: 'stats'; id: number; counters: ScenarioCounters; requests: number; refused: number; cpuMs: number };
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 export interface ModelStats {
   counters: ScenarioCounters;
   requests: number;
+  /** Requests refused as longer than the window (scenario.refuseAboveTokens). */
+  refused: number;
   /** CPU time the model process used so far, in milliseconds. */
   cpuMs: number;
 }
@@ -73,7 +75,7 @@ export async function startModelHost(scenario: Scenario, options: { simulateCach
     stats: async () => {
       const reply = await request({ type: 'stats' });
       if (reply.type !== 'stats') throw new Error('model process: unexpected reply');
-      return { counters: reply.counters, requests: reply.requests, cpuMs: reply.cpuMs };
+      return { counters: reply.counters, requests: reply.requests, refused: reply.refused, cpuMs: reply.cpuMs };
     },
     // The harness reads only `url` from the server it is given (and closes only its own).
     asHarnessModel: () => ({ url }) as unknown as FakeModelServer,

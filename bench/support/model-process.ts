@@ -19,6 +19,8 @@ function configure(scenario: Scenario): void {
   server.reset(); // forgets recorded requests and the simulated cache (memory between runs)
   counters = newCounters();
   server.respond(scenarioHandler(scenario, counters));
+  // The Anthropic fake takes its window at start only; B1's long-task run uses the OpenAI one.
+  if ('setContextWindow' in server) server.setContextWindow(scenario.kind === 'memory' ? scenario.refuseAboveTokens : undefined);
 }
 
 process.on('message', (raw) => {
@@ -30,7 +32,7 @@ process.on('message', (raw) => {
       break;
     case 'stats': {
       const cpu = process.cpuUsage();
-      send({ type: 'stats', id: message.id, counters, requests: server.requests.length, cpuMs: (cpu.user + cpu.system) / 1000 });
+      send({ type: 'stats', id: message.id, counters, requests: server.requests.length, refused: 'refused' in server ? server.refused.length : 0, cpuMs: (cpu.user + cpu.system) / 1000 });
       break;
     }
     case 'close':

@@ -24,6 +24,8 @@ export interface MemoryScenario {
    * as a model given the small-edit tools does.
    */
   summarizerStyle: 'rewrite' | 'edit';
+  /** When set, the fake refuses a prompt above this many tokens (400 context_length_exceeded, R19). */
+  refuseAboveTokens?: number;
 }
 
 /** B2/B3: chat turns; a person's message "(steps=N)" gets N tool steps, then an answer. */
