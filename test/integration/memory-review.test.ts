@@ -102,7 +102,7 @@ describe('remember and forget', () => {
     scriptRoles(bed.model, {
       worker: [at(100, { content: 'Hello.' })],
       summarizer: (body) => (body.messages.at(-1)?.['role'] === 'user'
-        ? { toolCalls: [{ id: 'r1', name: 'memory_edit', arguments: { path: 'MAIN.md', old_text: 'Nothing remembered yet: no one in this space has worked with me so far.', new_text: '- Deploy window: Tuesday 10:00' } }] }
+        ? { toolCalls: [{ id: 'r1', name: 'memory_edit', arguments: { path: 'MAIN.md', old_text: 'Nothing remembered yet: no one in this space has worked with me so far.', new_text: '- Deploy window: Tuesday 10:00', expected_version: 1 } }] }
         : { content: 'Added the deploy window, as Ada asked.' }),
     });
     const thread = newThread();
