@@ -124,7 +124,8 @@ export interface MemoryRunRecord {
   segmentId: string;
   role: 'summarizer' | 'decider';
   round: number;
-  status: 'running' | 'succeeded' | 'failed';
+  /** `skipped`: its request would not have fit the window, so it was never sent (R19). */
+  status: 'running' | 'succeeded' | 'failed' | 'skipped';
   forkPoint: number;
   /** A run a person asked for (remember / forget), else null. */
   request: PersonRequest | null;
@@ -244,7 +245,7 @@ export interface MemoryRunStore {
    * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted;
    * `note`: a summarizer's final one-line note, kept as the reason of the versions it wrote.
    */
-  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
+  finish(runId: string, result: { status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
   /**
    * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process

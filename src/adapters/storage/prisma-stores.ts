@@ -14,7 +14,7 @@ import { guardStore } from './storage-errors.js';
 
 const roles: readonly AgentRole[] = ['worker', 'summarizer', 'decider'];
 const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider'];
-const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed'];
+const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed', 'skipped'];
 
 /** Every store core needs, on one Prisma client; failures reach core as StorageError. */
 export function createPrismaStores(prisma: PrismaClient): Stores {
