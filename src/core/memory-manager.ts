@@ -15,7 +15,7 @@ import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from './messages.js';
 import { retryTransient } from './retry.js';
 import { readReviewBrief } from './review-brief.js';
-import type { MemoryRunRecord, PersonRequest, SessionRecord } from './store.js';
+import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from './store.js';
 import { runSummarizer, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
@@ -44,8 +44,6 @@ export class MemoryManager {
   private decider: RunningRun | null = null;
   /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
   private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
-  /** Triggered steps above the decider floor since the last decider fork, per segment (policy). */
-  private deciderSteps = { segmentId: '', count: 0 };
   /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
   private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Failures still being recorded in the background (settle waits for them). */
@@ -146,16 +144,18 @@ export class MemoryManager {
     // A person's request forks a summarizer at the first checkpoint where none runs, step or not.
     const requested = options.fork && this.requests.length > 0 && !this.summarizer;
     if (!triggered && !requested) return;
-    const lastStep = segment.lastStep;
-    // The step is consumed even if nothing can be forked, and stored before a fork's first call.
+    const { lastStep, deciderDueIn } = segment;
+    // The step is consumed even if nothing can be forked, and stored before a fork's first call;
+    // so is the decider policy's count (a step passed while a decider runs counts too).
+    const due = triggered && this.deciderDue(step, segment);
     if (triggered) segment.lastStep = step;
     try {
       // R3: one decider at a time; one of an earlier segment (still running past a reset) neither
       // counts nor blocks.
-      const decider = options.fork && triggered && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id);
+      const decider = options.fork && due && this.decider?.segmentId !== segment.id;
       await this.forkWithWrites(decider, options.fork);
     } catch (error) {
-      if (context.segment === segment) segment.lastStep = lastStep;
+      if (context.segment === segment) Object.assign(segment, { lastStep, deciderDueIn });
       throw error;
     }
   }
@@ -179,8 +179,8 @@ export class MemoryManager {
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
     if (decider) this.forkDecider(snapshot, stored, writes);
-    const { lastStep, summarizerRounds, deciderRounds } = segment;
-    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
+    const { lastStep, summarizerRounds, deciderRounds, deciderDueIn } = segment;
+    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds, deciderDueIn }));
     const all = Promise.all(writes);
     all.then(() => settleWrites?.resolve(), (error: unknown) => settleWrites?.reject(error));
     try {
@@ -194,15 +194,17 @@ export class MemoryManager {
 
   /**
    * The decider policy: no decider below the floor; above it, one every `deciderEvery` triggered
-   * steps (the first step over the floor forks one).
+   * steps (the first step over the floor is due). Counts on the segment (stored with the step), so
+   * a restart or another replica goes on counting where this one stopped.
    */
-  private deciderDue(step: number, segmentId: string): boolean {
+  private deciderDue(step: number, segment: SegmentRecord): boolean {
     const { deciderFloorPercent, deciderEvery } = this.deps.settings;
     if (step < deciderFloorPercent) return false;
-    if (this.deciderSteps.segmentId !== segmentId) this.deciderSteps = { segmentId, count: deciderEvery };
-    else this.deciderSteps.count += 1;
-    if (this.deciderSteps.count < deciderEvery) return false;
-    this.deciderSteps.count = 0;
+    if (segment.deciderDueIn > 0) {
+      segment.deciderDueIn -= 1;
+      return false;
+    }
+    segment.deciderDueIn = Math.max(0, deciderEvery - 1);
     return true;
   }
 
