@@ -27,6 +27,8 @@ export interface MemoryHost {
   requestReset(segmentId: string): Promise<void>;
   /** Aborted when the session shuts down. */
   signal: AbortSignal;
+  /** No memory run of this process is live any more (the runner may give up its lease now). */
+  memoryIdle(): void;
 }
 
 /** A run this process started and has not seen end. */
@@ -55,6 +57,11 @@ export class MemoryManager {
     private readonly deps: AgentDeps,
     private readonly host: MemoryHost,
   ) {}
+
+  /** True when no summarizer or decider of this process runs for the session. */
+  get idle(): boolean {
+    return this.summarizer === null && this.decider === null;
+  }
 
   /** True while a summarizer of this session runs. */
   get summarizerRunning(): boolean {
@@ -254,6 +261,7 @@ export class MemoryManager {
     this.summarizer = run;
     void run.done.finally(() => {
       if (this.summarizer === run) this.summarizer = null;
+      if (this.idle) this.host.memoryIdle();
     });
     const marker: ChatMessage = { role: 'user', content: markerText(round) };
     writes.push(context.append(marker, { isMarker: true, memoryRunId: runId }));
@@ -293,6 +301,7 @@ export class MemoryManager {
     this.decider = run;
     void run.done.finally(() => {
       if (this.decider === run) this.decider = null;
+      if (this.idle) this.host.memoryIdle();
     });
   }
 

@@ -246,8 +246,9 @@ export interface MemoryRunStore {
   /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
   start(run: Omit<MemoryRunRecord, 'id' | 'status' | 'request'> & { id?: string; request?: PersonRequest }): Promise<MemoryRunRecord>;
   /**
-   * Records the outcome of a run that is still `running` (a run already marked failed as
-   * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted;
+   * Records the outcome of a run that is still `running`; a run marked failed as interrupted
+   * stays so unless it succeeded after all (a stalled process taken for dead: its late success
+   * is recorded, R18); `awaitingDelivery` when a memory note for it is still to be posted;
    * `note`: a summarizer's final one-line note, kept as the reason of the versions it wrote.
    */
   finish(runId: string, result: { status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
