@@ -23,14 +23,17 @@ export type MainDocumentState =
   | { changesSinceInit: string; version: number }
   | { current: string; version: number | null };
 
-/** Instruction for the summarizer (R4). */
-export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; review?: ReviewBrief; request?: PersonRequest }): string {
+/**
+ * Instruction for the summarizer (R4). `requestGiven`: an earlier run of the space was already
+ * given the request among its review events (it is not carried out twice).
+ */
+export function summarizerInstruction(options: { round: number; newToMemory: NewToMemory; main: MainDocumentState; review?: ReviewBrief; request?: PersonRequest; requestGiven?: boolean }): string {
   const scope = options.newToMemory.after === 'init'
     ? 'Everything after the <memory-documents> message at the top of this context is new to memory: no earlier awakening of yours has saved any of it (an earlier attempt may have failed), so go through all of it.'
     : `Everything up to the <memory-checkpoint n="${options.newToMemory.round}"/> notice has already been saved to memory by an earlier you; concentrate on what came after it (including any later checkpoint notices: those awakenings did not finish, so their part is not saved yet).`;
   const main = mainText(options.main);
   const review = options.review ? reviewSection(options.review) : '';
-  const request = options.request ? requestSection(options.request) : '';
+  const request = options.request ? requestSection(options.request, options.requestGiven ?? false) : '';
   const history = [scope, main, review, request].filter((part) => part !== '').join('\n\n');
   return `<role-change role="summarizer" round="${options.round}">
 Stop the task: you are now the summarizer described under "Background roles" in the system instructions; the worker goes on without you.

@@ -235,18 +235,24 @@ export class MemoryManager {
     }));
     this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length, requested: request?.kind }, 'summary-start');
     const prefilled = this.afterWorkerPrefill();
+    // People's review events as they are now, at the fork, not after the prefill wait: one
+    // recorded meanwhile belongs to the next run (a request: to its own run). A request an earlier
+    // run of the space was given already is not carried out twice.
+    const briefing = Promise.all([
+      readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
+      request?.eventId === undefined ? false : this.deps.stores.reviews.wasGiven(session.memorySpaceId, request.eventId),
+    ]);
+    briefing.catch(() => undefined); // awaited below: a failure fails the run there
     const task = stored
       .then(async () => {
         await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
-        const [newToMemory, main, review] = await Promise.all([
-          this.newToMemory(markers), this.mainState(session, initMain), readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
-        ]);
+        const [newToMemory, main, [review, requestGiven]] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain), briefing]);
         // A run that succeeds has seen these events; the next one is given only newer ones.
         const newest = review.events.at(-1)?.id ?? request?.eventId;
         if (newest !== undefined) await this.deps.stores.reviews.markGiven(runId, Math.max(newest, request?.eventId ?? 0));
         const instruction = summarizerInstruction({
-          round, newToMemory, main, review, ...(request ? { request } : {}),
+          round, newToMemory, main, review, ...(request ? { request, requestGiven } : {}),
         });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
