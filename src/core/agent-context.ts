@@ -37,6 +37,16 @@ export interface AgentSettings {
    * is this full (percent of the window): then it stops at its next checkpoint and waits.
    */
   resetWaitPercent: number;
+  /**
+   * R19: when the next worker call reaches this percent of the window and no reset is pending, the
+   * system asks for the reset itself (room is left for a fork's instruction and the answer).
+   */
+  hardLimitPercent: number;
+  /**
+   * R20: the carry-over of a reset fits this percent of the window (older tool results become
+   * stubs; then a summarizer over them; then the oldest messages stay in the archive only).
+   */
+  carryBudgetPercent: number;
   /** A storage outage a session has waited out for this long gets one note in its thread (ms). */
   storageOutageNoteMs: number;
   /**
@@ -74,6 +84,8 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   channelDailyBudgetUsd: null,
   memoryScope: 'channel',
   resetWaitPercent: 90,
+  hardLimitPercent: 85,
+  carryBudgetPercent: 30,
   storageOutageNoteMs: 10_000,
   runnerSlots: 8,
   summarizerMaxSteps: 24,

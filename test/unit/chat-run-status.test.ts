@@ -5,7 +5,7 @@ import type { SessionRecord } from '../../src/core/store.js';
 
 const session: SessionRecord = {
   id: 's1', platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0', memorySpaceId: 'm1', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, budgetUsd: null, stopRequestedBy: null,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, currentSegmentId: null, budgetUsd: null, stopRequestedBy: null,
 };
 const call = { id: 'c1', type: 'function' as const, function: { name: 'web_fetch', arguments: '{}' } };
 
@@ -47,8 +47,8 @@ describe('run status', () => {
     expect(runStatusLine(applyRunEvent(startRunStatus(0), { type: 'run-end', session, reason: 'stopped', stoppedBy: 'Grace' }, 3_000), 4_000)).toMatch(/^⏹️ Stopped by Grace/);
   });
 
-  it('keeps the error message', () => {
-    const status = applyRunEvent(startRunStatus(0), { type: 'error', session, error: { code: 'model', message: 'boom', retryable: true } }, 1_000);
-    expect(runStatusLine(status, 5_000)).toBe('❌ Error: boom · 1s');
+  it("names the error's kind, never its text (a provider's message can quote a secret)", () => {
+    const status = applyRunEvent(startRunStatus(0), { type: 'error', session, error: { code: 'model', message: 'bad key sk-live-123', retryable: true } }, 1_000);
+    expect(runStatusLine(status, 5_000)).toBe('❌ Error: an error of the model endpoint (details are in the service log) · 1s');
   });
 });

@@ -50,10 +50,11 @@ function shortQuote(text: string): string {
 }
 
 /** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset". */
-export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'> & { memoryCostUsd?: number | null }): string {
+export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'> & { memoryCostUsd?: number | null; reason?: 'context-full' }): string {
   const carried = event.carriedMessages === 1 ? '1 message' : `${event.carriedMessages} messages`;
   const cost = event.memoryCostUsd === null || event.memoryCostUsd === undefined ? '' : ` · memory ${formatDollars(event.memoryCostUsd)} since the last reset`;
-  return `♻️ Context reset · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
+  const why = event.reason === 'context-full' ? ' (the context was full)' : '';
+  return `♻️ Context reset${why} · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
 }
 
 /** The note about a spend cap: 80% used, or reached (and how to continue). */
@@ -80,8 +81,13 @@ export function errorNoteText(error: { code: string; message: string }, resumeHi
   if (error.code === 'storage') {
     return "⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.";
   }
-  const what = errorKinds[error.code] ?? 'an internal error';
+  const what = errorKind(error.code);
   return `⚠️ I stopped because of ${what} (details are in the service log).\nNothing is lost: say \`${resumeHint}\` to continue from here.`;
+}
+
+/** What an error code means to the people in the thread ("an error of the model endpoint"). */
+export function errorKind(code: string): string {
+  return errorKinds[code] ?? 'an internal error';
 }
 
 /** What each error code means to the people in the thread. */

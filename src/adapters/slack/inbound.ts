@@ -51,7 +51,7 @@ export async function handleMessageEvent(context: SlackContext, delivery: EventD
   // Only a retry reads the processed ids (a first delivery cannot have been processed): it skips a
   // delivery that finished, e.g. chatter that was ignored before a session came to its thread.
   // A retry racing its first delivery passes; the steer key (or command key) holds then.
-  if (eventKey && (delivery.retryNum ?? 0) > 0 && (await wasProcessed(context, eventKey))) return;
+  if (eventKey && (delivery.retryNum ?? 0) > 0 && (await context.stores.events.wasProcessed(eventKey))) return;
   const outcome = await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, identity, event));
   if (eventKey && outcome !== 'refused') await context.stores.events.markProcessed(eventKey);
 }
@@ -61,7 +61,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   const userId = event.user ?? '';
   const mention = `<@${identity.botUserId}>`;
   const mentioned = event.type === 'app_mention' || (event.text ?? '').includes(mention);
-  const direct = event.channel_type === 'im' || event.channel.startsWith('D');
+  const direct = isDirect(event);
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
@@ -119,10 +119,13 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
   const { verb, rest } = command;
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   const userId = event.user ?? '';
-  if (session) {
-    const decision = await context.access.mayCommand(verb, context.people.requester(teamId, userId), session);
-    if (!decision.allowed) return (refuse(context, { teamId, channelId: event.channel, userId, threadTs: event.thread_ts ?? event.ts }, decision, `message:${messageKey}`), 'refused');
-  }
+  const requester = context.people.requester(teamId, userId);
+  // Without a session the answer is public help: only for someone who could start one here, so a
+  // person the lists refuse cannot make Hippo talk in channels (they get the refusal, privately).
+  const decision = session
+    ? await context.access.mayCommand(verb, requester, session)
+    : await context.access.mayStart(requester, { channelId: event.channel, direct: isDirect(event) });
+  if (!decision.allowed) return (refuse(context, { teamId, channelId: event.channel, userId, threadTs: event.thread_ts ?? event.ts }, decision, `message:${messageKey}`), 'refused');
   // app_mention and message deliver the same words twice: the command runs once per message.
   if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return 'handled';
   const threadTs = event.thread_ts ?? event.ts;
@@ -178,6 +181,11 @@ async function handleDelete(context: SlackContext, teamId: string, event: Messag
   if (await context.stores.steers.withdraw(key)) context.log.info({ key }, 'slack-steer-withdrawn');
 }
 
+/** A direct message with Hippo (a DM channel id starts with D). */
+function isDirect(event: MessageEvent): boolean {
+  return event.channel_type === 'im' || event.channel.startsWith('D');
+}
+
 function isFromBot(identity: SlackIdentity, event: MessageEvent): boolean {
   return Boolean(event.bot_id) || !event.user || event.user === identity.botUserId || event.subtype === 'bot_message';
 }
@@ -190,11 +198,6 @@ export function stripMention(text: string, botUserId: string): string {
 /** The first steer of a session started inside an existing thread: the thread so far, then the request. */
 export function withHistory(history: string, request: string): string {
   return `[The thread so far, before I was mentioned]\n${history}\n[End of the thread so far]\n\n${request}`;
-}
-
-async function wasProcessed(context: SlackContext, key: string): Promise<boolean> {
-  const rows = await context.prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
-  return rows.length > 0;
 }
 
 /**
