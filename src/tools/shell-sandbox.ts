@@ -74,8 +74,8 @@ export function etcEntries(network: boolean): string[] {
  * entries are bound read-only, the
  * workspace (the current directory, so a hidden path still works) read-write at /workspace, a
  * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
- * the size of files written, and run bash in /workspace. Arguments: uid gid fsize-bytes
- * etc-entries command.
+ * the size of files written, the processes and memory, and run bash in /workspace. Arguments:
+ * uid gid prlimit-options etc-entries command.
  * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
  * kills whatever is left in the namespace.
  */
@@ -101,7 +101,7 @@ for node in null zero full random urandom tty; do touch "$new/dev/$node"; mount 
 ln -s /proc/self/fd "$new/dev/fd"; ln -s /proc/self/fd/0 "$new/dev/stdin"; ln -s /proc/self/fd/1 "$new/dev/stdout"; ln -s /proc/self/fd/2 "$new/dev/stderr"
 chmod 1777 "$new/tmp"
 cd /
-chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit --fsize="$3" -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$5" && exit 0 || exit $?`;
+chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit $3 -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$5" && exit 0 || exit $?`;
 
 /** What to spawn for one command. */
 export interface SandboxInvocation {
@@ -122,6 +122,25 @@ export interface CommandSpec {
   env: Record<string, string>;
   /** Largest file the command may write, in bytes (RLIMIT_FSIZE). */
   maxFileBytes: number;
+  /** Process and memory limits (default DEFAULT_PROCESS_LIMITS). */
+  processLimits?: ProcessLimits;
+}
+
+/** Limits of a command's processes (SHELL_MAX_PROCESSES, SHELL_MAX_MEMORY_MB). */
+export interface ProcessLimits {
+  /** Processes and threads of the command's user at once (RLIMIT_NPROC): no fork bomb. */
+  maxProcesses: number;
+  /** Bytes of data one process may allocate (RLIMIT_DATA; unlike RLIMIT_AS it leaves address space reservations alone). */
+  maxMemoryBytes: number;
+}
+
+/** Defaults of ProcessLimits: 256 processes, 2 GiB per process. */
+export const DEFAULT_PROCESS_LIMITS: ProcessLimits = { maxProcesses: 256, maxMemoryBytes: 2 * 1024 * 1024 * 1024 };
+
+/** prlimit's options for a command: file size, process count, memory. */
+function prlimitOptions(spec: CommandSpec): string[] {
+  const limits = spec.processLimits ?? DEFAULT_PROCESS_LIMITS;
+  return [`--fsize=${spec.maxFileBytes}`, `--nproc=${limits.maxProcesses}`, `--data=${limits.maxMemoryBytes}`];
 }
 
 /** The process to spawn for `spec` in `sandbox`. */
@@ -133,7 +152,7 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
     // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
     return {
       file: 'setpriv',
-      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), String(spec.maxFileBytes), etcEntries(sandbox.network).join(' '), spec.command],
+      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), prlimitOptions(spec).join(' '), etcEntries(sandbox.network).join(' '), spec.command],
       cwd: spec.workspace,
     };
   }
@@ -146,7 +165,7 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
   // The options go through fd 3, not the command line, which the sandbox's PID 1 shows: it would
   // tell the command where the server keeps its files.
   const fd3 = `${bwrap.map((argument) => `${argument}\0`).join('')}`;
-  const command = ['--args', '3', '--', 'prlimit', `--fsize=${spec.maxFileBytes}`, '--', 'bash', '-lc', spec.command];
+  const command = ['--args', '3', '--', 'prlimit', ...prlimitOptions(spec), '--', 'bash', '-lc', spec.command];
   if (!sandbox.user) return { file: 'bwrap', args: command, cwd: spec.workspace, fd3 };
   const { uid, gid } = sandbox.user;
   return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--', 'bwrap', ...command], cwd: spec.workspace, fd3 };
