@@ -145,6 +145,10 @@ export const configSchema = z.object({
   SHELL_UNSANDBOXED: boolean.default(false),
   /** Let sandboxed shell commands use the network (they then reach what the bot's host reaches). */
   SHELL_NETWORK: boolean.default(false),
+  /** Most processes (and threads) a shell command's user may have at once (RLIMIT_NPROC). */
+  SHELL_MAX_PROCESSES: z.coerce.number().int().min(8).max(1_000_000).default(256),
+  /** Most mebibytes of memory one process of a shell command may allocate (RLIMIT_DATA). */
+  SHELL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_000_000).default(2048),
   /** Comma-separated names of further environment variables passed to shell commands. */
   SHELL_ENV_PASSTHROUGH: z.string().default('').transform((value) => value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
   /** Most mebibytes of files in one session workspace. */
