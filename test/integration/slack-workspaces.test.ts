@@ -31,6 +31,7 @@ const teams = {
   T3: { teamId: 'T0THREE', teamName: 'Team Three', botUserId: 'UBOT3', botId: 'BBOT3' },
   T4: { teamId: 'T0FOUR', teamName: 'Team <Four>', botUserId: 'UBOT4', botId: 'BBOT4' },
   T5: { teamId: 'T0FIVE', teamName: 'Team Five', botUserId: 'UBOT5', botId: 'BBOT5' },
+  T6: { teamId: 'T0SIX', teamName: 'Team Six', botUserId: 'UBOT6', botId: 'BBOT6' },
 };
 
 /** Another replica's view of the installations: its own store, cache and refresh. */
@@ -261,6 +262,23 @@ describe('Slack uninstall', () => {
 });
 
 describe('Slack secrets in logs', () => {
+  it('lets a state work once: a replayed redirect is refused, and of redirects racing with one state one installs', async () => {
+    slack.addWorkspace(teams.T6);
+    const { cookie, state } = await startInstall();
+    expect((await finishInstall(slack.tokens.grant(teams.T6.teamId), state, cookie)).status).toBe(200);
+    const exchanges = slack.callsTo('oauth.v2.access').length;
+    const replay = await finishInstall(slack.tokens.grant(teams.T6.teamId), state, cookie);
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('Hippo was not installed');
+    expect(slack.callsTo('oauth.v2.access')).toHaveLength(exchanges);
+
+    const racing = await startInstall();
+    const statuses = await Promise.all([1, 2, 3].map(async () => (await finishInstall(slack.tokens.grant(teams.T6.teamId), racing.state, racing.cookie)).status));
+    expect(statuses.sort()).toEqual([200, 400, 400]);
+    expect(slack.callsTo('oauth.v2.access')).toHaveLength(exchanges + 1);
+    expect(slack.tokens.tokensOf(teams.T6.teamId)).toHaveLength(2);
+  });
+
   it('never logs a bot or refresh token, the client secret or the encryption key, even at trace level', () => {
     const logged = logLines.join('');
     expect(logged).toContain('slack-installed');

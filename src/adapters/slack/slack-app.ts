@@ -178,7 +178,7 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
     const installations = new SlackInstallationStore(options.prisma, new SecretBox(key));
     const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
     const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
-    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, workspaces, clientOptions, log });
+    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, prisma: options.prisma, workspaces, clientOptions, log });
     log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
     return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
   }
