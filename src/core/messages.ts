@@ -31,7 +31,7 @@ export interface ToolDefinition {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-/** The three roles played by one model (spec/memory.md). */
+/** The three roles played by one model (docs/memory-rules.md). */
 export type AgentRole = 'worker' | 'summarizer' | 'decider';
 
 /** The text of a message's content: the string, or its text parts joined (images left out). */

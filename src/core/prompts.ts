@@ -1,5 +1,5 @@
 // The words Hippo says to the model: the system prompt, how chat messages and notices look, and
-// the marker. In our own words; the ideas come from reference/original-design.md §7.
+// the marker. The rules they serve are in docs/memory-rules.md.
 import { attachmentLine, formatSize, safeFileName, type SavedAttachment } from './attachments.js';
 import { backgroundRoles } from './memory-instructions.js';
 import type { ChatMessage, ContentPart } from './messages.js';

@@ -1,4 +1,4 @@
-// spec/memory.md R6–R9 on real Postgres and the fake model server (reference §10 behaviors 27–40b).
+// docs/memory-rules.md R6–R9 on real Postgres and the fake model server.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { carryOver } from '../../src/core/reset.js';

@@ -1,4 +1,4 @@
-// spec/memory.md R1–R5 on real Postgres and the fake model server (reference §10 behaviors 1–26).
+// docs/memory-rules.md R1–R5 on real Postgres and the fake model server.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
