@@ -13,6 +13,7 @@ import { InstallProvider, type CodedError } from '@slack/oauth';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
 import type { PrismaClient } from '../storage/generated/client.js';
+import { allowedInstallations, revokeWith, type ServesWorkspace } from './allowed-workspaces.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackInstallationStore } from './installation-store.js';
 import { SingleUseStateStore, stateLifetimeSeconds } from './oauth-state-store.js';
@@ -32,6 +33,8 @@ export interface InstallRoutesOptions {
   /** Signs `state`; unset → derived from the client secret. */
   stateSecret: string | undefined;
   store: SlackInstallationStore;
+  /** ALLOWED_WORKSPACES: installs into other teams are refused (and their token revoked). */
+  serves: ServesWorkspace;
   /** Where used states are marked. */
   prisma: PrismaClient;
   workspaces: SlackWorkspaces;
@@ -48,7 +51,7 @@ export function mountInstallRoutes(options: InstallRoutesOptions): void {
     clientSecret: options.clientSecret,
     stateStore: new SingleUseStateStore(options.prisma, options.stateSecret ?? derivedStateSecret(options.clientSecret)),
     stateCookieExpirationSeconds: stateLifetimeSeconds,
-    installationStore: options.store,
+    installationStore: allowedInstallations(options.store, options.serves, revokeWith(options.clientOptions), log),
     installUrlOptions: { scopes: botScopes },
     // Straight to Slack's consent screen: no landing page of our own.
     directInstall: true,
