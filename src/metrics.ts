@@ -3,7 +3,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PrismaClient } from './adapters/storage/generated/client.js';
+import type { PrismaClient } from '../prisma/generated/client.js';
 import type { EventBus } from './core/events.js';
 import type { AgentRole } from './core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './core/model-client.js';

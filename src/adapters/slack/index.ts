@@ -13,7 +13,7 @@ import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { ChatStorage } from '../storage/chat-storage.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleAppHomeOpened } from './app-home.js';

@@ -5,7 +5,7 @@
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
 import { ClearStateStore, InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 
 /** How long a state is valid (seconds): the cookie's lifetime too. */
 export const stateLifetimeSeconds = 600;

@@ -13,7 +13,7 @@ import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
 import { SecretBox } from '../storage/secret-box.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { boltLogger } from './bolt-logger.js';
 import { SlackInstallationStore } from './installation-store.js';
 import type { SlackIdentity } from './slack-context.js';

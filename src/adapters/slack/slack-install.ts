@@ -12,7 +12,7 @@ import type { Installation, webApi } from '@slack/bolt';
 import { InstallProvider, type CodedError } from '@slack/oauth';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { allowedInstallations, revokeWith, type ServesWorkspace } from './allowed-workspaces.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackInstallationStore } from './installation-store.js';

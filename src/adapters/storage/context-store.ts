@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
-import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from './generated/client.js';
+import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 

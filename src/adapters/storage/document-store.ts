@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, PinnedLineError } from '../../core/errors.js';
 import { droppedPins } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
-import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
+import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from '../../../prisma/generated/client.js';
 import { storableText } from '../../core/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
 import type { TransactionClient } from './prisma-support.js';

@@ -6,7 +6,7 @@ import { storableJson, storableText } from '../../core/text-hygiene.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
-import type { MemoryRun, Prisma, PrismaClient } from './generated/client.js';
+import type { MemoryRun, Prisma, PrismaClient } from '../../../prisma/generated/client.js';
 import { createMemorySpaceStore, createReviewStore, parseRequest } from './review-store.js';
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
 import { storableText } from '../../core/text-hygiene.js';
-import type { MemoryReviewEvent, MemorySpace, PrismaClient } from './generated/client.js';
+import type { MemoryReviewEvent, MemorySpace, PrismaClient } from '../../../prisma/generated/client.js';
 import { spaceChannel } from './session-store.js';
 
 const kinds: readonly ReviewEventKind[] = ['revert', 'edit', 'ack', 'pin', 'unpin', 'remember', 'forget'];
