@@ -127,6 +127,11 @@ export const configSchema = z.object({
   DISCORD_API_URL: url.optional(),
   /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
   DISCORD_GUILD_IDS: z.string().optional(),
+  /**
+   * Slack team ids (T…) and Discord guild ids Hippo works in; events, installs and commands from
+   * anywhere else are refused quietly and stored nowhere. Unset → wherever the bot is installed.
+   */
+  ALLOWED_WORKSPACES: idList,
   /** Who may start sessions and steer them (Slack users and user groups, Discord users and roles); unset → anyone. */
   ALLOWED_USERS: idList,
   /** Where sessions may start (channel ids; `dm` for direct messages); unset → anywhere Hippo is. */
