@@ -219,6 +219,66 @@ describe('fork (R1) and marker (R3)', () => {
     expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change')).length).toBe(7);
   });
 
+  it('counts the steps passed while a decider runs: with every 2, deciders at steps 3 and 9', async () => {
+    const deciderGate = gate();
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    const deciders = async (sessionId: string) => bed.database.prisma.memoryRun.count({ where: { sessionId, role: 'decider' } });
+    let sessionId = '';
+    const seen: number[] = [];
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        // Each call sees the deciders forked at the checkpoints before it.
+        if (index > 0) seen.push(await deciders(sessionId));
+        if (index === 2) {
+          deciderGate.open(); // the step-3 decider ran through step 6
+          await until(async () => (await bed.database.prisma.memoryRun.count({ where: { sessionId, role: 'decider', status: 'running' } })) === 0);
+          await new Promise((resolve) => setTimeout(resolve, 20)); // its promise settles right after the row
+        }
+        const tokens = [350, 650, 950, 1_250][index] ?? 1_250;
+        return index < 4 ? at(tokens, { toolCalls: [{ id: `c${index}`, name: 'echo', arguments: { text: 'x' } }] }) : at(tokens, { content: 'done' });
+      },
+      decider: async (_body, index) => {
+        if (index === 0) await deciderGate.promise;
+        return { content: 'Mostly still relevant.\nKEEP_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
+    sessionId = session!.id;
+    const runner = await h.agent.runner(sessionId);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    // Calls after steps 3, 6, 9 and 12: the decider of step 9 is there before step 12.
+    expect(seen).toEqual([1, 1, 2, 2]);
+  });
+
+  it('stores the decider count: a new process goes on counting where the last one stopped', async () => {
+    const first = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    scriptRoles(bed.model, { worker: [at(350, { content: 'at step 3' }), at(650, { content: 'at step 6' }), at(950, { content: 'at step 9' })] });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'one'), { startSession: true });
+    const runner = await first.agent.runner(session!.id);
+    await first.waitForEvent('answer', (event) => event.text === 'at step 3');
+    await runner.whenIdle();
+    await runner.memory.settle();
+    await first.close();
+    const deciders = () => bed.database.prisma.memoryRun.count({ where: { sessionId: session!.id, role: 'decider' } });
+    expect(await deciders()).toBe(1);
+    // A restarted process: step 6 is the second step since the last decider, not the first of a count.
+    const second = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    await second.agent.submit(personMessage(thread, 'two'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'at step 6');
+    const again = await second.agent.runner(session!.id);
+    await again.whenIdle();
+    await again.memory.settle();
+    expect(await deciders()).toBe(1);
+    await second.agent.submit(personMessage(thread, 'three'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'at step 9');
+    await again.whenIdle();
+    await again.memory.settle();
+    expect(await deciders()).toBe(2);
+  });
+
   it('answers decider tool calls with "not needed" and executes nothing (R5)', async () => {
     let executed = 0;
     const counting = defineTool({ name: 'count', description: 'Counts.', input: z.object({}), roles: ['worker', 'summarizer', 'decider'], execute: async () => `count ${++executed}` }) as AnyTool;

@@ -43,7 +43,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     },
 
     async updateSegment(segmentId, patch) {
-      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'contextTokens']);
+      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'deciderDueIn', 'contextTokens']);
       await prisma.segment.update({ where: { id: segmentId }, data });
     },
 
@@ -217,6 +217,7 @@ function toSegmentRecord(row: Segment): SegmentRecord {
     lastStep: row.lastStep,
     summarizerRounds: row.summarizerRounds,
     deciderRounds: row.deciderRounds,
+    deciderDueIn: row.deciderDueIn,
     contextTokens: row.contextTokens,
     contextTokensSeq: row.contextTokensSeq,
     carriedMessages: row.carriedMessages,
