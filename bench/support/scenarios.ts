@@ -103,13 +103,18 @@ function memoryHandler(scenario: MemoryScenario, counters: ScenarioCounters): Fa
         }
         writes += 1;
         const steps = workerSteps.get(key) ?? 0;
-        const version = mainVersions.get(key);
+        // With memory_done the write's result is never read back: the instruction names MAIN.md's version.
+        const named = /version (\d+)/.exec(lastText);
+        const version = named ? Number(named[1]) : mainVersions.get(key);
         const notes = stepNotes(summarizedSteps.get(key) ?? 0, steps);
         // An edit-style summarizer appends, and restructures (rewrites) once MAIN.md doubled.
         const append = scenario.summarizerStyle === 'edit' && version !== undefined && version > 1 && (appendedChars.get(key) ?? 0) + notes.length < scenario.mainDocumentChars;
         appendedChars.set(key, append ? (appendedChars.get(key) ?? 0) + notes.length : 0);
+        // R4: the write and memory_done in one step, so a run reads the context once (a failed
+        // write keeps the run going: the next call lands in the branch above).
+        const done = { id: `done_${writes}`, name: 'memory_done', arguments: { note: 'Updated MAIN.md with the latest migration steps.' } };
         const reply: FakeReply = {
-          toolCalls: append
+          toolCalls: [...(append
             ? [{
                 id: `append_${writes}`,
                 name: 'memory_append',
@@ -119,7 +124,7 @@ function memoryHandler(scenario: MemoryScenario, counters: ScenarioCounters): Fa
                 id: `write_${writes}`,
                 name: 'memory_write',
                 arguments: { path: 'MAIN.md', content: mainDocument(steps, scenario.mainDocumentChars), expected_version: version ?? 1 },
-              }],
+              }]), done],
           delayMs: latency.summarizer,
         };
         summarizedSteps.set(key, steps);
