@@ -193,13 +193,16 @@ export function configWarnings(config: Config, options: { service: boolean }): s
   if (groups.includes('mcp') && !config.MCP_CONFIG) warnings.push('TOOLS includes mcp but MCP_CONFIG is not set: there are no MCP tools');
   warnings.push(...modelProviderWarnings(config));
   if (!options.service) return warnings;
-  if (config.SLACK_BOT_TOKEN && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
-    warnings.push('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started');
+  // Slack's credentials are a bot token (one workspace) or the OAuth client (many workspaces).
+  const oauth = Boolean(config.SLACK_CLIENT_ID || config.SLACK_CLIENT_SECRET);
+  const credentials = config.SLACK_BOT_TOKEN ? 'SLACK_BOT_TOKEN' : oauth ? 'SLACK_CLIENT_ID' : null;
+  if (credentials && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
+    warnings.push(`${credentials} is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started`);
   }
-  if (!config.SLACK_BOT_TOKEN && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
-    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started');
+  if (!credentials && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
+    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN (or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET): Slack is not started');
   }
-  const anySlack = Boolean(config.SLACK_BOT_TOKEN || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
+  const anySlack = Boolean(credentials || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
   if (!anySlack && !config.DISCORD_BOT_TOKEN) {
     warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (README: Connect to Slack / Discord), or talk to it with npm run chat');
   }

@@ -79,10 +79,7 @@ export async function startService(config: Config, log: Logger, options: Service
         running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
       }
     } catch (error) {
-      for (const adapter of running) await adapter.stop().catch(() => undefined);
-      await agent.agent.stop(1_000);
-      await agent.close();
-      await database.close();
+      await abandon(running, agent, database);
       throw error;
     }
     for (const adapter of running) {
@@ -90,7 +87,10 @@ export async function startService(config: Config, log: Logger, options: Service
     }
   }
 
-  const port = await http.listen(config.PORT);
+  const port = await http.listen(config.PORT).catch(async (error: unknown) => {
+    await abandon(running, agent, database);
+    throw error;
+  });
   log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
   // Sessions left with backlog by a crash or restart continue without a new message (R12).
   if (agent) await agent.agent.recover();
@@ -108,4 +108,12 @@ export async function startService(config: Config, log: Logger, options: Service
       log.info('service-stopped');
     },
   };
+}
+
+/** Closes what a start-up that failed half way had opened. */
+async function abandon(running: Array<{ stop(): Promise<void> }>, agent: BuiltAgent | undefined, database: Database): Promise<void> {
+  for (const adapter of running) await adapter.stop().catch(() => undefined);
+  await agent?.agent.stop(1_000);
+  await agent?.close();
+  await database.close();
 }
