@@ -17,6 +17,7 @@
 // (postgres | pglite: the embedded default of a first run), BENCH_B4_MENTION_SHARE (0.25),
 // BENCH_B4_WARMUP (200 events per server), BENCH_B4_DRAIN_S (120: how long to wait for the agent to
 // take every stored steer after the ingest), BENCH_B4_LOG_LEVEL (info, written to a null sink).
+import { createChatStorage } from '../src/adapters/storage/chat-storage.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent as HttpAgent, createServer, request as httpRequest, type Server } from 'node:http';
@@ -617,7 +618,7 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
             return ackScope.run(scope, () => handler(request, response));
           });
       }
-      const adapter = await startSlackAdapter({ config, agent: built.agent, stores: built.stores, prisma: database.database.prisma, http, log });
+      const adapter = await startSlackAdapter({ config, agent: built.agent, stores: built.stores, prisma: database.database.prisma, storage: createChatStorage(database.database.prisma), http, log });
       const port = await http.listen(0, { host: '127.0.0.1' });
       const url = `http://127.0.0.1:${port}${slackEventsPath}`;
       let hippo: B4Result['hippo'];

@@ -70,10 +70,17 @@ export const configSchema = z.object({
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */
   MEMORY_SCOPE: z.enum(['channel', 'thread', 'workspace']).default('channel'),
-  /** No decider fork below this percent of the window (a reset there frees little; see README). */
-  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(50),
+  /**
+   * No decider fork below this percent of the window. 0 (with EVERY 1) is the seed's rhythm, a
+   * decider with every summarizer (R3); 50 / 2 is the economy setting (see docs/memory.md).
+   */
+  MEMORY_DECIDER_FLOOR_PERCENT: z.coerce.number().int().min(0).max(100).default(0),
   /** Above the floor, a decider every this many triggered steps (the summarizer forks every step). */
-  MEMORY_DECIDER_EVERY: z.coerce.number().int().min(1).max(20).default(2),
+  MEMORY_DECIDER_EVERY: z.coerce.number().int().min(1).max(20).default(1),
+  /** R19: at this percent of the window the next worker call gets a reset first, asked by the system. */
+  MEMORY_HARD_LIMIT_PERCENT: z.coerce.number().int().min(20).max(95).default(85),
+  /** R20: a reset carries over at most this percent of the window (older tool results become stubs). */
+  MEMORY_CARRY_BUDGET_PERCENT: z.coerce.number().int().min(5).max(60).default(30),
   /**
    * Prices of MODEL in US dollars per million tokens, as JSON, overriding the built-in table:
    * {"input":1.25,"cached_input":0.125,"output":10} (optional "cache_write" for providers that bill it).
@@ -204,7 +211,7 @@ export function configWarnings(config: Config, options: { service: boolean }): s
   }
   const anySlack = Boolean(credentials || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
   if (!anySlack && !config.DISCORD_BOT_TOKEN) {
-    warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (README: Connect to Slack / Discord), or talk to it with npm run chat');
+    warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (docs/slack.md, docs/discord.md), or talk to it with npm run chat');
   }
   return warnings;
 }

@@ -1,6 +1,7 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
 import { configWarnings, missingModelSettings, type Config } from './config.js';
+import { createChatStorage } from './adapters/storage/chat-storage.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
@@ -66,7 +67,7 @@ export async function startService(config: Config, log: Logger, options: Service
   const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
+    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
     try {
       // Loaded only when configured (they are heavy). Slack is mounted before listening, so
       // /slack/events never answers 404 while starting.

@@ -37,6 +37,16 @@ export interface AgentSettings {
    * is this full (percent of the window): then it stops at its next checkpoint and waits.
    */
   resetWaitPercent: number;
+  /**
+   * R19: when the next worker call reaches this percent of the window and no reset is pending, the
+   * system asks for the reset itself (room is left for a fork's instruction and the answer).
+   */
+  hardLimitPercent: number;
+  /**
+   * R20: the carry-over of a reset fits this percent of the window (older tool results become
+   * stubs; then a summarizer over them; then the oldest messages stay in the archive only).
+   */
+  carryBudgetPercent: number;
   /** A storage outage a session has waited out for this long gets one note in its thread (ms). */
   storageOutageNoteMs: number;
   /**
@@ -56,6 +66,12 @@ export interface AgentSettings {
   images: boolean;
   /** Largest image shown to the model, in bytes (larger ones are saved and described). */
   imageMaxBytes: number;
+  /** Images one request shows, the latest first (older ones are described in text). */
+  requestMaxImages: number;
+  /** Bytes of images one request shows (older images beyond it are described in text). */
+  requestMaxImageBytes: number;
+  /** Characters a request may hold, counted before it is serialized; a larger one is not sent. */
+  requestMaxChars: number;
 }
 
 export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'> = {
@@ -68,6 +84,8 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   channelDailyBudgetUsd: null,
   memoryScope: 'channel',
   resetWaitPercent: 90,
+  hardLimitPercent: 85,
+  carryBudgetPercent: 30,
   storageOutageNoteMs: 10_000,
   runnerSlots: 8,
   summarizerMaxSteps: 24,
@@ -77,6 +95,9 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
   images: false,
   imageMaxBytes: 5 * 1024 * 1024,
+  requestMaxImages: 8,
+  requestMaxImageBytes: 20 * 1024 * 1024,
+  requestMaxChars: 64 * 1024 * 1024,
 };
 
 /** Clock and id sources, injectable for tests. */

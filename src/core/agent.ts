@@ -123,11 +123,9 @@ export class Agent {
     return outcome;
   }
 
-  /** Asks for a reset now, through the same coordinator as a decider (no decider involved). */
+  /** Asks for a reset now, through the same coordinator as a decider (no decider involved; the runner tells the driver). */
   async reset(sessionId: string): Promise<boolean> {
-    const requested = await (await this.runner(sessionId)).requestReset(undefined, { byPerson: true });
-    if (requested) await this.deps.replica.wakeups.notify(sessionId, 'flags');
-    return requested;
+    return (await this.runner(sessionId)).requestReset(null, { byPerson: true });
   }
 
   /** A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its budget. */

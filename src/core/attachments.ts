@@ -65,3 +65,23 @@ export async function saveAttachments(saver: AttachmentSaver, session: SessionRe
   for (const steer of steers) saved.set(steer.id, await saver.save(session, steer.attachments, signal));
   return saved;
 }
+
+/**
+ * Identical bytes add no new image part: an image already in the context (`shown`, data URLs) or
+ * earlier in these steers is kept as a file and named, not shown again. Steers in taking order.
+ */
+export function withoutRepeatedImages(saved: ReadonlyMap<number, SavedAttachment[]>, shown: ReadonlySet<string>): Map<number, SavedAttachment[]> {
+  const seen = new Set(shown);
+  const result = new Map<number, SavedAttachment[]>();
+  for (const [steerId, files] of saved) {
+    result.set(steerId, files.map((file) => {
+      if (!file.imageUrl) return file;
+      if (!seen.has(file.imageUrl)) {
+        seen.add(file.imageUrl);
+        return file;
+      }
+      return { ...file, imageUrl: null, note: 'the same image as one shown earlier' };
+    }));
+  }
+  return result;
+}

@@ -27,27 +27,52 @@ export function contextWindowFor(model: string, override?: number): { tokens: nu
   return { tokens: defaultContextWindow, known: false };
 }
 
-/** Tokens an image part is counted as (about what a 1024×1024 image costs at high detail). */
+/** Tokens an image part is counted as at least (about what a 1024×1024 image costs at high detail). */
 export const imageTokens = 1_000;
 
-// A data URL inside the JSON of a message list (image parts); base64 has no quote or backslash.
-const dataUrl = /"url":"data:[^"]*"/g;
+/**
+ * Characters of an image's data URL counted as one token. Providers bill an image by its pixels,
+ * yet its bytes are what the context holds and every request carries: counted this way, a context
+ * full of images reaches R2's reset long before its requests outgrow memory (a 5 MiB image counts
+ * about 27,000 tokens; 32 MiB of images fill a 128k window).
+ */
+export const imageCharsPerToken = 256;
+
+/** Tokens one image part counts (R2): its data URL's size, at least `imageTokens`. */
+export function imagePartTokens(url: string): number {
+  return Math.max(imageTokens, Math.ceil(url.length / imageCharsPerToken));
+}
 
 /**
- * Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up; an image
- * counts as `imageTokens`, not as the length of its bytes.
+ * Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up, with an
+ * image counted by imagePartTokens. Image data is left out of the JSON, not copied into it.
  */
 export function estimateTokens(messages: readonly unknown[]): number {
-  const json = JSON.stringify(messages);
-  let bytes = Buffer.byteLength(json, 'utf8');
   let images = 0;
-  if (json.includes('"url":"data:')) {
-    for (const match of json.matchAll(dataUrl)) {
-      bytes -= match[0].length;
-      images += 1;
+  const json = JSON.stringify(messages, (key, value: unknown) => {
+    if (key === 'url' && typeof value === 'string' && value.startsWith('data:')) {
+      images += imagePartTokens(value);
+      return '';
+    }
+    return value;
+  });
+  return Math.ceil(Buffer.byteLength(json, 'utf8') / 4) + images;
+}
+
+/**
+ * What image parts count beyond what a provider reports for them: a provider's usage counts an
+ * image as its pixels (about `imageTokens`), R2 counts its bytes too (imagePartTokens).
+ */
+export function imageSurplusTokens(messages: ReadonlyArray<{ content?: unknown }>): number {
+  let surplus = 0;
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as Array<{ type?: unknown; image_url?: { url?: unknown } }>) {
+      const url = part.type === 'image_url' ? part.image_url?.url : undefined;
+      if (typeof url === 'string') surplus += imagePartTokens(url) - imageTokens;
     }
   }
-  return Math.ceil(bytes / 4) + images * imageTokens;
+  return surplus;
 }
 
 /** Estimated tokens of a whole request: the tools array plus the messages (R2's fallback). */

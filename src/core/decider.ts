@@ -11,6 +11,8 @@ export interface DeciderRun {
   segmentId: string;
   memoryRunId: string;
   request: ModelRequest;
+  /** The worker's context at the fork as R2 measures it (tokens; see ForkRun.contextTokens). */
+  contextTokens: number;
   signal: AbortSignal;
 }
 
@@ -26,6 +28,7 @@ export async function runDecider(deps: AgentDeps, run: DeciderRun): Promise<Deci
     segmentId: run.segmentId,
     memoryRunId: run.memoryRunId,
     request: run.request,
+    contextTokens: run.contextTokens,
     signal: run.signal,
     maxSteps: deps.settings.deciderMaxSteps,
     timeoutMs: deps.settings.deciderTimeoutMs,

@@ -44,6 +44,17 @@ export class ModelError extends HippoError {
   }
 }
 
+/**
+ * The provider refused the request as longer than the model's window (OpenAI's
+ * `context_length_exceeded`, Anthropic's "prompt is too long"). Sending it again as it is cannot
+ * help; a reset and one retry can (R19).
+ */
+export class ContextTooLongError extends ModelError {
+  constructor(message: string, status?: number, options?: { cause?: unknown }) {
+    super(message, false, status, options);
+  }
+}
+
 /** Bad tool input or a tool failure: goes back to the model as the tool result. */
 export class ToolError extends HippoError {
   constructor(message: string, options?: { cause?: unknown }) {

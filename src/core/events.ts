@@ -78,6 +78,8 @@ export type AgentEvent =
       carriedMessages: number;
       /** What the memory runs of the context that ended cost, in US dollars (null: prices unknown). */
       memoryCostUsd: number | null;
+      /** The system reset because the context was full (R19); absent: a decider or a person. */
+      reason?: 'context-full';
     }
   /** A spend cap: 80% of it used ('warning'), or reached (memory and the worker stop). */
   | {
@@ -92,7 +94,7 @@ export type AgentEvent =
     }
   | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
   /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */
-  | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep' };
+  | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep' };
 
 export type AgentEventType = AgentEvent['type'];
 export type EventListener = (event: AgentEvent) => void;

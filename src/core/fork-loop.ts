@@ -1,6 +1,8 @@
 // The loop both forks run (R4, R5): call the model, answer its tool calls, repeat until it
 // answers without tool calls or reaches its step cap, within a time cap.
 import type { AgentDeps } from './agent-context.js';
+import { estimateTokens } from './context-window.js';
+import { HippoError } from './errors.js';
 import type { ChatMessage, ToolCall } from './messages.js';
 import { callModel } from './model-call.js';
 import type { ModelRequest } from './model-client.js';
@@ -15,6 +17,11 @@ export interface ForkRun {
   signal: AbortSignal;
   maxSteps: number;
   timeoutMs: number;
+  /**
+   * The worker's context as R2 measures it at the fork (tokens): with the fork's own messages it
+   * sizes each request, and one that would not fit the window is not sent (R19).
+   */
+  contextTokens: number;
   /** The tool message answering one call (executed, or a canned answer). */
   answer: (call: ToolCall, signal: AbortSignal) => Promise<ChatMessage>;
 }
@@ -25,6 +32,16 @@ export interface MemoryRunResult {
   usage: { promptTokens: number; cachedTokens: number; completionTokens: number };
   /** The first message without tool calls; null when the step cap was reached first. */
   finalMessage: ChatMessage | null;
+}
+
+/**
+ * A fork's request would not fit the window (R19): it was not sent. `firstCall`: nothing was sent
+ * at all, so the run is recorded as skipped (a later run covers its range, R4).
+ */
+export class ForkTooLongError extends HippoError {
+  constructor(readonly tokens: number, readonly contextWindow: number, readonly firstCall: boolean) {
+    super('fork-too-long', `the fork's request (~${tokens} tokens) would not fit the ${contextWindow}-token window; not sent`);
+  }
 }
 
 /** Runs the fork's loop; model failures and the time cap throw (with the partial result attached). */
@@ -38,6 +55,9 @@ export async function runForkLoop(deps: AgentDeps, run: ForkRun): Promise<Memory
   const signal = AbortSignal.any([run.signal, AbortSignal.timeout(run.timeoutMs)]);
   try {
     for (let step = 0; step < run.maxSteps; step += 1) {
+      // The snapshot is measured as the worker's next call; what the fork appended, estimated.
+      const tokens = run.contextTokens + estimateTokens(messages.slice(run.request.messages.length - 1));
+      if (tokens >= deps.settings.contextWindow) throw new ForkTooLongError(tokens, deps.settings.contextWindow, step === 0);
       const response = await callModel(deps, { ...run.request, messages }, {
         sessionId: run.sessionId, segmentId: run.segmentId, memoryRunId: run.memoryRunId, role: run.role, signal,
       });

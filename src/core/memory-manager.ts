@@ -4,6 +4,7 @@
 // counted, and never stops the worker: every promise started here has a handler.
 import type { AgentDeps } from './agent-context.js';
 import { runDecider } from './decider.js';
+import { ForkTooLongError } from './fork-loop.js';
 import { forkRequest } from './fork.js';
 import { mainDocumentPath } from './init-messages.js';
 import type { LiveContext } from './live-context.js';
@@ -116,6 +117,17 @@ export class MemoryManager {
     return true;
   }
 
+  /**
+   * R20: the carry-over of a reset does not fit its budget: a summarizer is forked over the whole
+   * context (the worker is stopped at a safe point) and this resolves when it ended, either way.
+   */
+  async summarizeForCarryOver(): Promise<void> {
+    await this.waitForSummarizer();
+    await this.forkWithWrites(false, true);
+    this.workerPrefilled(); // no worker call is coming: the fork goes at once
+    await this.waitForSummarizer();
+  }
+
   /** Resolves when neither role runs (tests, shutdown). */
   async settle(): Promise<void> {
     while (this.summarizer || this.decider || this.recording.size > 0) await Promise.all([this.summarizer?.done, this.decider?.done, ...this.recording]);
@@ -208,6 +220,7 @@ export class MemoryManager {
     // Which markers count is decided now, from the context as forked (its own marker comes after).
     const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
     const initMain = { version: initMainVersion(context.entries[1]?.message.content), text: initMainText(context.entries[1]?.message.content) };
+    const contextTokens = context.nextCallTokens();
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length, ...(request ? { request } : {}),
     }));
@@ -228,7 +241,7 @@ export class MemoryManager {
         });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
-          request: forkRequest(this.deps, session.id, snapshot, instruction), signal: this.host.signal,
+          request: forkRequest(this.deps, session.id, snapshot, instruction), contextTokens, signal: this.host.signal,
         });
       })
       .then(
@@ -255,10 +268,12 @@ export class MemoryManager {
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
     }));
     const request = forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round }));
+    // Measured with the summarizer's marker, which this snapshot ends with.
+    const contextTokens = this.host.context.nextCallTokens();
     const prefilled = this.afterWorkerPrefill();
     const task = stored
       .then(() => prefilled)
-      .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, signal: this.host.signal }))
+      .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, contextTokens, signal: this.host.signal }))
       .then(
         async (result) => {
           const decision = result.reset ? 'reset' : 'keep';
@@ -319,16 +334,22 @@ export class MemoryManager {
   }
 
   private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): void {
-    this.outcomes.set(memoryRunId, 'failed');
+    // R19: a fork whose first request would not fit the window was never sent: skipped, not failed
+    // (either way its marker does not count, so the next run covers its range, R4).
+    const status = error instanceof ForkTooLongError && error.firstCall ? 'skipped' : 'failed';
+    this.outcomes.set(memoryRunId, status);
     const message = error instanceof Error ? error.message : String(error);
     const partial = (error ?? {}) as Partial<MemoryRunResult>;
-    this.deps.log.error({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-failed');
-    this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
-    this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status: 'failed' });
+    if (status === 'skipped') this.deps.log.warn({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-skipped');
+    else {
+      this.deps.log.error({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-failed');
+      this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
+    }
+    this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status });
     // Recorded in the background: the run is over now (a reset waiting for it need not wait for
     // the database), and a row left "running" counts as not succeeded anyway.
     const recorded = this.finish(memoryRunId, {
-      status: 'failed', error: message, transcript: partial.transcript ?? [],
+      status, error: message, transcript: partial.transcript ?? [],
       usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
     })
       .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))

@@ -1,5 +1,6 @@
 // One model call with its bookkeeping: usage recorded per call and role (R14), latency, errors.
 import type { AgentDeps } from './agent-context.js';
+import { boundImages } from './image-budget.js';
 import { ModelError } from './errors.js';
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { ModelRequest, ModelResponse } from './model-client.js';
@@ -14,9 +15,22 @@ export interface CallScope {
   onResponseStart?: () => void;
 }
 
-/** The request every role sends for a context: same model, tools and cache key (R1). */
+/**
+ * The request every role sends for a context: same model, tools and cache key (R1), and the same
+ * images: the latest few within the per-request limits (the others described, image-budget.ts).
+ */
 export function buildRequest(deps: Pick<AgentDeps, 'settings' | 'tools'>, sessionId: string, messages: readonly ChatMessage[]): ModelRequest {
-  return { model: deps.settings.model, messages, tools: deps.tools.definitions, cacheKey: sessionId };
+  const { requestMaxImages, requestMaxImageBytes } = deps.settings;
+  const shown = boundImages(messages, { maxImages: requestMaxImages, maxImageChars: Math.ceil(requestMaxImageBytes / 3) * 4 });
+  return { model: deps.settings.model, messages: shown, tools: deps.tools.definitions, cacheKey: sessionId };
+}
+
+/** Characters of every string in a value (a request's size, without serializing it). */
+export function textChars(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + textChars(item), 0);
+  if (value && typeof value === 'object') return Object.values(value).reduce((sum: number, item) => sum + textChars(item), 0);
+  return 0;
 }
 
 /** A model's answer, while its usage row is still being written. */
@@ -47,6 +61,9 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
     });
   let response: ModelResponse;
   try {
+    // Measured before the client serializes it: a request too large to send is never built as JSON.
+    const chars = textChars(request.messages) + textChars(request.tools);
+    if (chars > deps.settings.requestMaxChars) throw new ModelError(`the request is too large to send (${Math.round(chars / 1048576)} MB of text and images; the limit is ${Math.round(deps.settings.requestMaxChars / 1048576)} MB)`, false);
     response = await deps.model.complete(request, {
       role: scope.role,
       signal: scope.signal,

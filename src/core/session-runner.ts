@@ -6,7 +6,7 @@
 import type { AgentDeps } from './agent-context.js';
 import { saveAttachments } from './attachments.js';
 import { estimateTokens } from './context-window.js';
-import { ConflictError, isTransient } from './errors.js';
+import { ConflictError, ContextTooLongError, isTransient } from './errors.js';
 import type { StopReason } from './events.js';
 import { buildInitMessages } from './init-messages.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -57,6 +57,15 @@ export class SessionRunner {
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
   readonly steers: SteerInbox;
+  /** Why the pending reset was asked for by the system, not a decider or a person (R19: the note says so). */
+  private resetReason: 'context-full' | null = null;
+  /**
+   * A segment that started at or above the hard limit (a tiny window: the init messages fill it):
+   * another forced reset could not make it smaller, so none is asked for in it (no reset loop).
+   */
+  private fullAtStart: string | null = null;
+  /** The provider refused the worker's call as too long and a reset has been tried for it (R19: once). */
+  private tooLongRetried = false;
 
   private constructor(
     private readonly deps: AgentDeps,
@@ -145,6 +154,7 @@ export class SessionRunner {
     // 'missed' when notifications may have been lost); otherwise it reads them now.
     if (this.lease.token === null) await this.refreshUnlessDriving();
     this.failed.clear();
+    this.tooLongRetried = false;
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.resume();
@@ -200,6 +210,7 @@ export class SessionRunner {
   async resume(): Promise<void> {
     await this.refreshUnlessDriving();
     this.failed.clear();
+    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null });
@@ -209,15 +220,17 @@ export class SessionRunner {
   }
 
   /**
-   * R6/R8: asks for a reset of the given segment (default: the current one); true when it is now
-   * pending. Ignored when the segment already ended (a stale decider) or a reset is already
-   * pending. A decided reset is stored durably, retried with back-off while the database is away;
-   * this never rejects.
+   * R6/R8: asks for a reset of the given segment (null: whichever is current, a person's reset);
+   * true when it is now pending. Ignored when the session is no longer in that segment (a stale
+   * decider, whatever this replica's mirror says) or a reset is already pending: the session's row
+   * decides. A decided reset is stored durably, retried with back-off while the database is away,
+   * and the lease holder is told; this never rejects.
    */
-  async requestReset(segmentId = this.context.segment.id, options: { byPerson?: boolean } = {}): Promise<boolean> {
+  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean } = {}): Promise<boolean> {
     if (options.byPerson) this.failed.delete('reset');
+    let stored: boolean;
     try {
-      return await retryTransient(() => this.storeResetRequest(segmentId), {
+      stored = await retryTransient(() => this.storeResetRequest(segmentId), {
         budgetMs: resetRequestBudgetMs,
         signal: this.lifetime.signal,
         onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
@@ -226,15 +239,19 @@ export class SessionRunner {
       this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
       return false;
     }
+    // The replica holding the lease carries it out (this one, or another that hears it now).
+    if (stored) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
+    return stored;
   }
 
-  private async storeResetRequest(segmentId: string): Promise<boolean> {
-    await this.refreshUnlessDriving();
-    if (segmentId !== this.context.segment.id || this.record.resetRequested || this.stopping) {
+  private async storeResetRequest(segmentId: string | null): Promise<boolean> {
+    if (this.stopping || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
+      // The row differs from this mirror (a pending reset, another segment): read it again.
+      this.flagsStale = true;
       return false;
     }
-    await this.setFlags({ resetRequested: true });
+    this.record = { ...this.record, resetRequested: true };
     this.pump();
     return true;
   }
@@ -354,9 +371,10 @@ export class SessionRunner {
     // Held all along, the lease saw every wake-up; otherwise a steer may have been stored while
     // this replica was not listening for them.
     if (claim !== 'held') this.steers.arrived();
-    if (this.flagsStale) await this.refreshFlags();
-    // A command on another replica asked for a reset or a pause: that comes first (pump decides).
-    if (kind === 'drive' && (this.record.resetRequested || this.record.pauseRequested || this.record.paused)) return true;
+    // The row is the truth: a reset or a pause this mirror remembers may have been carried out by
+    // another replica since (R8, R11), so it is read again before acting on it.
+    if (this.flagsStale || (claim !== 'changed-hands' && (kind === 'reset' || kind === 'pause'))) await this.refreshFlags();
+    if (!(await this.stillAsked(kind))) return true;
     // A new session's first segment gets its init messages here, by the lease holder only (the
     // ones a failed attempt already stored are kept).
     const initStored = this.context.entries.filter((entry) => entry.isInit).length;
@@ -366,6 +384,26 @@ export class SessionRunner {
     }
     await work();
     return true;
+  }
+
+  /**
+   * Whether the session's row (just read) still asks for this activity; false leaves the choice
+   * to pump. A reset is for the segment the row names: a mirror behind it is reloaded first.
+   */
+  private async stillAsked(kind: ActivityKind): Promise<boolean> {
+    const { resetRequested, pauseRequested, paused, currentSegmentId } = this.record;
+    switch (kind) {
+      case 'drive':
+        // A command on another replica asked for a reset or a pause: that comes first.
+        return !resetRequested && !pauseRequested && !paused;
+      case 'reset':
+        if (resetRequested && currentSegmentId !== null && currentSegmentId !== this.context.segment.id) await this.reload();
+        return this.record.resetRequested;
+      case 'pause':
+        return pauseRequested;
+      case 'memory':
+        return true;
+    }
   }
 
   /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
@@ -432,7 +470,11 @@ export class SessionRunner {
         steers: this.steers,
         onWork: start,
         waiting: (wait) => this.slots.outside(wait),
-        onModelResponseStart: () => this.memory.workerPrefilled(),
+        onModelResponseStart: () => {
+          this.tooLongRetried = false; // the provider took a call: a later refusal gets its own retry
+          this.memory.workerPrefilled();
+        },
+        beforeModelCall: () => this.beforeWorkerCall(),
         fencingToken: () => this.lease.token,
         stoppedBy: () => this.runStop.stoppedBy,
         signal,
@@ -453,7 +495,9 @@ export class SessionRunner {
       }
       start();
       reason = this.stopping ? 'shutdown' : 'error';
-      if (!this.stopping) {
+      if (error instanceof ContextTooLongError && !this.stopping && !this.tooLongRetried && (await this.resetForTooLong(error))) {
+        reason = 'reset';
+      } else if (!this.stopping) {
         this.failed.add('drive');
         this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
         this.emitError(error);
@@ -494,7 +538,9 @@ export class SessionRunner {
     // R3), but the step is consumed.
     const resetPending = this.record.resetRequested;
     await this.memory.onCheckpoint({ fork: !resetPending });
-    if (resetPending && this.mustStopForReset()) return 'reset';
+    // R19: forked first (the summarizer covers the full context), then the system's own reset.
+    await this.resetIfFull();
+    if (this.record.resetRequested && this.mustStopForReset()) return 'reset';
     if (this.record.pauseRequested || this.record.paused) {
       await this.enterPaused();
       return 'paused';
@@ -502,6 +548,47 @@ export class SessionRunner {
     if (this.stopping) return 'shutdown';
     if (this.lease.lost) return 'lease-lost';
     return null;
+  }
+
+  /**
+   * R19: the provider refused the worker's call as longer than its window (smaller than
+   * MODEL_CONTEXT_WINDOW): the session resets and the call is tried once more after the reset.
+   * False when no reset could be asked for (the error then fails the drive as any other).
+   */
+  private async resetForTooLong(error: ContextTooLongError): Promise<boolean> {
+    this.tooLongRetried = true;
+    this.deps.log.warn({ sessionId: this.record.id, err: error.message }, 'context-too-long-reset');
+    if (this.record.resetRequested) return true;
+    this.resetReason = 'context-full';
+    if (await this.requestReset(this.context.segment.id)) return true;
+    this.resetReason = null;
+    return false;
+  }
+
+  /** R19: the next worker call reaches the hard limit (measured as R2 measures it). */
+  private atHardLimit(): boolean {
+    const { settings } = this.deps;
+    return this.context.nextCallTokens() * 100 >= settings.hardLimitPercent * settings.contextWindow;
+  }
+
+  /**
+   * R19: at the hard limit with no reset pending, the system asks for the reset itself, as if the
+   * decider had said reset; R6 then applies (the worker goes on while a summarizer runs).
+   */
+  private async resetIfFull(): Promise<void> {
+    if (this.record.resetRequested || !this.atHardLimit() || this.fullAtStart === this.context.segment.id) return;
+    this.deps.log.warn({ sessionId: this.record.id, tokens: this.context.nextCallTokens() }, 'context-full');
+    this.resetReason = 'context-full';
+    if (!(await this.requestReset(this.context.segment.id))) this.resetReason = null;
+  }
+
+  /**
+   * Before each worker call (a steer taken at the start of a drive passes no checkpoint): at the
+   * hard limit the reset comes first, unless R6 lets the worker go on while a summarizer runs.
+   */
+  private async beforeWorkerCall(): Promise<StopReason | null> {
+    await this.resetIfFull();
+    return this.record.resetRequested && this.mustStopForReset() ? 'reset' : null;
   }
 
   /**
@@ -535,15 +622,25 @@ export class SessionRunner {
     // Only an idle worker, or one past the limit, gets here with a summarizer running: that wait
     // holds no slot.
     await this.slots.outside(() => this.memory.waitForSummarizer());
+    const reason = this.resetReason;
     try {
-      await resetContext(this.deps, this.record, this.context);
-      this.record = { ...this.record, resetRequested: false };
+      const outcome = await resetContext(this.deps, this.record, this.context, {
+        ...(reason ? { reason } : {}),
+        // R20: a carry-over too big even with stubs gets a summarizer over it, and the reset waits.
+        summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
+      });
+      this.record = { ...this.record, resetRequested: false, currentSegmentId: this.context.segment.id };
+      this.resetReason = null;
+      const { settings } = this.deps;
+      if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
       // Another replica reset this segment first (R8): take its state.
       this.lease.forget();
       await this.reload();
     }
+    // A drive that failed before (say, a call refused as too long) gets a new context to try in.
+    this.failed.delete('drive');
     this.workPending = true;
   }
 

@@ -1,7 +1,8 @@
 // The steer messages waiting for a session's worker (R9). The queue itself is durable, in the
 // store; the inbox knows when it may hold something, so a worker passing a checkpoint asks the
 // store only then instead of at every step.
-import type { SavedAttachment } from './attachments.js';
+import { withoutRepeatedImages, type SavedAttachment } from './attachments.js';
+import { imageUrls } from './image-budget.js';
 import type { LiveContext } from './live-context.js';
 import type { ChatMessage } from './messages.js';
 import type { SteerRecord } from './store.js';
@@ -43,7 +44,7 @@ export class SteerInbox {
     const prepare = save
       ? async (steers: SteerRecord[]) => {
           const withFiles = steers.filter((steer) => steer.attachments.length > 0);
-          if (withFiles.length > 0) saved = await save(withFiles);
+          if (withFiles.length > 0) saved = withoutRepeatedImages(await save(withFiles), imageUrls(this.context.messages));
         }
       : undefined;
     const render = (steer: SteerRecord) => this.render(steer, steer.attachments.length === 0 ? [] : (saved.get(steer.id) ?? null));

@@ -37,8 +37,10 @@ export interface SessionRecord extends ThreadAddress {
   pauseRequested: boolean;
   /** R11: stopped until resume or a steer message. */
   paused: boolean;
-  /** R6: a reset was decided and is not finished. */
+  /** R6: a reset was decided and is not finished; it is for the current segment (a reset clears it). */
   resetRequested: boolean;
+  /** The segment the session is in now (the truth replicas check their mirrors against). */
+  currentSegmentId: string | null;
   /** This session's spend cap in US dollars when a person raised it; null: the configured one. */
   budgetUsd: number | null;
   /** A person pressed Stop (their name) and the driver has not stopped yet; null otherwise. */
@@ -122,7 +124,8 @@ export interface MemoryRunRecord {
   segmentId: string;
   role: 'summarizer' | 'decider';
   round: number;
-  status: 'running' | 'succeeded' | 'failed';
+  /** `skipped`: its request would not have fit the window, so it was never sent (R19). */
+  status: 'running' | 'succeeded' | 'failed' | 'skipped';
   forkPoint: number;
   /** A run a person asked for (remember / forget), else null. */
   request: PersonRequest | null;
@@ -152,6 +155,11 @@ export interface SessionStore {
   find(address: ThreadAddress): Promise<SessionRecord | null>;
   get(sessionId: string): Promise<SessionRecord | null>;
   setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;
+  /**
+   * R8: stores a pending reset unless one is pending already or, when `segmentId` is given, the
+   * session is no longer in that segment (a decider of an ended segment). True when stored.
+   */
+  requestReset(sessionId: string, segmentId: string | null): Promise<boolean>;
   /** Sets this session's spend cap (a person raised it). */
   setBudget(sessionId: string, usd: number): Promise<void>;
   /** A channel's raised spend cap for the UTC day starting at `day`, or null. */
@@ -159,6 +167,8 @@ export interface SessionStore {
   setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
+  /** The channel's most recently started session, or null. */
+  latestInChannel(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>): Promise<SessionRecord | null>;
 }
 
 export interface ContextStore {
@@ -223,6 +233,8 @@ export interface SteerStore {
 export interface EventLog {
   /** Records a platform event id; false when it was seen before (insert-if-absent). */
   markProcessed(key: string): Promise<boolean>;
+  /** Whether a platform event id was recorded (a retry of an event already handled). */
+  wasProcessed(key: string): Promise<boolean>;
 }
 
 export interface MemoryRunStore {
@@ -233,7 +245,7 @@ export interface MemoryRunStore {
    * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted;
    * `note`: a summarizer's final one-line note, kept as the reason of the versions it wrote.
    */
-  finish(runId: string, result: { status: 'succeeded' | 'failed'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
+  finish(runId: string, result: { status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
   /**
    * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process

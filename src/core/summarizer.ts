@@ -13,6 +13,8 @@ export interface SummarizerRun {
   memoryRunId: string;
   /** The fork request: the worker's request plus the instruction. */
   request: ModelRequest;
+  /** The worker's context at the fork as R2 measures it (tokens; see ForkRun.contextTokens). */
+  contextTokens: number;
   signal: AbortSignal;
 }
 
@@ -25,6 +27,7 @@ export async function runSummarizer(deps: AgentDeps, run: SummarizerRun): Promis
     segmentId: run.segmentId,
     memoryRunId: run.memoryRunId,
     request: run.request,
+    contextTokens: run.contextTokens,
     signal: run.signal,
     maxSteps: settings.summarizerMaxSteps,
     timeoutMs: settings.summarizerTimeoutMs,

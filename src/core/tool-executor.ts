@@ -38,9 +38,11 @@ export class ToolExecutor {
    * Executes one call for `context.role`; results are capped to the window's budget. Throws only a
    * transient storage error (the run waits it out and calls again).
    */
-  async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal }): Promise<ToolOutcome> {
+  async execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal; resultLimitChars?: number }): Promise<ToolOutcome> {
     const outcome = await this.run(call, context);
-    const limit = outcome.ok ? resultLimitChars(context.contextWindow) : Math.min(MAX_ERROR_CHARS, resultLimitChars(context.contextWindow));
+    // `resultLimitChars`: this call's share of its batch's room (R2, R19), when smaller.
+    const windowLimit = Math.min(resultLimitChars(context.contextWindow), context.resultLimitChars ?? Number.POSITIVE_INFINITY);
+    const limit = outcome.ok ? windowLimit : Math.min(MAX_ERROR_CHARS, windowLimit);
     const content = capHeadTail(outcome.content, limit, outcome.ok ? 'tool result' : 'error message');
     const tool = this.byName.get(call.function?.name ?? '');
     return { ok: outcome.ok, content: tool?.untrustedOutput ? untrustedToolOutput(tool.name, content) : content };

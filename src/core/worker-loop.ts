@@ -5,7 +5,7 @@
 import type { AgentDeps } from './agent-context.js';
 import { answerFiles } from './answer-files.js';
 import { modelImageTypes } from './attachments.js';
-import { requestTokens } from './context-window.js';
+import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
 import type { StopReason } from './events.js';
 import type { LiveContext } from './live-context.js';
 import { contentText, type ChatMessage, type ToolCall } from './messages.js';
@@ -33,6 +33,8 @@ export interface WorkerScope {
   onWork: () => void;
   /** The worker's model call got its first chunk (forks waiting for a cached prefix may go). */
   onModelResponseStart: () => void;
+  /** R19: right before each worker call; a non-null result stops the loop instead (a reset first). */
+  beforeModelCall?: () => Promise<StopReason | null>;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
   /** Who pressed Stop during this drive, if anyone: `signal` is aborted then too. */
@@ -63,6 +65,8 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
         if (scope.signal.aborted) return 'shutdown';
         // After tool results (e.g. resuming after a pause or reset) queued steers join first.
         await drainSteers(scope);
+        const full = await scope.beforeModelCall?.();
+        if (full) return full;
         let message: ChatMessage;
         try {
           message = await callWorkerModel(scope);
@@ -107,8 +111,11 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           },
           onResponseStart: scope.onModelResponseStart,
         });
-        // R2: provider usage first; an estimate of the whole request when the provider reports none.
-        const contextTokens = called.usage?.promptTokens ?? requestTokens(context.messages, deps.tools.definitions);
+        // R2: provider usage first (plus the image bytes it does not count); an estimate of the
+        // whole request when the provider reports none.
+        const contextTokens = called.usage
+          ? called.usage.promptTokens + imageSurplusTokens(context.messages)
+          : requestTokens(context.messages, deps.tools.definitions);
         return { message: called.message, contextTokens, recorded: called.recorded };
       });
   const isAnswer = !response.message.tool_calls?.length;
@@ -131,7 +138,11 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const { deps, context } = scope;
   const session = scope.session();
   const images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }> = [];
-  for (const call of context.pendingToolCalls()) {
+  const pending = context.pendingToolCalls();
+  // R2/R19: one batch cannot make the next call unsendable: its results share the room left under
+  // the hard limit, each call the room still left divided by the calls still to run.
+  let roomTokens = batchRoomTokens(deps.settings, context.nextCallTokens());
+  for (const [index, call] of pending.entries()) {
     // A result computed before the database went away is stored now; the tool does not run twice.
     const held = context.heldToolResult(call.id);
     const stoppedBefore = scope.stoppedBy();
@@ -142,11 +153,13 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     }
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
     const callImages: typeof images = [];
-    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages);
+    const shareChars = Math.max(minResultChars, Math.floor((roomTokens / (pending.length - index)) * charsPerBudgetToken));
+    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages, shareChars);
     const stoppedDuring = scope.stoppedBy();
     // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
     if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
+    roomTokens -= estimateTokens([message]);
     await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
     if (outcome.ok) images.push(...callImages);
@@ -160,7 +173,7 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
  * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
  * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
  */
-async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>): Promise<ToolOutcome> {
+async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>, limitChars: number): Promise<ToolOutcome> {
   const { deps, context } = scope;
   const session = scope.session();
   if (!deps.tools.isRepeatable(call.function.name)) {
@@ -176,6 +189,7 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ c
     segmentId: context.segment.id,
     memorySpaceId: session.memorySpaceId,
     contextWindow: deps.settings.contextWindow,
+    resultLimitChars: limitChars,
     signal: scope.signal,
     ...(deps.settings.images ? {
       addImage: (image) => {
@@ -186,6 +200,17 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ c
       },
     } : {}),
   }));
+}
+
+/** Characters a result may have per token of room: under 4, as JSON escapes and non-ASCII text weigh more. */
+const charsPerBudgetToken = 3;
+
+/** A result keeps at least this much (its head and tail) however full the context: a reset follows. */
+const minResultChars = 1_000;
+
+/** Tokens the results of a batch may add before the next call reaches the hard limit (R19). */
+function batchRoomTokens(settings: AgentDeps['settings'], nextCallTokens: number): number {
+  return Math.max(0, Math.floor((settings.hardLimitPercent * settings.contextWindow) / 100) - nextCallTokens);
 }
 
 /**

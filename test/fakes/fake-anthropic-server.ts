@@ -43,7 +43,7 @@ export interface FakeAnthropicServerOptions {
 }
 
 /** The fake; `url` is the SDK's base URL (no `/v1`: the SDK adds it). */
-export interface FakeAnthropicServer extends Omit<FakeModelServer, 'requests' | 'enqueue' | 'requestsWhere' | 'waitForRequests' | 'waitFor'> {
+export interface FakeAnthropicServer extends Omit<FakeModelServer, 'requests' | 'refused' | 'setContextWindow' | 'enqueue' | 'requestsWhere' | 'waitForRequests' | 'waitFor'> {
   readonly requests: readonly AnthropicRecordedRequest[];
   enqueue(...replies: AnthropicFakeReply[]): void;
   requestsWhere(predicate: (request: AnthropicRecordedRequest) => boolean): AnthropicRecordedRequest[];

@@ -1,5 +1,6 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
+import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -56,7 +57,7 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;
   const start = () => startDiscordAdapter({
-    config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, log, attachments, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
+    config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), log, attachments, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
     tuning: { typingIntervalMs: 200, sender: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } },
   });
   const rig: DiscordRig = {

@@ -87,6 +87,12 @@ export interface FakeModelServerOptions {
   chunkSize?: number;
   /** When set, requests without `Authorization: Bearer <apiKey>` get OpenAI's 401 (default: any key). */
   apiKey?: string;
+  /**
+   * The model's window in the fake's tokens (see `promptTokensOf`): a longer prompt gets OpenAI's
+   * 400 `context_length_exceeded`, and estimated usage counts the tools too (as real prompts do).
+   * Changeable later with `setContextWindow`.
+   */
+  contextWindow?: number;
 }
 
 /** Options for the wait helpers; `timeoutMs` defaults to 5,000. */
@@ -112,6 +118,10 @@ export interface FakeModelServer {
   waitForRequests(count: number, options?: WaitOptions): Promise<RecordedRequest[]>;
   /** Resolves with the first request (already received or future) matching `predicate`. */
   waitFor(predicate: (request: RecordedRequest) => boolean, options?: WaitOptions): Promise<RecordedRequest>;
+  /** Sets (or clears) the window above which requests are refused as too long. */
+  setContextWindow(tokens: number | undefined): void;
+  /** Requests refused as longer than the window, in arrival order. */
+  readonly refused: readonly RecordedRequest[];
   /** Forgets requests, queue, handler and the simulated cache. */
   reset(): void;
   /** Releases hanging requests, destroys connections and stops listening. */
@@ -138,6 +148,12 @@ export function estimateUsage(body: FakeRequestBody, reply: FakeReply): FakeUsag
   };
 }
 
+/** The prompt as a window counts it: ceil((JSON(messages) + JSON(tools)).length / 4). */
+export function promptTokensOf(body: FakeRequestBody): number {
+  const tools = body.tools && body.tools.length > 0 ? JSON.stringify(body.tools).length : 0;
+  return Math.ceil((JSON.stringify(body.messages ?? []).length + tools) / 4);
+}
+
 /** Text of the last message of a request (string content, or the text parts joined). */
 export function lastMessageText(body: FakeRequestBody): string {
   const content = body.messages.at(-1)?.['content'];
@@ -159,6 +175,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   const releases = new Set<() => void>();
   const chunkSize = options.chunkSize ?? 8;
   let chunkCounter = 0;
+  let contextWindow = options.contextWindow;
+  const refused: RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
     void serve(req, res).catch((error: unknown) => {
@@ -207,6 +225,15 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     if (!authorized) return sendError(res, 401, 'Incorrect API key provided');
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${path}`);
     if (!Array.isArray(body.messages)) return sendError(res, 400, 'messages must be an array');
+    if (contextWindow !== undefined) {
+      const tokens = promptTokensOf(body);
+      if (tokens > contextWindow) {
+        // OpenAI's wording and code, before any reply is consumed.
+        refused.push(request);
+        const message = `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
+        return sendError(res, 400, message, {}, 'context_length_exceeded');
+      }
+    }
 
     const reply = queue.shift() ?? (await handler?.(body, { index: request.index, request })) ?? options.defaultReply ?? { content: 'ok' };
     if (reply.delayMs) await waitOrClose(res, reply.delayMs);
@@ -220,7 +247,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     }
 
     const cachedTokens = simulateCache(body);
-    const usage = reply.usage === undefined ? { ...estimateUsage(body, reply), cachedTokens } : reply.usage;
+    const estimated = { ...estimateUsage(body, reply), cachedTokens, ...(contextWindow !== undefined ? { promptTokens: promptTokensOf(body) } : {}) };
+    const usage = reply.usage === undefined ? estimated : reply.usage;
     const id = `chatcmpl-fake-${request.index}`;
     if (body.stream) await stream(res, body, reply, usage, id);
     else sendJson(res, 200, completion(body, reply, usage, id));
@@ -321,6 +349,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       return modelListings;
     },
     respond: (next) => void (handler = next),
+    setContextWindow: (tokens) => void (contextWindow = tokens),
+    refused,
     enqueue: (...replies) => void queue.push(...replies),
     requestsWhere: (predicate) => requests.filter(predicate),
     waitForRequests: (count, wait = {}) =>
@@ -328,6 +358,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     waitFor: (predicate, wait = {}) => waitUntil(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
     reset: () => {
       requests.length = 0;
+      refused.length = 0;
       queue.length = 0;
       handler = undefined;
       cache = new Map();
@@ -375,9 +406,9 @@ function usageJson(usage: FakeUsage): object {
   };
 }
 
-function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: string | null = null): void {
   const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
+  sendJson(res, status, { error: { message, type, param: code === null ? null : 'messages', code } }, headers);
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {

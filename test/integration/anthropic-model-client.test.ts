@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicModelClient, defaultMaxOutputTokens, type AnthropicModelClientOptions } from '../../src/adapters/model/anthropic-model-client.js';
 import { ModelHealth } from '../../src/adapters/model/model-health.js';
-import { CancelledError, ModelError } from '../../src/core/errors.js';
+import { CancelledError, ContextTooLongError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
 import type { ModelRequest } from '../../src/core/model-client.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
@@ -232,7 +232,7 @@ describe('AnthropicModelClient: failures', () => {
     const small = await startFakeAnthropicServer({ contextWindow: 50 });
     try {
       const long: ChatMessage[] = [hello[0]!, { role: 'user', content: 'word '.repeat(200) }];
-      const error = await expectRejection(new AnthropicModelClient({ apiKey: 'k', baseURL: small.url }).complete(request(long), { role: 'worker' }), ModelError);
+      const error = await expectRejection(new AnthropicModelClient({ apiKey: 'k', baseURL: small.url }).complete(request(long), { role: 'worker' }), ContextTooLongError);
       expect(error).toMatchObject({ retryable: false, status: 400 });
       expect(error.message).toMatch(/^model endpoint 127\.0\.0\.1:\d+ answered 400 invalid_request_error: prompt is too long: \d+ tokens > 50 maximum: the context is longer than the model's window/);
       expect(small.requests).toHaveLength(1);

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelHealth } from '../../src/adapters/model/model-health.js';
 import { OpenAIModelClient, type OpenAIModelClientOptions } from '../../src/adapters/model/openai-model-client.js';
-import { CancelledError, ModelError } from '../../src/core/errors.js';
+import { CancelledError, ContextTooLongError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
 import type { ModelRequest } from '../../src/core/model-client.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
@@ -177,6 +177,22 @@ describe('OpenAIModelClient', () => {
     expect(error.retryable).toBe(false);
     expect(error.status).toBe(400);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('maps a prompt over the window (400 context_length_exceeded) to ContextTooLongError, sent once', async () => {
+    server.setContextWindow(10);
+    const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ContextTooLongError);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('maximum context length is 10 tokens');
+    expect(server.requests).toHaveLength(1);
+    expect(server.refused).toHaveLength(1);
+  });
+
+  it('maps a compatible server\'s "maximum context length" words without a code too, but not any other 400', async () => {
+    server.enqueue({ status: 400, errorMessage: "This model's maximum context length is 8192 tokens" }, { status: 400, errorMessage: 'bad messages' });
+    await expectRejection(client().complete(request(hello), { role: 'worker' }), ContextTooLongError);
+    const other = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
+    expect(other).not.toBeInstanceOf(ContextTooLongError);
   });
 
   it('retries a 408 but not a 404', async () => {

@@ -222,6 +222,32 @@ describe('a page that takes the process down', () => {
   }, 90_000);
 });
 
+describe('a context too large to send', () => {
+  it('ends in a note at recovery, measured before it is serialized: nothing is sent and the service goes on', async () => {
+    const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: `Ada wrote:\n> ${'x'.repeat(60_000)}` } }]);
+    harness = await createAgentHarness({ database, model, settings: { requestMaxChars: 50_000 } });
+    await harness.agent.recover();
+    const note = await harness.waitForEvent('error', (event) => event.session.id === sessionId);
+    expect(note.error).toMatchObject({ code: 'model', retryable: false, message: expect.stringMatching(/^the request is too large to send/) });
+    await (await harness.agent.runner(sessionId)).whenIdle();
+    expect(model.requests.filter((request) => request.body.prompt_cache_key === sessionId)).toHaveLength(0);
+  });
+});
+
+describe('an image in the context', () => {
+  it('counts by its bytes in the context measure (R2), beyond what the provider reports for it', async () => {
+    const url = `data:image/png;base64,${'A'.repeat(2_560_000)}`;
+    const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: [{ type: 'text', text: 'Ada wrote:\n> look' }, { type: 'image_url', image_url: { url } }] } }]);
+    harness = await createAgentHarness({ database, model });
+    model.enqueue({ content: 'Seen.', usage: { promptTokens: 1_500, cachedTokens: 0, completionTokens: 2 } });
+    await harness.agent.recover();
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    const segment = await database.prisma.segment.findFirstOrThrow({ where: { sessionId } });
+    // 1,500 reported (an image at about 1,000) + the image's 10,001 tokens by its bytes - those 1,000.
+    expect(segment.contextTokens).toBe(1_500 + Math.ceil(url.length / 256) - 1_000);
+  });
+});
+
 describe('answers and notes owed after a crash', () => {
   it('emits an answer again until a chat adapter marks it delivered', async () => {
     const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: 'Ada wrote:\n> hi' } }]);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
+import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
@@ -229,7 +230,7 @@ describe('replicas on one Postgres', () => {
     expect(fresh.token).toBeGreaterThan(staleToken);
 
     const delivered: string[] = [];
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sender = outbox.startSender('console', async (item) => {
       delivered.push(item.idempotencyKey);
       return { platformMessageId: `m-${item.idempotencyKey}` };
@@ -279,7 +280,7 @@ describe('graceful shutdown', () => {
     const stores = createPrismaStores(database.prisma);
     const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
     const delivered: string[] = [];
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     // A sender that polls rarely: only the flush at stop can send these in time.
     const sender = outbox.startSender('flush-test', async (item) => {
       delivered.push(item.idempotencyKey);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentPlatformError, type OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
+import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/log.js';
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 describe('Outbox', () => {
   it('stores a key once and sends it once, recording the platform message id', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const sent: string[] = [];
     expect(await outbox.enqueue({ idempotencyKey: 'once:1', sessionId, platform: 'p-once', operation: 'post', payload: { text: 'hi' } })).toEqual({ inserted: true });
@@ -52,7 +53,7 @@ describe('Outbox', () => {
   });
 
   it('sends in order per session, honours Retry-After, and lets other sessions pass', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const [slow, fast] = [await newSession(), await newSession()];
     const order: string[] = [];
     let limited = false;
@@ -77,7 +78,7 @@ describe('Outbox', () => {
   });
 
   it('resolves the target of an edit and sends only the newest pending edit of a card', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const deliveries: OutboxDelivery[] = [];
     await outbox.enqueue({ idempotencyKey: 'card:1', sessionId, platform: 'p-card', operation: 'post', payload: { n: 0 } });
@@ -98,7 +99,7 @@ describe('Outbox', () => {
   });
 
   it('lets a final write supersede the pending edits of its target and an untried target, and sends it without one', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const deliveries: OutboxDelivery[] = [];
     await outbox.enqueue({ idempotencyKey: 'st:1', sessionId, platform: 'p-final', operation: 'stream', payload: { n: 0 } });
@@ -123,7 +124,7 @@ describe('Outbox', () => {
   });
 
   it('stores several writes in order in one call, skipping keys that exist', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'all:2', sessionId, platform: 'p-all', operation: 'post', payload: { n: 2 } });
     const entries = [1, 2, 3].map((n) => ({ idempotencyKey: `all:${n}`, sessionId, platform: 'p-all', operation: 'post', payload: { n: n * 10 } }));
@@ -139,7 +140,7 @@ describe('Outbox', () => {
   });
 
   it('drops an untried item together with the write that cancels it, and keeps the undo of a sent one', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const react = (key: string) => ({ idempotencyKey: `react:${key}`, sessionId, platform: 'p-cancel', operation: 'react', payload: {} });
     const unreact = (key: string) => ({ idempotencyKey: `unreact:${key}`, sessionId, platform: 'p-cancel', operation: 'unreact', payload: {}, cancels: `react:${key}` });
@@ -165,7 +166,7 @@ describe('Outbox', () => {
   });
 
   it('never holds items without a session back, while the later items of a session wait for its head', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'free:blocked-head', sessionId, platform: 'p-free', operation: 'post', payload: {} });
     await database.prisma.outboxItem.update({ where: { idempotencyKey: 'free:blocked-head' }, data: { nextAttemptAt: new Date(Date.now() + 60_000) } });
@@ -185,7 +186,7 @@ describe('Outbox', () => {
   });
 
   it('stores a write tied to a steer only while that steer is still queued', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const stores = createPrismaStores(database.prisma);
     const steer = { sessionId, authorId: 'U1', authorName: 'Ada', text: 'hi' };
@@ -199,7 +200,7 @@ describe('Outbox', () => {
   });
 
   it('fails an item at once on a permanent error and moves on', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     const sent: string[] = [];
     await outbox.enqueue({ idempotencyKey: 'perm:1', sessionId, platform: 'p-perm', operation: 'post', payload: {} });
@@ -218,7 +219,7 @@ describe('Outbox', () => {
   });
 
   it('never sends a key twice when two replicas drain the same table', async () => {
-    const outboxes = [new Outbox(database.prisma, log), new Outbox(database.prisma, log)];
+    const outboxes = [new Outbox(new OutboxStore(database.prisma), log), new Outbox(new OutboxStore(database.prisma), log)];
     const sessions = await Promise.all(Array.from({ length: 5 }, () => newSession()));
     const sent: string[] = [];
     for (const [index, sessionId] of sessions.entries()) {
@@ -243,7 +244,7 @@ describe('Outbox', () => {
   });
 
   it('takes over a claim whose lease expired (a sender that crashed mid-send)', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'lease:1', sessionId, platform: 'p-lease', operation: 'post', payload: {} });
     await database.prisma.outboxItem.update({
@@ -261,7 +262,7 @@ describe('Outbox', () => {
   });
 
   it('deletes delivered items after the retention period, keeping failed ones for inspection', async () => {
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'old:1', sessionId, platform: 'p-old', operation: 'post', payload: {} });
     await outbox.enqueue({ idempotencyKey: 'old:2', sessionId, platform: 'p-old', operation: 'post', payload: {} });

@@ -5,6 +5,7 @@ import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
+import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
 import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
 import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
@@ -111,7 +112,7 @@ describe('SlackDelivery retried posts', () => {
 describe('Slack outbox redelivery', () => {
   it('sends once when the sender died after the post reached Slack but before marking it sent', async () => {
     const thread = newThread();
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const key = `answer:${thread}:7:1`;
     await outbox.enqueue({ idempotencyKey: key, sessionId: null, platform: 'slack-crash', operation: 'post', payload: { channel, thread_ts: thread, markdown: 'Posted before the crash.' } });
     // The doomed sender: claims the item (attempt 1), posts, and dies before recording it.
@@ -131,7 +132,7 @@ describe('Slack outbox redelivery', () => {
 
   it('sends once when Slack posted the message but the answer never came back', async () => {
     const thread = newThread();
-    const outbox = new Outbox(database.prisma, log);
+    const outbox = new Outbox(new OutboxStore(database.prisma), log);
     const key = `answer:${thread}:9:1`;
     slack.script('chat.postMessage', { dropResponse: true });
     await outbox.enqueue({ idempotencyKey: key, sessionId: null, platform: 'slack-lost', operation: 'post', payload: { channel, thread_ts: thread, markdown: 'Answer lost on the way back.' } });

@@ -1,6 +1,7 @@
 // Slack over Socket Mode: the real Bolt SocketModeReceiver (and @slack/socket-mode's client) against
 // the fake Web API, whose apps.connections.open hands out the URL of a fake Socket Mode server on
 // a local WebSocket. No public URL, no signing secret.
+import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
 import { parseConfig } from '../../src/config.js';
@@ -31,7 +32,7 @@ beforeAll(async () => {
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http: new HttpServer(log), log,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), http: new HttpServer(log), log,
     webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
   });
 }, 60_000);

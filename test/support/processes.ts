@@ -1,5 +1,6 @@
 // Starts Hippo entry points as child processes and reads their JSON log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,12 +25,20 @@ export interface ScriptOptions {
   cwd?: string;
   /** Let the script read `.env` from its working directory (default false: a developer's .env must not leak into tests). */
   envFile?: boolean;
+  /** Options for node itself, before the script (e.g. productionNodeOptions()). */
+  nodeOptions?: string[];
+}
+
+/** The node options of `npm start` (package.json), e.g. its heap limit. */
+export function productionNodeOptions(): string[] {
+  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['start'] ?? '';
+  return start.split(/\s+/).filter((word) => /^--max-old-space-size=\d+$/.test(word));
 }
 
 /** Runs `tsx <script>` with only the given environment (plus PATH/HOME). */
 export function startScript(script: string, env: Record<string, string>, args: string[] = [], options: ScriptOptions = {}): RunningProcess {
   // tsx by its file URL: `--import tsx` would be resolved from the working directory.
-  const child = spawn(process.execPath, ['--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), '--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
     cwd: options.cwd ?? repoRoot,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 // The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
+import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -80,7 +81,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, http, log, attachments,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), http, log, attachments,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),

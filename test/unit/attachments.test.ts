@@ -2,7 +2,7 @@
 // their bytes, a per-model image capability, and token estimates that count an image once.
 import { describe, expect, it } from 'vitest';
 import { attachmentLine, formatSize, safeFileName } from '../../src/core/attachments.js';
-import { estimateTokens, imageTokens } from '../../src/core/context-window.js';
+import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/context-window.js';
 import { modelAcceptsImages } from '../../src/core/model-images.js';
 import { steerMessage } from '../../src/core/prompts.js';
 import { imageType } from '../../src/tools/workspace-attachments.js';
@@ -55,12 +55,15 @@ describe('images', () => {
     expect(imageType(Buffer.from('not an image'))).toBeNull();
   });
 
-  it('count as a fixed number of tokens in estimates, however large their bytes', () => {
+  it('count by their bytes in estimates (R2), at least imageTokens each, without copying their data', () => {
     const text = { role: 'user', content: 'hello there' };
-    const withImage = { role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(400_000)}` } }] };
-    const withoutImage = { role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: {} }] };
-    expect(estimateTokens([withImage])).toBe(estimateTokens([withoutImage]) + imageTokens);
-    expect(estimateTokens([withImage])).toBeLessThan(2_000);
+    const image = (chars: number) => ({ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(chars)}` } }] });
+    const withoutImage = { role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: '' } }] };
+    expect(estimateTokens([image(40_000)])).toBe(estimateTokens([withoutImage]) + imageTokens);
+    const large = `data:image/png;base64,${'A'.repeat(7_000_000)}`;
+    expect(estimateTokens([image(7_000_000)])).toBe(estimateTokens([withoutImage]) + Math.ceil(large.length / imageCharsPerToken));
+    expect(estimateTokens([image(7_000_000)])).toBeGreaterThan(25_000);
+    expect(imageSurplusTokens([image(7_000_000), image(40_000), text])).toBe(Math.ceil(large.length / imageCharsPerToken) - imageTokens);
     expect(estimateTokens([text])).toBe(Math.ceil(JSON.stringify([text]).length / 4));
   });
 

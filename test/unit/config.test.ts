@@ -22,7 +22,9 @@ describe('parseConfig', () => {
     const result = parseConfig({ MODEL_PRICES: '{"input":2,"cached_input":0.5,"output":8}', SESSION_BUDGET_USD: '5', CHANNEL_DAILY_BUDGET_USD: '20' });
     expect(result.ok && [result.config.MODEL_PRICES, result.config.SESSION_BUDGET_USD, result.config.CHANNEL_DAILY_BUDGET_USD]).toEqual([{ input: 2, cached_input: 0.5, output: 8 }, 5, 20]);
     const defaults = parseConfig({});
-    expect(defaults.ok && [defaults.config.MEMORY_DECIDER_FLOOR_PERCENT, defaults.config.MEMORY_DECIDER_EVERY, defaults.config.SESSION_BUDGET_USD]).toEqual([50, 2, undefined]);
+    // R3: the seed's rhythm ships (a decider with every summarizer); R19/R20 limits at 85 / 30.
+    expect(defaults.ok && [defaults.config.MEMORY_DECIDER_FLOOR_PERCENT, defaults.config.MEMORY_DECIDER_EVERY, defaults.config.SESSION_BUDGET_USD]).toEqual([0, 1, undefined]);
+    expect(defaults.ok && [defaults.config.MEMORY_HARD_LIMIT_PERCENT, defaults.config.MEMORY_CARRY_BUDGET_PERCENT]).toEqual([85, 30]);
     expect(parseConfig({ MODEL_PRICES: 'cheap' })).toEqual({ ok: false, errors: ['config: MODEL_PRICES must be JSON like {"input":1.25,"cached_input":0.125,"output":10}'] });
     const unknownField = parseConfig({ MODEL_PRICES: '{"input":1,"cached_input":0.1,"output":2,"oops":1}' });
     expect(unknownField.ok).toBe(false);

@@ -1,7 +1,7 @@
 // Every rule tag (R1…) and document the code cites resolves to a file in this repository: a
 // contributor can always check what a comment says the code must do.
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -66,6 +66,25 @@ describe('document references', () => {
       .filter(({ match }) => Number(match[1]) < 1 || Number(match[1]) > sections)
       .map(({ where, match }) => `${where}: ${match[0]}`);
     expect(bad).toEqual([]);
+  });
+
+  it('links only to files and headings that exist', () => {
+    // GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
+    const anchorsOf = (file: string) =>
+      new Set([...readFileSync(join(root, file), 'utf8').matchAll(/^#+ (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')));
+    const broken = [...text.keys()]
+      .filter((file) => file.endsWith('.md'))
+      .flatMap((file) =>
+        [...text.get(file)!.matchAll(/\]\(([^)\s]+)\)/g)].flatMap((match) => {
+          const [target = '', anchor] = match[1]!.split('#');
+          if (/^[a-z]+:/.test(target)) return [];
+          const resolved = target === '' ? file : join(dirname(file), target);
+          if (!existsSync(join(root, resolved))) return [`${file}: ${match[1]}`];
+          if (anchor && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor)) return [`${file}: ${match[1]}`];
+          return [];
+        }),
+      );
+    expect(broken).toEqual([]);
   });
 
   it('needs nothing outside the repository', () => {

@@ -2,7 +2,7 @@
 // the outbox posted as an answer (any part of it), by someone who may use Hippo; each person counts
 // once per answer and kind (a redelivered event changes nothing). Stored in answer_feedback and
 // counted in hippo_answer_feedback_total{platform,kind}.
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { FeedbackStore } from '../storage/feedback-store.js';
 
 /** What a reaction says about an answer. */
 export type FeedbackKind = 'up' | 'down';
@@ -38,16 +38,6 @@ const answerKeyPrefix: Record<AnswerReaction['platform'], string> = { slack: 'an
  * Stores the reaction when it is on an answer Hippo posted; true when it was new. The answer is
  * found by its platform message id among the outbox's sent items (kept 14 days).
  */
-export async function recordAnswerFeedback(prisma: PrismaClient, reaction: AnswerReaction): Promise<boolean> {
-  const pattern = `${answerKeyPrefix[reaction.platform]}%`;
-  const inserted = await prisma.$executeRaw`
-    INSERT INTO answer_feedback (platform, workspace_id, channel_id, message_id, session_id, user_id, kind)
-    SELECT ${reaction.platform}, ${reaction.workspaceId}, ${reaction.channelId}, ${reaction.messageId}, o.session_id, ${reaction.userId}, ${reaction.kind}
-    FROM outbox o
-    WHERE o.platform_message_id = ${reaction.messageId} AND o.platform = ${reaction.platform} AND o.idempotency_key LIKE ${pattern}
-      -- A Slack ts is unique within its channel only.
-      AND (o.platform <> 'slack' OR o.payload->>'channel' = ${reaction.channelId})
-    LIMIT 1
-    ON CONFLICT (platform, channel_id, message_id, user_id, kind) DO NOTHING`;
-  return inserted > 0;
+export function recordAnswerFeedback(store: FeedbackStore, reaction: AnswerReaction): Promise<boolean> {
+  return store.record(reaction, answerKeyPrefix[reaction.platform]);
 }

@@ -50,10 +50,11 @@ function shortQuote(text: string): string {
 }
 
 /** "♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset". */
-export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'> & { memoryCostUsd?: number | null }): string {
+export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-reset' }>, 'tokensBefore' | 'tokensAfter' | 'carriedMessages'> & { memoryCostUsd?: number | null; reason?: 'context-full' }): string {
   const carried = event.carriedMessages === 1 ? '1 message' : `${event.carriedMessages} messages`;
   const cost = event.memoryCostUsd === null || event.memoryCostUsd === undefined ? '' : ` · memory ${formatDollars(event.memoryCostUsd)} since the last reset`;
-  return `♻️ Context reset · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
+  const why = event.reason === 'context-full' ? ' (the context was full)' : '';
+  return `♻️ Context reset${why} · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
 }
 
 /** The note about a spend cap: 80% used, or reached (and how to continue). */

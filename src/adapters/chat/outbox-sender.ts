@@ -3,7 +3,7 @@
 // retries honouring Retry-After, records platform message ids, and cleans up old rows.
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
-import type { Prisma, PrismaClient } from '../storage/generated/client.js';
+import type { OutboxClaim, OutboxStore } from '../storage/outbox-store.js';
 
 /** A claimed item as the deliver function sees it. */
 export interface OutboxDelivery {
@@ -11,7 +11,7 @@ export interface OutboxDelivery {
   idempotencyKey: string;
   sessionId: string | null;
   operation: string;
-  payload: Prisma.JsonValue;
+  payload: unknown;
   targetKey: string | null;
   /** The target's platform message id, resolved from targetKey. */
   targetMessageId: string | null;
@@ -54,18 +54,6 @@ interface Sent {
   platformMessageId: string | null;
 }
 
-interface ClaimedRow {
-  id: bigint;
-  idempotency_key: string;
-  session_id: string | null;
-  operation: string;
-  payload: Prisma.JsonValue;
-  target_key: string | null;
-  attempts: number;
-  target_message_id: string | null;
-  target_status: string | null;
-}
-
 /** Drains one platform's items; see Outbox.startSender. */
 export class OutboxSender {
   private running = false;
@@ -83,7 +71,7 @@ export class OutboxSender {
   private lastCleanupAt = 0;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly store: OutboxStore,
     readonly platform: string,
     private readonly deliver: Deliver,
     options: SenderOptions,
@@ -140,12 +128,7 @@ export class OutboxSender {
     }
     // One statement marks the whole round sent (a crash before it re-sends the round; posts find
     // themselves by their key, reactions are idempotent).
-    if (sent.length > 0) {
-      await this.prisma.$executeRaw`
-        UPDATE outbox SET status = 'sent', sent_at = now(), platform_message_id = s.message_id, last_error = NULL
-        FROM unnest(${sent.map((item) => item.id)}::bigint[], ${sent.map((item) => item.platformMessageId)}::text[]) AS s(id, message_id)
-        WHERE outbox.id = s.id`;
-    }
+    if (sent.length > 0) await this.store.markSent(sent);
     return claimed.length;
   }
 
@@ -170,9 +153,7 @@ export class OutboxSender {
     if (Date.now() - this.lastCleanupAt < 3_600_000) return;
     this.lastCleanupAt = Date.now();
     try {
-      const deleted = await this.prisma.$executeRaw`
-        DELETE FROM outbox WHERE platform = ${this.platform} AND status IN ('sent', 'superseded')
-          AND created_at < now() - make_interval(secs => ${this.retentionMs / 1000}::double precision)`;
+      const deleted = await this.store.deleteDelivered(this.platform, this.retentionMs);
       if (deleted > 0) this.log.info({ platform: this.platform, deleted }, 'outbox-cleaned');
     } catch (error) {
       this.log.warn({ err: error, platform: this.platform }, 'outbox-cleanup-failed');
@@ -193,61 +174,33 @@ export class OutboxSender {
     });
   }
 
-  /**
-   * Claims the due head item of each session (an earlier unsent item of the same session blocks
-   * the later ones, so a thread reads in order). SKIP LOCKED keeps replicas from waiting on each
-   * other; the lease (next_attempt_at) hands a claim of a crashed sender to another one. The heads
-   * come from one pass over the unsent items (the status index), so sent items kept for
-   * retention cost nothing; items without a session are never blocked.
-   */
-  private claim(): Promise<ClaimedRow[]> {
-    const leaseSeconds = this.leaseMs / 1000;
-    return this.prisma.$queryRaw<ClaimedRow[]>`
-      WITH unsent AS MATERIALIZED (
-        SELECT id, session_id, next_attempt_at FROM outbox
-        WHERE platform = ${this.platform} AND status IN ('pending', 'sending')),
-      heads AS (
-        SELECT DISTINCT ON (session_id) id, next_attempt_at FROM unsent WHERE session_id IS NOT NULL ORDER BY session_id, id),
-      due AS (
-        SELECT o.id FROM outbox o
-        WHERE o.id IN (
-            SELECT id FROM heads WHERE next_attempt_at <= now()
-            UNION ALL SELECT id FROM unsent WHERE session_id IS NULL AND next_attempt_at <= now())
-          AND o.status IN ('pending', 'sending') AND o.next_attempt_at <= now()
-        ORDER BY o.id
-        LIMIT ${this.batchSize}::int
-        FOR UPDATE OF o SKIP LOCKED)
-      UPDATE outbox SET status = 'sending', attempts = outbox.attempts + 1,
-        next_attempt_at = now() + make_interval(secs => ${leaseSeconds}::double precision)
-      FROM due WHERE outbox.id = due.id
-      RETURNING outbox.id, outbox.idempotency_key, outbox.session_id, outbox.operation, outbox.payload,
-        outbox.target_key, outbox.attempts,
-        (SELECT t.platform_message_id FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_message_id,
-        (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status`;
+  /** Claims the due head item of each session (see OutboxStore.claimDue). */
+  private claim(): Promise<OutboxClaim[]> {
+    return this.store.claimDue(this.platform, { leaseMs: this.leaseMs, batchSize: this.batchSize });
   }
 
   /** Delivers one item; returns what to record when it was sent (failures are recorded here). */
-  private async send(row: ClaimedRow): Promise<Sent | null> {
-    const fields = { key: row.idempotency_key, operation: row.operation, attempt: row.attempts };
-    if (row.target_key !== null && row.target_message_id === null) {
-      if (row.target_status === 'pending' || row.target_status === 'sending') {
+  private async send(row: OutboxClaim): Promise<Sent | null> {
+    const fields = { key: row.idempotencyKey, operation: row.operation, attempt: row.attempts };
+    if (row.targetKey !== null && row.targetMessageId === null) {
+      if (row.targetStatus === 'pending' || row.targetStatus === 'sending') {
         await this.retry(row, this.baseBackoffMs, 'target not sent yet');
         return null;
       }
       if (!this.optionalTarget.has(row.operation)) {
-        await this.fail(row, `target ${row.target_key} was never sent`);
+        await this.fail(row, `target ${row.targetKey} was never sent`);
         return null;
       }
     }
     try {
       const result = await this.deliver({
         id: row.id,
-        idempotencyKey: row.idempotency_key,
-        sessionId: row.session_id,
+        idempotencyKey: row.idempotencyKey,
+        sessionId: row.sessionId,
         operation: row.operation,
         payload: row.payload,
-        targetKey: row.target_key,
-        targetMessageId: row.target_message_id,
+        targetKey: row.targetKey,
+        targetMessageId: row.targetMessageId,
         attempt: row.attempts,
       });
       this.log.debug(fields, 'outbox-sent');
@@ -266,15 +219,12 @@ export class OutboxSender {
     }
   }
 
-  private async retry(row: ClaimedRow, delayMs: number, reason: string): Promise<void> {
-    await this.prisma.$executeRaw`
-      UPDATE outbox SET status = 'pending', last_error = ${reason},
-        next_attempt_at = now() + make_interval(secs => ${delayMs / 1000}::double precision)
-      WHERE id = ${row.id}`;
+  private retry(row: OutboxClaim, delayMs: number, reason: string): Promise<void> {
+    return this.store.retryLater(row.id, delayMs, reason);
   }
 
-  private async fail(row: ClaimedRow, reason: string): Promise<void> {
-    this.log.error({ key: row.idempotency_key, operation: row.operation, err: reason }, 'outbox-item-failed');
-    await this.prisma.$executeRaw`UPDATE outbox SET status = 'failed', last_error = ${reason} WHERE id = ${row.id}`;
+  private async fail(row: OutboxClaim, reason: string): Promise<void> {
+    this.log.error({ key: row.idempotencyKey, operation: row.operation, err: reason }, 'outbox-item-failed');
+    await this.store.markFailed(row.id, reason);
   }
 }

@@ -4,14 +4,14 @@
 // the event (discord.js caches the member from it).
 import type { MessageReaction, PartialMessageReaction, PartialUser, User } from 'discord.js';
 import { feedbackKind, recordAnswerFeedback, type FeedbackListener } from '../chat/answer-feedback.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { FeedbackStore } from '../storage/feedback-store.js';
 import type { DiscordContext } from './discord-context.js';
 
 /** Handles messageReactionAdd. */
 export class DiscordAnswerReactions {
   constructor(
     private readonly context: DiscordContext,
-    private readonly prisma: PrismaClient,
+    private readonly feedback: FeedbackStore,
     private readonly onFeedback: FeedbackListener,
   ) {}
 
@@ -23,7 +23,7 @@ export class DiscordAnswerReactions {
     const member = message.guild?.members.cache.get(user.id);
     const requester = { userId: user.id, inGroup: async (roleId: string) => member?.roles.cache.has(roleId) ?? false };
     if (!(await this.context.access.maySteer(requester)).allowed) return;
-    const recorded = await recordAnswerFeedback(this.prisma, {
+    const recorded = await recordAnswerFeedback(this.feedback, {
       platform: 'discord', workspaceId: message.guildId ?? '@me', channelId: message.channelId, messageId: message.id, userId: user.id, kind,
     });
     if (!recorded) return;

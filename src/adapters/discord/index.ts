@@ -11,7 +11,7 @@ import { AccessPolicy, accessLists } from '../chat/access-policy.js';
 import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { ChatStorage } from '../storage/chat-storage.js';
 import { DiscordAnswerReactions } from './answer-reactions.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { discordFileFetcher } from './files.js';
@@ -34,7 +34,8 @@ export interface DiscordAdapterOptions {
   config: Config;
   agent: Agent;
   stores: Stores;
-  prisma: PrismaClient;
+  /** The outbox and feedback tables. */
+  storage: ChatStorage;
   log: Logger;
   /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
   onFeedback?: FeedbackListener;
@@ -64,12 +65,12 @@ export interface DiscordAdapter {
 
 /** Connects to Discord; rejects with a ConfigError (one line for the operator) when Discord refuses. */
 export async function startDiscordAdapter(options: DiscordAdapterOptions): Promise<DiscordAdapter> {
-  const { config, agent, stores, prisma } = options;
+  const { config, agent, stores, storage } = options;
   const token = config.DISCORD_BOT_TOKEN;
   if (!token) throw new ConfigError('config: DISCORD_BOT_TOKEN is required to start the Discord adapter');
   const log = options.log.child({ platform: 'discord' });
   const client = createDiscordClient(config);
-  const outbox = new Outbox(prisma, log);
+  const outbox = new Outbox(storage.outbox, log);
   const context: DiscordContext = {
     client, agent, stores, outbox, log,
     access: new AccessPolicy(accessLists(config)),
@@ -77,7 +78,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   };
   const messages = new DiscordMessageHandler(context);
   const interactions = new DiscordInteractionHandler(context);
-  const reactions = new DiscordAnswerReactions(context, prisma, options.onFeedback ?? (() => undefined));
+  const reactions = new DiscordAnswerReactions(context, storage.feedback, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordEventRenderer({
     outbox, typing, log, resumeHint: '/hippo resume',

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { ModelError } from '../../core/errors.js';
+import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { toAnthropicPrompt } from './anthropic-messages.js';
@@ -158,6 +158,7 @@ export class AnthropicModelClient implements ModelClient {
  * reset-and-retry on a too-long call (R19) connects here.
  */
 function modelErrorOf(failure: AnthropicFailure, cause: unknown): ModelError {
+  if (failure.contextTooLong) return new ContextTooLongError(failure.message, failure.status, { cause });
   return new ModelError(failure.message, failure.retryable, failure.status, { cause });
 }
 

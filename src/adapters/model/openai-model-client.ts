@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CancelledError, ModelError } from '../../core/errors.js';
+import { CancelledError, ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 
@@ -46,6 +46,8 @@ interface Failure {
   retryable: boolean;
   status?: number;
   retryAfterMs?: number;
+  /** The endpoint refused the prompt as longer than the model's window (R19). */
+  contextTooLong?: boolean;
 }
 
 /** Raised inside an attempt when our inactivity timer fired. */
@@ -131,7 +133,9 @@ export class OpenAIModelClient implements ModelClient {
         if (error instanceof BudgetExhausted) throw this.outOfBudget(attempt + 1, `attempt ${attempt + 1} was still waiting`);
         const failure = describeFailure(error, this.endpoint, this.timeoutMs);
         if (!failure.retryable || progress.sawChunk || attempt >= this.maxRetries) {
-          throw new ModelError(failure.message, failure.retryable, failure.status, { cause: error });
+          throw failure.contextTooLong
+            ? new ContextTooLongError(failure.message, failure.status, { cause: error })
+            : new ModelError(failure.message, failure.retryable, failure.status, { cause: error });
         }
         const delayMs = failure.retryAfterMs ?? this.backoffMs(attempt);
         // Waiting past the budget only to fail then helps nobody: give up now.
@@ -284,7 +288,11 @@ function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Failu
     const status = error.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const retryAfterMs = retryAfterFrom(error.headers);
-    return { message: `model endpoint ${endpoint} answered ${errorDetail(error)}${hintFor(status, endpoint)}`, retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    const contextTooLong = status === 400 && isContextTooLong(error);
+    return {
+      message: `model endpoint ${endpoint} answered ${errorDetail(error)}${hintFor(status, endpoint)}`, retryable, status,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(contextTooLong ? { contextTooLong } : {}),
+    };
   }
   // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
   return { message: `model call to ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
@@ -299,6 +307,15 @@ function errorDetail(error: InstanceType<typeof OpenAI.APIError>): string {
   if (error.error === undefined && text.startsWith('<')) return `${error.status} a web page instead of the API's JSON (is OPENAI_BASE_URL an API endpoint?)`;
   const line = text.split('\n')[0] ?? '';
   return `${error.status} ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`;
+}
+
+/**
+ * OpenAI says `code: context_length_exceeded`; compatible servers (vLLM, llama.cpp, Ollama) often
+ * send no code, only words like "maximum context length" or "exceeds the context window".
+ */
+function isContextTooLong(error: InstanceType<typeof OpenAI.APIError>): boolean {
+  if (error.code === 'context_length_exceeded') return true;
+  return /maximum context length|context[ _]length[ _]exceeded|exceeds? (the )?(model's )?context (window|length)/i.test(error.message);
 }
 
 /** What the operator should check for a status, when there is something to say. */

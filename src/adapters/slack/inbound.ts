@@ -51,7 +51,7 @@ export async function handleMessageEvent(context: SlackContext, delivery: EventD
   // Only a retry reads the processed ids (a first delivery cannot have been processed): it skips a
   // delivery that finished, e.g. chatter that was ignored before a session came to its thread.
   // A retry racing its first delivery passes; the steer key (or command key) holds then.
-  if (eventKey && (delivery.retryNum ?? 0) > 0 && (await wasProcessed(context, eventKey))) return;
+  if (eventKey && (delivery.retryNum ?? 0) > 0 && (await context.stores.events.wasProcessed(eventKey))) return;
   const outcome = await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, identity, event));
   if (eventKey && outcome !== 'refused') await context.stores.events.markProcessed(eventKey);
 }
@@ -190,11 +190,6 @@ export function stripMention(text: string, botUserId: string): string {
 /** The first steer of a session started inside an existing thread: the thread so far, then the request. */
 export function withHistory(history: string, request: string): string {
   return `[The thread so far, before I was mentioned]\n${history}\n[End of the thread so far]\n\n${request}`;
-}
-
-async function wasProcessed(context: SlackContext, key: string): Promise<boolean> {
-  const rows = await context.prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
-  return rows.length > 0;
 }
 
 /**

@@ -11,6 +11,7 @@ import { Background } from '../chat/background.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
+import type { ChatStorage } from '../storage/chat-storage.js';
 import type { PrismaClient } from '../storage/generated/client.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
@@ -38,6 +39,8 @@ export interface SlackAdapterOptions {
   agent: Agent;
   stores: Stores;
   prisma: PrismaClient;
+  /** The outbox and feedback tables. */
+  storage: ChatStorage;
   http: HttpServer;
   log: Logger;
   /** Web API retries of network and 5xx failures (default 2). */
@@ -69,13 +72,13 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
   });
   const { workspaces } = connection;
-  const outbox = new Outbox(options.prisma, log);
+  const outbox = new Outbox(options.storage.outbox, log);
   const people = new SlackPeople(workspaces, log);
   const access = new SlackAccess(workspaces, log);
   const context: SlackContext = {
     agent: options.agent,
     stores: options.stores,
-    prisma: options.prisma,
+    feedback: options.storage.feedback,
     outbox,
     workspaces,
     people,

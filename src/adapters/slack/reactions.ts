@@ -27,7 +27,7 @@ export function registerReactions(app: App, context: SlackContext, onFeedback: F
     const workspace = await context.workspaces.get(teamId);
     if (!workspace || author !== workspace.identity.botUserId) return;
     if (!(await context.access.maySteer(context.people.requester(teamId, user))).allowed) return;
-    const recorded = await recordAnswerFeedback(context.prisma, { platform: 'slack', workspaceId: teamId, channelId: item.channel, messageId: item.ts, userId: user, kind });
+    const recorded = await recordAnswerFeedback(context.feedback, { platform: 'slack', workspaceId: teamId, channelId: item.channel, messageId: item.ts, userId: user, kind });
     if (!recorded) return;
     onFeedback('slack', kind);
     context.log.info({ teamId, channelId: item.channel, ts: item.ts, kind }, 'slack-answer-feedback');

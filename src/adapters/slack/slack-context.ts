@@ -5,7 +5,7 @@ import type { Logger } from '../../log.js';
 import type { Background } from '../chat/background.js';
 import type { MemoryGate } from '../chat/memory-access.js';
 import type { Outbox } from '../chat/outbox.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { FeedbackStore } from '../storage/feedback-store.js';
 import type { AccessPolicy, RefusalNotices } from '../chat/access-policy.js';
 import type { SlackPeople } from './people.js';
 import type { SlackIdentity, SlackWorkspace, SlackWorkspaces } from './workspaces.js';
@@ -17,7 +17,8 @@ export type { SlackIdentity } from './workspaces.js';
 export interface SlackContext {
   agent: Agent;
   stores: Stores;
-  prisma: PrismaClient;
+  /** 👍 / 👎 on answers. */
+  feedback: FeedbackStore;
   outbox: Outbox;
   /** Client and bot identity per team. */
   workspaces: SlackWorkspaces;

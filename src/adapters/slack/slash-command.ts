@@ -67,10 +67,5 @@ async function answer(context: SlackContext, raw: unknown): Promise<{ text: stri
 
 /** The channel's most recently started Slack session, or null. */
 async function latestChannelSession(context: SlackContext, teamId: string, channelId: string): Promise<SessionRecord | null> {
-  const row = await context.prisma.session.findFirst({
-    where: { platform: 'slack', workspaceId: teamId, channelId },
-    orderBy: { createdAt: 'desc' },
-    select: { id: true },
-  });
-  return row ? context.stores.sessions.get(row.id) : null;
+  return context.stores.sessions.latestInChannel({ platform: 'slack', workspaceId: teamId, channelId });
 }

@@ -14,7 +14,7 @@ import { guardStore } from './storage-errors.js';
 
 const roles: readonly AgentRole[] = ['worker', 'summarizer', 'decider'];
 const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider'];
-const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed'];
+const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed', 'skipped'];
 
 /** Every store core needs, on one Prisma client; failures reach core as StorageError. */
 export function createPrismaStores(prisma: PrismaClient): Stores {
@@ -38,6 +38,10 @@ function createEventLog(prisma: PrismaClient): EventLog {
       // One statement, so two replicas receiving the same retry cannot both see "new".
       const inserted = await prisma.$executeRaw`INSERT INTO processed_events (key) VALUES (${key}) ON CONFLICT DO NOTHING`;
       return inserted > 0;
+    },
+    async wasProcessed(key) {
+      const rows = await prisma.$queryRaw<unknown[]>`SELECT 1 FROM processed_events WHERE key = ${key}`;
+      return rows.length > 0;
     },
   };
 }

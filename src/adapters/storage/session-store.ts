@@ -46,6 +46,14 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
       await prisma.session.update({ where: { id: sessionId }, data });
     },
 
+    async requestReset(sessionId, segmentId) {
+      // One conditional statement: the row decides, not a replica's mirror of it.
+      const updated = await prisma.$executeRaw`
+        UPDATE sessions SET reset_requested = true
+        WHERE id = ${sessionId} AND NOT reset_requested AND (${segmentId}::text IS NULL OR current_segment_id = ${segmentId})`;
+      return updated > 0;
+    },
+
     async setBudget(sessionId, usd) {
       await prisma.session.update({ where: { id: sessionId }, data: { budgetUsd: usd } });
     },
@@ -58,6 +66,14 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
     async setChannelBudget(channel, day, usd) {
       const key = { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId, day };
       await prisma.channelBudget.upsert({ where: { platform_workspaceId_channelId_day: key }, create: { ...key, budgetUsd: usd }, update: { budgetUsd: usd } });
+    },
+
+    async latestInChannel(channel) {
+      const row = await prisma.session.findFirst({
+        where: { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId },
+        orderBy: { createdAt: 'desc' },
+      });
+      return row ? toSessionRecord(row) : null;
     },
 
     async withBacklog() {
@@ -154,6 +170,7 @@ function toSessionRecord(row: Session): SessionRecord {
     pauseRequested: row.pauseRequested,
     paused: row.paused,
     resetRequested: row.resetRequested,
+    currentSegmentId: row.currentSegmentId,
     budgetUsd: row.budgetUsd,
     stopRequestedBy: row.stopRequestedBy,
   };

@@ -1,0 +1,150 @@
+// Memory across replicas (issue #28): two agents over one Postgres database, each with its own
+// connection pool, lease owner and LISTEN connection. The session's row is the truth for flags and
+// segments; a replica's mirror of it may be stale at any moment.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSettings } from '../../src/core/agent-context.js';
+import { openDatabase, type Database } from '../../src/adapters/storage/database.js';
+import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
+import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
+import type { AnyTool } from '../../src/core/tool.js';
+import { createLogger } from '../../src/log.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { at, gate, scriptRoles, slowTool } from '../support/model-script.js';
+import { until } from '../support/wait.js';
+
+const log = createLogger('silent');
+let database: TestDatabase;
+let model: FakeModelServer;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+});
+afterAll(async () => {
+  await model.close();
+  await database.drop();
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  model.reset();
+});
+
+interface ReplicaOptions {
+  tools?: AnyTool[];
+  leaseTtlMs?: number;
+  leaseIdleGraceMs?: number;
+  settings?: Partial<AgentSettings>;
+}
+
+/** A replica in this process: its own connection pool, lease owner and LISTEN connection. */
+async function replica(name: string, options: ReplicaOptions = {}): Promise<AgentHarness> {
+  const connection: Database = await openDatabase({ databaseUrl: database.url, dataDir: '/nonexistent', log });
+  const wakeups = await PostgresWakeups.start(connection.pool!, database.url, log);
+  const harness = await createAgentHarness({
+    database: connection,
+    model,
+    tools: options.tools ?? [],
+    settings: options.settings ?? {},
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
+  });
+  harness.agent.runners.startSweeping();
+  closers.push(async () => {
+    await harness.close();
+    await wakeups.close();
+    await connection.close();
+  });
+  return harness;
+}
+
+const sessionRow = (id: string) => database.prisma.session.findUniqueOrThrow({ where: { id } });
+const segmentCount = (sessionId: string) => database.prisma.segment.count({ where: { sessionId } });
+
+/** The lease of a stalled replica runs out (its heartbeat could not reach the database). */
+const expireLease = (sessionId: string) => database.prisma.$executeRaw`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${sessionId}`;
+
+describe('flags across replicas (R8, R11)', () => {
+  it('does not repeat a pause that the driver already carried out and a person resumed', async () => {
+    const slow = slowTool();
+    const driver = await replica('flags-a', { tools: [slow.tool] });
+    const other = await replica('flags-b', { tools: [slow.tool] });
+    scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the pause' }] });
+    const thread = newThread();
+    const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await until(slow.started, 10_000, 'tool start');
+    // The pause reaches the replica that does not drive: it stores the request, and its runner
+    // remembers it after its claim is refused.
+    await other.agent.pause(session!.id);
+    slow.open();
+    await driver.waitForEvent('paused', (event) => event.session.id === session!.id);
+    await driver.agent.resume(session!.id);
+    await driver.waitForEvent('answer', (event) => event.text === 'after the pause');
+    await (await driver.agent.runner(session!.id)).whenIdle();
+    // Something pumps the stale runner (a budget raise): it takes the released lease, and the row
+    // no longer asks for a pause.
+    await other.agent.raiseBudget(session!.id, 1);
+    const stale = await other.agent.runner(session!.id);
+    await stale.whenIdle();
+    expect(await sessionRow(session!.id)).toMatchObject({ paused: false, pauseRequested: false });
+    expect(other.events.filter((event) => event.type === 'paused')).toHaveLength(0);
+  });
+
+  it('does not repeat a reset that the driver already carried out', async () => {
+    const slow = slowTool();
+    const driver = await replica('flags-c', { tools: [slow.tool] });
+    const other = await replica('flags-d', { tools: [slow.tool] });
+    scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the reset' }] });
+    const thread = newThread();
+    const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await until(slow.started, 10_000, 'tool start');
+    expect(await other.agent.reset(session!.id)).toBe(true);
+    slow.open();
+    const reset = await driver.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    await driver.waitForEvent('answer', (event) => event.text === 'after the reset');
+    await (await driver.agent.runner(session!.id)).whenIdle();
+    await other.agent.raiseBudget(session!.id, 1);
+    await (await other.agent.runner(session!.id)).whenIdle();
+    expect(await segmentCount(session!.id)).toBe(2);
+    // The other replica may re-send the reset's note (still owed: no chat adapter took it), never a new one.
+    expect(other.events.flatMap((event) => (event.type === 'context-reset' ? [event.segmentId] : [])).every((id) => id === reset.segmentId)).toBe(true);
+    expect((await sessionRow(session!.id)).resetRequested).toBe(false);
+  });
+
+  it('ignores a decider of a segment that another replica already reset (R8)', async () => {
+    const deciderGate = gate();
+    const settings = { contextWindow: 10_000 };
+    const first = await replica('stale-decider-a', { settings, leaseTtlMs: 2_000 });
+    const second = await replica('stale-decider-b', { settings });
+    scriptRoles(model, {
+      worker: [at(400, { content: 'first answer' })],
+      decider: async (_body, index) => {
+        if (index === 0) await deciderGate.promise;
+        return { content: 'Nothing here matters any more.\nRESET_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    const firstRunner = await first.agent.runner(session!.id);
+    await firstRunner.whenIdle();
+    // The first replica stalls: its lease runs out while its segment-1 decider is still thinking,
+    // and the second replica takes the session and resets it on a person's word.
+    first.deps.replica.leases.renew = async () => {
+      throw new Error('stalled');
+    };
+    await expireLease(session!.id);
+    expect(await second.agent.reset(session!.id)).toBe(true);
+    await second.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    await (await second.agent.runner(session!.id)).whenIdle();
+    expect(await segmentCount(session!.id)).toBe(2);
+    // The old decider now says reset: its segment ended, so nothing is stored or done.
+    deciderGate.open();
+    await firstRunner.memory.settle();
+    await firstRunner.whenIdle();
+    expect((await sessionRow(session!.id)).resetRequested).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await segmentCount(session!.id)).toBe(2);
+  });
+});
