@@ -37,8 +37,12 @@ export const configSchema = z.object({
     .optional(),
   /** Where PGlite data and session workspaces live. */
   DATA_DIR: z.string().min(1).default('./data'),
-  /** HTTP port for /healthz, /readyz, /metrics and /slack/events. */
+  /** HTTP port for /healthz, /readyz, /metrics (unless METRICS_PORT) and /slack/events. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Serves /metrics on this port only (not on PORT), e.g. one reachable from the cluster but not the internet. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Set → /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters (e.g. from `openssl rand -hex 32`)').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * The API MODEL is called through: `openai`, any OpenAI-compatible Chat Completions endpoint; or

@@ -1,5 +1,6 @@
 // The service's HTTP server: health, readiness, metrics and the platform webhooks mounted by
-// adapters (Slack's /slack/events). One port (PORT) for everything.
+// adapters (Slack's /slack/events). One port (PORT) for everything, except /metrics when
+// METRICS_PORT gives it a server of its own.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from './core/errors.js';
@@ -24,9 +25,12 @@ export class HttpServer {
   private readonly checks: ReadinessCheck[] = [];
   private readonly server: Server;
 
-  constructor(private readonly log: Logger) {
-    this.route('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
-    this.route('GET', '/readyz', (_request, response) => this.ready(response));
+  /** `probes: false` leaves out /healthz and /readyz (a server for /metrics only). */
+  constructor(private readonly log: Logger, options: { probes?: boolean } = {}) {
+    if (options.probes !== false) {
+      this.route('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
+      this.route('GET', '/readyz', (_request, response) => this.ready(response));
+    }
     this.server = createServer((request, response) => this.handle(request, response));
   }
 
