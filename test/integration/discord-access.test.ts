@@ -66,6 +66,23 @@ describe('Discord access rules', () => {
     await nothingStoredFor(mention);
   });
 
+  it('answers help and status where no session is only to people who may start one: others get the refusal', async () => {
+    const { fake } = rig;
+    const thread = fake.createThread('plain thread');
+    await rig.settle();
+    const asks = [fake.say(fake.general, '', { mention: true, author: fake.bob }), fake.say(thread, 'status', { mention: true, author: fake.bob })];
+    for (const ask of asks) {
+      await refused(ask);
+      await fake.waitFor(() => repliesTo(ask)[0], 10_000, 'the refusal reply');
+      expect(repliesTo(ask).map((reply) => reply.content)).toEqual([expect.stringContaining('ALLOWED_USERS')]);
+      await nothingStoredFor(ask);
+    }
+    // Ada may start one: she gets the hint, so the refusals above were not an accident.
+    const allowed = fake.say(thread, 'status', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content.startsWith('There is no Hippo session here'), 'the hint');
+    expect(repliesTo(allowed)).toHaveLength(1);
+  });
+
   it('lets someone with an allowed role start a session, and records the starter', async () => {
     const { fake } = rig;
     scriptRoles(rig.model, { worker: [{ content: 'role works' }] });

@@ -138,10 +138,34 @@ describe('Slack access rules', () => {
     expect(await database.prisma.session.count({ where: { threadKey: dmTs, channelId: 'D0ADA' } })).toBe(1);
   });
 
+  it('answers help and status where no session is only to people who may start one: others get the refusal, privately', async () => {
+    const before = slack.callsTo('chat.postMessage').length;
+    const elsewhere = nextTs();
+    const asks = [
+      { user: 'UBOB', text: 'help', ts: nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
+      { user: 'UBOB', text: 'status', ts: nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
+      { user: 'UADA', text: 'help', ts: nextTs(), channel: random, threadTs: undefined, rule: 'ALLOWED_CHANNELS' },
+    ];
+    for (const ask of asks) {
+      await mention(ask.user, ask.text, ask.ts, { channel: ask.channel, ...(ask.threadTs ? { threadTs: ask.threadTs } : {}) });
+      const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === ask.user && call.args['thread_ts'] === (ask.threadTs ?? ask.ts));
+      expect(textOf(refusal)).toContain(ask.rule);
+      await nothingStoredFor(ask.ts, ask.channel);
+    }
+    // Carol may start one: her help is public, so nothing was held back from the others by accident.
+    await mention('UCAROL', 'help', nextTs(), { threadTs: elsewhere });
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === elsewhere && textOf(call).includes('In a Hippo thread you can say'));
+    await settle();
+    const threads = new Set([elsewhere, ...asks.map((ask) => ask.ts)]);
+    const posted = slack.callsTo('chat.postMessage').slice(before).filter((call) => threads.has(String(call.args['thread_ts'])));
+    expect(posted.map((call) => String(call.args['user'] ?? call.args['thread_ts']))).toEqual([elsewhere]);
+  });
+
   it('refuses a reply by someone not allowed in a session thread (told once), and takes replies by allowed people', async () => {
     const { root, id } = await startSession('UADA', 'plan the offsite');
-    // Bob asks for help first, so his name is known and his replies take the fast path.
-    await mention('UBOB', 'help', nextTs());
+    // Bob asks for help in the session's thread first (help is open there), so his name is known
+    // and his replies take the fast path.
+    await mention('UBOB', 'help', nextTs(), { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => textOf(call).includes('In a Hippo thread you can say'));
     const first = nextTs();
     await reply('UBOB', 'make it in Lisbon', first, root);

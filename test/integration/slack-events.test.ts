@@ -66,7 +66,7 @@ describe('Slack events', () => {
     expect(adapter.connected()).toBe(true);
   });
 
-  it('refuses an unsigned, a badly signed or a stale request with 401 and stores nothing', async () => {
+  it('refuses an unsigned, a badly signed, a stale or a future-dated request with 401 and stores nothing', async () => {
     const ts = nextTs();
     const body = envelope(mention('do not store me', ts));
     expect((await postEvent(body, {}, false)).status).toBe(401);
@@ -74,6 +74,14 @@ describe('Slack events', () => {
     const text = JSON.stringify(body);
     const stale = signedHeaders(signingSecret, text, Math.floor(Date.now() / 1000) - 6 * 60);
     expect((await postEvent(body, stale, false)).status).toBe(401);
+    // Dated ahead: it could be replayed until that date plus five minutes.
+    const ahead = signedHeaders(signingSecret, text, Math.floor(Date.now() / 1000) + 6 * 60);
+    expect((await postEvent(body, ahead, false)).status).toBe(401);
+    // Half a minute ahead is clock skew, not an attack: a URL verification dated so is answered.
+    const verification = { type: 'url_verification', token: 'legacy', challenge: 'skewed' };
+    const skewed = await postEvent(verification, signedHeaders(signingSecret, JSON.stringify(verification), Math.floor(Date.now() / 1000) + 30), false);
+    expect(skewed.status).toBe(200);
+    expect(await skewed.text()).toContain('skewed');
     expect(await database.prisma.processedEvent.count()).toBe(0);
     expect(await database.prisma.session.count()).toBe(0);
     expect(await database.prisma.steerMessage.count()).toBe(0);

@@ -203,6 +203,20 @@ describe('Slack memory notes', () => {
     expect(await database.prisma.memoryDocumentVersion.count()).toBe(versionsBefore);
   });
 
+  it('acknowledges at once a payload no listener wants (an unknown type, a shortcut), with an empty 200', async () => {
+    const base = { team: { id: slack.teamId }, user: { id: 'UADA' }, trigger_id: 't', token: 'legacy' };
+    for (const payload of [
+      { ...base, type: 'something_new' },
+      { ...base, type: 'shortcut', callback_id: 'not_ours' },
+      { ...base, type: 'message_action', callback_id: 'not_ours', channel: { id: channel }, message: { ts: '1.1' } },
+      { ...base, type: 'block_suggestion', action_id: 'not_ours', block_id: 'b', value: 'x' },
+    ]) {
+      // Unacknowledged, Bolt would answer 404 after 3 s (and Slack show the person an error).
+      const response = await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded');
+      expect({ type: payload.type, status: response.status, body: await response.text() }).toEqual({ type: payload.type, status: 200, body: '' });
+    }
+  });
+
   it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
     const [refused, sent, ...more] = slack.callsTo('chat.postMessage').filter((call) => textOf(call) === 'Noted: launch on Friday.');
     expect(refused?.response).toEqual({ ok: false, error: 'invalid_arguments' });

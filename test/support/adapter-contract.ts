@@ -139,6 +139,17 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     expect(reset.text).toContain('♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset');
   });
 
+  it("shows an error on the card and in a note without the error's text (it can quote a secret)", async () => {
+    const thread = await started('error text');
+    const session = await sessionOf(thread);
+    const secret = 'sk-live-0123456789abcdef';
+    target().emit({ type: 'error', session, error: { code: 'model', message: `401 Incorrect API key provided: ${secret}`, retryable: false } });
+    await target().settle();
+    await eventually(async () => (await sentText(thread)).some((text) => text.includes('❌ Error')), 'the failed card');
+    await eventually(async () => (await sentText(thread)).some((text) => text.includes('⚠️ I stopped because of an error of the model endpoint')), 'the error note');
+    expect((await sentText(thread)).filter((text) => text.includes(secret))).toEqual([]);
+  });
+
   it('answers a mention command in the thread instead of queueing it, and steers with anything else', async () => {
     const thread = await started('commands');
     const status = await target().deliverCommand(thread, 'status');

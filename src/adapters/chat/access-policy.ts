@@ -8,7 +8,7 @@
 //           so pausing cannot be more restricted than replying.
 //   reset   (and stop, budget) may also be refused to someone who may steer: only the session's
 //           starter and admins. A session from before starters were recorded: anyone who may steer.
-//   help    anyone.
+//   help    anyone in a session's thread; where no session is, only someone who may start one there.
 // Nothing here stores anything; adapters refuse before they write.
 
 /** The three lists from the configuration (empty = unset). */

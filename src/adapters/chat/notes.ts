@@ -81,8 +81,13 @@ export function errorNoteText(error: { code: string; message: string }, resumeHi
   if (error.code === 'storage') {
     return "⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.";
   }
-  const what = errorKinds[error.code] ?? 'an internal error';
+  const what = errorKind(error.code);
   return `⚠️ I stopped because of ${what} (details are in the service log).\nNothing is lost: say \`${resumeHint}\` to continue from here.`;
+}
+
+/** What an error code means to the people in the thread ("an error of the model endpoint"). */
+export function errorKind(code: string): string {
+  return errorKinds[code] ?? 'an internal error';
 }
 
 /** What each error code means to the people in the thread. */

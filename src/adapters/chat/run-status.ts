@@ -1,6 +1,7 @@
 // The state shown on a run's status card, folded from agent events. Pure, so every platform renders
 // the same states (thinking / running tool X / waiting / paused / done / error).
 import type { AgentEvent, StopReason } from '../../core/events.js';
+import { errorKind } from './notes.js';
 
 /** What the run is doing now. */
 export type RunPhase =
@@ -18,6 +19,10 @@ export interface RunStatus {
   endedAt: number | null;
   /** Context use in percent of the window, when known. */
   contextPercent: number | null;
+  /**
+   * The error's code ('model', 'tool', …), never its text: a provider's message can quote a key
+   * or a URL with credentials, and the card is public (the log has the text).
+   */
   error: string | null;
   /** Who pressed Stop (phases 'stopping' and 'halted'). */
   stoppedBy: string | null;
@@ -45,7 +50,7 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
       if (status.phase === 'waiting') return { ...status, phase: 'thinking' };
       return status.phase === 'paused' || status.phase === 'error' ? { ...status, phase: 'resumed' } : status;
     case 'error':
-      return { ...status, phase: 'error', tool: null, error: event.error.message, endedAt: now };
+      return { ...status, phase: 'error', tool: null, error: event.error.code, endedAt: now };
     case 'run-end':
       return endRun(event.reason === 'stopped' ? { ...status, stoppedBy: event.stoppedBy ?? status.stoppedBy } : status, event.reason, now);
     default:
@@ -130,7 +135,7 @@ function phaseText(status: RunStatus): string {
     case 'done':
       return '✅ Done';
     case 'error':
-      return `❌ Error${status.error ? `: ${status.error.slice(0, 200)}` : ''}`;
+      return `❌ Error${status.error ? `: ${errorKind(status.error)}` : ''} (details are in the service log)`;
     case 'stopped':
       return '⏹️ Stopped here (the service restarted or handed over); the work continues';
     case 'stalled':

@@ -80,16 +80,24 @@ export class DiscordMessageHandler {
     const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
     const { access } = this.context;
     const requester = messageRequester(message);
+    // Where no session lives, help and hints are for people who could start one here (ALLOWED_CHANNELS
+    // names a thread's parent channel, or `dm`): others get the refusal, not a public answer.
+    const mayStart = () => access.mayStart(requester, { channelId: place.kind === 'channel' ? place.channel.id : place.address.channelId, direct: place.kind === 'dm' });
     if (place.kind === 'channel') {
-      if (command) return this.hint(message, command.verb);
-      const start = await access.mayStart(requester, { channelId: place.channel.id, direct: false });
+      const start = await mayStart();
       if (!start.allowed) return refuseMessage(this.context, message, start, true);
+      if (command) return this.hint(message, command.verb);
       return this.startInChannel(message, place.channel, text || sharedFileText);
     }
     if (place.kind === 'thread' && !session && !mentioned) return; // someone else's thread
     const addressed = mentioned || place.kind === 'dm';
-    if (command && addressed) {
-      if (!session) return this.hint(message, command.verb);
+    if (!session) {
+      // Here the message is addressed to Hippo (a DM, or a mention in a thread without a session).
+      const start = await mayStart();
+      if (!start.allowed) return refuseMessage(this.context, message, start, true);
+      if (command) return this.hint(message, command.verb);
+    }
+    if (command && addressed && session) {
       const decision = await access.mayCommand(command.verb, requester, session);
       return decision.allowed ? this.command(message, session, command.verb, command.rest) : refuseMessage(this.context, message, decision, true);
     }
@@ -100,9 +108,6 @@ export class DiscordMessageHandler {
       const decision = await access.maySteer(requester);
       return decision.allowed ? this.steer(message, place.address, words, null) : refuseMessage(this.context, message, decision, addressed);
     }
-    // A new session in a DM or a thread: ALLOWED_CHANNELS names the thread's parent channel (or `dm`).
-    const start = await access.mayStart(requester, { channelId: place.address.channelId, direct: place.kind === 'dm' });
-    if (!start.allowed) return refuseMessage(this.context, message, start, true);
     if (place.kind === 'dm') return this.steer(message, place.address, words, threadName(words));
     const history = await readThreadSoFar(place.thread, message.id, botId).catch((error: unknown) => {
       this.context.log.warn({ err: error, threadId: place.thread.id }, 'discord-thread-history-failed');

@@ -61,7 +61,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   const userId = event.user ?? '';
   const mention = `<@${identity.botUserId}>`;
   const mentioned = event.type === 'app_mention' || (event.text ?? '').includes(mention);
-  const direct = event.channel_type === 'im' || event.channel.startsWith('D');
+  const direct = isDirect(event);
   const text = stripMention(event.text ?? '', identity.botUserId) || (event.subtype === 'file_share' ? '(shared a file)' : '');
   const address = slackThread(teamId, event.channel, event.thread_ts ?? event.ts);
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
@@ -119,10 +119,13 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
   const { verb, rest } = command;
   const messageKey = slackMessageKey(teamId, event.channel, event.ts);
   const userId = event.user ?? '';
-  if (session) {
-    const decision = await context.access.mayCommand(verb, context.people.requester(teamId, userId), session);
-    if (!decision.allowed) return (refuse(context, { teamId, channelId: event.channel, userId, threadTs: event.thread_ts ?? event.ts }, decision, `message:${messageKey}`), 'refused');
-  }
+  const requester = context.people.requester(teamId, userId);
+  // Without a session the answer is public help: only for someone who could start one here, so a
+  // person the lists refuse cannot make Hippo talk in channels (they get the refusal, privately).
+  const decision = session
+    ? await context.access.mayCommand(verb, requester, session)
+    : await context.access.mayStart(requester, { channelId: event.channel, direct: isDirect(event) });
+  if (!decision.allowed) return (refuse(context, { teamId, channelId: event.channel, userId, threadTs: event.thread_ts ?? event.ts }, decision, `message:${messageKey}`), 'refused');
   // app_mention and message deliver the same words twice: the command runs once per message.
   if (!(await context.stores.events.markProcessed(`${messageKey}:command`))) return 'handled';
   const threadTs = event.thread_ts ?? event.ts;
@@ -176,6 +179,11 @@ async function handleDelete(context: SlackContext, teamId: string, event: Messag
   if (!event.deleted_ts) return;
   const key = slackMessageKey(teamId, event.channel, event.deleted_ts);
   if (await context.stores.steers.withdraw(key)) context.log.info({ key }, 'slack-steer-withdrawn');
+}
+
+/** A direct message with Hippo (a DM channel id starts with D). */
+function isDirect(event: MessageEvent): boolean {
+  return event.channel_type === 'im' || event.channel.startsWith('D');
 }
 
 function isFromBot(identity: SlackIdentity, event: MessageEvent): boolean {

@@ -1,9 +1,9 @@
 // The connection to Slack through Bolt: the HTTP Events API mounted on Hippo's own HTTP server
-// (POST /slack/events, signatures checked by Bolt, stale requests refused), or Socket Mode when an
-// app token is set. Interactivity and the slash command arrive the same way. One workspace
-// (SLACK_BOT_TOKEN, checked with auth.test), or many (SLACK_CLIENT_ID/SECRET: OAuth installs in
-// Postgres; Bolt authorizes each event with its team's installation, see workspaces.ts).
-import { App, HTTPReceiver, SocketModeReceiver, webApi, type AppOptions, type Logger as BoltLogger } from '@slack/bolt';
+// (POST /slack/events, signatures checked by Bolt, stale requests and ones dated ahead refused), or
+// Socket Mode when an app token is set. Interactivity and the slash command arrive the same way.
+// One workspace (SLACK_BOT_TOKEN, checked with auth.test), or many (SLACK_CLIENT_ID/SECRET: OAuth
+// installs in Postgres; Bolt authorizes each event with its team's installation, see workspaces.ts).
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type AppOptions, type Logger as BoltLogger, type ReceiverEvent } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
@@ -26,6 +26,24 @@ import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWork
  */
 export class SlackRetryableError extends Error {
   override name = 'SlackRetryableError';
+}
+
+/**
+ * Bolt acknowledges nothing no listener acknowledged: a payload of a type it does not know, or a
+ * shortcut or options request Hippo has no listener for, got a 404 after 3 s (and the person an
+ * error). Such requests are acknowledged with an empty 200 once the listeners ran; a listener that
+ * failed still makes Bolt answer 500 or 400 (the error skips this ack).
+ */
+class AckingApp extends App {
+  override async processEvent(event: ReceiverEvent): Promise<void> {
+    let acknowledged = false;
+    const ack: ReceiverEvent['ack'] = (response) => {
+      acknowledged = true;
+      return event.ack(response);
+    };
+    await super.processEvent({ ...event, ack });
+    if (!acknowledged) await event.ack();
+  }
 }
 
 /** Where Slack posts events, interactions and slash commands in HTTP mode. */
@@ -89,7 +107,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     let connected = false;
     receiver.client.on('connected', () => void (connected = true));
     receiver.client.on('disconnected', () => void (connected = false));
-    const app = new App({ ...appOptions, receiver });
+    const app = new AckingApp({ ...appOptions, receiver });
     return {
       app, ...common, mode: 'socket',
       start: async () => void (await app.start()),
@@ -114,11 +132,17 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
       return false;
     },
   });
-  const app = new App({ ...appOptions, receiver });
+  const app = new AckingApp({ ...appOptions, receiver });
   let receiving = false;
   // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
   options.http.route('POST', slackEventsPath, (request, response) => {
     if (!receiving) return sendJson(response, 503, { error: 'slack adapter stopped' });
+    if (datedAhead(request.headers['x-slack-request-timestamp'], Date.now())) {
+      log.warn({ timestamp: String(request.headers['x-slack-request-timestamp']) }, 'slack request refused: dated in the future');
+      response.writeHead(401);
+      response.end();
+      return;
+    }
     // Storing the message is what the ack waits for: on PGlite its statements go first.
     whileAcknowledging(response, () => receiver.requestListener(request, response));
   });
@@ -128,6 +152,19 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     stop: async () => void (receiving = false),
     connected: () => receiving,
   };
+}
+
+/** How far ahead of our clock a signed request may be dated (clock skew), in seconds. */
+const futureSkewSeconds = 60;
+
+/**
+ * True when a request is dated more than a minute ahead. Bolt refuses requests older than five
+ * minutes but not ones from the future, and a signed request dated ahead could be replayed until
+ * that date plus five minutes.
+ */
+export function datedAhead(header: string | string[] | undefined, nowMs: number): boolean {
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  return Number.isFinite(seconds) && seconds > Math.floor(nowMs / 1000) + futureSkewSeconds;
 }
 
 /** One workspace from SLACK_BOT_TOKEN, or many from the installations (and their install routes). */
