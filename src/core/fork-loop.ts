@@ -22,6 +22,11 @@ export interface ForkRun {
    * sizes each request, and one that would not fit the window is not sent (R19).
    */
   contextTokens: number;
+  /**
+   * R4: the run ends after a step whose tool calls say it is finished (all answered first); returns
+   * the run's final line then, else null.
+   */
+  finishedBy?: (calls: readonly ToolCall[]) => string | null;
   /** The tool message answering one call (executed, or a canned answer). */
   answer: (call: ToolCall, signal: AbortSignal) => Promise<ChatMessage>;
 }
@@ -75,6 +80,12 @@ export async function runForkLoop(deps: AgentDeps, run: ForkRun): Promise<Memory
         const answer = await run.answer(call, signal);
         messages.push(answer);
         result.transcript.push(answer);
+      }
+      // A run that writes once reads the context once: no further call just to say it is done.
+      const finished = run.finishedBy?.(response.message.tool_calls) ?? null;
+      if (finished !== null) {
+        result.finalMessage = { role: 'assistant', content: finished };
+        return result;
       }
     }
     return result;
