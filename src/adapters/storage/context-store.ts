@@ -107,8 +107,11 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
             contextTokens: next.startTokens, contextTokensSeq: next.messages.length, lastStep: next.lastStep, awaitingDelivery: true,
           },
         });
-        // Carried copies are never owed delivery: their originals hold that mark (R17).
-        await tx.contextMessage.createMany({ data: next.messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq, awaitingDelivery: false })) });
+        // Carried copies are never owed delivery: their originals hold that mark (R17). They keep
+        // their started-call marks: a call that began is never run again because it was copied (R12).
+        await tx.contextMessage.createMany({
+          data: next.messages.map((entry, seq) => ({ ...toMessageRow(segment.id, { ...entry, seq, awaitingDelivery: false }), startedToolCallIds: entry.startedToolCalls ?? [] })),
+        });
         await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id, resetRequested: false } });
         return toSegmentRecord(segment);
       });
