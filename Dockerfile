@@ -32,4 +32,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 
 # node directly (not npm start): SIGTERM reaches the service, which lets sessions reach a
 # checkpoint and flushes the outbox before it exits.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# The heap limit is the one of `npm start` (package.json).
+CMD ["node", "--max-old-space-size=1536", "--import", "tsx", "src/main.ts"]

@@ -40,7 +40,7 @@ Stop the task: you are now the summarizer described under "Background roles" in 
 
 ${history}
 
-When memory is up to date, answer with one short line saying what you changed (or "no change"), without calling tools.
+When memory is up to date, finish in the same step as your last edits: call memory_done last, with one short line saying what you changed (or "no change"). With nothing to change, just answer that line without calling tools.
 </role-change>`;
 }
 

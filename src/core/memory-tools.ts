@@ -169,8 +169,20 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
         return `${key.path} deleted.`;
       },
     }),
+    defineTool({
+      name: memoryDoneTool,
+      repeatable: true,
+      description: 'Summarizer only: ends your run. Call it last, in the same step as your final memory edits, with one short line saying what you changed (or "no change").',
+      input: z.object({ note: z.string().max(300).default('') }),
+      roles: ['summarizer'],
+      // The summarizer's loop ends after this step (R4); the result is what the transcript shows.
+      execute: async () => 'Run finished.',
+    }),
   ];
 }
+
+/** The tool that ends a summarizer run in the step of its last edits (R4: one read per run). */
+export const memoryDoneTool = 'memory_done';
 
 /** `text` added as lines at the end of `content`. */
 function appendAtEnd(content: string, text: string): string {

@@ -481,3 +481,52 @@ describe('shape helper', () => {
     expect(shape([{ role: 'user', content: 'Ada wrote:\n> hi' }, { role: 'user', content: '<memory-checkpoint n="1"/>' }])).toEqual(['user:hi', 'marker']);
   });
 });
+
+describe('a summarizer that finishes in its writing step (R4)', () => {
+  it('ends after a step whose last call is memory_done: one request, the edit stored, its note kept', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(1000, { content: 'done' })],
+      summarizer: [{ toolCalls: [
+        { id: 's1', name: 'memory_append', arguments: { path: 'MAIN.md', text: 'The billing database moves to Postgres 16.', expected_version: 1 } },
+        { id: 's2', name: 'memory_done', arguments: { note: 'noted the billing move' } },
+      ] }],
+    });
+    const { session } = await runToIdle(h, 'we move billing to Postgres 16');
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
+    const instruction = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
+    expect(instruction).toContain('call memory_done last');
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    expect(run.status).toBe('succeeded');
+    const updated = await h.waitForEvent('memory-updated');
+    expect(updated.note).toBe('noted the billing move');
+    const main = await h.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
+    expect(main?.content).toContain('Postgres 16');
+  });
+
+  it('goes on when a call of that step failed (it must see the failure), and still ends the old way, by an answer', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(1000, { content: 'done' })],
+      summarizer: [
+        { toolCalls: [
+          { id: 's1', name: 'memory_append', arguments: { path: 'MAIN.md', text: 'stale version', expected_version: 7 } },
+          { id: 's2', name: 'memory_done', arguments: { note: 'too early' } },
+        ] },
+        { content: 'no change' },
+      ],
+    });
+    const { session } = await runToIdle(h, 'hello');
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(2);
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    expect(run.status).toBe('succeeded');
+  });
+
+  it('is refused to the worker', async () => {
+    const h = await start();
+    scriptRoles(bed.model, { worker: [at(100, { toolCalls: [{ id: 'w1', name: 'memory_done', arguments: {} }] }), at(100, { content: 'ok' })] });
+    await runToIdle(h, 'hi');
+    const result = h.events.find((event) => event.type === 'tool-call-end');
+    expect(result?.type === 'tool-call-end' && result.ok).toBe(false);
+  });
+});

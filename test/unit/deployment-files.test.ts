@@ -47,6 +47,21 @@ describe('deployment files', () => {
     expect(read('compose.yaml')).toMatch(/image: postgres:15/);
   });
 
+  it('keeps the systemd settings file root-only: systemd reads it as root, the service user cannot', () => {
+    const unit = read('deploy/hippo.service');
+    expect(unit).toMatch(/^EnvironmentFile=\/etc\/hippo\.env$/m);
+    const installs = [...unit.matchAll(/install (.*) \/dev\/null \/etc\/hippo\.env/g)].map((match) => match[1]);
+    expect(installs).toEqual(['-m 600 -o root -g root']);
+  });
+
+  it('runs the service under the heap limit of npm start, in the image and under systemd', () => {
+    const manifest = JSON.parse(read('package.json')) as { scripts: { start: string } };
+    const heap = /--max-old-space-size=\d+/.exec(manifest.scripts.start)?.[0];
+    expect(heap).toBeDefined();
+    expect(read('deploy/hippo.service')).toMatch(new RegExp(`^ExecStart=/usr/bin/node ${heap} `, 'm'));
+    expect(read('Dockerfile')).toContain(`CMD ["node", "${heap}", `);
+  });
+
   it('names only configuration variables Hippo reads', () => {
     const named = new Set<string>();
     for (const match of read('compose.yaml').matchAll(/^ {6}([A-Z][A-Z0-9_]+):/gm)) named.add(match[1] ?? '');
