@@ -123,6 +123,27 @@ describe('recovery at start-up (R12)', () => {
     await database.prisma.session.delete({ where: { id: sessionId } });
   });
 
+  it('re-sends an answer owed from before a reset with its files (R17)', async () => {
+    const sender = defineTool({ name: 'send_file', description: 'Sends a file.', deliversFile: true, input: z.object({ path: z.string() }), execute: async ({ path }) => `will send ${path}` }) as AnyTool;
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> send the report' } },
+      { message: { role: 'assistant', content: null, tool_calls: [{ id: 'f1', type: 'function', function: { name: 'send_file', arguments: JSON.stringify({ path: 'out/report.pdf' }) } }] } },
+      { message: { role: 'tool', tool_call_id: 'f1', content: 'will send out/report.pdf' } },
+    ]);
+    const { segment, messages } = await stores.context.load(sessionId);
+    // The answer was stored, then the process died before the chat adapter took it.
+    await stores.context.append(segment.id, { seq: 5, message: { role: 'assistant', content: 'Here is the report.' }, isInit: false, isMarker: false, memoryRunId: null, awaitingDelivery: true });
+    const owed = (await stores.context.load(sessionId)).messages;
+    await stores.context.startSegment(sessionId, { fromSegmentId: segment.id, messages: owed, carriedMessages: owed.length - 2, startTokens: 10, lastStep: 0 });
+    await stores.deliveries.markReset((await stores.context.load(sessionId)).segment.id);
+    harness = await createAgentHarness({ database, model, tools: [sender] });
+    await harness.agent.runner(sessionId);
+    const answer = await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(answer).toMatchObject({ text: 'Here is the report.', segmentId: segment.id, seq: 5, files: [{ callId: 'f1', path: 'out/report.pdf' }] });
+    expect(messages).toHaveLength(5);
+    await database.prisma.session.delete({ where: { id: sessionId } });
+  });
+
   it('runs only the calls of a partial batch that have no result yet', async () => {
     const sessionId = await crashedSession(newThread(), [
       { message: { role: 'user', content: 'Ada wrote:\n> go' } },
