@@ -201,9 +201,34 @@ async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {
     if (!result.team_id || !result.user_id || !result.bot_id) throw new Error('auth.test did not name the team, bot user and bot (is SLACK_BOT_TOKEN a bot token?)');
     return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id, ...(result.url ? { url: result.url } : {}) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+    throw authTestError(error);
   }
+}
+
+/** Says whether Slack refused the token or could not be reached at all (then the token is not to blame). */
+function authTestError(error: unknown): PlatformError {
+  const code = (error as { code?: unknown }).code;
+  if (code === webApi.ErrorCode.RequestError) {
+    return new PlatformError('slack', 'auth.test', `Slack is unreachable: ${innermostMessage(error)} (check the network and SLACK_API_URL)`, undefined, { cause: error });
+  }
+  if (code === webApi.ErrorCode.HTTPError) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    return new PlatformError('slack', 'auth.test', `Slack answered HTTP ${String(status)} to auth.test: try again later (or check SLACK_API_URL)`, undefined, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+}
+
+/** The deepest cause's message ("connect ECONNREFUSED 127.0.0.1:3999"), not the wrappers' "fetch failed". */
+function innermostMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth += 1) {
+    const next: unknown = cause instanceof AggregateError ? cause.errors[0] : cause.cause;
+    if (next instanceof Error && next.message) message = next.message;
+    cause = next;
+  }
+  return message;
 }
 
 /** The Web API base with the trailing slash the client expects ("https://slack.com/api/"). */
