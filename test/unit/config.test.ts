@@ -110,6 +110,19 @@ describe('source boundaries', () => {
     expect(hits).toEqual(['src/chat.ts', 'src/main.ts'].filter((file) => hits.includes(file)));
   });
 
+  it('lets only src/adapters/storage speak SQL: nothing else imports the generated client, Prisma or pg', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const ts = (await import('typescript')).default;
+    const hits: string[] = [];
+    for (const file of readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts') && !name.startsWith('adapters/storage/'))) {
+      for (const { fileName } of ts.preProcessFile(readFileSync(`src/${file}`, 'utf8'), true, true).importedFiles) {
+        if (fileName.includes('prisma/generated') || fileName.startsWith('@prisma/') || fileName === 'pg' || fileName.startsWith('@electric-sql/')) hits.push(`${file}: ${fileName}`);
+      }
+      if (/\$(queryRaw|executeRaw)/.test(readFileSync(`src/${file}`, 'utf8'))) hits.push(`${file}: raw SQL`);
+    }
+    expect(hits).toEqual([]);
+  });
+
   it('keeps vendor libraries out of src/core (R16): only relative modules, node: built-ins and pure helpers', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const ts = (await import('typescript')).default;
