@@ -244,8 +244,8 @@ export class SessionRunner {
       this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
       return false;
     }
-    // The replica holding the lease carries it out (this one, or another that hears it now).
-    if (stored) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
+    // The replica holding the lease carries it out: this one, or another that hears it now.
+    if (stored && this.lease.token === null) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
     return stored;
   }
 
