@@ -294,7 +294,8 @@ export class SessionRunner {
     const { resetRequested, pauseRequested, paused } = this.record;
     // R6: never a reset inside a tool batch: a crashed turn's pending calls are answered first (a
     // started one "interrupted", R12), and that drive stops for the reset at the checkpoint right
-    // after them. Tried once per segment, so a drive that cannot close it cannot loop.
+    // after them. Tried once per segment, so a drive that cannot close it cannot loop; a paused
+    // session closes it when resumed.
     const closeBatch = resetRequested && this.batchClosingTried !== this.context.segment.id && this.context.tail() === 'tools-pending';
     if (resetRequested && !closeBatch) {
       if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
