@@ -9,6 +9,7 @@
 //   unshare  util-linux unshare + mount + chroot + setpriv (root only): the same view, built here
 //   none     no isolation (only with SHELL_UNSANDBOXED=true): a process group and a clean environment
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../core/errors.js';
@@ -57,8 +58,21 @@ const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 export const ETC_ENTRIES = [
   '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group',
   '/etc/ssl', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
-  '/etc/timezone', '/etc/os-release', '/etc/profile', '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types',
+  '/etc/timezone', '/etc/locale.alias', '/etc/os-release', '/etc/debian_version', '/etc/lsb-release', '/etc/profile',
+  '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types', '/etc/magic', '/etc/magic.mime',
+  '/etc/services', '/etc/protocols', '/etc/gitconfig', '/etc/perl',
+  // Language runtimes keep part of their installation here (Debian links /usr/lib/… to these).
+  ...etcRuntimeEntries(),
 ];
+
+/** /etc/python3*, /etc/java-*: configuration of runtimes in /usr, read once at start-up. */
+function etcRuntimeEntries(): string[] {
+  try {
+    return readdirSync('/etc').filter((name) => /^(python3(\.\d+)?|java-\d+-openjdk)$/.test(name)).map((name) => `/etc/${name}`);
+  } catch {
+    return [];
+  }
+}
 
 /** /etc entries added when commands have the network (name resolution). */
 export const ETC_NETWORK_ENTRIES = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
