@@ -85,6 +85,12 @@ export type SessionLease = Prisma.SessionLeaseModel
  */
 export type SlackInstallation = Prisma.SlackInstallationModel
 /**
+ * Model SlackOauthStateUse
+ * OAuth `state` values already used at /slack/oauth_redirect (hashed), kept until they would
+ * have expired anyway: a state works once.
+ */
+export type SlackOauthStateUse = Prisma.SlackOauthStateUseModel
+/**
  * Model AnswerFeedback
  * 👍 / 👎 reactions people put on Hippo's answers (once per person, answer and kind).
  */

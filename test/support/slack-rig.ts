@@ -70,7 +70,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const tools = options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [];
   const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}) });
   const http = new HttpServer(log);
-  const baseUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}`;
+  const baseUrl = `http://127.0.0.1:${await http.listen(0, { host: '127.0.0.1' })}`;
   const eventsUrl = `${baseUrl}/slack/events`;
   const credentials = options.oauth
     ? {

@@ -153,8 +153,17 @@ describe('configWarnings', () => {
     expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1' }), { service: true })).toEqual([
       'SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started',
     ]);
-    expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started']);
+    expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN (or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET): Slack is not started']);
     expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+  });
+
+  it('takes the OAuth client (many workspaces) as Slack credentials, with no warning when Slack starts', () => {
+    const oauth = { SLACK_CLIENT_ID: '1.2', SLACK_CLIENT_SECRET: 'c', SLACK_TOKEN_ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(configWarnings(config({ ...oauth, SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual([]);
+    expect(configWarnings(config({ ...oauth, SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+    expect(configWarnings(config(oauth), { service: true })).toEqual([
+      'SLACK_CLIENT_ID is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started',
+    ]);
   });
 
   it('warns about model settings that are ignored or defeat the prompt cache', () => {

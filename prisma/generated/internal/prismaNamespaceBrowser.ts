@@ -64,6 +64,7 @@ export const ModelName = {
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
   SlackInstallation: 'SlackInstallation',
+  SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
   ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
@@ -314,6 +315,14 @@ export const SlackInstallationScalarFieldEnum = {
 } as const
 
 export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const SlackOauthStateUseScalarFieldEnum = {
+  stateHash: 'stateHash',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SlackOauthStateUseScalarFieldEnum = (typeof SlackOauthStateUseScalarFieldEnum)[keyof typeof SlackOauthStateUseScalarFieldEnum]
 
 
 export const AnswerFeedbackScalarFieldEnum = {

@@ -9,6 +9,7 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
 import { SecretBox } from '../storage/secret-box.js';
@@ -178,7 +179,7 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
     const installations = new SlackInstallationStore(options.prisma, new SecretBox(key));
     const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
     const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
-    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, workspaces, clientOptions, log });
+    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), prisma: options.prisma, workspaces, clientOptions, log });
     log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
     return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
   }
@@ -187,6 +188,9 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
   const client = new webApi.WebClient(token, clientOptions);
   const identity = await authTest(client);
   log.info({ teamId: identity.teamId, botUserId: identity.botUserId, mode: config.SLACK_APP_TOKEN ? 'socket' : 'http' }, 'slack-authenticated');
+  if (!servesWorkspace(config.ALLOWED_WORKSPACES, identity.teamId)) {
+    log.warn({ teamId: identity.teamId }, 'slack: the workspace of SLACK_BOT_TOKEN is not in ALLOWED_WORKSPACES, so every request from it is ignored');
+  }
   const workspaces = new SingleWorkspace({ client, identity });
   return { workspaces, installations: null, appOptions: { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId } };
 }
@@ -197,9 +201,34 @@ async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {
     if (!result.team_id || !result.user_id || !result.bot_id) throw new Error('auth.test did not name the team, bot user and bot (is SLACK_BOT_TOKEN a bot token?)');
     return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id, ...(result.url ? { url: result.url } : {}) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+    throw authTestError(error);
   }
+}
+
+/** Says whether Slack refused the token or could not be reached at all (then the token is not to blame). */
+function authTestError(error: unknown): PlatformError {
+  const code = (error as { code?: unknown }).code;
+  if (code === webApi.ErrorCode.RequestError) {
+    return new PlatformError('slack', 'auth.test', `Slack is unreachable: ${innermostMessage(error)} (check the network and SLACK_API_URL)`, undefined, { cause: error });
+  }
+  if (code === webApi.ErrorCode.HTTPError) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    return new PlatformError('slack', 'auth.test', `Slack answered HTTP ${String(status)} to auth.test: try again later (or check SLACK_API_URL)`, undefined, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+}
+
+/** The deepest cause's message ("connect ECONNREFUSED 127.0.0.1:3999"), not the wrappers' "fetch failed". */
+function innermostMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth += 1) {
+    const next: unknown = cause instanceof AggregateError ? cause.errors[0] : cause.cause;
+    if (next instanceof Error && next.message) message = next.message;
+    cause = next;
+  }
+  return message;
 }
 
 /** The Web API base with the trailing slash the client expects ("https://slack.com/api/"). */
