@@ -11,7 +11,7 @@
 // thread's mention was acked (a reply to a thread without a session is ignored chatter).
 //
 // Run alone: npx tsx bench/b4-slack-ingest.ts   (prints the report; BENCH_APPEND=1 also appends it
-// to bench/RESULTS.md as bench/run.ts does)
+// to bench/history/ as bench/run.ts does)
 // Knobs: BENCH_B4_EVENTS (3000), BENCH_B4_CONCURRENCY (32), BENCH_B4_RATE (0: closed loop; N: an
 // open loop sending N events/s whatever the acks, as a burst from Slack does), BENCH_B4_DATABASE
 // (postgres | pglite: the embedded default of a first run), BENCH_B4_MENTION_SHARE (0.25),

@@ -1,5 +1,5 @@
 // Runs every available benchmark in sequence, prints a table per benchmark and appends the results
-// (date, CPU, Node, commit) to bench/RESULTS.md.
+// (date, CPU, Node, commit) to the day's file in bench/history/ (bench/RESULTS.md keeps the current table).
 //   npx tsx bench/run.ts                 all benchmarks (about 10 minutes on 2 cores)
 //   BENCH_ONLY=b1,b3 npx tsx bench/run.ts  a subset
 // Knobs: BENCH_SCALE (B1 latency scale), BENCH_B1_*, BENCH_B2_*, BENCH_B3_*, BENCH_B4_* (see each file),
@@ -10,7 +10,7 @@ import { b1 } from './b1-memory.js';
 import { b2 } from './b2-overhead.js';
 import { b3 } from './b3-scale.js';
 import { b4 } from './b4-slack-ingest.js';
-import { appendResults, printReport, resultsPath, runEnvironment, type BenchReport, type Benchmark } from './support/report.js';
+import { appendResults, printReport, runEnvironment, type BenchReport, type Benchmark } from './support/report.js';
 import { envNumber, sleep } from './support/stats.js';
 
 /** Every benchmark, in the order they run. */
@@ -59,8 +59,7 @@ async function main(): Promise<void> {
   }
   console.log(`\nall benchmarks finished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (reports.length && process.env['BENCH_APPEND'] !== '0') {
-    await appendResults(reports, environment);
-    console.log(`appended to ${resultsPath}`);
+    console.log(`appended to ${await appendResults(reports, environment)}`);
   }
 }
 

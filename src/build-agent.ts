@@ -115,6 +115,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       shellTools({
         root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment,
         envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, ...(sandbox ? { sandbox } : {}),
+        processLimits: { maxProcesses: config.SHELL_MAX_PROCESSES, maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * 1024 * 1024 },
       }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });

@@ -131,6 +131,11 @@ export const configSchema = z.object({
   DISCORD_API_URL: url.optional(),
   /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
   DISCORD_GUILD_IDS: z.string().optional(),
+  /**
+   * Slack team ids (T…) and Discord guild ids Hippo works in; events, installs and commands from
+   * anywhere else are refused quietly and stored nowhere. Unset → wherever the bot is installed.
+   */
+  ALLOWED_WORKSPACES: idList,
   /** Who may start sessions and steer them (Slack users and user groups, Discord users and roles); unset → anyone. */
   ALLOWED_USERS: idList,
   /** Where sessions may start (channel ids; `dm` for direct messages); unset → anywhere Hippo is. */
@@ -149,6 +154,10 @@ export const configSchema = z.object({
   SHELL_UNSANDBOXED: boolean.default(false),
   /** Let sandboxed shell commands use the network (they then reach what the bot's host reaches). */
   SHELL_NETWORK: boolean.default(false),
+  /** Most processes (and threads) a shell command's user may have at once (RLIMIT_NPROC). */
+  SHELL_MAX_PROCESSES: z.coerce.number().int().min(8).max(1_000_000).default(256),
+  /** Most mebibytes of memory one process of a shell command may allocate (RLIMIT_DATA). */
+  SHELL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_000_000).default(2048),
   /** Comma-separated names of further environment variables passed to shell commands. */
   SHELL_ENV_PASSTHROUGH: z.string().default('').transform((value) => value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
   /** Most mebibytes of files in one session workspace. */

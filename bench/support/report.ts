@@ -1,7 +1,8 @@
-// What every benchmark returns, how it is printed, and how it is appended to bench/RESULTS.md
+// What every benchmark returns, how it is printed, and how it is appended to bench/history/
 // with the machine and commit it ran on.
 import { execFileSync } from 'node:child_process';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -43,7 +44,10 @@ export interface Benchmark {
 /** The repository root (bench/ is one level below it). */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-export const resultsPath = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
+/** Where a run's full report goes: one file per UTC day under bench/history (RESULTS.md keeps the current table). */
+export function historyPath(date = new Date()): string {
+  return fileURLToPath(new URL(`../history/${date.toISOString().slice(0, 10)}.md`, import.meta.url));
+}
 
 /** Where and on what a run happened. */
 export interface RunEnvironment {
@@ -72,7 +76,7 @@ export function runEnvironment(): RunEnvironment {
 function gitCommit(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma', 'bench', ':(exclude)bench/RESULTS.md'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma', 'bench', ':(exclude)bench/RESULTS.md', ':(exclude)bench/history'], { cwd: repoRoot, encoding: 'utf8' }).trim();
     return dirty ? `${commit} (+ uncommitted changes in src/, prisma/ or bench/)` : commit;
   } catch {
     return 'unknown';
@@ -128,12 +132,15 @@ export function markdownReport(report: BenchReport): string {
   return parts.join('\n');
 }
 
-/** Appends one run (one or more benchmarks) to bench/RESULTS.md. */
-export async function appendResults(reports: BenchReport[], environment = runEnvironment()): Promise<void> {
+/** Appends one run (one or more benchmarks) to the day's file in bench/history. */
+export async function appendResults(reports: BenchReport[], environment = runEnvironment()): Promise<string> {
   const heading = `## ${environment.date} · ${reports.map((report) => report.id.toUpperCase()).join(', ')} · commit ${environment.commit}`;
   const machine = `${environment.cpu}, ${environment.cores} cores · Node ${environment.node} · 1-min load average ${environment.load.toFixed(2)} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end`;
   const body = [heading, '', machine, '', ...reports.flatMap((report) => [markdownReport(report), ''])].join('\n');
-  await appendFile(resultsPath, `\n${body}`);
+  const path = historyPath();
+  await mkdir(dirname(path), { recursive: true });
+  await appendFile(path, `\n${body}`);
+  return path;
 }
 
 /** True when `moduleUrl` is the script node was started with (run alone, not imported). */
@@ -142,15 +149,14 @@ export function isMain(moduleUrl: string): boolean {
   return entry !== undefined && pathToFileURL(entry).href === moduleUrl;
 }
 
-/** Runs one benchmark as a script: print, append to RESULTS.md (unless BENCH_APPEND=0), exit. */
+/** Runs one benchmark as a script: print, append to bench/history (unless BENCH_APPEND=0), exit. */
 export async function runAlone(benchmark: Benchmark): Promise<void> {
   try {
     const environment = runEnvironment();
     const report = await benchmark.run();
     printReport(report);
     if (process.env['BENCH_APPEND'] !== '0') {
-      await appendResults([report], environment);
-      console.error(`\nappended to ${resultsPath}`);
+      console.error(`\nappended to ${await appendResults([report], environment)}`);
     }
     process.exit(0);
   } catch (error) {

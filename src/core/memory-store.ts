@@ -199,6 +199,11 @@ export interface ReviewStore {
   unseen(spaceId: string, limit: number): Promise<{ events: ReviewEventRecord[]; omitted: number }>;
   /** Records on a summarizer run the newest event its instruction carried. */
   markGiven(memoryRunId: string, throughEventId: number): Promise<void>;
+  /**
+   * True when a summarizer run of the space that succeeded or still runs was given the event (a
+   * failed run's events go to the next run anyway).
+   */
+  wasGiven(spaceId: string, eventId: number): Promise<boolean>;
   /** The space's newest events, newest first (the browser shows them). */
   recent(spaceId: string, limit: number): Promise<ReviewEventRecord[]>;
 }

@@ -122,6 +122,19 @@ export class FakeDiscord {
     return thread;
   }
 
+  /**
+   * Someone adds the bot to another server (GUILD_CREATE after READY), with a #general of its own.
+   * Leaving it (DELETE /users/@me/guilds/:id) is recorded; the server stays in the client's cache,
+   * as while Discord has not sent GUILD_DELETE yet.
+   */
+  addGuild(name: string): { guildId: string; general: FakeChannel } {
+    const guildId = wire.snowflake();
+    const general = wire.textChannel(guildId, 'general');
+    this.channels.set(general.id, general);
+    this.gateway.dispatch('GUILD_CREATE', wire.guildCreate({ id: guildId, name, ownerId: this.ada.id, botRoleId: wire.snowflake() }, [general], [], this.bot));
+    return { guildId, general };
+  }
+
   /** Another text channel in the guild (sent to clients as CHANNEL_CREATE). */
   createTextChannel(name: string): FakeChannel {
     const channel = wire.textChannel(this.guildId, name);
@@ -310,6 +323,7 @@ export class FakeDiscord {
       return { status: 200, body: { url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } } };
     }
     if (method === 'GET' && path === '/users/@me') return { status: 200, body: this.bot };
+    if (method === 'DELETE' && head === 'users' && id === '@me' && sub === 'guilds' && subId) return { status: 204 };
     if (head === 'channels' && id) return this.channelRoute(method, id, sub, subId, leaf, parts, query, body ?? {});
     if (head === 'interactions' && method === 'POST' && parts[3] === 'callback') {
       return query.get('with_response') === 'true' ? { status: 200, body: { interaction: { id, type: body?.['type'] } } } : { status: 204 };

@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
+import { bearer, FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
 import { FakeSlackFiles } from './fake-slack-files.js';
 
 /** One recorded call: `/api/<method>` (or `response_url:<id>` for response URLs). */
@@ -199,6 +199,10 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     const caller = tokens.caller(headers);
     if ('ok' in caller) return caller;
     if (method === 'auth.test') return tokens.authTest(headers);
+    if (method === 'auth.revoke') {
+      tokens.revoke(String(bearer(headers)));
+      return { ok: true, revoked: true };
+    }
     if (method === 'usergroups.users.list') {
       const users = userGroups.get(String(args['usergroup']));
       return users ? { ok: true, users } : { ok: false, error: 'no_such_subteam' };

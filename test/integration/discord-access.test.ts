@@ -14,7 +14,7 @@ const dana = user('dana', 'Dana (admin)');
 
 beforeAll(async () => {
   rig = await startDiscordRig({
-    env: (fake) => ({ ALLOWED_USERS: `${fake.ada.id},${fake.engineersRoleId}`, ALLOWED_CHANNELS: `${fake.general.id},dm`, ADMIN_USERS: dana.id }),
+    env: (fake) => ({ ALLOWED_USERS: `${fake.ada.id},${fake.engineersRoleId}`, ALLOWED_CHANNELS: `${fake.general.id},dm`, ADMIN_USERS: dana.id, ALLOWED_WORKSPACES: fake.guildId }),
     onFeedback: (platform, kind) => feedback.push(`${platform}:${kind}`),
   });
 });
@@ -81,6 +81,23 @@ describe('Discord access rules', () => {
     const allowed = fake.say(thread, 'status', { mention: true });
     await rig.botMessage(thread.id, (message) => message.content.startsWith('There is no Hippo session here'), 'the hint');
     expect(repliesTo(allowed)).toHaveLength(1);
+  });
+
+  it('leaves a server outside ALLOWED_WORKSPACES that adds it, and ignores what comes from there meanwhile, storing nothing', async () => {
+    const { fake } = rig;
+    const other = fake.addGuild('Elsewhere');
+    await fake.waitFor(() => fake.callsTo('DELETE', new RegExp(`^/users/@me/guilds/${other.guildId}$`))[0], 10_000, 'leaving the server');
+    // Discord has not confirmed the leave yet: the server is still in the client's cache.
+    const mention = fake.say(other.general, 'spend their money', { mention: true, author: dana });
+    const slash = fake.slash(other.general, 'help', dana);
+    const answer = await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/interactions/${slash.id}/`))[0], 10_000, 'the private answer');
+    expect(answer.body).toMatchObject({ type: 4, data: { flags: 64, content: 'Hippo is not available in this server.' } });
+    await rig.adapter.idle();
+    expect(fake.botMessagesIn(other.general.id)).toEqual([]);
+    expect(fake.reactions.filter((entry) => entry.channelId === other.general.id)).toEqual([]);
+    expect(fake.callsTo('POST', new RegExp(`/messages/${mention.id}/threads$`))).toHaveLength(0);
+    await nothingStoredFor(mention);
+    expect(await rig.database.prisma.session.count({ where: { workspaceId: other.guildId } })).toBe(0);
   });
 
   it('lets someone with an allowed role start a session, and records the starter', async () => {

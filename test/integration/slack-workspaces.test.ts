@@ -31,7 +31,12 @@ const teams = {
   T3: { teamId: 'T0THREE', teamName: 'Team Three', botUserId: 'UBOT3', botId: 'BBOT3' },
   T4: { teamId: 'T0FOUR', teamName: 'Team <Four>', botUserId: 'UBOT4', botId: 'BBOT4' },
   T5: { teamId: 'T0FIVE', teamName: 'Team Five', botUserId: 'UBOT5', botId: 'BBOT5' },
+  T6: { teamId: 'T0SIX', teamName: 'Team Six', botUserId: 'UBOT6', botId: 'BBOT6' },
+  /** Not in ALLOWED_WORKSPACES. */
+  T7: { teamId: 'T0SEVEN', teamName: 'Team Seven', botUserId: 'UBOT7', botId: 'BBOT7' },
+  T8: { teamId: 'T0EIGHT', teamName: 'Team Eight', botUserId: 'UBOT8', botId: 'BBOT8' },
 };
+const allowedWorkspaces = ['T0HIPPO', 'T0TWO', 'T0THREE', 'T0FOUR', 'T0FIVE', 'T0SIX'];
 
 /** Another replica's view of the installations: its own store, cache and refresh. */
 function replica(): InstalledWorkspaces {
@@ -80,6 +85,7 @@ const tokenOf = (call: SlackCall) => bearer(call.headers);
 beforeAll(async () => {
   rig = await startSlackRig({
     signingSecret, oauth: { encryptionKey: encryptionKey.toString('base64') }, users: [{ id: 'UPERSON', displayName: 'Pat' }],
+    env: { ALLOWED_WORKSPACES: allowedWorkspaces.join(',') },
     log: createLogger('trace', { write: (line: string) => void logLines.push(line) }),
   });
   ({ database, slack, harness } = rig);
@@ -258,6 +264,65 @@ describe('Slack uninstall', () => {
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Back again.'));
     expect(tokenOf(answer)).toBe(tokens[tokens.length - 1]);
   });
+});
+
+describe('Slack install limits', () => {
+  it('lets a state work once: a replayed redirect is refused, and of redirects racing with one state one installs', async () => {
+    slack.addWorkspace(teams.T6);
+    const { cookie, state } = await startInstall();
+    expect((await finishInstall(slack.tokens.grant(teams.T6.teamId), state, cookie)).status).toBe(200);
+    const exchanges = slack.callsTo('oauth.v2.access').length;
+    const replay = await finishInstall(slack.tokens.grant(teams.T6.teamId), state, cookie);
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('Hippo was not installed');
+    expect(slack.callsTo('oauth.v2.access')).toHaveLength(exchanges);
+
+    const racing = await startInstall();
+    const statuses = await Promise.all([1, 2, 3].map(async () => (await finishInstall(slack.tokens.grant(teams.T6.teamId), racing.state, racing.cookie)).status));
+    expect(statuses.sort()).toEqual([200, 400, 400]);
+    expect(slack.callsTo('oauth.v2.access')).toHaveLength(exchanges + 1);
+    expect(slack.tokens.tokensOf(teams.T6.teamId)).toHaveLength(2);
+  });
+
+  it('refuses an install into a workspace outside ALLOWED_WORKSPACES: nothing stored, the new token revoked', async () => {
+    slack.addWorkspace(teams.T7);
+    const { cookie, state } = await startInstall();
+    const response = await finishInstall(slack.tokens.grant(teams.T7.teamId), state, cookie);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('Hippo was not installed');
+    expect(await database.prisma.slackInstallation.count({ where: { teamId: teams.T7.teamId } })).toBe(0);
+    const [token] = slack.tokens.tokensOf(teams.T7.teamId);
+    expect(slack.callsTo('auth.revoke').map(tokenOf)).toEqual([token]);
+  });
+
+  it('answers nothing and stores nothing for a workspace installed before ALLOWED_WORKSPACES left it out', async () => {
+    slack.addWorkspace(teams.T8);
+    await new SlackInstallationStore(database.prisma, new SecretBox(encryptionKey)).storeInstallation({
+      team: { id: teams.T8.teamId, name: teams.T8.teamName }, enterprise: undefined, user: { id: 'UINSTALLER', token: undefined, scopes: undefined },
+      bot: { token: 'xoxb-T0EIGHT-old', userId: teams.T8.botUserId, id: teams.T8.botId, scopes: botScopes }, appId: 'AHIPPO', isEnterpriseInstall: false, authVersion: 'v2',
+    });
+    const callsBefore = slack.calls.length;
+    const root = nextTs();
+    expect((await mention(teams.T8.teamId, teams.T8.botUserId, 'spend their money', root)).status).toBe(200);
+    const command = await rig.post(new URLSearchParams({
+      token: 'legacy', team_id: teams.T8.teamId, channel_id: channel, user_id: 'UPERSON', command: '/hippo', text: 'help', trigger_id: 't', response_url: slack.responseUrl('t8'),
+    }).toString(), 'application/x-www-form-urlencoded');
+    expect({ status: command.status, body: await command.text() }).toEqual({ status: 200, body: '' });
+    const click = {
+      type: 'block_actions', team: { id: teams.T8.teamId }, user: { id: 'UPERSON', team_id: teams.T8.teamId }, trigger_id: 't', channel: { id: channel }, message: { ts: root },
+      actions: [{ type: 'button', action_id: 'hippo_pause', block_id: 'b', value: '{}', action_ts: '1' }],
+    };
+    expect((await rig.post(new URLSearchParams({ payload: JSON.stringify(click) }).toString(), 'application/x-www-form-urlencoded')).status).toBe(200);
+    // Whatever a listener would have started after its ack (a session, a reply) has had its time.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await database.prisma.session.count({ where: { workspaceId: teams.T8.teamId } })).toBe(0);
+    expect(await database.prisma.steerMessage.count({ where: { platformMessageKey: { contains: teams.T8.teamId } } })).toBe(0);
+    expect(await database.prisma.processedEvent.count({ where: { key: { contains: root } } })).toBe(0);
+    expect(await database.prisma.outboxItem.count({ where: { idempotencyKey: { contains: root } } })).toBe(0);
+    // Nothing went to Slack for team eight: no call with its token, no reply to its command.
+    expect(slack.calls.slice(callsBefore).filter((call) => tokenOf(call) === 'xoxb-T0EIGHT-old' || call.method.startsWith('response_url')).map((call) => call.method)).toEqual([]);
+  });
+
 });
 
 describe('Slack secrets in logs', () => {

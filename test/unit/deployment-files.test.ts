@@ -47,6 +47,13 @@ describe('deployment files', () => {
     expect(read('compose.yaml')).toMatch(/image: postgres:15/);
   });
 
+  it('keeps the systemd settings file root-only: systemd reads it as root, the service user cannot', () => {
+    const unit = read('deploy/hippo.service');
+    expect(unit).toMatch(/^EnvironmentFile=\/etc\/hippo\.env$/m);
+    const installs = [...unit.matchAll(/install (.*) \/dev\/null \/etc\/hippo\.env/g)].map((match) => match[1]);
+    expect(installs).toEqual(['-m 600 -o root -g root']);
+  });
+
   it('starts the service with npm start\'s heap limit everywhere: Dockerfile CMD, systemd ExecStart, compose', () => {
     const heapLimit = '--max-old-space-size=1536';
     const manifest = JSON.parse(read('package.json')) as { scripts: Record<string, string> };

@@ -11,11 +11,13 @@
 //   help    anyone in a session's thread; where no session is, only someone who may start one there.
 // Nothing here stores anything; adapters refuse before they write.
 
-/** The three lists from the configuration (empty = unset). */
+/** The lists from the configuration (empty = unset). */
 export interface AccessLists {
   allowedUsers: readonly string[];
   allowedChannels: readonly string[];
   adminUsers: readonly string[];
+  /** Slack teams and Discord guilds Hippo works in (ALLOWED_WORKSPACES); it ignores the rest. */
+  allowedWorkspaces?: readonly string[];
 }
 
 /** A person asking Hippo for something, as their platform knows them. */
@@ -64,6 +66,14 @@ export class AccessPolicy {
     return this.lists.allowedUsers.length === 0 && this.lists.allowedChannels.length === 0 && this.lists.adminUsers.length === 0;
   }
 
+  /**
+   * Does Hippo work in this Slack team or Discord guild at all? Outside ALLOWED_WORKSPACES nothing
+   * is answered or stored, admins included: the list bounds where the operator's money is spent.
+   */
+  servesWorkspace(workspaceId: string): boolean {
+    return servesWorkspace(this.lists.allowedWorkspaces ?? [], workspaceId);
+  }
+
   /** May this person start a session at this place? */
   async mayStart(requester: Requester, place: StartPlace): Promise<AccessDecision> {
     if (this.open || (await this.isAdmin(requester))) return allowed;
@@ -99,6 +109,11 @@ export class AccessPolicy {
   }
 }
 
+/** True when ALLOWED_WORKSPACES (`allowed`) is unset or lists the Slack team or Discord guild. */
+export function servesWorkspace(allowed: readonly string[], workspaceId: string): boolean {
+  return allowed.length === 0 || allowed.includes(workspaceId);
+}
+
 /** True when the person is listed, or belongs to a listed group. */
 async function matches(list: readonly string[], requester: Requester): Promise<boolean> {
   if (list.length === 0) return false;
@@ -108,8 +123,8 @@ async function matches(list: readonly string[], requester: Requester): Promise<b
 }
 
 /** The lists of a parsed configuration. */
-export function accessLists(config: { ALLOWED_USERS: readonly string[]; ALLOWED_CHANNELS: readonly string[]; ADMIN_USERS: readonly string[] }): AccessLists {
-  return { allowedUsers: config.ALLOWED_USERS, allowedChannels: config.ALLOWED_CHANNELS, adminUsers: config.ADMIN_USERS };
+export function accessLists(config: { ALLOWED_USERS: readonly string[]; ALLOWED_CHANNELS: readonly string[]; ADMIN_USERS: readonly string[]; ALLOWED_WORKSPACES: readonly string[] }): AccessLists {
+  return { allowedUsers: config.ALLOWED_USERS, allowedChannels: config.ALLOWED_CHANNELS, adminUsers: config.ADMIN_USERS, allowedWorkspaces: config.ALLOWED_WORKSPACES };
 }
 
 /**

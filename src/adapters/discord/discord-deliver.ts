@@ -12,7 +12,7 @@ import { formatSize } from '../../core/attachments.js';
 import { PlatformError, ToolError } from '../../core/errors.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
-import type { Prisma } from '../storage/generated/client.js';
+import type { OutboxPayload } from '../storage/outbox-store.js';
 
 /**
  * What an outbox item asks Discord to do. 'finish': the answer's first part replaces the message
@@ -55,9 +55,9 @@ export interface UploadPayload {
 }
 
 /** A payload as the outbox stores it (plain JSON). */
-export function outboxPayload(payload: MessagePayload | ReactionPayload | UploadPayload): Prisma.InputJsonObject {
+export function outboxPayload(payload: MessagePayload | ReactionPayload | UploadPayload): OutboxPayload {
   // Bodies are built from discord.js API types (interfaces, no index signature): round-trip them.
-  return JSON.parse(JSON.stringify(payload)) as Prisma.InputJsonObject;
+  return JSON.parse(JSON.stringify(payload)) as OutboxPayload;
 }
 
 /** A Discord message nonce (at most 25 characters) for an idempotency key. */

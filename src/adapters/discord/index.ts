@@ -1,6 +1,6 @@
 // The Discord adapter: connects to the gateway, registers `/hippo`, turns messages and clicks into
 // agent calls, and renders agent events through the durable outbox. Wired in by src/service.ts.
-import { Events, Routes, Status, type Client } from 'discord.js';
+import { Events, MessageFlags, Routes, Status, type Client, type Interaction } from 'discord.js';
 import type { Config } from '../../config.js';
 import type { Agent } from '../../core/agent.js';
 import { ConfigError } from '../../core/errors.js';
@@ -63,6 +63,11 @@ export interface DiscordAdapter {
   readonly client: Client;
 }
 
+/** A command or click in a server Hippo does not work in: a private word, nothing else. */
+async function notServedHere(interaction: Interaction): Promise<void> {
+  if (interaction.isRepliable()) await interaction.reply({ content: 'Hippo is not available in this server.', flags: MessageFlags.Ephemeral });
+}
+
 /** Connects to Discord; rejects with a ConfigError (one line for the operator) when Discord refuses. */
 export async function startDiscordAdapter(options: DiscordAdapterOptions): Promise<DiscordAdapter> {
   const { config, agent, stores, storage } = options;
@@ -86,15 +91,25 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
   });
 
+  // ALLOWED_WORKSPACES: nothing from a server that is not listed reaches a handler (direct
+  // messages belong to no server; ALLOWED_CHANNELS' `dm` decides those).
+  const serves = (guildId: string | null) => guildId === null || context.access.servesWorkspace(guildId);
   // Listeners go on before login: events can arrive right after READY.
-  client.on(Events.MessageCreate, (message) => void messages.created(message));
-  client.on(Events.MessageUpdate, (_old, message) => void messages.updated(message));
-  client.on(Events.MessageDelete, (message) => void messages.deleted(message));
+  client.on(Events.MessageCreate, (message) => void (serves(message.guildId) && messages.created(message)));
+  client.on(Events.MessageUpdate, (_old, message) => void (serves(message.guildId) && messages.updated(message)));
+  client.on(Events.MessageDelete, (message) => void (serves(message.guildId) && messages.deleted(message)));
   client.on(Events.MessageReactionAdd, (reaction, user) => {
+    if (!serves(reaction.message.guildId)) return;
     reactions.added(reaction, user).catch((error: unknown) => log.error({ err: error, messageId: reaction.message.id }, 'discord-reaction-failed'));
   });
   client.on(Events.InteractionCreate, (interaction) => {
-    interactions.handle(interaction).catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
+    const handled = serves(interaction.guildId) ? interactions.handle(interaction) : notServedHere(interaction);
+    handled.catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
+  });
+  client.on(Events.GuildCreate, (guild) => {
+    if (serves(guild.id)) return;
+    log.warn({ guildId: guild.id }, 'discord-guild-left: the server is not in ALLOWED_WORKSPACES');
+    guild.leave().catch((error: unknown) => log.warn({ guildId: guild.id, err: error instanceof Error ? error.message : String(error) }, 'discord-guild-leave-failed'));
   });
   client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, 'discord-gateway-closed'));
   client.on(Events.ShardError, (error) => log.warn({ err: error.message }, 'discord-gateway-error'));
@@ -108,6 +123,9 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     client.removeAllListeners();
     throw error;
   }
+  const elsewhere = [...client.guilds.cache.keys()].filter((guildId) => !serves(guildId));
+  // Not left at start-up: a typo in the list must not make Hippo leave its own servers.
+  if (elsewhere.length > 0) log.warn({ guildIds: elsewhere.slice(0, 20), count: elsewhere.length }, 'discord: the bot is in servers not in ALLOWED_WORKSPACES; it ignores them (remove it there)');
   const applicationId = client.application?.id ?? client.user?.id;
   log.info({ user: client.user?.tag, guilds: client.guilds.cache.size, ...(applicationId ? { inviteUrl: inviteUrl(applicationId) } : {}) }, 'discord-connected');
   if (applicationId) {

@@ -6,13 +6,14 @@ import type { Stores } from '../../core/store.js';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
 import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';
+import { allowedWorkspacesGate } from './allowed-workspaces.js';
 import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Background } from '../chat/background.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { ChatStorage } from '../storage/chat-storage.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleAppHomeOpened } from './app-home.js';
@@ -97,6 +98,8 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   const sender = outbox.startSender(slackPlatform, delivery.deliver, { ...options.outbox, optionalTargetOperations: [streamOperations.finish, streamOperations.close] });
 
   const { app } = connection;
+  // First: a request of a team outside ALLOWED_WORKSPACES reaches no listener.
+  app.use(allowedWorkspacesGate((teamId) => context.access.servesWorkspace(teamId), log));
   const onMessage = async ({ event, body, context: bolt }: { event: unknown; body: unknown; context: { retryNum?: number } }) => {
     const envelope = eventEnvelope.safeParse(body);
     if (!envelope.success) return log.warn('slack-event-without-team: ignored');

@@ -5,7 +5,7 @@
 // InstallProvider stores what it receives from oauth.v2.access here.
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { SecretBox } from '../storage/secret-box.js';
-import type { PrismaClient, SlackInstallation } from '../storage/generated/client.js';
+import type { PrismaClient, SlackInstallation } from '../../../prisma/generated/client.js';
 
 /** An installation with its tokens opened. */
 export interface StoredInstallation {

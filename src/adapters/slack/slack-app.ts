@@ -9,10 +9,11 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
 import { SecretBox } from '../storage/secret-box.js';
-import type { PrismaClient } from '../storage/generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { boltLogger } from './bolt-logger.js';
 import { SlackInstallationStore } from './installation-store.js';
 import type { SlackIdentity } from './slack-context.js';
@@ -178,7 +179,7 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
     const installations = new SlackInstallationStore(options.prisma, new SecretBox(key));
     const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
     const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
-    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, workspaces, clientOptions, log });
+    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), prisma: options.prisma, workspaces, clientOptions, log });
     log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
     return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
   }
@@ -187,6 +188,9 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
   const client = new webApi.WebClient(token, clientOptions);
   const identity = await authTest(client);
   log.info({ teamId: identity.teamId, botUserId: identity.botUserId, mode: config.SLACK_APP_TOKEN ? 'socket' : 'http' }, 'slack-authenticated');
+  if (!servesWorkspace(config.ALLOWED_WORKSPACES, identity.teamId)) {
+    log.warn({ teamId: identity.teamId }, 'slack: the workspace of SLACK_BOT_TOKEN is not in ALLOWED_WORKSPACES, so every request from it is ignored');
+  }
   const workspaces = new SingleWorkspace({ client, identity });
   return { workspaces, installations: null, appOptions: { token, logger, clientOptions, botId: identity.botId, botUserId: identity.botUserId } };
 }

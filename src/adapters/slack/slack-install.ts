@@ -1,9 +1,10 @@
 // Installing Hippo in a Slack workspace (many-workspace mode), with @slack/oauth's InstallProvider:
 //   GET /slack/install         → 302 to Slack's authorize URL with a signed `state` (an HMAC'd JWT,
 //                                 10 minutes) that is also set as a cookie in the browser
-//   GET /slack/oauth_redirect  → state checked against the cookie and its signature, the code
-//                                 exchanged with oauth.v2.access, the installation stored (tokens
-//                                 sealed, see installation-store.ts), a short page shown
+//   GET /slack/oauth_redirect  → state checked against the cookie and its signature and marked
+//                                 used (it works once, oauth-state-store.ts), the code exchanged
+//                                 with oauth.v2.access, the installation stored (tokens sealed,
+//                                 see installation-store.ts), a short page shown
 // Nothing here logs a token or a secret.
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,8 +12,11 @@ import type { Installation, webApi } from '@slack/bolt';
 import { InstallProvider, type CodedError } from '@slack/oauth';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
+import { allowedInstallations, revokeWith, type ServesWorkspace } from './allowed-workspaces.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackInstallationStore } from './installation-store.js';
+import { SingleUseStateStore, stateLifetimeSeconds } from './oauth-state-store.js';
 import { botScopes } from './scopes.js';
 import type { SlackWorkspaces } from './workspaces.js';
 
@@ -29,6 +33,10 @@ export interface InstallRoutesOptions {
   /** Signs `state`; unset → derived from the client secret. */
   stateSecret: string | undefined;
   store: SlackInstallationStore;
+  /** ALLOWED_WORKSPACES: installs into other teams are refused (and their token revoked). */
+  serves: ServesWorkspace;
+  /** Where used states are marked. */
+  prisma: PrismaClient;
   workspaces: SlackWorkspaces;
   /** Web API options (base URL, logger) for oauth.v2.access and auth.test. */
   clientOptions: webApi.WebClientOptions;
@@ -41,8 +49,9 @@ export function mountInstallRoutes(options: InstallRoutesOptions): void {
   const installer = new InstallProvider({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
-    stateSecret: options.stateSecret ?? derivedStateSecret(options.clientSecret),
-    installationStore: options.store,
+    stateStore: new SingleUseStateStore(options.prisma, options.stateSecret ?? derivedStateSecret(options.clientSecret)),
+    stateCookieExpirationSeconds: stateLifetimeSeconds,
+    installationStore: allowedInstallations(options.store, options.serves, revokeWith(options.clientOptions), log),
     installUrlOptions: { scopes: botScopes },
     // Straight to Slack's consent screen: no landing page of our own.
     directInstall: true,

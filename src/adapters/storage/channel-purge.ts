@@ -2,7 +2,7 @@
 // with everything that hangs off them (contexts, steers, memory runs, model call usage, outbox
 // items, leases) and the memory spaces that only that channel used (channel and thread scope) with
 // their documents and versions. Workspace-scope memory is shared by every channel and is kept.
-import type { PrismaClient } from './generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 
 /** The channel, as the platform names it. */
 export interface ChannelAddress {

@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
-import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from './generated/client.js';
+import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
 import { isUniqueViolation, pickDefined, searchQuery, type TransactionClient } from './prisma-support.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
@@ -43,7 +43,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     },
 
     async updateSegment(segmentId, patch) {
-      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'contextTokens']);
+      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'deciderDueIn', 'contextTokens']);
       await prisma.segment.update({ where: { id: segmentId }, data });
     },
 
@@ -218,6 +218,7 @@ function toSegmentRecord(row: Segment): SegmentRecord {
     lastStep: row.lastStep,
     summarizerRounds: row.summarizerRounds,
     deciderRounds: row.deciderRounds,
+    deciderDueIn: row.deciderDueIn,
     contextTokens: row.contextTokens,
     contextTokensSeq: row.contextTokensSeq,
     carriedMessages: row.carriedMessages,

@@ -7,7 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../../log.js';
 import { redactUrl } from '../../log.js';
-import { PrismaClient } from './generated/client.js';
+import { PrismaClient } from '../../../prisma/generated/client.js';
 import { prioritizeAcks } from './ack-priority.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { applyMigrations, migrationLockKey, readMigrations, type MigrationConnection } from './migrator.js';

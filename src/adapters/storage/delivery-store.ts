@@ -1,7 +1,7 @@
 // Delivery marks on answers, memory runs and reset segments: set when core stores them, cleared
 // when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
 import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
-import type { PrismaClient } from './generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { parseRequest } from './review-store.js';
 
 /** Creates the Prisma-backed DeliveryStore. */

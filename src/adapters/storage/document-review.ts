@@ -3,7 +3,7 @@
 import { ConflictError } from '../../core/errors.js';
 import { hasLine, pinText } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentSummary } from '../../core/store.js';
-import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from './generated/client.js';
+import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from '../../../prisma/generated/client.js';
 import { searchQuery, type TransactionClient } from './prisma-support.js';
 
 type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'search' | 'pin' | 'unpin' | 'saveDraft' | 'draft'>;

@@ -1,6 +1,6 @@
 // 👍 / 👎 on Hippo's answers (answer_feedback): the statement that records one, found by the
 // answer's platform message id among the outbox's sent items.
-import type { PrismaClient } from './generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 
 /** A reaction on a message, as stored. */
 export interface FeedbackRow {

@@ -1,7 +1,7 @@
 // Session leases on Postgres (or PGlite): one row per session, taken and renewed with single
 // statements so two replicas can never both believe they hold it.
 import type { Lease, LeaseStore } from '../../core/store.js';
-import type { PrismaClient } from './generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { guardStore } from './storage-errors.js';
 
 interface LeaseRow {

@@ -1,7 +1,7 @@
 // The outbox table (product.md "Reliability promises"): platform writes stored with an
 // idempotency key before they are sent. The chat adapter's Outbox and its senders decide what to
 // write and when; every statement they need lives here.
-import type { PrismaClient } from './generated/client.js';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
 
 /** A JSON object as stored in the outbox's payload column. */
 export type OutboxPayload = { readonly [key: string]: unknown };

@@ -1,6 +1,6 @@
 // Small helpers the Prisma stores share: recognising lost races, the transaction client type, and
 // building update data that Prisma's types accept under exactOptionalPropertyTypes.
-import { Prisma } from './generated/client.js';
+import { Prisma } from '../../../prisma/generated/client.js';
 
 /** True when a unique constraint refused a row (Prisma P2002; the driver adapters map 23505 to it). */
 export function isUniqueViolation(error: unknown): boolean {

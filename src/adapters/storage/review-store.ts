@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
 import { storableText } from '../../core/text-hygiene.js';
-import type { MemoryReviewEvent, MemorySpace, PrismaClient } from './generated/client.js';
+import type { MemoryReviewEvent, MemorySpace, PrismaClient } from '../../../prisma/generated/client.js';
 import { spaceChannel } from './session-store.js';
 
 const kinds: readonly ReviewEventKind[] = ['revert', 'edit', 'ack', 'pin', 'unpin', 'remember', 'forget'];
@@ -45,6 +45,15 @@ export function createReviewStore(prisma: PrismaClient): ReviewStore {
 
     async markGiven(memoryRunId, throughEventId) {
       await prisma.memoryRun.update({ where: { id: memoryRunId }, data: { reviewEventsThrough: BigInt(throughEventId) } });
+    },
+
+    async wasGiven(spaceId, eventId) {
+      const rows = await prisma.$queryRaw<Array<{ given: boolean }>>`
+        SELECT EXISTS (
+          SELECT 1 FROM memory_runs r JOIN sessions s ON s.id = r.session_id
+          WHERE s.memory_space_id = ${spaceId} AND r.role = 'summarizer' AND r.status IN ('running', 'succeeded')
+            AND r.review_events_through >= ${eventId}) AS given`;
+      return rows[0]?.given ?? false;
     },
 
     async recent(spaceId, limit) {

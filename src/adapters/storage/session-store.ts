@@ -2,7 +2,7 @@
 // backlog query the service runs at start-up to drive sessions that were cut off (R7, R12).
 import { randomUUID } from 'node:crypto';
 import type { MemoryScope, Platform, SessionRecord, SessionStore, ThreadAddress } from '../../core/store.js';
-import type { PrismaClient, Session } from './generated/client.js';
+import type { PrismaClient, Session } from '../../../prisma/generated/client.js';
 import { storableText } from '../../core/text-hygiene.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
 

@@ -4,43 +4,19 @@
 // biome-ignore-all lint: generated file
 // @ts-nocheck 
 /*
- * This file should be your main import to use Prisma. Through it you get access to all the models, enums, and input types.
- * If you're looking for something you can import in the client-side of your application, please refer to the `browser.ts` file instead.
+ * This file should be your main import to use Prisma-related types and utilities in a browser. 
+ * Use it to get access to models, enums, and input types.
+ * 
+ * This file does not contain a `PrismaClient` class, nor several other helpers that are intended as server-side only.
+ * See `client.ts` for the standard, server-side entry point.
  *
  * 🟢 You can import this file directly.
  */
 
-import * as process from 'node:process'
-import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
-globalThis['__dirname'] = path.dirname(fileURLToPath(import.meta.url))
-
-import * as runtime from "@prisma/client/runtime/client"
-import * as $Enums from "./enums.js"
-import * as $Class from "./internal/class.js"
-import * as Prisma from "./internal/prismaNamespace.js"
-
-export * as $Enums from './enums.js'
-export * from "./enums.js"
-/**
- * ## Prisma Client
- * 
- * Type-safe database client for TypeScript
- * @example
- * ```
- * const prisma = new PrismaClient({
- *   adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL })
- * })
- * // Fetch zero or more Sessions
- * const sessions = await prisma.session.findMany()
- * ```
- * 
- * Read more in our [docs](https://pris.ly/d/client).
- */
-export const PrismaClient = $Class.getPrismaClientClass()
-export type PrismaClient<LogOpts extends Prisma.LogLevel = never, OmitOpts extends Prisma.PrismaClientOptions["omit"] = Prisma.PrismaClientOptions["omit"], ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = $Class.PrismaClient<LogOpts, OmitOpts, ExtArgs>
+import * as Prisma from './internal/prismaNamespaceBrowser.js'
 export { Prisma }
-
+export * as $Enums from './enums.js'
+export * from './enums.js';
 /**
  * Model Session
  * One agent session, bound to one platform thread.
@@ -108,6 +84,12 @@ export type SessionLease = Prisma.SessionLeaseModel
  * text. Deleted when the app is uninstalled or its bot token revoked.
  */
 export type SlackInstallation = Prisma.SlackInstallationModel
+/**
+ * Model SlackOauthStateUse
+ * OAuth `state` values already used at /slack/oauth_redirect (hashed), kept until they would
+ * have expired anyway: a state works once.
+ */
+export type SlackOauthStateUse = Prisma.SlackOauthStateUseModel
 /**
  * Model AnswerFeedback
  * 👍 / 👎 reactions people put on Hippo's answers (once per person, answer and kind).

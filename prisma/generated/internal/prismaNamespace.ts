@@ -80,12 +80,12 @@ export type PrismaVersion = {
 }
 
 /**
- * Prisma Client JS version: 7.10.1
- * Query Engine version: d1b3f377ca835d73fd50954a5e22128b9ebdd6b8
+ * Prisma Client JS version: 7.10.0
+ * Query Engine version: 0edf323efd1d98336f3f0a68684b56f689b900d3
  */
 export const prismaVersion: PrismaVersion = {
-  client: "7.10.1",
-  engine: "d1b3f377ca835d73fd50954a5e22128b9ebdd6b8"
+  client: "7.10.0",
+  engine: "0edf323efd1d98336f3f0a68684b56f689b900d3"
 }
 
 /**
@@ -410,6 +410,7 @@ export const ModelName = {
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
   SlackInstallation: 'SlackInstallation',
+  SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
   ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
@@ -429,7 +430,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "answerFeedback" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1395,6 +1396,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SlackOauthStateUse: {
+      payload: Prisma.$SlackOauthStateUsePayload<ExtArgs>
+      fields: Prisma.SlackOauthStateUseFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SlackOauthStateUseFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SlackOauthStateUseFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        findFirst: {
+          args: Prisma.SlackOauthStateUseFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SlackOauthStateUseFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        findMany: {
+          args: Prisma.SlackOauthStateUseFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>[]
+        }
+        create: {
+          args: Prisma.SlackOauthStateUseCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        createMany: {
+          args: Prisma.SlackOauthStateUseCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SlackOauthStateUseCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>[]
+        }
+        delete: {
+          args: Prisma.SlackOauthStateUseDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        update: {
+          args: Prisma.SlackOauthStateUseUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        deleteMany: {
+          args: Prisma.SlackOauthStateUseDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SlackOauthStateUseUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SlackOauthStateUseUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>[]
+        }
+        upsert: {
+          args: Prisma.SlackOauthStateUseUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SlackOauthStateUsePayload>
+        }
+        aggregate: {
+          args: Prisma.SlackOauthStateUseAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSlackOauthStateUse>
+        }
+        groupBy: {
+          args: Prisma.SlackOauthStateUseGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SlackOauthStateUseGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SlackOauthStateUseCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SlackOauthStateUseCountAggregateOutputType> | number
+        }
+      }
+    }
     AnswerFeedback: {
       payload: Prisma.$AnswerFeedbackPayload<ExtArgs>
       fields: Prisma.AnswerFeedbackFieldRefs
@@ -1759,6 +1834,7 @@ export const SegmentScalarFieldEnum = {
   lastStep: 'lastStep',
   summarizerRounds: 'summarizerRounds',
   deciderRounds: 'deciderRounds',
+  deciderDueIn: 'deciderDueIn',
   contextTokens: 'contextTokens',
   contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',
@@ -1957,6 +2033,14 @@ export const SlackInstallationScalarFieldEnum = {
 } as const
 
 export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const SlackOauthStateUseScalarFieldEnum = {
+  stateHash: 'stateHash',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SlackOauthStateUseScalarFieldEnum = (typeof SlackOauthStateUseScalarFieldEnum)[keyof typeof SlackOauthStateUseScalarFieldEnum]
 
 
 export const AnswerFeedbackScalarFieldEnum = {
@@ -2321,6 +2405,7 @@ export type GlobalOmitConfig = {
   outboxItem?: Prisma.OutboxItemOmit
   sessionLease?: Prisma.SessionLeaseOmit
   slackInstallation?: Prisma.SlackInstallationOmit
+  slackOauthStateUse?: Prisma.SlackOauthStateUseOmit
   answerFeedback?: Prisma.AnswerFeedbackOmit
   channelBudget?: Prisma.ChannelBudgetOmit
   memoryReviewEvent?: Prisma.MemoryReviewEventOmit

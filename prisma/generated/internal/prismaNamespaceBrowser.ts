@@ -64,6 +64,7 @@ export const ModelName = {
   OutboxItem: 'OutboxItem',
   SessionLease: 'SessionLease',
   SlackInstallation: 'SlackInstallation',
+  SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
   ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
@@ -115,6 +116,7 @@ export const SegmentScalarFieldEnum = {
   lastStep: 'lastStep',
   summarizerRounds: 'summarizerRounds',
   deciderRounds: 'deciderRounds',
+  deciderDueIn: 'deciderDueIn',
   contextTokens: 'contextTokens',
   contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',
@@ -313,6 +315,14 @@ export const SlackInstallationScalarFieldEnum = {
 } as const
 
 export type SlackInstallationScalarFieldEnum = (typeof SlackInstallationScalarFieldEnum)[keyof typeof SlackInstallationScalarFieldEnum]
+
+
+export const SlackOauthStateUseScalarFieldEnum = {
+  stateHash: 'stateHash',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SlackOauthStateUseScalarFieldEnum = (typeof SlackOauthStateUseScalarFieldEnum)[keyof typeof SlackOauthStateUseScalarFieldEnum]
 
 
 export const AnswerFeedbackScalarFieldEnum = {

@@ -1,0 +1,42 @@
+// The OAuth `state` of an install (many-workspace mode): a signed, ten-minute value (@slack/oauth's
+// ClearStateStore), also kept in the browser's cookie, that works ONCE. A state is marked used in
+// Postgres when a redirect brings it back; a second redirect with it (a replayed URL, or two
+// requests racing) finds the mark and is refused. Only used states are written: an anonymous
+// GET /slack/install stores nothing.
+import { createHash } from 'node:crypto';
+import { ClearStateStore, InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
+import type { PrismaClient } from '../../../prisma/generated/client.js';
+
+/** How long a state is valid (seconds): the cookie's lifetime too. */
+export const stateLifetimeSeconds = 600;
+
+/** Signed states that a redirect consumes. */
+export class SingleUseStateStore implements StateStore {
+  private readonly signed: ClearStateStore;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    secret: string,
+  ) {
+    this.signed = new ClearStateStore(secret, stateLifetimeSeconds);
+  }
+
+  generateStateParam(installOptions: InstallURLOptions, now: Date): Promise<string> {
+    return this.signed.generateStateParam(installOptions, now);
+  }
+
+  /** The state's install options; throws InvalidStateError when it is forged, expired or used. */
+  async verifyStateParam(now: Date, state: string): Promise<InstallURLOptions> {
+    const options = await this.signed.verifyStateParam(now, state);
+    const stateHash = createHash('sha256').update(state).digest('hex');
+    // A mark outlives its state: after that, the signature check refuses the state by itself.
+    const expiresAt = new Date(now.getTime() + stateLifetimeSeconds * 1000);
+    await this.prisma.slackOauthStateUse.deleteMany({ where: { expiresAt: { lt: now } } });
+    // The primary key makes this atomic: of two redirects racing with one state, one inserts.
+    const marked = await this.prisma.$executeRaw`
+      INSERT INTO slack_oauth_state_uses (state_hash, expires_at) VALUES (${stateHash}, ${expiresAt})
+      ON CONFLICT (state_hash) DO NOTHING`;
+    if (marked === 0) throw new InvalidStateError('The state was used already');
+    return options;
+  }
+}
