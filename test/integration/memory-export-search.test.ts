@@ -117,7 +117,7 @@ describe('memory export', () => {
     const unknown = startScript('scripts/memory-export.ts', env, ['--space', 'no-such-space']);
     expect((await unknown.exited).code).toBe(1);
     expect(unknown.stderr()).toBe('no memory space no-such-space: list them with --platform and --workspace\n');
-  }, 90_000);
+  }, 180_000);
 
   it('makes model-chosen paths safe to unpack', () => {
     expect(safePath('../../etc/passwd')).toBe('etc/passwd');
