@@ -81,7 +81,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), http, log, attachments,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http, log, attachments,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),

@@ -110,6 +110,20 @@ describe('source boundaries', () => {
     expect(hits).toEqual(['src/chat.ts', 'src/main.ts'].filter((file) => hits.includes(file)));
   });
 
+  it('lets only src/adapters/storage speak SQL: nothing else imports the generated client, Prisma or pg', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const hits: string[] = [];
+    for (const file of readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts') && !name.startsWith('adapters/storage/'))) {
+      const source = readFileSync(`src/${file}`, 'utf8');
+      // Every module specifier: static imports and re-exports, side-effect imports, import().
+      for (const [, , specifier = ''] of source.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*(['"])(.+?)\1/g)) {
+        if (specifier.includes('prisma/generated') || specifier.startsWith('@prisma/') || specifier === 'pg' || specifier.startsWith('@electric-sql/')) hits.push(`${file}: ${specifier}`);
+      }
+      if (/\$(queryRaw|executeRaw)/.test(source)) hits.push(`${file}: raw SQL`);
+    }
+    expect(hits).toEqual([]);
+  });
+
   it('keeps vendor libraries out of src/core (R16): only relative modules, node: built-ins and pure helpers', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const ts = (await import('typescript')).default;
