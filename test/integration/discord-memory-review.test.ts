@@ -150,6 +150,19 @@ describe('Discord memory browser', () => {
     expect(lines[2]).toMatch(/^• v2 · .* · background memory · Noted the launch\. · \[thread\]/);
     expect(lines[3]).toMatch(/^• v1 · .* · Hippo$/);
   });
+
+  it('answers `@Hippo memory search` in the thread and replies to `@Hippo memory export` with the zip attached', async () => {
+    const { fake } = rig;
+    fake.say(thread, 'memory search budget', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content.startsWith('🔎 Memory matching “budget”:') && message.content.includes('MAIN.md'), 'the search answer');
+    const asked = fake.say(thread, 'memory export', { mention: true });
+    const sent = await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).find((call) => call.files.length > 0), 20_000, 'the export');
+    expect(sent.json).toMatchObject({ content: expect.stringMatching(/^📦 \d+ memory documents as Markdown with front matter, and \d+ versions under history\/\.$/), message_reference: { message_id: asked.id } });
+    expect(sent.files.map((file) => file.name)).toEqual([expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/)]);
+    // Names are stored uncompressed in a zip: the documents and their history are there.
+    expect(sent.files[0]?.content.startsWith('PK')).toBe(true);
+    expect(sent.files[0]?.content).toContain('history/MAIN.md/v0001.md');
+  });
 });
 
 describe('Discord: who may do what', () => {

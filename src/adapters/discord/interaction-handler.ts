@@ -74,6 +74,10 @@ export class DiscordInteractionHandler {
       return replyText(interaction, text, 'hippo.md');
     }
     const reply = await runCommand(verb, this.scope(interaction, session), rest);
+    if (reply.file) {
+      await interaction.editReply({ content: reply.text, files: [new AttachmentBuilder(reply.file.data, { name: reply.file.name })], allowedMentions: { parse: [] } });
+      return;
+    }
     if (verb === 'memory' && !reply.private) return this.browser(interaction, session, reply.text);
     // Everyone in the thread hears of a memory change; the asker got their answer privately first.
     if (toldVerbs.has(verb) && !reply.private) await enqueueText(this.context, { key: `discord:command:${interaction.id}`, sessionId: session.id, channelId: session.threadKey }, `${reply.text}\n— ${actorName(interaction)}`);

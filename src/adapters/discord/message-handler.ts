@@ -4,7 +4,7 @@
 // message; "@Hippo status" and friends are commands. Edits and deletes of queued steers update or
 // withdraw them. Duplicate deliveries (gateway replays, a second replica) are dropped durably: the
 // unique steer key, and the event log for commands.
-import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
+import { AttachmentBuilder, DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
@@ -163,6 +163,11 @@ export class DiscordMessageHandler {
       },
     }, rest);
     const target = { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey, ...(answer.private ? { replyTo: message.id } : {}) };
+    // The export's bytes are too large for an outbox row: sent now (the command runs once per message).
+    if (answer.file) {
+      await message.reply({ content: answer.text, files: [new AttachmentBuilder(answer.file.data, { name: answer.file.name })], allowedMentions: { parse: [] } });
+      return;
+    }
     if (verb !== 'memory' || answer.private) return enqueueText(this.context, target, answer.text);
     // The browser: the list, then menus to choose a document (each choice answers privately).
     const { rows, left } = documentMenus(session.id, await this.context.stores.documents.spaceDocuments(session.memorySpaceId));

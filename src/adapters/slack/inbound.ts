@@ -10,9 +10,9 @@ import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
-import { slackAttachments } from './files.js';
+import { slackAttachments, uploadToThread } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
-import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext, type SlackIdentity } from './slack-context.js';
+import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './slack-context.js';
 
 /** Message subtypes that are a person writing; everything else (joins, bot posts, …) is ignored. */
 const humanSubtypes = new Set([undefined, 'thread_broadcast', 'file_share', 'me_message']);
@@ -161,6 +161,8 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
         payload: { team: teamId, channel: event.channel, thread_ts: threadTs, markdown: part },
       });
     }
+    // The export's bytes are too large for an outbox row: uploaded now (the command ran once).
+    if (reply.file) await uploadToThread((await workspaceOf(context, teamId)).client, { channel: event.channel, threadTs }, reply.file.name, reply.file.data);
   }, { verb });
   return 'handled';
 }
