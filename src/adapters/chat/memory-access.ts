@@ -25,7 +25,10 @@ export interface AccessRequest {
 
 /** What a platform answers for the checks. */
 export interface AccessResolver {
-  /** Is the person a member of the conversation? Asked only when the action came from elsewhere. */
+  /**
+   * Is the person a member of the conversation (a channel, or an invite-only thread)? Asked only
+   * when the action came from elsewhere.
+   */
   isMember(workspaceId: string, channelId: string, userId: string): Promise<boolean>;
   /** Is the person one of these editors (their own id, a user group or a role they have)? */
   isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean>;
