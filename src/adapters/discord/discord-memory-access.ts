@@ -20,6 +20,8 @@ export function discordAccess(client: Client): AccessResolver {
       if (!channel?.isThread()) return false;
       return channel.members.fetch({ member: userId, force: true }).then(() => true, () => false);
     },
+    // A guild has no guests: its workspace-wide space is its members' (the request comes from the guild).
+    isWorkspaceMember: async () => true,
     isEditor: async (request, editors) => editors.has(request.userId) || (request.groupIds ?? []).some((role) => editors.has(role)),
   };
 }
