@@ -1,5 +1,10 @@
 # Hippo's bot service. Build: docker build -t hippo .   Run: see compose.yaml and docs/operations.md.
-FROM node:20-slim
+# Node 24 LTS (Node 20 reached end of life in April 2026; Hippo still runs on 20.19+).
+FROM node:24-slim
+
+# bubblewrap: the shell tool's sandbox (TOOLS=shell). In a container it also needs user namespaces,
+# which Docker's default seccomp, AppArmor and masked /proc refuse: see compose.yaml (security_opt).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \
     DATA_DIR=/data \
@@ -31,5 +36,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
 # node directly (not npm start): SIGTERM reaches the service, which lets sessions reach a
-# checkpoint and flushes the outbox before it exits.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# checkpoint and flushes the outbox before it exits. The heap limit is npm start's (1.5 GiB).
+CMD ["node", "--max-old-space-size=1536", "--import", "tsx", "src/main.ts"]

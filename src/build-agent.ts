@@ -115,6 +115,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       shellTools({
         root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment,
         envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, ...(sandbox ? { sandbox } : {}),
+        processLimits: { maxProcesses: config.SHELL_MAX_PROCESSES, maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * 1024 * 1024 },
       }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
   });
@@ -129,7 +130,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ? { input: config.MODEL_PRICES.input, cachedInput: config.MODEL_PRICES.cached_input, output: config.MODEL_PRICES.output, ...(config.MODEL_PRICES.cache_write === undefined ? {} : { cacheWrite: config.MODEL_PRICES.cache_write }) }
     : null;
   if (!pricesFor(config.MODEL, prices ?? undefined)) log.warn({ model: config.MODEL }, 'model-prices-unknown: set MODEL_PRICES to see and cap spend');
-  const metrics = new Metrics({ events, prisma: database.prisma, owner, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
+  const metrics = new Metrics({ events, prices: (model) => pricesFor(model, model === config.MODEL ? prices ?? undefined : undefined) });
   const modelClient = await modelClientFor(config, log);
   const modelHealth = new ModelHealth(modelClient, {
     check: () => modelClient.checkEndpoint(),
@@ -145,7 +146,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     },
     replica: {
       owner,
-      leases: createLeaseStore(database.prisma),
+      leases: metrics.instrumentLeases(createLeaseStore(database.prisma)),
       wakeups,
       leaseTtlMs: config.LEASE_TTL_SECONDS * 1000,
       sweepIntervalMs: Math.max(500, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),

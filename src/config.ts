@@ -37,8 +37,12 @@ export const configSchema = z.object({
     .optional(),
   /** Where PGlite data and session workspaces live. */
   DATA_DIR: z.string().min(1).default('./data'),
-  /** HTTP port for /healthz, /readyz, /metrics and /slack/events. */
+  /** HTTP port for /healthz, /readyz, /metrics (unless METRICS_PORT) and /slack/events. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Serves /metrics on this port only (not on PORT), e.g. one reachable from the cluster but not the internet. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Set → /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters (e.g. from `openssl rand -hex 32`)').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * The API MODEL is called through: `openai`, any OpenAI-compatible Chat Completions endpoint; or
@@ -150,6 +154,10 @@ export const configSchema = z.object({
   SHELL_UNSANDBOXED: boolean.default(false),
   /** Let sandboxed shell commands use the network (they then reach what the bot's host reaches). */
   SHELL_NETWORK: boolean.default(false),
+  /** Most processes (and threads) a shell command's user may have at once (RLIMIT_NPROC). */
+  SHELL_MAX_PROCESSES: z.coerce.number().int().min(8).max(1_000_000).default(256),
+  /** Most mebibytes of memory one process of a shell command may allocate (RLIMIT_DATA). */
+  SHELL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_000_000).default(2048),
   /** Comma-separated names of further environment variables passed to shell commands. */
   SHELL_ENV_PASSTHROUGH: z.string().default('').transform((value) => value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
   /** Most mebibytes of files in one session workspace. */
@@ -205,13 +213,16 @@ export function configWarnings(config: Config, options: { service: boolean }): s
   if (groups.includes('mcp') && !config.MCP_CONFIG) warnings.push('TOOLS includes mcp but MCP_CONFIG is not set: there are no MCP tools');
   warnings.push(...modelProviderWarnings(config));
   if (!options.service) return warnings;
-  if (config.SLACK_BOT_TOKEN && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
-    warnings.push('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started');
+  // Slack's credentials are a bot token (one workspace) or the OAuth client (many workspaces).
+  const oauth = Boolean(config.SLACK_CLIENT_ID || config.SLACK_CLIENT_SECRET);
+  const credentials = config.SLACK_BOT_TOKEN ? 'SLACK_BOT_TOKEN' : oauth ? 'SLACK_CLIENT_ID' : null;
+  if (credentials && !config.SLACK_SIGNING_SECRET && !config.SLACK_APP_TOKEN) {
+    warnings.push(`${credentials} is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started`);
   }
-  if (!config.SLACK_BOT_TOKEN && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
-    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started');
+  if (!credentials && (config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN)) {
+    warnings.push('SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN (or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET): Slack is not started');
   }
-  const anySlack = Boolean(config.SLACK_BOT_TOKEN || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
+  const anySlack = Boolean(credentials || config.SLACK_SIGNING_SECRET || config.SLACK_APP_TOKEN);
   if (!anySlack && !config.DISCORD_BOT_TOKEN) {
     warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (docs/slack.md, docs/discord.md), or talk to it with npm run chat');
   }

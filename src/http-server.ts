@@ -1,7 +1,9 @@
 // The service's HTTP server: health, readiness, metrics and the platform webhooks mounted by
-// adapters (Slack's /slack/events). One port (PORT) for everything.
+// adapters (Slack's /slack/events). One port (PORT) for everything, except /metrics when
+// METRICS_PORT gives it a server of its own.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from './core/errors.js';
 import type { Logger } from './log.js';
 
 export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => void | Promise<void>;
@@ -23,9 +25,12 @@ export class HttpServer {
   private readonly checks: ReadinessCheck[] = [];
   private readonly server: Server;
 
-  constructor(private readonly log: Logger) {
-    this.route('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
-    this.route('GET', '/readyz', (_request, response) => this.ready(response));
+  /** `probes: false` leaves out /healthz and /readyz (a server for /metrics only). */
+  constructor(private readonly log: Logger, options: { probes?: boolean } = {}) {
+    if (options.probes !== false) {
+      this.route('GET', '/healthz', (_request, response) => sendJson(response, 200, { status: 'ok' }));
+      this.route('GET', '/readyz', (_request, response) => this.ready(response));
+    }
     this.server = createServer((request, response) => this.handle(request, response));
   }
 
@@ -39,11 +44,14 @@ export class HttpServer {
     this.checks.push(check);
   }
 
-  /** Starts listening; resolves with the bound port. */
-  async listen(port: number, host = '0.0.0.0'): Promise<number> {
+  /**
+   * Starts listening; resolves with the bound port. A port that is taken or needs privileges
+   * rejects with a ConfigError naming `setting` (the variable that chose the port).
+   */
+  async listen(port: number, options: { host?: string; setting?: string } = {}): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve());
+      this.server.once('error', (error) => reject(listenError(error, port, options.setting ?? 'PORT')));
+      this.server.listen(port, options.host ?? '0.0.0.0', () => resolve());
     });
     return (this.server.address() as AddressInfo).port;
   }
@@ -79,6 +87,14 @@ export class HttpServer {
       else response.end();
     });
   }
+}
+
+/** Node's bare EADDRINUSE / EACCES as one line saying which setting to change. */
+function listenError(error: Error, port: number, setting: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new ConfigError(`config: ${setting} ${port} is already in use by another program: stop it or set ${setting} to a free port`);
+  if (code === 'EACCES') return new ConfigError(`config: ${setting} ${port} needs privileges this process does not have (ports below 1024): set ${setting} to 1024 or above`);
+  return error;
 }
 
 /** Writes a JSON response. */

@@ -8,7 +8,7 @@ const secretPaths = [
   'token', 'apiKey', 'api_key', 'authorization', 'password', 'secret', 'signingSecret',
   'botToken', 'botRefreshToken', 'refreshToken', 'access_token', 'refresh_token', 'client_secret', 'clientSecret',
   'OPENAI_API_KEY', 'SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_APP_TOKEN', 'DISCORD_BOT_TOKEN', 'DATABASE_URL',
-  'SLACK_CLIENT_SECRET', 'SLACK_STATE_SECRET', 'SLACK_TOKEN_ENCRYPTION_KEY', 'ANTHROPIC_API_KEY',
+  'SLACK_CLIENT_SECRET', 'SLACK_STATE_SECRET', 'SLACK_TOKEN_ENCRYPTION_KEY', 'ANTHROPIC_API_KEY', 'METRICS_TOKEN',
 ];
 
 /** Creates the process logger (JSON lines on stdout, or `destination`). */

@@ -1,13 +1,18 @@
-// Prometheus metrics (/metrics): runs, model calls and tokens by role, cache hit ratio, steer
-// queue depth, leases held, outbox backlog, memory runs and resets, answer feedback, event-loop lag.
+// Prometheus metrics (/metrics): runs, model calls and tokens by role, cache hit ratio, steers
+// received and taken, leases held, outbox writes, memory runs and resets, answer feedback,
+// event-loop lag. Every value is kept in memory as things happen: a scrape reads no database
+// (it answers while the database is away, and costs nothing however often Prometheus asks).
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PrismaClient } from '../prisma/generated/client.js';
+import type { OutboxStore } from './adapters/storage/outbox-store.js';
 import type { EventBus } from './core/events.js';
 import type { AgentRole } from './core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './core/model-client.js';
 import { costOf, type ModelPrices } from './core/prices.js';
+import type { LeaseStore } from './core/store.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -21,7 +26,11 @@ export class Metrics {
   private readonly cost = new Counter({ name: 'hippo_model_cost_usd_total', help: 'What model calls cost, by role, in US dollars (at MODEL_PRICES or the built-in table)', labelNames: ['role'], registers: [this.registry] });
   private readonly pricesOf: (model: string) => ModelPrices | null;
 
-  constructor(options: { events: EventBus; prisma: PrismaClient; owner: string; prices?: (model: string) => ModelPrices | null }) {
+  private readonly outboxWrites = new Counter({ name: 'hippo_outbox_writes_total', help: 'Platform writes by outcome: queued (stored), sent, retried (a failed attempt to try again), failed (given up)', labelNames: ['outcome'], registers: [this.registry] });
+  /** Sessions whose lease this replica holds (acquired, not yet released or lost). */
+  private readonly heldLeases = new Set<string>();
+
+  constructor(options: { events: EventBus; prices?: (model: string) => ModelPrices | null }) {
     this.pricesOf = options.prices ?? (() => null);
     const { registry } = this;
     collectDefaultMetrics({ register: registry });
@@ -29,12 +38,15 @@ export class Metrics {
     const runs = new Counter({ name: 'hippo_runs_total', help: 'Worker runs by how they ended', labelNames: ['reason'], registers: [registry] });
     const memoryRuns = new Counter({ name: 'hippo_memory_runs_total', help: 'Summarizer and decider runs by outcome', labelNames: ['role', 'status'], registers: [registry] });
     const resets = new Counter({ name: 'hippo_context_resets_total', help: 'Context resets', registers: [registry] });
+    // Received on one replica, taken on any: the queue depth is sum(received) - sum(taken).
     const steers = new Counter({ name: 'hippo_steer_messages_total', help: 'Steer messages received', registers: [registry] });
+    const taken = new Counter({ name: 'hippo_steers_taken_total', help: 'Steer messages a worker took into its context', registers: [registry] });
     options.events.subscribe((event) => {
       if (event.type === 'run-end') runs.inc({ reason: event.reason });
       else if (event.type === 'memory-run-end') memoryRuns.inc({ role: event.role, status: event.status });
       else if (event.type === 'context-reset') resets.inc();
       else if (event.type === 'steer-received') steers.inc();
+      else if (event.type === 'steer-taken') taken.inc(event.steers.length);
     });
     const promptByRole = this.promptByRole;
     new Gauge({
@@ -43,24 +55,11 @@ export class Metrics {
         for (const [role, totals] of promptByRole) this.set({ role }, totals.prompt === 0 ? 0 : totals.cached / totals.prompt);
       },
     });
-    const prisma = options.prisma;
-    const count = async (query: Promise<Array<{ n: bigint }>>) => Number((await query)[0]?.n ?? 0n);
-    new Gauge({
-      name: 'hippo_steer_queue_depth', help: 'Steer messages waiting to be taken', registers: [registry],
-      async collect() {
-        this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM steer_messages WHERE status = 'queued'`));
-      },
-    });
+    const heldLeases = this.heldLeases;
     new Gauge({
       name: 'hippo_leases_held', help: 'Session leases this replica holds', registers: [registry],
-      async collect() {
-        this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM session_leases WHERE owner = ${options.owner} AND NOT released AND expires_at > now()`));
-      },
-    });
-    new Gauge({
-      name: 'hippo_outbox_backlog', help: 'Platform writes not sent yet', registers: [registry],
-      async collect() {
-        this.set(await count(prisma.$queryRaw`SELECT count(*) AS n FROM outbox WHERE status IN ('pending', 'sending')`));
+      collect() {
+        this.set(heldLeases.size);
       },
     });
     new Gauge({
@@ -84,6 +83,58 @@ export class Metrics {
   readonly answerFeedback = (platform: string, kind: 'up' | 'down'): void => {
     this.feedback.inc({ platform, kind });
   };
+
+  /** Wraps the lease store so the leases this replica holds are known without asking the database. */
+  instrumentLeases(store: LeaseStore): LeaseStore {
+    const held = this.heldLeases;
+    return {
+      ...store,
+      acquire: async (sessionId, owner, ttlMs) => {
+        const lease = await store.acquire(sessionId, owner, ttlMs);
+        if (lease) held.add(sessionId);
+        return lease;
+      },
+      renew: async (sessionId, owner, fencingToken, ttlMs) => {
+        const renewed = await store.renew(sessionId, owner, fencingToken, ttlMs);
+        if (!renewed) held.delete(sessionId);
+        return renewed;
+      },
+      release: async (sessionId, owner, fencingToken) => {
+        await store.release(sessionId, owner, fencingToken);
+        held.delete(sessionId);
+      },
+    };
+  }
+
+  /** Wraps the outbox store so its writes are counted as they are stored, sent, retried and given up. */
+  instrumentOutbox(store: OutboxStore): OutboxStore {
+    const writes = this.outboxWrites;
+    // Delegates to the store (its own methods keep their `this`); only the counted ones are replaced.
+    const counted = Object.create(store) as OutboxStore;
+    counted.insert = async (entry) => {
+      const result = await store.insert(entry);
+      if (result.inserted) writes.inc({ outcome: 'queued' });
+      return result;
+    };
+    counted.insertAll = async (entries) => {
+      const inserted = await store.insertAll(entries);
+      writes.inc({ outcome: 'queued' }, inserted);
+      return inserted;
+    };
+    counted.markSent = async (sent) => {
+      await store.markSent(sent);
+      writes.inc({ outcome: 'sent' }, sent.length);
+    };
+    counted.retryLater = async (id, delayMs, reason) => {
+      await store.retryLater(id, delayMs, reason);
+      writes.inc({ outcome: 'retried' });
+    };
+    counted.markFailed = async (id, reason) => {
+      await store.markFailed(id, reason);
+      writes.inc({ outcome: 'failed' });
+    };
+    return counted;
+  }
 
   /** Wraps a model client so every call is counted by role. */
   instrument(client: ModelClient): ModelClient {
@@ -121,4 +172,23 @@ export class Metrics {
   stop(): void {
     this.eventLoop.disable();
   }
+}
+
+/**
+ * The /metrics route: the registry's text, or 401 without `Authorization: Bearer <token>` when a
+ * token is set (METRICS_TOKEN). The token is compared in constant time.
+ */
+export function metricsHandler(registry: Registry, token: string | undefined): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  const expected = token === undefined ? null : Buffer.from(`Bearer ${token}`);
+  return async (request, response) => {
+    const given = Buffer.from(request.headers.authorization ?? '');
+    if (expected && (given.length !== expected.length || !timingSafeEqual(given, expected))) {
+      response.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"' });
+      response.end('METRICS_TOKEN is set: send Authorization: Bearer <token>\n');
+      return;
+    }
+    const body = await registry.metrics();
+    response.writeHead(200, { 'content-type': registry.contentType });
+    response.end(body);
+  };
 }

@@ -1,10 +1,11 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
 import { configWarnings, missingModelSettings, type Config } from './config.js';
-import { createChatStorage } from './adapters/storage/chat-storage.js';
+import { createChatStorage, type ChatStorage } from './adapters/storage/chat-storage.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
+import { metricsHandler, type Metrics } from './metrics.js';
 
 /** A running service. */
 export interface Service {
@@ -42,6 +43,7 @@ export async function startService(config: Config, log: Logger, options: Service
   http.addReadinessCheck({ name: 'database', check: async () => (await database.ping(), true) });
 
   let agent: BuiltAgent | undefined;
+  let metricsHttp: HttpServer | undefined;
   const missingModel = missingModelSettings(config);
   if (missingModel.length === 0) {
     agent = await buildAgent({ config, database, log, environment: options.environment });
@@ -53,12 +55,13 @@ export async function startService(config: Config, log: Logger, options: Service
     const health = agent.modelHealth;
     health.start();
     http.addReadinessCheck({ name: 'model', check: async () => ({ ready: health.status !== 'unauthorized', status: health.status }) });
-    const registry = agent.metrics.registry;
-    http.route('GET', '/metrics', async (_request, response) => {
-      const body = await registry.metrics();
-      response.writeHead(200, { 'content-type': registry.contentType });
-      response.end(body);
-    });
+    // On its own port (kept off the internet-facing one) or on PORT; behind a token when one is set.
+    const metricsRoute = metricsHandler(agent.metrics.registry, config.METRICS_TOKEN);
+    if (config.METRICS_PORT === undefined) http.route('GET', '/metrics', metricsRoute);
+    else {
+      metricsHttp = new HttpServer(log, { probes: false });
+      metricsHttp.route('GET', '/metrics', metricsRoute);
+    }
   } else {
     log.warn(`agent-disabled: ${missingModel.map((line) => line.replace(/^config: /, '')).join('; ')}; the agent answers no messages`);
   }
@@ -67,7 +70,7 @@ export async function startService(config: Config, log: Logger, options: Service
   const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
+    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma), agent.metrics), log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
     try {
       // Loaded only when configured (they are heavy). Slack is mounted before listening, so
       // /slack/events never answers 404 while starting.
@@ -80,10 +83,7 @@ export async function startService(config: Config, log: Logger, options: Service
         running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
       }
     } catch (error) {
-      for (const adapter of running) await adapter.stop().catch(() => undefined);
-      await agent.agent.stop(1_000);
-      await agent.close();
-      await database.close();
+      await abandon(running, agent, database);
       throw error;
     }
     for (const adapter of running) {
@@ -91,7 +91,18 @@ export async function startService(config: Config, log: Logger, options: Service
     }
   }
 
-  const port = await http.listen(config.PORT);
+  const port = await http.listen(config.PORT).catch(async (error: unknown) => {
+    await abandon(running, agent, database);
+    throw error;
+  });
+  if (metricsHttp && config.METRICS_PORT !== undefined) {
+    const metricsPort = await metricsHttp.listen(config.METRICS_PORT, { setting: 'METRICS_PORT' }).catch(async (error: unknown) => {
+      await http.close();
+      await abandon(running, agent, database);
+      throw error;
+    });
+    log.info({ port: metricsPort, token: config.METRICS_TOKEN !== undefined }, 'metrics-listening');
+  }
   log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
   // Sessions left with backlog by a crash or restart continue without a new message (R12).
   if (agent) await agent.agent.recover();
@@ -102,6 +113,7 @@ export async function startService(config: Config, log: Logger, options: Service
     stop: async () => {
       // Stop taking work, let sessions reach a checkpoint (leases released), then flush the outbox.
       await http.close();
+      await metricsHttp?.close();
       await agent?.agent.stop(20_000);
       for (const adapter of running) await adapter.stop().catch((error: unknown) => log.warn({ adapter: adapter.name, err: String(error) }, 'adapter-stop-failed'));
       await agent?.close();
@@ -109,4 +121,17 @@ export async function startService(config: Config, log: Logger, options: Service
       log.info('service-stopped');
     },
   };
+}
+
+/** Closes what a start-up that failed half way had opened. */
+async function abandon(running: Array<{ stop(): Promise<void> }>, agent: BuiltAgent | undefined, database: Database): Promise<void> {
+  for (const adapter of running) await adapter.stop().catch(() => undefined);
+  await agent?.agent.stop(1_000);
+  await agent?.close();
+  await database.close();
+}
+
+/** The chat adapters' storage with its outbox counted in /metrics. */
+function countedStorage(storage: ChatStorage, metrics: Metrics): ChatStorage {
+  return { ...storage, outbox: metrics.instrumentOutbox(storage.outbox) };
 }

@@ -15,7 +15,7 @@ import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from './messages.js';
 import { retryTransient } from './retry.js';
 import { readReviewBrief } from './review-brief.js';
-import type { MemoryRunRecord, PersonRequest, SessionRecord } from './store.js';
+import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from './store.js';
 import { runSummarizer, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
@@ -27,6 +27,8 @@ export interface MemoryHost {
   requestReset(segmentId: string): Promise<void>;
   /** Aborted when the session shuts down. */
   signal: AbortSignal;
+  /** No memory run of this process is live any more (the runner may give up its lease now). */
+  memoryIdle(): void;
 }
 
 /** A run this process started and has not seen end. */
@@ -44,8 +46,6 @@ export class MemoryManager {
   private decider: RunningRun | null = null;
   /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
   private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
-  /** Triggered steps above the decider floor since the last decider fork, per segment (policy). */
-  private deciderSteps = { segmentId: '', count: 0 };
   /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
   private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Failures still being recorded in the background (settle waits for them). */
@@ -57,6 +57,11 @@ export class MemoryManager {
     private readonly deps: AgentDeps,
     private readonly host: MemoryHost,
   ) {}
+
+  /** True when no summarizer or decider of this process runs for the session. */
+  get idle(): boolean {
+    return this.summarizer === null && this.decider === null;
+  }
 
   /** True while a summarizer of this session runs. */
   get summarizerRunning(): boolean {
@@ -146,16 +151,18 @@ export class MemoryManager {
     // A person's request forks a summarizer at the first checkpoint where none runs, step or not.
     const requested = options.fork && this.requests.length > 0 && !this.summarizer;
     if (!triggered && !requested) return;
-    const lastStep = segment.lastStep;
-    // The step is consumed even if nothing can be forked, and stored before a fork's first call.
+    const { lastStep, deciderDueIn } = segment;
+    // The step is consumed even if nothing can be forked, and stored before a fork's first call;
+    // so is the decider policy's count (a step passed while a decider runs counts too).
+    const due = triggered && this.deciderDue(step, segment);
     if (triggered) segment.lastStep = step;
     try {
       // R3: one decider at a time; one of an earlier segment (still running past a reset) neither
       // counts nor blocks.
-      const decider = options.fork && triggered && this.decider?.segmentId !== segment.id && this.deciderDue(step, segment.id);
+      const decider = options.fork && due && this.decider?.segmentId !== segment.id;
       await this.forkWithWrites(decider, options.fork);
     } catch (error) {
-      if (context.segment === segment) segment.lastStep = lastStep;
+      if (context.segment === segment) Object.assign(segment, { lastStep, deciderDueIn });
       throw error;
     }
   }
@@ -179,8 +186,8 @@ export class MemoryManager {
       snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
     }
     if (decider) this.forkDecider(snapshot, stored, writes);
-    const { lastStep, summarizerRounds, deciderRounds } = segment;
-    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds }));
+    const { lastStep, summarizerRounds, deciderRounds, deciderDueIn } = segment;
+    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds, deciderDueIn }));
     const all = Promise.all(writes);
     all.then(() => settleWrites?.resolve(), (error: unknown) => settleWrites?.reject(error));
     try {
@@ -194,15 +201,17 @@ export class MemoryManager {
 
   /**
    * The decider policy: no decider below the floor; above it, one every `deciderEvery` triggered
-   * steps (the first step over the floor forks one).
+   * steps (the first step over the floor is due). Counts on the segment (stored with the step), so
+   * a restart or another replica goes on counting where this one stopped.
    */
-  private deciderDue(step: number, segmentId: string): boolean {
+  private deciderDue(step: number, segment: SegmentRecord): boolean {
     const { deciderFloorPercent, deciderEvery } = this.deps.settings;
     if (step < deciderFloorPercent) return false;
-    if (this.deciderSteps.segmentId !== segmentId) this.deciderSteps = { segmentId, count: deciderEvery };
-    else this.deciderSteps.count += 1;
-    if (this.deciderSteps.count < deciderEvery) return false;
-    this.deciderSteps.count = 0;
+    if (segment.deciderDueIn > 0) {
+      segment.deciderDueIn -= 1;
+      return false;
+    }
+    segment.deciderDueIn = Math.max(0, deciderEvery - 1);
     return true;
   }
 
@@ -226,18 +235,24 @@ export class MemoryManager {
     }));
     this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length, requested: request?.kind }, 'summary-start');
     const prefilled = this.afterWorkerPrefill();
+    // People's review events as they are now, at the fork, not after the prefill wait: one
+    // recorded meanwhile belongs to the next run (a request: to its own run). A request an earlier
+    // run of the space was given already is not carried out twice.
+    const briefing = Promise.all([
+      readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
+      request?.eventId === undefined ? false : this.deps.stores.reviews.wasGiven(session.memorySpaceId, request.eventId),
+    ]);
+    briefing.catch(() => undefined); // awaited below: a failure fails the run there
     const task = stored
       .then(async () => {
         await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
-        const [newToMemory, main, review] = await Promise.all([
-          this.newToMemory(markers), this.mainState(session, initMain), readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
-        ]);
+        const [newToMemory, main, [review, requestGiven]] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain), briefing]);
         // A run that succeeds has seen these events; the next one is given only newer ones.
         const newest = review.events.at(-1)?.id ?? request?.eventId;
         if (newest !== undefined) await this.deps.stores.reviews.markGiven(runId, Math.max(newest, request?.eventId ?? 0));
         const instruction = summarizerInstruction({
-          round, newToMemory, main, review, ...(request ? { request } : {}),
+          round, newToMemory, main, review, ...(request ? { request, requestGiven } : {}),
         });
         return runSummarizer(this.deps, {
           sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
@@ -252,6 +267,7 @@ export class MemoryManager {
     this.summarizer = run;
     void run.done.finally(() => {
       if (this.summarizer === run) this.summarizer = null;
+      if (this.idle) this.host.memoryIdle();
     });
     const marker: ChatMessage = { role: 'user', content: markerText(round) };
     writes.push(context.append(marker, { isMarker: true, memoryRunId: runId }));
@@ -291,6 +307,7 @@ export class MemoryManager {
     this.decider = run;
     void run.done.finally(() => {
       if (this.decider === run) this.decider = null;
+      if (this.idle) this.host.memoryIdle();
     });
   }
 

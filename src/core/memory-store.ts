@@ -58,6 +58,13 @@ export interface DocumentSummary {
   lastChange: Pick<DocumentVersionRecord, 'version' | 'author' | 'reason' | 'createdAt'>;
 }
 
+/** A document that matched a search, with the lines around the match. */
+export interface DocumentSearchHit {
+  path: string;
+  version: number;
+  snippet: string;
+}
+
 /** A person's edit that lost a compare-and-set race, kept so they can edit again from it. */
 export interface EditDraft {
   id: string;
@@ -79,6 +86,11 @@ export interface DocumentStore {
   list(spaceId: string, sessionId: string): Promise<DocumentRecord[]>;
   /** Live documents of the whole space (no TODO.md), by path, with their last change. */
   spaceDocuments(spaceId: string): Promise<DocumentSummary[]>;
+  /**
+   * Full-text search of the space's live documents (no TODO.md) for people: best match first, each
+   * with a snippet (matches in **bold**). Words match in any language (no stemming).
+   */
+  search(spaceId: string, query: string, limit: number): Promise<DocumentSearchHit[]>;
   /**
    * Writes a new version. `expectedVersion`: the version the writer read (compare-and-set);
    * 0 = the document must not exist yet; undefined = no check. Throws ConflictError on a race.
@@ -187,6 +199,11 @@ export interface ReviewStore {
   unseen(spaceId: string, limit: number): Promise<{ events: ReviewEventRecord[]; omitted: number }>;
   /** Records on a summarizer run the newest event its instruction carried. */
   markGiven(memoryRunId: string, throughEventId: number): Promise<void>;
+  /**
+   * True when a summarizer run of the space that succeeded or still runs was given the event (a
+   * failed run's events go to the next run anyway).
+   */
+  wasGiven(spaceId: string, eventId: number): Promise<boolean>;
   /** The space's newest events, newest first (the browser shows them). */
   recent(spaceId: string, limit: number): Promise<ReviewEventRecord[]>;
 }

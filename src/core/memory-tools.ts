@@ -10,6 +10,14 @@ import { defineTool, type AnyTool, type ToolContext } from './tool.js';
 
 const path = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters').describe('Document path inside the memory space, e.g. "MAIN.md" or "projects/billing.md"');
 const expectedVersion = z.number().int().min(0).describe('The version you last read (0 to create a new document); a mismatch means someone changed it');
+/**
+ * Compare-and-set is mandatory where a write removes text (replace, edit, delete): the tool must
+ * not fill in a version it read itself a moment ago, or a person's change made since the
+ * summarizer read the document would be overwritten without a conflict (R13).
+ */
+const readVersion = z
+  .number({ error: (issue) => (issue.input === undefined ? 'required: pass the version you read (memory_read shows it); someone may have changed the document since' : undefined) })
+  .int().min(0).describe('The version you last read; a mismatch means someone changed it since: read it again');
 
 /** The memory tools, in a stable order. */
 export function memoryTools(stores: { documents: DocumentStore; context: ContextStore }): AnyTool[] {
@@ -80,7 +88,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     defineTool({
       name: 'memory_edit',
       description: 'Replace one exact, unique passage of a memory document (summarizer only).',
-      input: z.object({ path, old_text: z.string().min(1), new_text: z.string(), expected_version: expectedVersion.optional() }),
+      input: z.object({ path, old_text: z.string().min(1), new_text: z.string(), expected_version: readVersion }),
       roles: ['worker', 'summarizer'],
       execute: async ({ path: raw, old_text, new_text, expected_version }, context) => {
         const key = writableKey(raw, context);
@@ -88,8 +96,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
         if (!document || document.deleted) throw new ToolError(`no memory document ${key.path}; create it with memory_write`);
         const count = document.content.split(old_text).length - 1;
         if (count !== 1) throw new ToolError(`old_text occurs ${count} times in ${key.path}; it must occur exactly once (nothing changed)`);
-        const version = expected_version ?? document.version;
-        const written = await documents.write(key, document.content.replace(old_text, () => new_text), author(context), version);
+        const written = await documents.write(key, document.content.replace(old_text, () => new_text), author(context), expected_version);
         return `${written.path} edited (version ${written.version}).`;
       },
     }),
@@ -115,7 +122,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     defineTool({
       name: 'memory_replace_section',
       description: 'Replace the body of one section (the lines under a Markdown heading, up to the next heading of the same or a higher level) of a memory document (summarizer only).',
-      input: z.object({ path, heading: z.string().min(1).max(200), new_body: z.string().max(50_000), expected_version: expectedVersion.optional() }),
+      input: z.object({ path, heading: z.string().min(1).max(200), new_body: z.string().max(50_000), expected_version: readVersion }),
       roles: ['worker', 'summarizer'],
       execute: async ({ path: raw, heading, new_body, expected_version }, context) => {
         const key = writableKey(raw, context);
@@ -129,7 +136,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
         const next = after.findIndex((line) => line.trim() !== '');
         const tail = next < 0 ? [''] : ['', ...after.slice(next)];
         const content = [...lines.slice(0, section.start + 1), ...body, ...tail].join('\n');
-        const written = await documents.write(key, content, author(context), expected_version ?? document.version);
+        const written = await documents.write(key, content, author(context), expected_version);
         return `${written.path} section "${heading}" replaced (version ${written.version}).`;
       },
     }),
@@ -153,7 +160,7 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
     defineTool({
       name: 'memory_delete',
       description: 'Delete a memory document (summarizer only; its history is kept and people can revert).',
-      input: z.object({ path, expected_version: expectedVersion.optional() }),
+      input: z.object({ path, expected_version: readVersion }),
       roles: ['worker', 'summarizer'],
       execute: async ({ path: raw, expected_version }, context) => {
         const key = writableKey(raw, context);
@@ -162,8 +169,20 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
         return `${key.path} deleted.`;
       },
     }),
+    defineTool({
+      name: memoryDoneTool,
+      repeatable: true,
+      description: 'Summarizer only: ends your run. Call it last, in the same step as your final memory edits, with one short line saying what you changed (or "no change").',
+      input: z.object({ note: z.string().max(300).default('') }),
+      roles: ['summarizer'],
+      // The summarizer's loop ends after this step (R4); the result is what the transcript shows.
+      execute: async () => 'Run finished.',
+    }),
   ];
 }
+
+/** The tool that ends a summarizer run in the step of its last edits (R4: one read per run). */
+export const memoryDoneTool = 'memory_done';
 
 /** `text` added as lines at the end of `content`. */
 function appendAtEnd(content: string, text: string): string {

@@ -120,7 +120,12 @@ export interface ResetOutcome {
 
 /** Performs the reset on a stopped worker whose summarizers have finished. */
 export async function resetContext(deps: AgentDeps, session: SessionRecord, context: LiveContext, options: ResetOptions = {}): Promise<ResetOutcome> {
-  const budget = Math.floor((deps.settings.carryBudgetPercent * deps.settings.contextWindow) / 100);
+  const init = await buildInitMessages(deps, session);
+  const { carryBudgetPercent, hardLimitPercent, contextWindow } = deps.settings;
+  // R20: the budget, and never more than the room the fresh init messages leave under the hard
+  // limit (a small window), so the new segment does not start above it.
+  const room = Math.floor((hardLimitPercent * contextWindow) / 100) - requestTokens(init, deps.tools.definitions);
+  const budget = Math.max(0, Math.min(Math.floor((carryBudgetPercent * contextWindow) / 100), room));
   let fitted = fitCarryOver(carryOver(context.entries, await succeededRuns(deps, context)), budget);
   if (!fitted.fits && options.summarize) {
     // R20: the one case where the worker waits for memory: its context is full.
@@ -129,7 +134,6 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     fitted = fitCarryOver(carryOver(context.entries, await succeededRuns(deps, context)), budget);
   }
   const carried = fitted.fits ? fitted.entries : trimCarryOver(fitted.entries, budget);
-  const init = await buildInitMessages(deps, session);
   const entries: StoredMessage[] = [
     ...init.map((message, seq) => ({ seq, message, isInit: true, isMarker: false, memoryRunId: null })),
     ...carried.map((entry, index) => ({ ...entry, seq: init.length + index })),

@@ -88,6 +88,9 @@ export class SessionRunner {
       context,
       requestReset: async (segmentId) => void (await this.requestReset(segmentId)),
       signal: this.lifetime.signal,
+      memoryIdle: () => {
+        if (!this.activity) this.releaseWhenIdle();
+      },
     });
   }
 
@@ -406,11 +409,16 @@ export class SessionRunner {
     }
   }
 
-  /** Keeps the lease for the idle grace period (the next turn often follows), then gives it up. */
+  /**
+   * Keeps the lease for the idle grace period (the next turn often follows), then gives it up. A
+   * live memory run of this replica keeps it too (R3, R18): another replica taking the session
+   * now would not know the run is alive, and would fork a second summarizer beside it or record
+   * it failed. The lease goes when the last run ends (memoryIdle).
+   */
   private releaseWhenIdle(): void {
     const grace = this.stopping ? 0 : this.deps.replica.leaseIdleGraceMs;
     // While a storage outage is waited out, the retry needs the lease (and could not release it).
-    this.lease.releaseWhenIdle(grace, () => !this.outage.ongoing, () => this.afterRelease());
+    this.lease.releaseWhenIdle(grace, () => !this.outage.ongoing && (this.stopping || this.memory.idle), () => this.afterRelease());
   }
 
   /** Work that slipped in while the lease was given up (a steer) is picked up again. */

@@ -61,6 +61,11 @@ export interface SegmentRecord {
   lastStep: number;
   summarizerRounds: number;
   deciderRounds: number;
+  /**
+   * R3 policy (deciderEvery): triggered steps over the decider floor still to go before a decider
+   * is due; 0: the next one. Stored, and counted whether or not a decider runs at the time.
+   */
+  deciderDueIn: number;
   /** Prompt tokens the provider reported for the last worker call (at the start: the estimate). */
   contextTokens: number;
   /** `contextTokens` covers the messages before this position (R2 estimates the rest). */
@@ -185,7 +190,7 @@ export interface ContextStore {
    * stored on the segment in the same statement, covering the messages before `seq`.
    */
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
-  updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'contextTokens'>>): Promise<void>;
+  updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens'>>): Promise<void>;
   /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
   markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;
   /**
@@ -245,8 +250,9 @@ export interface MemoryRunStore {
   /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
   start(run: Omit<MemoryRunRecord, 'id' | 'status' | 'request'> & { id?: string; request?: PersonRequest }): Promise<MemoryRunRecord>;
   /**
-   * Records the outcome of a run that is still `running` (a run already marked failed as
-   * interrupted stays so); `awaitingDelivery` when a memory note for it is still to be posted;
+   * Records the outcome of a run that is still `running`; a run marked failed as interrupted
+   * stays so unless it succeeded after all (a stalled process taken for dead: its late success
+   * is recorded, R18); `awaitingDelivery` when a memory note for it is still to be posted;
    * `note`: a summarizer's final one-line note, kept as the reason of the versions it wrote.
    */
   finish(runId: string, result: { status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep'; error?: string; transcript: ChatMessage[]; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; awaitingDelivery?: boolean; note?: string }): Promise<void>;

@@ -50,11 +50,32 @@ export const SANDBOX_WORKSPACE = '/workspace';
 const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /**
+ * The /etc entries a shell needs, and nothing else: the host's /etc may hold the bot's settings
+ * (deploy/hippo.env with its tokens) and other services' secrets. Loader cache, user and group
+ * names, certificates, the alternatives links many commands are, shell profiles, time zone.
+ */
+export const ETC_ENTRIES = [
+  '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group',
+  '/etc/ssl', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
+  '/etc/timezone', '/etc/os-release', '/etc/profile', '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types',
+];
+
+/** /etc entries added when commands have the network (name resolution). */
+export const ETC_NETWORK_ENTRIES = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
+
+/** The /etc entries bound into a sandbox. */
+export function etcEntries(network: boolean): string[] {
+  return [...ETC_ENTRIES, ...(network ? ETC_NETWORK_ENTRIES : [])];
+}
+
+/**
  * Builds the sandbox root in a fresh mount namespace, as root: a tmpfs over /tmp (private to the
- * namespace) becomes the new root; /usr, /etc and the lib/bin entries are bound read-only, the
+ * namespace) becomes the new root; /usr, the needed /etc entries (ETC_ENTRIES) and the lib/bin
+ * entries are bound read-only, the
  * workspace (the current directory, so a hidden path still works) read-write at /workspace, a
  * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
- * the size of files written, and run bash in /workspace. Arguments: uid gid fsize-bytes command.
+ * the size of files written, the processes and memory, and run bash in /workspace. Arguments:
+ * uid gid prlimit-options etc-entries command.
  * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
  * kills whatever is left in the namespace.
  */
@@ -62,7 +83,13 @@ const UNSHARE_SETUP = `set -eu
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 new=/tmp
 mount -t tmpfs -o mode=0755,size=64m hippo-sandbox "$new"
-for dir in /usr /etc; do mkdir -p "$new$dir"; mount --rbind "$dir" "$new$dir"; mount -o remount,bind,ro "$new$dir"; done
+mkdir -p "$new/usr" "$new/etc"; mount --rbind /usr "$new/usr"; mount -o remount,bind,ro "$new/usr"
+for entry in $4; do
+  if [ -d "$entry" ]; then mkdir -p "$new$entry"
+  elif [ -e "$entry" ]; then touch "$new$entry"
+  else continue; fi
+  mount --rbind "$entry" "$new$entry"; mount -o remount,bind,ro "$new$entry"
+done
 for entry in ${SYSTEM_ENTRIES.join(' ')}; do
   if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$new$entry"
   elif [ -d "$entry" ]; then mkdir -p "$new$entry"; mount --rbind "$entry" "$new$entry"; mount -o remount,bind,ro "$new$entry"; fi
@@ -74,7 +101,7 @@ for node in null zero full random urandom tty; do touch "$new/dev/$node"; mount 
 ln -s /proc/self/fd "$new/dev/fd"; ln -s /proc/self/fd/0 "$new/dev/stdin"; ln -s /proc/self/fd/1 "$new/dev/stdout"; ln -s /proc/self/fd/2 "$new/dev/stderr"
 chmod 1777 "$new/tmp"
 cd /
-chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit --fsize="$3" -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$4" && exit 0 || exit $?`;
+chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit $3 -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$5" && exit 0 || exit $?`;
 
 /** What to spawn for one command. */
 export interface SandboxInvocation {
@@ -95,6 +122,25 @@ export interface CommandSpec {
   env: Record<string, string>;
   /** Largest file the command may write, in bytes (RLIMIT_FSIZE). */
   maxFileBytes: number;
+  /** Process and memory limits (default DEFAULT_PROCESS_LIMITS). */
+  processLimits?: ProcessLimits;
+}
+
+/** Limits of a command's processes (SHELL_MAX_PROCESSES, SHELL_MAX_MEMORY_MB). */
+export interface ProcessLimits {
+  /** Processes and threads of the command's user at once (RLIMIT_NPROC): no fork bomb. */
+  maxProcesses: number;
+  /** Bytes of data one process may allocate (RLIMIT_DATA; unlike RLIMIT_AS it leaves address space reservations alone). */
+  maxMemoryBytes: number;
+}
+
+/** Defaults of ProcessLimits: 256 processes, 2 GiB per process. */
+export const DEFAULT_PROCESS_LIMITS: ProcessLimits = { maxProcesses: 256, maxMemoryBytes: 2 * 1024 * 1024 * 1024 };
+
+/** prlimit's options for a command: file size, process count, memory. */
+function prlimitOptions(spec: CommandSpec): string[] {
+  const limits = spec.processLimits ?? DEFAULT_PROCESS_LIMITS;
+  return [`--fsize=${spec.maxFileBytes}`, `--nproc=${limits.maxProcesses}`, `--data=${limits.maxMemoryBytes}`];
 }
 
 /** The process to spawn for `spec` in `sandbox`. */
@@ -106,19 +152,20 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
     // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
     return {
       file: 'setpriv',
-      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), String(spec.maxFileBytes), spec.command],
+      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), prlimitOptions(spec).join(' '), etcEntries(sandbox.network).join(' '), spec.command],
       cwd: spec.workspace,
     };
   }
   const bwrap = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--clearenv'];
   for (const [name, value] of Object.entries(spec.env)) bwrap.push('--setenv', name, value);
-  bwrap.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc');
+  bwrap.push('--ro-bind', '/usr', '/usr', '--dir', '/etc');
+  for (const entry of etcEntries(sandbox.network)) bwrap.push('--ro-bind-try', entry, entry);
   for (const entry of SYSTEM_ENTRIES) bwrap.push('--ro-bind-try', entry, entry);
   bwrap.push('--proc', '/proc', '--dev', '/dev', '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp', '--bind', spec.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   // The options go through fd 3, not the command line, which the sandbox's PID 1 shows: it would
   // tell the command where the server keeps its files.
   const fd3 = `${bwrap.map((argument) => `${argument}\0`).join('')}`;
-  const command = ['--args', '3', '--', 'prlimit', `--fsize=${spec.maxFileBytes}`, '--', 'bash', '-lc', spec.command];
+  const command = ['--args', '3', '--', 'prlimit', ...prlimitOptions(spec), '--', 'bash', '-lc', spec.command];
   if (!sandbox.user) return { file: 'bwrap', args: command, cwd: spec.workspace, fd3 };
   const { uid, gid } = sandbox.user;
   return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--', 'bwrap', ...command], cwd: spec.workspace, fd3 };

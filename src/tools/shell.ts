@@ -10,7 +10,8 @@ import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
 import { resultBudgetChars } from '../core/output-cap.js';
-import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
+import { overQuotaSince, removeCreatedEntries, snapshotWorkspace } from './shell-quota.js';
+import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
 import { withoutServerPaths } from './workspace.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
 import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
@@ -29,8 +30,12 @@ export interface ShellToolsOptions {
   envPassthrough?: readonly string[];
   /** The sandbox (detectShellSandbox); default: detected at the first call, never unsandboxed. */
   sandbox?: ShellSandbox | Promise<ShellSandbox>;
-  /** Workspace limits: the largest file a command may write, and the quota reported after it. */
+  /** Workspace limits: the largest file a command may write, and the quota held around it. */
   limits?: WorkspaceLimits;
+  /** Process-count and memory limits of commands (default DEFAULT_PROCESS_LIMITS). */
+  processLimits?: ProcessLimits;
+  /** How often the workspace is measured while a command runs, in ms (default 250). */
+  quotaCheckMs?: number;
 }
 
 /** Default time limit per command in milliseconds. */
@@ -59,7 +64,9 @@ export function shellEnvironment(env: Record<string, string | undefined>, home: 
 export type ShellEnding =
   | { kind: 'exit'; code: number }
   | { kind: 'signal'; signal: string }
-  | { kind: 'timeout'; seconds: number };
+  | { kind: 'timeout'; seconds: number }
+  /** Killed because the workspace grew past its quota. */
+  | { kind: 'quota' };
 
 /** Builds the shell tool. */
 export function shellTools(options: ShellToolsOptions): AnyTool[] {
@@ -95,10 +102,18 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       const env = sandboxed
         ? shellEnvironment(options.env, SANDBOX_WORKSPACE, SANDBOX_PATH, options.envPassthrough)
         : shellEnvironment(options.env, workspace, options.env['PATH'] ?? SANDBOX_PATH, options.envPassthrough);
-      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes });
-      const result = await runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed });
+      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}) });
+      const before = await snapshotWorkspace(workspace, limits);
+      const overQuota = () => overQuotaSince(workspace, before, limits);
+      const result = await runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
+      const notes: string[] = [];
+      if (result.ending.kind === 'quota' || (await overQuota())) {
+        const removed = await removeCreatedEntries(workspace, before);
+        if (removed > 0) notes.push(`workspace quota: the command went over it, so the ${removed} files and directories it created were removed`);
+      }
       const note = await overQuotaNote(workspace, limits);
-      return note === undefined ? formatResult(result) : `${formatResult(result)}\n${note}`;
+      if (note !== undefined) notes.push(note);
+      return [formatResult(result), ...notes].join('\n');
     },
   });
   // Its errors (a workspace that cannot be created, …) name no server path either.
@@ -114,6 +129,10 @@ export interface RunCommandOptions {
   /** Most characters kept per stream (head and tail). */
   maxChars: number;
   signal: AbortSignal;
+  /** Measures the workspace while the command runs: true kills it (quota). */
+  overQuota?: () => Promise<boolean>;
+  /** How often overQuota is asked, in ms. */
+  quotaCheckMs?: number;
 }
 
 /** What a command produced. */
@@ -156,6 +175,22 @@ export function runCommand(invocation: SandboxInvocation, options: RunCommandOpt
       timedOut = true;
       killGroup();
     }, options.timeoutMs);
+    let overQuota = false;
+    let measuring = false;
+    const quotaTimer = options.overQuota
+      ? setInterval(() => {
+          if (measuring) return;
+          measuring = true;
+          void options.overQuota?.().then((over) => {
+            if (over) {
+              overQuota = true;
+              killGroup();
+            }
+          }, () => undefined).finally(() => {
+            measuring = false;
+          });
+        }, options.quotaCheckMs ?? 250)
+      : undefined;
     const onAbort = (): void => killGroup();
     options.signal.addEventListener('abort', onAbort, { once: true });
     // When bash exits, leftover background jobs would keep the pipes (and this call) open and
@@ -164,11 +199,13 @@ export function runCommand(invocation: SandboxInvocation, options: RunCommandOpt
 
     child.once('error', (error) => {
       clearTimeout(timer);
+      clearInterval(quotaTimer);
       options.signal.removeEventListener('abort', onAbort);
       reject(new ToolError(`could not start ${invocation.file}: ${error.message}`, { cause: error }));
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      clearInterval(quotaTimer);
       options.signal.removeEventListener('abort', onAbort);
       stdout.append(stdoutDecoder.end());
       stderr.append(stderrDecoder.end());
@@ -179,6 +216,8 @@ export function runCommand(invocation: SandboxInvocation, options: RunCommandOpt
       const signalled = options.sandboxed && code !== null && code > 128 && code <= 192 ? signalName(code - 128) : undefined;
       const ending: ShellEnding = timedOut
         ? { kind: 'timeout', seconds: options.timeoutMs / 1000 }
+        : overQuota
+          ? { kind: 'quota' }
         : signal !== null
           ? { kind: 'signal', signal }
           : signalled !== undefined
@@ -201,7 +240,9 @@ export function formatResult(result: CommandResult): string {
       ? `exit code: ${ending.code}`
       : ending.kind === 'signal'
         ? `killed by signal ${ending.signal}`
-        : `killed after ${ending.seconds} s timeout (with every process it started)`;
+        : ending.kind === 'timeout'
+          ? `killed after ${ending.seconds} s timeout (with every process it started)`
+          : 'killed: the workspace grew past its quota (WORKSPACE_MAX_MB, WORKSPACE_MAX_FILES), with every process it started';
   const parts = [status];
   parts.push(result.stdout === '' ? 'stdout: (empty)' : `stdout:\n${result.stdout}`);
   if (result.stderr !== '') parts.push(`stderr:\n${result.stderr}`);

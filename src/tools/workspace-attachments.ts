@@ -3,13 +3,13 @@
 // quotas, and turns images into data URLs for models that accept them. It also reads workspace
 // files back for the attachments the agent sends with its answers (attach_file).
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { formatSize, modelImageTypes, safeFileName, type AttachmentSaver, type SavedAttachment } from '../core/attachments.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';
-import { ensureSessionWorkspace, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
+import { ensureSessionWorkspace, openInWorkspace, readAtMost, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
 import { checkWrite, missingParents, type WorkspaceLimits } from './workspace-quota.js';
 
 /** A downloaded file, with the name and type the platform gave when the message did not. */
@@ -60,19 +60,30 @@ export class WorkspaceAttachments implements AttachmentSaver {
   }
 
   /** A workspace file that may be sent with an answer: its name and size; a ToolError says why not. */
-  async checkForUpload(sessionId: string, shownPath: string): Promise<{ name: string; size: number; target: string }> {
-    const workspace = await ensureSessionWorkspace(this.options.root, sessionId);
-    const target = await resolveInWorkspace(workspace, shownPath);
-    const info = await stat(target).catch(() => null);
-    if (!info?.isFile()) throw new ToolError(`${shownPath} is not a file in the workspace`);
-    if (info.size > this.options.maxFileBytes) throw new ToolError(`${shownPath} is ${formatSize(info.size)}, over the ${formatSize(this.options.maxFileBytes)} limit for files sent to the thread (FILE_MAX_MB)`);
-    return { name: safeFileName(path.basename(target)), size: info.size, target };
+  async checkForUpload(sessionId: string, shownPath: string): Promise<{ name: string; size: number }> {
+    const { name, size, handle } = await this.openForUpload(sessionId, shownPath);
+    await handle.close();
+    return { name, size };
   }
 
-  /** A workspace file to send with an answer: its name and bytes; a ToolError says why not. */
+  /** A workspace file to send with an answer: its name and bytes, read from what was checked. */
   async readForUpload(sessionId: string, shownPath: string): Promise<{ name: string; bytes: Buffer }> {
-    const { name, target } = await this.checkForUpload(sessionId, shownPath);
-    return { name, bytes: await readFile(target) };
+    const { name, handle } = await this.openForUpload(sessionId, shownPath);
+    try {
+      return { name, bytes: await readAtMost(handle, this.options.maxFileBytes, shownPath) };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async openForUpload(sessionId: string, shownPath: string): Promise<{ name: string; size: number; handle: FileHandle }> {
+    const workspace = await ensureSessionWorkspace(this.options.root, sessionId);
+    const { handle, size } = await openInWorkspace(workspace, shownPath);
+    if (size > this.options.maxFileBytes) {
+      await handle.close();
+      throw new ToolError(`${shownPath} is ${formatSize(size)}, over the ${formatSize(this.options.maxFileBytes)} limit for files sent to the thread (FILE_MAX_MB)`);
+    }
+    return { name: safeFileName(path.basename(shownPath)), size, handle };
   }
 
   /** The workspace directory of a session (not created). */

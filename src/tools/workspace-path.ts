@@ -1,6 +1,7 @@
 // Where a session's files live and how a path from the model is confined to them. Shared by the
 // workspace tools and the shell tool, so both see the same directory.
-import { lstat, mkdir, realpath, utimes } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
 
@@ -91,4 +92,47 @@ async function isSymbolicLink(candidate: string): Promise<boolean> {
 /** True when `error` is a Node system error with the given code (e.g. ENOENT). */
 export function isErrorCode(error: unknown, code: string): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}
+
+/**
+ * Opens a workspace file for reading so that what is read is what was checked: the last component
+ * is never followed (O_NOFOLLOW), the descriptor's own path (/proc/self/fd/N) must lie inside the
+ * workspace, and it must be a regular file. A shell command that swaps the path for a symlink
+ * between a check and a read (to /proc/self/environ, say) gets a refusal, never those bytes.
+ * The caller closes the handle.
+ */
+export async function openInWorkspace(workspace: string, relativePath: string): Promise<{ handle: FileHandle; size: number }> {
+  const target = await resolveInWorkspace(workspace, relativePath);
+  let handle: FileHandle;
+  try {
+    // O_NONBLOCK: a FIFO put in the file's place must not hang the reader.
+    handle = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (isErrorCode(error, 'ELOOP')) throw new ToolError(`path "${relativePath}" is a symbolic link, not a file in the workspace`);
+    throw new ToolError(`${relativePath} is not a file in the workspace`);
+  }
+  try {
+    const real = await readlink(`/proc/self/fd/${handle.fd}`);
+    if (!isInside(workspace, real)) throw new ToolError(`path "${relativePath}" goes through a symbolic link that leads outside the session workspace`);
+    const info = await handle.stat();
+    if (!info.isFile()) throw new ToolError(`${relativePath} is not a file in the workspace`);
+    return { handle, size: info.size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** Reads at most `maxBytes` from an open file; a file that grew past it since its check is refused. */
+export async function readAtMost(handle: FileHandle, maxBytes: number, shownPath: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.alloc(Math.min(1024 * 1024, maxBytes + 1 - total));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+    if (bytesRead === 0) return Buffer.concat(chunks, total);
+    chunks.push(chunk.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > maxBytes) throw new ToolError(`${shownPath} grew past the limit for files sent to the thread (FILE_MAX_MB)`);
+  }
 }

@@ -229,4 +229,20 @@ describe('reverts of a memory run', () => {
       ['revert', 'MAIN.md', 'Ada', '- wrong fact', session.id],
     ]);
   });
+
+  it('count a person\'s edit between two versions of the run as a later change, and offer the choice (R13)', async () => {
+    const session = await open();
+    const reviewer = { userId: 'U7', name: 'Ada', sessionId: session.id };
+    const summarizer = await summarizerRun(session);
+    const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    await stores.documents.write(main, 'kept\n', person, 0);
+    await stores.documents.write(main, 'kept\nrun line\n', summarizer, 1);
+    await stores.documents.write(main, 'kept\nrun line\nAda\'s line\n', person, 2);
+    await stores.documents.write(main, 'kept\nrun line\nAda\'s line\nrun again\n', summarizer, 3);
+    const [change] = await stores.documents.runChanges(summarizer.memoryRunId);
+    expect(change).toMatchObject({ firstVersion: 2, lastVersion: 4, later: [{ version: 3, author: { kind: 'person', name: 'Ada' } }] });
+    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    expect(result).toMatchObject({ reverted: [], needsChoice: [{ path: 'MAIN.md' }] });
+    expect((await stores.documents.read(main))?.content).toBe('kept\nrun line\nAda\'s line\nrun again\n');
+  });
 });

@@ -102,7 +102,7 @@ describe('remember and forget', () => {
     scriptRoles(bed.model, {
       worker: [at(100, { content: 'Hello.' })],
       summarizer: (body) => (body.messages.at(-1)?.['role'] === 'user'
-        ? { toolCalls: [{ id: 'r1', name: 'memory_edit', arguments: { path: 'MAIN.md', old_text: 'Nothing remembered yet: no one in this space has worked with me so far.', new_text: '- Deploy window: Tuesday 10:00' } }] }
+        ? { toolCalls: [{ id: 'r1', name: 'memory_edit', arguments: { path: 'MAIN.md', old_text: 'Nothing remembered yet: no one in this space has worked with me so far.', new_text: '- Deploy window: Tuesday 10:00', expected_version: 1 } }] }
         : { content: 'Added the deploy window, as Ada asked.' }),
     });
     const thread = newThread();
@@ -154,4 +154,65 @@ describe('remember and forget', () => {
     // 100 tokens of a 100k window: no step was crossed, so no decider was forked.
     expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(0);
   });
+
+  it('gives a summarizer the events as they were when it was forked: a request made during its prefill wait is carried out once, by its own run', async () => {
+    // Forks wait for the worker's next call to be read (up to 10 s) before reading anything.
+    const h = await bed.harness({ settings: { contextWindow: 10_000, forkAfterWorkerPrefillMs: 10_000 } });
+    const secondCall = gate();
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        if (index === 0) return at(400, { toolCalls: [{ id: 'l1', name: 'memory_list', arguments: {} }] });
+        await secondCall.promise;
+        return at(450, { content: 'Done.' });
+      },
+      summarizer: (body) => ({ content: instructionOf(body).includes('<person-request') ? 'Added the deploy window, as Ada asked.' : 'no change' }),
+    });
+    const { session } = await h.agent.submit(personMessage(newThread(), 'go'), { startSession: true });
+    // The step-3 summarizer is forked; the worker's next call has not been answered yet.
+    await until(() => requestsOf(bed.model.requests, 'worker').length === 2, 10_000, 'the second worker call');
+    await h.agent.rememberRequest(session!, { kind: 'remember', userId: 'U1', name: 'Ada', text: 'the deploy window is Tuesday 10:00' });
+    secondCall.open();
+    await h.waitForEvent('memory-updated', (event) => event.request?.name === 'Ada');
+    const runner = await h.agent.runner(session!.id);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    const instructions = forks().map((fork) => instructionOf(fork.body));
+    expect(instructions).toHaveLength(2);
+    expect(instructions[0]).not.toContain('deploy window');
+    expect(instructions[1]).toContain('This awakening of yours exists because of that request.');
+  });
+
+  it('tells a requested run not to repeat a request an earlier run of the space was already given', async () => {
+    const h = await bed.harness({ settings: { contextWindow: 10_000 } });
+    const firstSummary = gate();
+    const channel = `shared-${Date.now()}`;
+    const [one, two] = [newThread(channel), newThread(channel)];
+    scriptRoles(bed.model, {
+      worker: [at(400, { content: 'One.' }), at(400, { content: 'Two.' })],
+      summarizer: async (body, index) => {
+        if (index === 0) await firstSummary.promise;
+        return { content: instructionOf(body).includes('deploy window') ? 'Added the deploy window.' : 'no change' };
+      },
+    });
+    const first = await h.agent.submit(personMessage(one, 'first thread'), { startSession: true });
+    await h.waitForEvent('answer', (event) => event.text === 'One.');
+    const firstRunner = await h.agent.runner(first.session!.id);
+    await firstRunner.whenIdle();
+    // The request waits behind the thread's running summarizer; meanwhile the other thread of the
+    // space forks one that is given the request as a review event, and carries it out.
+    await h.agent.rememberRequest(first.session!, { kind: 'remember', userId: 'U1', name: 'Ada', text: 'the deploy window is Tuesday 10:00' });
+    const second = await h.agent.submit(personMessage(two, 'second thread'), { startSession: true });
+    const secondRunner = await h.agent.runner(second.session!.id);
+    await secondRunner.whenIdle();
+    await secondRunner.memory.settle();
+    expect(instructionOf(forks()[1]!.body)).toContain('asked memory to remember');
+    firstSummary.open();
+    await h.waitForEvent('memory-updated', (event) => event.request?.name === 'Ada');
+    await firstRunner.memory.settle();
+    const requested = instructionOf(forks()[2]!.body);
+    expect(requested).toContain('<person-request kind="remember">');
+    expect(requested).not.toContain('Besides your usual job');
+    expect(requested).toContain('already given this request');
+  });
 });
+

@@ -31,7 +31,7 @@ async function setUp() {
   const context = toolContext({ role: 'summarizer', sessionId: session.id, memorySpaceId: session.memorySpaceId, memoryRunId: 'run-1' });
   const call = (name: string, args: Record<string, unknown>) => executor.execute({ id: `c-${name}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }, context);
   const read = async () => (await stores.documents.read(key))?.content;
-  return { call, read };
+  return { call, read, stores, key };
 }
 
 describe('memory_append and memory_replace_section', () => {
@@ -46,10 +46,10 @@ describe('memory_append and memory_replace_section', () => {
 
   it('replaces the body of one section and leaves the others alone', async () => {
     const { call, read } = await setUp();
-    const result = await call('memory_replace_section', { path: 'MAIN.md', heading: 'Decisions', new_body: '- keep shards in order\n- never skip a failed step' });
+    const result = await call('memory_replace_section', { path: 'MAIN.md', heading: 'Decisions', new_body: '- keep shards in order\n- never skip a failed step', expected_version: 1 });
     expect(result.content).toBe('MAIN.md section "Decisions" replaced (version 2).');
     expect(await read()).toBe(main.replace('- re-run a step only when its log fails\n', '- keep shards in order\n- never skip a failed step\n'));
-    await call('memory_replace_section', { path: 'MAIN.md', heading: '### Details', new_body: '- shards 0–63' });
+    await call('memory_replace_section', { path: 'MAIN.md', heading: '### Details', new_body: '- shards 0–63', expected_version: 2 });
     expect(await read()).toContain('### Details\n- shards 0–63\n\n## Decisions');
   });
 
@@ -59,5 +59,25 @@ describe('memory_append and memory_replace_section', () => {
     expect((await call('memory_replace_section', { path: 'MAIN.md', heading: 'Decisions', new_body: 'x', expected_version: 7 })).content).toMatch(/^Error: MAIN\.md changed since you read it/);
     expect((await call('memory_append', { path: 'NOPE.md', text: 'x' })).content).toBe('Error: no memory document NOPE.md; create it with memory_write');
     expect(await read()).toBe(main);
+  });
+
+  it('refuses a replace, an edit or a delete without the version read, so a person\'s edit made since is never overwritten', async () => {
+    const { call, read, stores, key } = await setUp();
+    // The summarizer read version 1; a person then corrects a line.
+    const corrected = main.replace('- re-run a step only when its log fails', '- the database is Postgres 16');
+    await stores.documents.write(key, corrected, { kind: 'person', userId: 'U1', name: 'Ada' }, 1);
+    const other = { spaceId: key.spaceId, sessionKey: '', path: 'notes.md' };
+    await stores.documents.write(other, '- Postgres 16\n', { kind: 'person', userId: 'U1', name: 'Ada' }, 0);
+    const refusals = [
+      await call('memory_replace_section', { path: 'MAIN.md', heading: 'Decisions', new_body: '- the database is Postgres 15' }),
+      await call('memory_edit', { path: 'MAIN.md', old_text: 'Postgres 16', new_text: 'Postgres 15' }),
+      await call('memory_delete', { path: 'notes.md' }),
+    ];
+    for (const refusal of refusals) expect(refusal.content).toMatch(/^Error: invalid arguments for memory_\w+: expected_version: required: pass the version you read/);
+    expect(await read()).toBe(corrected);
+    expect((await stores.documents.read(other))?.deleted).toBe(false);
+    // With the version it read, the write is refused as stale and the person's line stays.
+    expect((await call('memory_replace_section', { path: 'MAIN.md', heading: 'Decisions', new_body: '- Postgres 15', expected_version: 1 })).content).toMatch(/^Error: MAIN\.md changed since you read it/);
+    expect(await read()).toBe(corrected);
   });
 });

@@ -217,6 +217,66 @@ describe('fork (R1) and marker (R3)', () => {
     expect(requestsOf(bed.model.requests, 'summarizer').filter((request) => String(request.body.messages.at(-1)?.['content']).startsWith('<role-change')).length).toBe(7);
   });
 
+  it('counts the steps passed while a decider runs: with every 2, deciders at steps 3 and 9', async () => {
+    const deciderGate = gate();
+    const h = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    const deciders = async (sessionId: string) => bed.database.prisma.memoryRun.count({ where: { sessionId, role: 'decider' } });
+    let sessionId = '';
+    const seen: number[] = [];
+    scriptRoles(bed.model, {
+      worker: async (_body, index) => {
+        // Each call sees the deciders forked at the checkpoints before it.
+        if (index > 0) seen.push(await deciders(sessionId));
+        if (index === 2) {
+          deciderGate.open(); // the step-3 decider ran through step 6
+          await until(async () => (await bed.database.prisma.memoryRun.count({ where: { sessionId, role: 'decider', status: 'running' } })) === 0);
+          await new Promise((resolve) => setTimeout(resolve, 20)); // its promise settles right after the row
+        }
+        const tokens = [350, 650, 950, 1_250][index] ?? 1_250;
+        return index < 4 ? at(tokens, { toolCalls: [{ id: `c${index}`, name: 'echo', arguments: { text: 'x' } }] }) : at(tokens, { content: 'done' });
+      },
+      decider: async (_body, index) => {
+        if (index === 0) await deciderGate.promise;
+        return { content: 'Mostly still relevant.\nKEEP_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
+    sessionId = session!.id;
+    const runner = await h.agent.runner(sessionId);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    // Calls after steps 3, 6, 9 and 12: the decider of step 9 is there before step 12.
+    expect(seen).toEqual([1, 1, 2, 2]);
+  });
+
+  it('stores the decider count: a new process goes on counting where the last one stopped', async () => {
+    const first = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    scriptRoles(bed.model, { worker: [at(350, { content: 'at step 3' }), at(650, { content: 'at step 6' }), at(950, { content: 'at step 9' })] });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'one'), { startSession: true });
+    const runner = await first.agent.runner(session!.id);
+    await first.waitForEvent('answer', (event) => event.text === 'at step 3');
+    await runner.whenIdle();
+    await runner.memory.settle();
+    await first.close();
+    const deciders = () => bed.database.prisma.memoryRun.count({ where: { sessionId: session!.id, role: 'decider' } });
+    expect(await deciders()).toBe(1);
+    // A restarted process: step 6 is the second step since the last decider, not the first of a count.
+    const second = await bed.harness({ tools: [echo], settings: { contextWindow: 10_000, deciderEvery: 2 } });
+    await second.agent.submit(personMessage(thread, 'two'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'at step 6');
+    const again = await second.agent.runner(session!.id);
+    await again.whenIdle();
+    await again.memory.settle();
+    expect(await deciders()).toBe(1);
+    await second.agent.submit(personMessage(thread, 'three'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'at step 9');
+    await again.whenIdle();
+    await again.memory.settle();
+    expect(await deciders()).toBe(2);
+  });
+
   it('answers decider tool calls with "not needed" and executes nothing (R5)', async () => {
     let executed = 0;
     const counting = defineTool({ name: 'count', description: 'Counts.', input: z.object({}), roles: ['worker', 'summarizer', 'decider'], execute: async () => `count ${++executed}` }) as AnyTool;
@@ -419,5 +479,54 @@ describe('decider output (R5)', () => {
 describe('shape helper', () => {
   it('describes messages compactly', () => {
     expect(shape([{ role: 'user', content: 'Ada wrote:\n> hi' }, { role: 'user', content: '<memory-checkpoint n="1"/>' }])).toEqual(['user:hi', 'marker']);
+  });
+});
+
+describe('a summarizer that finishes in its writing step (R4)', () => {
+  it('ends after a step whose last call is memory_done: one request, the edit stored, its note kept', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(1000, { content: 'done' })],
+      summarizer: [{ toolCalls: [
+        { id: 's1', name: 'memory_append', arguments: { path: 'MAIN.md', text: 'The billing database moves to Postgres 16.', expected_version: 1 } },
+        { id: 's2', name: 'memory_done', arguments: { note: 'noted the billing move' } },
+      ] }],
+    });
+    const { session } = await runToIdle(h, 'we move billing to Postgres 16');
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(1);
+    const instruction = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
+    expect(instruction).toContain('call memory_done last');
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    expect(run.status).toBe('succeeded');
+    const updated = await h.waitForEvent('memory-updated');
+    expect(updated.note).toBe('noted the billing move');
+    const main = await h.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
+    expect(main?.content).toContain('Postgres 16');
+  });
+
+  it('goes on when a call of that step failed (it must see the failure), and still ends the old way, by an answer', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(1000, { content: 'done' })],
+      summarizer: [
+        { toolCalls: [
+          { id: 's1', name: 'memory_append', arguments: { path: 'MAIN.md', text: 'stale version', expected_version: 7 } },
+          { id: 's2', name: 'memory_done', arguments: { note: 'too early' } },
+        ] },
+        { content: 'no change' },
+      ],
+    });
+    const { session } = await runToIdle(h, 'hello');
+    expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(2);
+    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'summarizer' } });
+    expect(run.status).toBe('succeeded');
+  });
+
+  it('is refused to the worker', async () => {
+    const h = await start();
+    scriptRoles(bed.model, { worker: [at(100, { toolCalls: [{ id: 'w1', name: 'memory_done', arguments: {} }] }), at(100, { content: 'ok' })] });
+    await runToIdle(h, 'hi');
+    const result = h.events.find((event) => event.type === 'tool-call-end');
+    expect(result?.type === 'tool-call-end' && result.ok).toBe(false);
   });
 });

@@ -1,17 +1,23 @@
-// /metrics in Prometheus format, fed by a real run of the service.
+// /metrics in Prometheus format, fed by a real run of the service; kept off the public port
+// (METRICS_PORT) or behind a token (METRICS_TOKEN); read from memory, never from the database.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
+import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
+import { EventBus } from '../../src/core/events.js';
+import { Metrics } from '../../src/metrics.js';
 import { newThread } from '../support/agent-harness.js';
-import { startScript } from '../support/processes.js';
+import { takeDatabaseAway } from '../support/database-faults.js';
+import { startScript, type RunningProcess } from '../support/processes.js';
 import { useTestBed } from '../support/test-bed.js';
 
 const bed = useTestBed();
 
 describe('/metrics', () => {
-  it('reports runs, model calls and tokens by role, cache ratio, queue depth, leases, outbox and event-loop lag', async () => {
+  it('reports runs, model calls and tokens by role, cache ratio, steers taken, leases and event-loop lag', async () => {
     const { database, model } = bed;
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
@@ -38,9 +44,8 @@ describe('/metrics', () => {
       expect(text).toMatch(/hippo_model_tokens_total\{role="worker",kind="prompt"\} 2000/);
       expect(text).toMatch(/hippo_model_tokens_total\{role="worker",kind="cached"\} 1536/);
       expect(text).toMatch(/hippo_cache_hit_ratio\{role="worker"\} 0\.768/);
-      expect(text).toMatch(/hippo_steer_queue_depth 0/);
+      expect(text).toMatch(/hippo_steers_taken_total 1/);
       expect(text).toMatch(/hippo_leases_held \d/);
-      expect(text).toMatch(/hippo_outbox_backlog 0/);
       expect(text).toMatch(/hippo_event_loop_lag_p99_seconds [\d.e-]+/);
       expect(text).toMatch(/hippo_heap_used_ratio 0\.\d+/);
       // 464 uncached × $1.25 + 1,536 cached × $0.125 + 3 output × $10, per million tokens.
@@ -50,6 +55,102 @@ describe('/metrics', () => {
       await service.exited;
     }
   }, 60_000);
+
+  it('refuses a scrape without METRICS_TOKEN as a bearer token, and never logs the token', async () => {
+    const token = 'metrics-token-0123456789';
+    const service = startService({ METRICS_TOKEN: token });
+    try {
+      const started = await service.waitForLog(/^service-started/, 30_000);
+      const url = `http://127.0.0.1:${String(started['port'])}/metrics`;
+      const anonymous = await fetch(url);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await anonymous.text()).not.toContain('hippo_');
+      expect((await fetch(url, { headers: { authorization: 'Bearer metrics-token-0123456788' } })).status).toBe(401);
+      expect((await fetch(url, { headers: { authorization: token } })).status).toBe(401);
+      const scraped = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^# HELP hippo_model_calls_total/m);
+      expect((await fetch(`http://127.0.0.1:${String(started['port'])}/healthz`)).status).toBe(200);
+      expect(service.lines.join('\n')).not.toContain(token);
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 60_000);
+
+  it('serves /metrics on METRICS_PORT only, not on the public PORT', async () => {
+    const service = startService({ METRICS_PORT: '0' });
+    try {
+      const started = await service.waitForLog(/^service-started/, 30_000);
+      const listening = await service.waitForLog(/^metrics-listening$/, 10_000);
+      expect(listening['port']).not.toBe(started['port']);
+      const publicPort = `http://127.0.0.1:${String(started['port'])}`;
+      const metricsPort = `http://127.0.0.1:${String(listening['port'])}`;
+      expect((await fetch(`${publicPort}/metrics`)).status).toBe(404);
+      expect((await fetch(`${publicPort}/healthz`)).status).toBe(200);
+      const scraped = await fetch(`${metricsPort}/metrics`);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^hippo_leases_held 0$/m);
+      // Nothing else lives there: the probes stay on PORT.
+      expect((await fetch(`${metricsPort}/readyz`)).status).toBe(404);
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 60_000);
+
+  it('answers a scrape while the database is away: it reads no table', async () => {
+    const service = startService({});
+    const away: Array<{ restore(): Promise<void> }> = [];
+    try {
+      const started = await service.waitForLog(/^service-started/, 30_000);
+      away.push(await takeDatabaseAway(bed.database.name));
+      const scraped = await fetch(`http://127.0.0.1:${String(started['port'])}/metrics`, { signal: AbortSignal.timeout(20_000) });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^hippo_leases_held 0$/m);
+    } finally {
+      for (const database of away) await database.restore();
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 60_000);
+
+  it('counts leases and outbox writes as they happen (acquired, released; queued, sent, retried, failed)', async () => {
+    const { database } = bed;
+    const metrics = new Metrics({ events: new EventBus(() => undefined) });
+    try {
+      const stores = createPrismaStores(database.prisma);
+      const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+      const leases = metrics.instrumentLeases(createLeaseStore(database.prisma));
+      const lease = await leases.acquire(session.id, 'replica-a', 10_000);
+      expect(await metric(metrics, 'hippo_leases_held')).toBe(1);
+      expect(await leases.acquire(session.id, 'replica-b', 10_000)).toBeNull(); // held by a: b holds nothing
+      expect(await metric(metrics, 'hippo_leases_held')).toBe(1);
+      await leases.release(session.id, 'replica-a', lease?.fencingToken ?? 0);
+      expect(await metric(metrics, 'hippo_leases_held')).toBe(0);
+
+      const outbox = metrics.instrumentOutbox(new OutboxStore(database.prisma));
+      const write = (key: string) => ({
+        idempotencyKey: key, sessionId: null, platform: 'test', operation: 'post', payload: {}, targetKey: null,
+        fencingToken: null, supersededOperations: [], supersedesTarget: false, whileSteerQueued: null,
+      });
+      await outbox.insert(write('metrics:1'));
+      await outbox.insert(write('metrics:1')); // a repeat stores nothing
+      await outbox.insert(write('metrics:2'));
+      await outbox.insert(write('metrics:3'));
+      const [first, second, third] = await outbox.claimDue('test', { leaseMs: 60_000, batchSize: 10 });
+      await outbox.markSent([{ id: first?.id ?? 0n, platformMessageId: 'm1' }]);
+      await outbox.retryLater(second?.id ?? 0n, 1_000, 'rate limited');
+      await outbox.markFailed(third?.id ?? 0n, 'gone');
+      expect(await metric(metrics, 'hippo_outbox_writes_total', 'queued')).toBe(3);
+      expect(await metric(metrics, 'hippo_outbox_writes_total', 'sent')).toBe(1);
+      expect(await metric(metrics, 'hippo_outbox_writes_total', 'retried')).toBe(1);
+      expect(await metric(metrics, 'hippo_outbox_writes_total', 'failed')).toBe(1);
+    } finally {
+      metrics.stop();
+    }
+  });
 
   it('logs an unexpected rejection and keeps serving (R18: the process survives)', async () => {
     const { database, model } = bed;
@@ -71,3 +172,17 @@ describe('/metrics', () => {
     }
   }, 60_000);
 });
+
+/** The service against the bed's database and model, with `env` added. */
+function startService(env: Record<string, string>): RunningProcess {
+  const { database, model } = bed;
+  return startScript('src/main.ts', {
+    DATABASE_URL: database.url, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model', ...env,
+  });
+}
+
+/** One value of a metric (the series with `outcome` when given). */
+async function metric(metrics: Metrics, name: string, outcome?: string): Promise<number> {
+  const found = (await metrics.registry.getSingleMetric(name)?.get())?.values.find((value) => outcome === undefined || value.labels['outcome'] === outcome);
+  return found?.value ?? Number.NaN;
+}

@@ -36,6 +36,20 @@ const hello: ChatMessage[] = [
   { role: 'user', content: 'Say hello.' },
 ];
 
+/** A web server (a UI, a login page, a proxy's error page) answering every request with `page`. */
+async function startWebPageServer(page: string): Promise<{ url: string; status: number; requests: number; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const state = { url: '', status: 200, requests: 0, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const server = createServer((_request, response) => {
+    state.requests += 1;
+    response.writeHead(state.status, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return state;
+}
+
 async function expectRejection<T extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => T): Promise<T> {
   const error = await promise.then(() => undefined, (rejection: unknown) => rejection);
   expect(error).toBeInstanceOf(type);
@@ -244,6 +258,25 @@ describe('OpenAIModelClient', () => {
     server.enqueue({ status: 404, errorMessage: 'The model `gpt-9` does not exist' });
     const error = await expectRejection(client().complete(request(hello), { role: 'worker' }), ModelError);
     expect(error.message).toMatch(/answered 404 The model `gpt-9` does not exist: check MODEL and OPENAI_BASE_URL$/);
+  });
+
+  it('names a web page instead of quoting it: an HTML error page, and a web UI answering 200 at the base URL', async () => {
+    const page = `<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>${'Welcome to the web UI. '.repeat(300)}</body></html>`;
+    const web = await startWebPageServer(page);
+    try {
+      web.status = 404;
+      const notFound = await expectRejection(client({ baseURL: web.url }).complete(request(hello), { role: 'worker' }), ModelError);
+      expect(notFound.message).toBe(`model endpoint ${web.url.replace('http://', '')} answered 404 a web page instead of the API's JSON (is OPENAI_BASE_URL an API endpoint?): OPENAI_BASE_URL probably needs /v1 at the end (e.g. http://localhost:11434/v1)`);
+      web.status = 200;
+      const ui = await expectRejection(client({ baseURL: web.url }).complete(request(hello), { role: 'worker' }), ModelError);
+      expect(ui.retryable).toBe(false);
+      expect(ui.message).toBe(`model endpoint ${web.url.replace('http://', '')} answered a web page instead of the API's JSON: OPENAI_BASE_URL must be the API's base URL (usually ending in /v1), not a web UI`);
+      expect(web.requests).toBe(2); // not retried: the same page would come back
+      const check = await client({ baseURL: web.url }).checkEndpoint();
+      expect(check).toEqual({ status: 'unreachable', detail: ui.message });
+    } finally {
+      await web.close();
+    }
   });
 
   it('says to check OPENAI_API_KEY on a 401', async () => {

@@ -14,7 +14,7 @@ import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { conversation, shape } from '../support/model-script.js';
+import { conversation, roleOf, shape } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
 
 let database: TestDatabase;
@@ -239,10 +239,11 @@ describe('an image in the context', () => {
     const url = `data:image/png;base64,${'A'.repeat(2_560_000)}`;
     const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: [{ type: 'text', text: 'Ada wrote:\n> look' }, { type: 'image_url', image_url: { url } }] } }]);
     harness = await createAgentHarness({ database, model });
-    model.enqueue({ content: 'Seen.', usage: { promptTokens: 1_500, cachedTokens: 0, completionTokens: 2 } });
+    // Memory forks may run beside the worker (the image fills a tenth of the window): only the worker reports 1,500.
+    model.respond((body) => (roleOf(body) === 'worker' ? { content: 'Seen.', usage: { promptTokens: 1_500, cachedTokens: 0, completionTokens: 2 } } : { content: 'KEEP_CONTEXT' }));
     await harness.agent.recover();
-    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
-    const segment = await database.prisma.segment.findFirstOrThrow({ where: { sessionId } });
+    const answer = await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    const segment = await database.prisma.segment.findUniqueOrThrow({ where: { id: answer.segmentId } });
     // 1,500 reported (an image at about 1,000) + the image's 10,001 tokens by its bytes - those 1,000.
     expect(segment.contextTokens).toBe(1_500 + Math.ceil(url.length / 256) - 1_000);
   });

@@ -62,8 +62,23 @@ async function replica(name: string, options: ReplicaOptions = {}): Promise<Agen
 const sessionRow = (id: string) => database.prisma.session.findUniqueOrThrow({ where: { id } });
 const segmentCount = (sessionId: string) => database.prisma.segment.count({ where: { sessionId } });
 
-/** The lease of a stalled replica runs out (its heartbeat could not reach the database). */
-const expireLease = (sessionId: string) => database.prisma.$executeRaw`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${sessionId}`;
+/** A stalled replica's lease ttl (ms): short, so its belief that it still holds the lease soon ends. */
+const stallTtlMs = 600;
+
+/**
+ * The replica stalls: it can no longer reach the lease table (its heartbeat fails, its claims are
+ * refused), its lease runs out, and once its own idea of holding it has lapsed, another replica
+ * may take the session.
+ */
+async function stall(harness: AgentHarness, sessionId: string): Promise<void> {
+  const leases = harness.deps.replica.leases;
+  leases.renew = async () => {
+    throw new Error('stalled');
+  };
+  leases.acquire = async () => null;
+  await database.prisma.$executeRaw`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${sessionId}`;
+  await new Promise((resolve) => setTimeout(resolve, stallTtlMs + 100));
+}
 
 describe('flags across replicas (R8, R11)', () => {
   it('does not repeat a pause that the driver already carried out and a person resumed', async () => {
@@ -115,7 +130,7 @@ describe('flags across replicas (R8, R11)', () => {
   it('ignores a decider of a segment that another replica already reset (R8)', async () => {
     const deciderGate = gate();
     const settings = { contextWindow: 10_000 };
-    const first = await replica('stale-decider-a', { settings, leaseTtlMs: 2_000 });
+    const first = await replica('stale-decider-a', { settings, leaseTtlMs: stallTtlMs });
     const second = await replica('stale-decider-b', { settings });
     scriptRoles(model, {
       worker: [at(400, { content: 'first answer' })],
@@ -131,10 +146,7 @@ describe('flags across replicas (R8, R11)', () => {
     await firstRunner.whenIdle();
     // The first replica stalls: its lease runs out while its segment-1 decider is still thinking,
     // and the second replica takes the session and resets it on a person's word.
-    first.deps.replica.leases.renew = async () => {
-      throw new Error('stalled');
-    };
-    await expireLease(session!.id);
+    await stall(first, session!.id);
     expect(await second.agent.reset(session!.id)).toBe(true);
     await second.waitForEvent('context-reset', (event) => event.session.id === session!.id);
     await (await second.agent.runner(session!.id)).whenIdle();
@@ -148,3 +160,64 @@ describe('flags across replicas (R8, R11)', () => {
     expect(await segmentCount(session!.id)).toBe(2);
   });
 });
+
+describe('lease hand-over during a memory run (R3, R18)', () => {
+  it('keeps the lease while its summarizer runs: the other replica forks no second summarizer, and the run ends succeeded', async () => {
+    const summarizerGate = gate();
+    const settings = { contextWindow: 10_000 };
+    const first = await replica('live-run-a', { settings });
+    const second = await replica('live-run-b', { settings });
+    scriptRoles(model, {
+      worker: [at(400, { content: 'first answer' }), at(700, { content: 'second answer' })],
+      summarizer: async (_body, index) => {
+        if (index === 0) await summarizerGate.promise;
+        return { content: 'no change' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    const firstRunner = await first.agent.runner(session!.id);
+    await firstRunner.whenIdle();
+    expect(firstRunner.memory.summarizerRunning).toBe(true);
+    // The worker is idle (past its grace of 0 ms), its summarizer is not: a message reaches the other replica.
+    await second.agent.submit(personMessage(thread, 'one more thing', 'Grace'), { startSession: false });
+    await until(() => [...first.events, ...second.events].some((event) => event.type === 'answer' && event.text === 'second answer'), 10_000, 'the second answer');
+    summarizerGate.open();
+    await firstRunner.memory.settle();
+    await (await second.agent.runner(session!.id)).memory.settle();
+    const runs = await database.prisma.memoryRun.findMany({ where: { sessionId: session!.id, role: 'summarizer' } });
+    expect(runs.map((run) => run.status)).toEqual(['succeeded']);
+    expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
+    // With its memory runs over, the lease is given up.
+    await until(async () => (await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } })).released, 5_000, 'lease released');
+  });
+
+  it('records the late success of a run that a new holder took for dead', async () => {
+    const summarizerGate = gate();
+    const settings = { contextWindow: 10_000 };
+    const first = await replica('late-run-a', { settings, leaseTtlMs: stallTtlMs });
+    const second = await replica('late-run-b', { settings });
+    scriptRoles(model, {
+      worker: [at(400, { content: 'first answer' }), at(450, { content: 'second answer' })],
+      summarizer: async (_body, index) => {
+        if (index === 0) await summarizerGate.promise;
+        return { content: 'no change' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    const firstRunner = await first.agent.runner(session!.id);
+    await firstRunner.whenIdle();
+    await stall(first, session!.id);
+    await second.agent.submit(personMessage(thread, 'still there?', 'Grace'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'second answer');
+    const run = () => database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session!.id, role: 'summarizer' }, orderBy: { startedAt: 'asc' } });
+    expect(await run()).toMatchObject({ status: 'failed' });
+    summarizerGate.open();
+    await firstRunner.memory.settle();
+    expect(await run()).toMatchObject({ status: 'succeeded', error: null });
+  });
+});
+

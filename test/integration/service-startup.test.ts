@@ -102,6 +102,20 @@ describe('npm start', () => {
     }
   }, 200_000); // two services start one after the other
 
+  it('says in one line that PORT is taken, instead of Node\'s bare EADDRINUSE', async () => {
+    const { createServer } = await import('node:http');
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '0.0.0.0', resolve));
+    try {
+      const port = (squatter.address() as { port: number }).port;
+      const service = start({ ...modelEnv(), OPENAI_API_KEY: 'right-key', PORT: String(port), LOG_LEVEL: 'silent' });
+      expect((await service.exited).code).toBe(1);
+      expect(service.stderr()).toBe(`config: PORT ${port} is already in use by another program: stop it or set PORT to a free port\n`);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
   it('reads .env from its working directory, with the real environment winning', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'hippo-dotenv-'));
     const dataDir = join(directory, 'from-dotenv');

@@ -51,7 +51,7 @@ beforeAll(async () => {
     onFeedback: (platform, kind) => listener(platform, kind),
   });
   ({ database, slack, harness } = rig);
-  metrics = new Metrics({ events: harness.deps.events, prisma: database.prisma, owner: 'assistant-test' });
+  metrics = new Metrics({ events: harness.deps.events });
   listener = metrics.answerFeedback;
 });
 

@@ -32,7 +32,7 @@ beforeAll(async () => {
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), http: new HttpServer(log), log,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http: new HttpServer(log), log,
     webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
   });
 }, 60_000);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackInstallationStore } from '../../src/adapters/slack/installation-store.js';
 import { botScopes } from '../../src/adapters/slack/scopes.js';
 import { InstalledWorkspaces } from '../../src/adapters/slack/workspaces.js';
+import { SlackStore } from '../../src/adapters/storage/slack-store.js';
 import { SecretBox } from '../../src/adapters/storage/secret-box.js';
 import { createLogger } from '../../src/log.js';
 import { bearer } from '../fakes/fake-slack-oauth.js';
@@ -40,7 +41,7 @@ const allowedWorkspaces = ['T0HIPPO', 'T0TWO', 'T0THREE', 'T0FOUR', 'T0FIVE', 'T
 
 /** Another replica's view of the installations: its own store, cache and refresh. */
 function replica(): InstalledWorkspaces {
-  const store = new SlackInstallationStore(database.prisma, new SecretBox(encryptionKey));
+  const store = new SlackInstallationStore(new SlackStore(database.prisma), new SecretBox(encryptionKey));
   return new InstalledWorkspaces(store, { clientId: slack.options.clientId, clientSecret: slack.options.clientSecret }, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } }, createLogger('silent'));
 }
 
@@ -297,7 +298,7 @@ describe('Slack install limits', () => {
 
   it('answers nothing and stores nothing for a workspace installed before ALLOWED_WORKSPACES left it out', async () => {
     slack.addWorkspace(teams.T8);
-    await new SlackInstallationStore(database.prisma, new SecretBox(encryptionKey)).storeInstallation({
+    await new SlackInstallationStore(new SlackStore(database.prisma), new SecretBox(encryptionKey)).storeInstallation({
       team: { id: teams.T8.teamId, name: teams.T8.teamName }, enterprise: undefined, user: { id: 'UINSTALLER', token: undefined, scopes: undefined },
       bot: { token: 'xoxb-T0EIGHT-old', userId: teams.T8.botUserId, id: teams.T8.botId, scopes: botScopes }, appId: 'AHIPPO', isEnterpriseInstall: false, authVersion: 'v2',
     });

@@ -70,7 +70,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const tools = options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [];
   const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}) });
   const http = new HttpServer(log);
-  const baseUrl = `http://127.0.0.1:${await http.listen(0, '127.0.0.1')}`;
+  const baseUrl = `http://127.0.0.1:${await http.listen(0, { host: '127.0.0.1' })}`;
   const eventsUrl = `${baseUrl}/slack/events`;
   const credentials = options.oauth
     ? {
@@ -81,7 +81,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, prisma: database.prisma, storage: createChatStorage(database.prisma), http, log, attachments,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http, log, attachments,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),

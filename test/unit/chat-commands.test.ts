@@ -27,6 +27,16 @@ describe('mentionCommand', () => {
     expect(mentionCommand('')).toBeNull();
   });
 
+  it('takes memory search with its words and memory export; bare "search …" stays a request', () => {
+    expect(mentionCommand('memory search Deploy Fenster')).toEqual({ verb: 'search', rest: 'Deploy Fenster' });
+    expect(mentionCommand('Memory export')).toEqual({ verb: 'export', rest: '' });
+    expect(parseCommand('/hippo memory search')).toEqual({ verb: 'search', rest: '' });
+    expect(mentionCommand('memory of the meeting')).toBeNull();
+    expect(mentionCommand('search the web for the Node 24 release notes')).toBeNull();
+    expect(mentionCommand('export the report as PDF')).toBeNull();
+    expect(parseCommand('search memory')).toEqual({ unknown: 'search' });
+  });
+
   it('takes budget with its amount', () => {
     expect(mentionCommand('budget 5')).toEqual({ verb: 'budget', rest: '5' });
     expect(mentionCommand('budget')).toEqual({ verb: 'budget', rest: '' });
@@ -37,6 +47,6 @@ describe('helpText', () => {
   it('lists every verb with the platform prefix and names the unknown word', () => {
     const text = helpText('/hippo', 'frobnicate');
     expect(text).toContain('"frobnicate"');
-    for (const verb of ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help']) expect(text).toContain(`/hippo ${verb}`);
+    for (const verb of ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'memory search', 'memory export', 'revert', 'remember', 'forget', 'pin', 'budget', 'help']) expect(text).toContain(`/hippo ${verb}`);
   });
 });

@@ -110,6 +110,19 @@ describe('source boundaries', () => {
     expect(hits).toEqual(['src/chat.ts', 'src/main.ts'].filter((file) => hits.includes(file)));
   });
 
+  it('lets only src/adapters/storage speak SQL: nothing else imports the generated client, Prisma or pg', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const ts = (await import('typescript')).default;
+    const hits: string[] = [];
+    for (const file of readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts') && !name.startsWith('adapters/storage/'))) {
+      for (const { fileName } of ts.preProcessFile(readFileSync(`src/${file}`, 'utf8'), true, true).importedFiles) {
+        if (fileName.includes('prisma/generated') || fileName.startsWith('@prisma/') || fileName === 'pg' || fileName.startsWith('@electric-sql/')) hits.push(`${file}: ${fileName}`);
+      }
+      if (/\$(queryRaw|executeRaw)/.test(readFileSync(`src/${file}`, 'utf8'))) hits.push(`${file}: raw SQL`);
+    }
+    expect(hits).toEqual([]);
+  });
+
   it('keeps vendor libraries out of src/core (R16): only relative modules, node: built-ins and pure helpers', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const ts = (await import('typescript')).default;
@@ -153,8 +166,17 @@ describe('configWarnings', () => {
     expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1' }), { service: true })).toEqual([
       'SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started',
     ]);
-    expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN: Slack is not started']);
+    expect(configWarnings(config({ SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual(['SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without SLACK_BOT_TOKEN (or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET): Slack is not started']);
     expect(configWarnings(config({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+  });
+
+  it('takes the OAuth client (many workspaces) as Slack credentials, with no warning when Slack starts', () => {
+    const oauth = { SLACK_CLIENT_ID: '1.2', SLACK_CLIENT_SECRET: 'c', SLACK_TOKEN_ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(configWarnings(config({ ...oauth, SLACK_SIGNING_SECRET: 's' }), { service: true })).toEqual([]);
+    expect(configWarnings(config({ ...oauth, SLACK_APP_TOKEN: 'xapp-1' }), { service: true })).toEqual([]);
+    expect(configWarnings(config(oauth), { service: true })).toEqual([
+      'SLACK_CLIENT_ID is set but neither SLACK_SIGNING_SECRET (Events API) nor SLACK_APP_TOKEN (Socket Mode): Slack is not started',
+    ]);
   });
 
   it('warns about model settings that are ignored or defeat the prompt cache', () => {

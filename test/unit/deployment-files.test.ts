@@ -41,10 +41,43 @@ describe('deployment files', () => {
 
   it('runs the service as a non-root user with a health check on /healthz', () => {
     const dockerfile = read('Dockerfile');
-    expect(dockerfile).toMatch(/^FROM node:20-slim$/m);
+    expect(dockerfile).toMatch(/^FROM node:24-slim$/m); // Node 24 LTS: 20 is past end of life
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/healthz/m);
     expect(read('compose.yaml')).toMatch(/image: postgres:15/);
+  });
+
+  it('keeps the systemd settings file root-only: systemd reads it as root, the service user cannot', () => {
+    const unit = read('deploy/hippo.service');
+    expect(unit).toMatch(/^EnvironmentFile=\/etc\/hippo\.env$/m);
+    const installs = [...unit.matchAll(/install (.*) \/dev\/null \/etc\/hippo\.env/g)].map((match) => match[1]);
+    expect(installs).toEqual(['-m 600 -o root -g root']);
+  });
+
+  it('starts the service with npm start\'s heap limit everywhere: Dockerfile CMD, systemd ExecStart, compose', () => {
+    const heapLimit = '--max-old-space-size=1536';
+    const manifest = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(manifest.scripts['start']).toContain(heapLimit);
+    const cmd = /^CMD \[(.*)\]$/m.exec(read('Dockerfile'))?.[1] ?? '';
+    expect(JSON.parse(`[${cmd}]`)).toEqual(['node', heapLimit, '--import', 'tsx', 'src/main.ts']);
+    expect(read('deploy/hippo.service')).toMatch(new RegExp(`^ExecStart=/usr/bin/node ${heapLimit} --import tsx src/main\\.ts`, 'm'));
+    // compose runs the image's CMD; a `command:` there would have to repeat the limit.
+    const compose = read('compose.yaml');
+    expect(compose.match(/^\s+(command|entrypoint):.*$/gm)?.filter((line) => !line.includes(heapLimit)) ?? []).toEqual([]);
+  });
+
+  it('gives the shell tool its sandbox in the image, and says what a container must allow for it', () => {
+    expect(read('Dockerfile')).toMatch(/^RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap /m);
+    for (const path of ['compose.yaml', 'docs/operations.md']) {
+      for (const option of ['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']) expect(read(path), `${path} names ${option}`).toContain(option);
+    }
+  });
+
+  it('names the Node versions it runs on where people look: engines, README, the image', () => {
+    const manifest = JSON.parse(read('package.json')) as { engines: { node: string } };
+    expect(manifest.engines.node).toBe('>=20.19'); // the suite passes on 20.19 and 24
+    expect(read('README.md')).toMatch(/Node\.js 20\.19 or later \(24 LTS recommended/);
+    expect(read('docs/operations.md')).toMatch(/Node\.js 20\.19 or later \(24 LTS recommended/);
   });
 
   it('names only configuration variables Hippo reads', () => {

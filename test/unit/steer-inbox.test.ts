@@ -4,7 +4,7 @@ import { LiveContext } from '../../src/core/live-context.js';
 import { SteerInbox } from '../../src/core/steer-inbox.js';
 import type { ContextStore, SegmentRecord, SteerRecord } from '../../src/core/store.js';
 
-const segment: SegmentRecord = { id: 'g1', sessionId: 's1', ordinal: 1, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, contextTokens: 0, contextTokensSeq: 0, carriedMessages: 0 };
+const segment: SegmentRecord = { id: 'g1', sessionId: 's1', ordinal: 1, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, deciderDueIn: 0, contextTokens: 0, contextTokensSeq: 0, carriedMessages: 0 };
 
 /** A ContextStore whose queue the test fills; counts how often it is asked. */
 function queueStore(): { store: ContextStore; queue: SteerRecord[]; looks: () => number; duringLook: { run?: () => void } } {

@@ -137,6 +137,34 @@ describe.each(['bwrap', 'unshare'] as const)('shell sandbox (%s)', (kind) => {
     expect(processesWith(marker)).toBe('');
   });
 
+  it('shows only the /etc entries a shell needs: a settings file under /etc is out of reach', async () => {
+    // As deploy/ installs it: /etc/hippo/hippo.env, readable by the service's user.
+    const secretDirectory = `/etc/hippo-test-${kind}-${process.pid}`;
+    await mkdir(secretDirectory, { recursive: true });
+    await writeFile(path.join(secretDirectory, 'hippo.env'), 'SLACK_BOT_TOKEN=xoxb-etc-secret-4711\n', { mode: 0o644 });
+    await writeFile(`${secretDirectory}.env`, 'OPENAI_API_KEY=sk-etc-secret-4711\n', { mode: 0o644 });
+    try {
+      const [direct, listing, search, works] = runInBot(kind, [
+        `cat ${secretDirectory}/hippo.env ${secretDirectory}.env`,
+        'ls -a /etc',
+        'grep -rs etc-secret-4711 /etc; echo searched',
+        // What a shell needs still works: users, the loader, alternatives, certificates.
+        'id -un; awk "BEGIN { print 6 * 7 }"; ls /etc/ssl/certs | grep -c .',
+      ]);
+      expect(direct).not.toContain('etc-secret-4711');
+      expect(direct).toContain('No such file or directory');
+      expect(listing).toMatch(/^exit code: 0\nstdout:\n/);
+      expect(listing).toContain('passwd');
+      expect(listing).not.toContain(path.basename(secretDirectory));
+      expect(listing).not.toMatch(/\b(shadow|hostname|machine-id)\b/);
+      expect(search).toMatch(/^exit code: 0\nstdout:\nsearched\n/);
+      expect(works).toMatch(/^exit code: 0\nstdout:\n\w+\n42\n[1-9]\d*\n/);
+    } finally {
+      await rm(secretDirectory, { recursive: true, force: true });
+      await rm(`${secretDirectory}.env`, { force: true });
+    }
+  });
+
   it('has no network unless SHELL_NETWORK is set', () => {
     const [result] = runInBot(kind, ['(echo > /dev/tcp/127.0.0.1/5432) 2>&1 && echo connected || echo refused']);
     expect(result).not.toContain('connected');

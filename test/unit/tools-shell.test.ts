@@ -10,6 +10,7 @@ import type { AnyTool, ToolContext } from '../../src/core/tool.js';
 import { shellEnvironment, shellTools, type ShellToolsOptions } from '../../src/tools/shell.js';
 import { detectShellSandbox, type SandboxKind, type ShellSandbox } from '../../src/tools/shell-sandbox.js';
 import { sessionWorkspacePath } from '../../src/tools/workspace-path.js';
+import { workspaceUsage } from '../../src/tools/workspace-quota.js';
 import { toolContext } from '../support/tool-context.js';
 
 const context = toolContext;
@@ -158,10 +159,45 @@ describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) =
     expect(result).toContain('1048576\n');
   });
 
-  it('reports a workspace over its quota after a command', async () => {
+  it('removes what a command wrote past the workspace quota, many files each under the file limit, and keeps what was there', async () => {
     const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
-    const result = await shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > quota-$n.bin; done; rm -f quota-3.bin; echo written' }, { limits }, { sessionId: `quota-${kind}` });
-    expect(result).toMatch(/\nworkspace over quota: it holds 1\.1 MB of its 1\.0 MB limit \(WORKSPACE_MAX_MB\); file tools refuse to write until you delete files$/);
+    const sessionId = `quota-bytes-${kind}`;
+    await shell({ command: 'echo kept > keep.txt' }, { limits }, { sessionId });
+    const result = await shell({ command: 'for n in $(seq 20); do head -c 200000 /dev/zero > part-$n.bin; done; echo written' }, { limits }, { sessionId });
+    expect(result).toMatch(/\nworkspace quota: the command went over it, so the \d+ files and directories it created were removed$/);
+    const usage = await workspaceUsage(sessionWorkspacePath(root, sessionId), 1000);
+    expect(usage.bytes).toBeLessThanOrEqual(limits.maxBytes);
+    expect(await shell({ command: 'ls' }, { limits }, { sessionId })).toBe('exit code: 0\nstdout:\nkeep.txt\n');
+  });
+
+  it('removes what a command created past the entry quota', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 50, maxFileBytes: 1024 * 1024 };
+    const sessionId = `quota-files-${kind}`;
+    const result = await shell({ command: 'mkdir many && cd many && for n in $(seq 400); do : > f-$n; done; echo made' }, { limits }, { sessionId });
+    expect(result).toMatch(/\nworkspace quota: the command went over it, so the 1 files and directories it created were removed$/);
+    expect((await workspaceUsage(sessionWorkspacePath(root, sessionId), 1000)).files).toBe(0);
+  });
+
+  it('kills a command while it runs once it grows the workspace past its quota', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
+    const result = await shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > part-$n.bin; done; sleep 30; echo finished' }, { limits, quotaCheckMs: 50 }, { sessionId: `quota-kill-${kind}` });
+    expect(result).toMatch(/^killed: the workspace grew past its quota \(WORKSPACE_MAX_MB, WORKSPACE_MAX_FILES\), with every process it started\nstdout: \(empty\)\nworkspace quota: the command went over it, so the [23] files and directories it created were removed$/);
+  });
+
+  it('lets a command delete files in a workspace already over its quota', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 4 * 1024 * 1024 };
+    const sessionId = `quota-over-${kind}`;
+    await shell({ command: 'head -c 1500000 /dev/zero > big.bin; echo ok' }, { limits: { ...limits, maxBytes: 4 * 1024 * 1024 } }, { sessionId });
+    expect(await shell({ command: 'sleep 0.6; rm big.bin; echo removed' }, { limits }, { sessionId })).toBe('exit code: 0\nstdout:\nremoved\n');
+  });
+
+  it.skipIf(kind === 'none')('limits the processes and memory of a command', async () => {
+    const processLimits = { maxProcesses: 40, maxMemoryBytes: 256 * 1024 * 1024 };
+    expect(await shell({ command: 'ulimit -u; ulimit -d' }, { processLimits })).toBe('exit code: 0\nstdout:\n40\n262144\n');
+    const forks = await shell({ command: 'for n in $(seq 80); do sleep 2 & done 2>&1 | grep -c "Resource temporarily unavailable"; true' }, { processLimits });
+    expect(forks).toMatch(/^exit code: 0\nstdout:\n[1-9]\d*\n/);
+    const memory = await shell({ command: 'awk \'BEGIN { s = sprintf("%500000000s", ""); print length(s) }\' 2>/dev/null && echo fitted || echo refused' }, { processLimits });
+    expect(memory).toContain('refused');
   });
 });
 

@@ -1,12 +1,15 @@
 // WorkspaceAttachments (tools/workspace-attachments.ts): shared files saved under files/ within the
 // workspace limits; images shown only when the model accepts them and they are small enough.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discordFileFetcher } from '../../src/adapters/discord/files.js';
 import type { Attachment } from '../../src/core/store.js';
 import type { SessionRecord } from '../../src/core/store.js';
+import { ToolError } from '../../src/core/errors.js';
+import { ensureSessionWorkspace } from '../../src/tools/workspace-path.js';
 import { createLogger } from '../../src/log.js';
 import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../src/tools/workspace-attachments.js';
 
@@ -68,5 +71,59 @@ describe('WorkspaceAttachments', () => {
     const fetcher = discordFileFetcher(undefined);
     await expect(fetcher({ name: 'x', mimeType: null, size: 1, ref: '1', url: 'http://127.0.0.1:9/attachments/x' }, { signal, maxBytes: 10, workspaceId: 'G1' })).rejects.toThrow(/refusing to fetch an attachment from http:\/\/127\.0\.0\.1:9/);
     await expect(discordFileFetcher('http://127.0.0.1:9/api')({ name: 'x', mimeType: null, size: 1, ref: '1', url: 'http://127.0.0.1:9/attachments/x' }, { signal, maxBytes: 10, workspaceId: 'G1' })).rejects.toThrow(/fetch failed/);
+  });
+});
+
+describe('a file sent with an answer', () => {
+  // As a shell command would: a file and a symlink take turns at the path, or at its directory.
+  const flips = {
+    'the file, with a symlink to /proc/self/environ': 'cd files; while :; do ln -sfn /proc/self/environ report.txt; echo safe > next.txt; mv -f next.txt report.txt; done',
+    'its directory, with a symlink to a directory outside': 'while :; do mv files files.real; ln -s "$OUTSIDE" files; rm files; mv files.real files; done',
+  };
+  for (const [what, script] of Object.entries(flips)) {
+    it(`is read from what was checked: ${what} flipped in during uploads yields no byte from outside`, async () => {
+      const secret = `flip-secret-${process.pid}`;
+      process.env['HIPPO_FLIP_TEST_SECRET'] = secret;
+      const outside = await mkdtemp(path.join(tmpdir(), 'hippo-outside-'));
+      await writeFile(path.join(outside, 'report.txt'), `${secret}\n`);
+      const attachments = saver();
+      const sessionId = `s-flip-${Object.keys(flips).indexOf(what)}`;
+      const workspace = await ensureSessionWorkspace(root, sessionId);
+      await mkdir(path.join(workspace, 'files'), { recursive: true });
+      await writeFile(path.join(workspace, 'files', 'report.txt'), 'safe\n');
+      const flipper = spawn('sh', ['-c', script], { cwd: workspace, stdio: 'ignore', env: { ...process.env, OUTSIDE: outside } });
+      let read = 0;
+      let refused = 0;
+      let leaked = 0;
+      let other = 0;
+      try {
+        for (let attempt = 0; attempt < 100_000 && (read < 200 || refused < 200); attempt += 1) {
+          const bytes = await attachments.readForUpload(sessionId, 'files/report.txt').then((file) => file.bytes, (error: unknown) => error);
+          if (!Buffer.isBuffer(bytes)) {
+            if (bytes instanceof ToolError) refused += 1;
+            else other += 1;
+          } else if (bytes.toString('latin1').includes(secret)) leaked += 1;
+          else if (bytes.toString('utf8') === 'safe\n') read += 1;
+          else other += 1;
+        }
+      } finally {
+        flipper.kill('SIGKILL');
+        delete process.env['HIPPO_FLIP_TEST_SECRET'];
+      }
+      expect({ leaked, other }).toEqual({ leaked: 0, other: 0 });
+      expect(read).toBeGreaterThanOrEqual(200);
+      expect(refused).toBeGreaterThanOrEqual(200);
+    }, 120_000);
+  }
+
+  it('is refused when a symlink or a directory leading outside stands in its place', async () => {
+    const attachments = saver();
+    const workspace = await ensureSessionWorkspace(root, 's-links');
+    await mkdir(path.join(workspace, 'files'), { recursive: true });
+    await symlink('/proc/self/environ', path.join(workspace, 'files', 'env.txt'));
+    await symlink('/etc', path.join(workspace, 'etc'));
+    await expect(attachments.readForUpload('s-links', 'files/env.txt')).rejects.toThrow(ToolError);
+    await expect(attachments.readForUpload('s-links', 'etc/hostname')).rejects.toThrow(/leads outside the session workspace/);
+    await expect(attachments.checkForUpload('s-links', 'files')).rejects.toThrow('files is not a file in the workspace');
   });
 });

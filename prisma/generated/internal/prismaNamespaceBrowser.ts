@@ -116,6 +116,7 @@ export const SegmentScalarFieldEnum = {
   lastStep: 'lastStep',
   summarizerRounds: 'summarizerRounds',
   deciderRounds: 'deciderRounds',
+  deciderDueIn: 'deciderDueIn',
   contextTokens: 'contextTokens',
   contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',

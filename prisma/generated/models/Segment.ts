@@ -31,6 +31,7 @@ export type SegmentAvgAggregateOutputType = {
   lastStep: number | null
   summarizerRounds: number | null
   deciderRounds: number | null
+  deciderDueIn: number | null
   contextTokens: number | null
   contextTokensSeq: number | null
   carriedMessages: number | null
@@ -42,6 +43,7 @@ export type SegmentSumAggregateOutputType = {
   lastStep: number | null
   summarizerRounds: number | null
   deciderRounds: number | null
+  deciderDueIn: number | null
   contextTokens: number | null
   contextTokensSeq: number | null
   carriedMessages: number | null
@@ -55,6 +57,7 @@ export type SegmentMinAggregateOutputType = {
   lastStep: number | null
   summarizerRounds: number | null
   deciderRounds: number | null
+  deciderDueIn: number | null
   contextTokens: number | null
   contextTokensSeq: number | null
   carriedMessages: number | null
@@ -71,6 +74,7 @@ export type SegmentMaxAggregateOutputType = {
   lastStep: number | null
   summarizerRounds: number | null
   deciderRounds: number | null
+  deciderDueIn: number | null
   contextTokens: number | null
   contextTokensSeq: number | null
   carriedMessages: number | null
@@ -87,6 +91,7 @@ export type SegmentCountAggregateOutputType = {
   lastStep: number
   summarizerRounds: number
   deciderRounds: number
+  deciderDueIn: number
   contextTokens: number
   contextTokensSeq: number
   carriedMessages: number
@@ -103,6 +108,7 @@ export type SegmentAvgAggregateInputType = {
   lastStep?: true
   summarizerRounds?: true
   deciderRounds?: true
+  deciderDueIn?: true
   contextTokens?: true
   contextTokensSeq?: true
   carriedMessages?: true
@@ -114,6 +120,7 @@ export type SegmentSumAggregateInputType = {
   lastStep?: true
   summarizerRounds?: true
   deciderRounds?: true
+  deciderDueIn?: true
   contextTokens?: true
   contextTokensSeq?: true
   carriedMessages?: true
@@ -127,6 +134,7 @@ export type SegmentMinAggregateInputType = {
   lastStep?: true
   summarizerRounds?: true
   deciderRounds?: true
+  deciderDueIn?: true
   contextTokens?: true
   contextTokensSeq?: true
   carriedMessages?: true
@@ -143,6 +151,7 @@ export type SegmentMaxAggregateInputType = {
   lastStep?: true
   summarizerRounds?: true
   deciderRounds?: true
+  deciderDueIn?: true
   contextTokens?: true
   contextTokensSeq?: true
   carriedMessages?: true
@@ -159,6 +168,7 @@ export type SegmentCountAggregateInputType = {
   lastStep?: true
   summarizerRounds?: true
   deciderRounds?: true
+  deciderDueIn?: true
   contextTokens?: true
   contextTokensSeq?: true
   carriedMessages?: true
@@ -262,6 +272,7 @@ export type SegmentGroupByOutputType = {
   lastStep: number
   summarizerRounds: number
   deciderRounds: number
+  deciderDueIn: number
   contextTokens: number
   contextTokensSeq: number
   carriedMessages: number
@@ -301,6 +312,7 @@ export type SegmentWhereInput = {
   lastStep?: Prisma.IntFilter<"Segment"> | number
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
+  deciderDueIn?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
@@ -320,6 +332,7 @@ export type SegmentOrderByWithRelationInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -343,6 +356,7 @@ export type SegmentWhereUniqueInput = Prisma.AtLeast<{
   lastStep?: Prisma.IntFilter<"Segment"> | number
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
+  deciderDueIn?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
@@ -362,6 +376,7 @@ export type SegmentOrderByWithAggregationInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -386,6 +401,7 @@ export type SegmentScalarWhereWithAggregatesInput = {
   lastStep?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   summarizerRounds?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   deciderRounds?: Prisma.IntWithAggregatesFilter<"Segment"> | number
+  deciderDueIn?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   contextTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   contextTokensSeq?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   carriedMessages?: Prisma.IntWithAggregatesFilter<"Segment"> | number
@@ -401,6 +417,7 @@ export type SegmentCreateInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -420,6 +437,7 @@ export type SegmentUncheckedCreateInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -437,6 +455,7 @@ export type SegmentUpdateInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -456,6 +475,7 @@ export type SegmentUncheckedUpdateInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -474,6 +494,7 @@ export type SegmentCreateManyInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -489,6 +510,7 @@ export type SegmentUpdateManyMutationInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -505,6 +527,7 @@ export type SegmentUncheckedUpdateManyInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -536,6 +559,7 @@ export type SegmentCountOrderByAggregateInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -550,6 +574,7 @@ export type SegmentAvgOrderByAggregateInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -563,6 +588,7 @@ export type SegmentMaxOrderByAggregateInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -579,6 +605,7 @@ export type SegmentMinOrderByAggregateInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -593,6 +620,7 @@ export type SegmentSumOrderByAggregateInput = {
   lastStep?: Prisma.SortOrder
   summarizerRounds?: Prisma.SortOrder
   deciderRounds?: Prisma.SortOrder
+  deciderDueIn?: Prisma.SortOrder
   contextTokens?: Prisma.SortOrder
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
@@ -692,6 +720,7 @@ export type SegmentCreateWithoutSessionInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -709,6 +738,7 @@ export type SegmentUncheckedCreateWithoutSessionInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -756,6 +786,7 @@ export type SegmentScalarWhereInput = {
   lastStep?: Prisma.IntFilter<"Segment"> | number
   summarizerRounds?: Prisma.IntFilter<"Segment"> | number
   deciderRounds?: Prisma.IntFilter<"Segment"> | number
+  deciderDueIn?: Prisma.IntFilter<"Segment"> | number
   contextTokens?: Prisma.IntFilter<"Segment"> | number
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
@@ -771,6 +802,7 @@ export type SegmentCreateWithoutMessagesInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -789,6 +821,7 @@ export type SegmentUncheckedCreateWithoutMessagesInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -821,6 +854,7 @@ export type SegmentUpdateWithoutMessagesInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -839,6 +873,7 @@ export type SegmentUncheckedUpdateWithoutMessagesInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -855,6 +890,7 @@ export type SegmentCreateWithoutMemoryRunsInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -873,6 +909,7 @@ export type SegmentUncheckedCreateWithoutMemoryRunsInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -905,6 +942,7 @@ export type SegmentUpdateWithoutMemoryRunsInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -923,6 +961,7 @@ export type SegmentUncheckedUpdateWithoutMemoryRunsInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -939,6 +978,7 @@ export type SegmentCreateManySessionInput = {
   lastStep?: number
   summarizerRounds?: number
   deciderRounds?: number
+  deciderDueIn?: number
   contextTokens?: number
   contextTokensSeq?: number
   carriedMessages?: number
@@ -954,6 +994,7 @@ export type SegmentUpdateWithoutSessionInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -971,6 +1012,7 @@ export type SegmentUncheckedUpdateWithoutSessionInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -988,6 +1030,7 @@ export type SegmentUncheckedUpdateManyWithoutSessionInput = {
   lastStep?: Prisma.IntFieldUpdateOperationsInput | number
   summarizerRounds?: Prisma.IntFieldUpdateOperationsInput | number
   deciderRounds?: Prisma.IntFieldUpdateOperationsInput | number
+  deciderDueIn?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokens?: Prisma.IntFieldUpdateOperationsInput | number
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1044,6 +1087,7 @@ export type SegmentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   lastStep?: boolean
   summarizerRounds?: boolean
   deciderRounds?: boolean
+  deciderDueIn?: boolean
   contextTokens?: boolean
   contextTokensSeq?: boolean
   carriedMessages?: boolean
@@ -1064,6 +1108,7 @@ export type SegmentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   lastStep?: boolean
   summarizerRounds?: boolean
   deciderRounds?: boolean
+  deciderDueIn?: boolean
   contextTokens?: boolean
   contextTokensSeq?: boolean
   carriedMessages?: boolean
@@ -1081,6 +1126,7 @@ export type SegmentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   lastStep?: boolean
   summarizerRounds?: boolean
   deciderRounds?: boolean
+  deciderDueIn?: boolean
   contextTokens?: boolean
   contextTokensSeq?: boolean
   carriedMessages?: boolean
@@ -1098,6 +1144,7 @@ export type SegmentSelectScalar = {
   lastStep?: boolean
   summarizerRounds?: boolean
   deciderRounds?: boolean
+  deciderDueIn?: boolean
   contextTokens?: boolean
   contextTokensSeq?: boolean
   carriedMessages?: boolean
@@ -1107,7 +1154,7 @@ export type SegmentSelectScalar = {
   endedAt?: boolean
 }
 
-export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "contextTokens" | "contextTokensSeq" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
+export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "deciderDueIn" | "contextTokens" | "contextTokensSeq" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
 export type SegmentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Segment$messagesArgs<ExtArgs>
@@ -1138,6 +1185,10 @@ export type $SegmentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     lastStep: number
     summarizerRounds: number
     deciderRounds: number
+    /**
+     * R3 policy: triggered steps over the decider floor still to go before a decider is due (0: the next one).
+     */
+    deciderDueIn: number
     /**
      * Prompt tokens of the last worker call (provider usage, or the estimate).
      */
@@ -1592,6 +1643,7 @@ export interface SegmentFieldRefs {
   readonly lastStep: Prisma.FieldRef<"Segment", 'Int'>
   readonly summarizerRounds: Prisma.FieldRef<"Segment", 'Int'>
   readonly deciderRounds: Prisma.FieldRef<"Segment", 'Int'>
+  readonly deciderDueIn: Prisma.FieldRef<"Segment", 'Int'>
   readonly contextTokens: Prisma.FieldRef<"Segment", 'Int'>
   readonly contextTokensSeq: Prisma.FieldRef<"Segment", 'Int'>
   readonly carriedMessages: Prisma.FieldRef<"Segment", 'Int'>

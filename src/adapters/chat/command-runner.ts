@@ -8,13 +8,15 @@ import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from './memory-actions.js';
 import { formatDollars } from '../../core/prices.js';
 import { browserText } from './memory-browser.js';
+import { exportMemorySpace } from './memory-export.js';
+import { memorySearchText } from './memory-search.js';
 import { pinByText, type Reviewer } from './memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */
 export interface CommandScope {
   agent: Agent;
-  stores: Pick<Stores, 'documents' | 'events' | 'reviews' | 'spaces'>;
+  stores: Pick<Stores, 'documents' | 'events' | 'reviews' | 'spaces' | 'context' | 'sessions'>;
   session: SessionRecord;
   actor: { userId: string; name: string };
   /** How people address Hippo here, e.g. "@hippo" or "/hippo" (used in help and hints). */
@@ -27,10 +29,12 @@ export interface CommandScope {
 export interface CommandReply {
   text: string;
   private: boolean;
+  /** A file to send with the answer (memory export). */
+  file?: { name: string; data: Buffer };
 }
 
 /** Which memory action each memory verb is. */
-const memoryActions: Partial<Record<CommandVerb, MemoryAction>> = { memory: 'view', revert: 'revert', remember: 'edit', forget: 'edit', pin: 'pin' };
+const memoryActions: Partial<Record<CommandVerb, MemoryAction>> = { memory: 'view', search: 'view', export: 'view', revert: 'revert', remember: 'edit', forget: 'edit', pin: 'pin' };
 
 /** MAIN.md is shown up to this many characters by mainPreview. */
 const mainPreviewChars = 2_500;
@@ -42,7 +46,17 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
     const decision = await scope.access(action);
     if (!decision.allowed) return { text: decision.reason, private: true };
   }
+  if (verb === 'export') return exportReply(scope);
   return { text: await commandText(verb, scope, rest), private: false };
+}
+
+/** memory export: the space's documents and their history as a zip. */
+async function exportReply(scope: CommandScope): Promise<CommandReply> {
+  const exported = await exportMemorySpace(scope.stores.documents, scope.session.memorySpaceId);
+  if (exported.documents === 0) return { text: 'This memory has no documents yet: there is nothing to export.', private: false };
+  const name = `hippo-memory-${new Date().toISOString().slice(0, 10)}.zip`;
+  const text = `📦 ${exported.documents} memory document${exported.documents === 1 ? '' : 's'} as Markdown with front matter, and ${exported.versions} version${exported.versions === 1 ? '' : 's'} under history/.`;
+  return { text, private: false, file: { name, data: exported.zip } };
 }
 
 async function commandText(verb: CommandVerb, scope: CommandScope, rest: string): Promise<string> {
@@ -67,6 +81,10 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
       return statusText(await agent.status(session.id));
     case 'memory':
       return browserText(await scope.stores.documents.spaceDocuments(session.memorySpaceId));
+    case 'search':
+      return rest === '' ? `Say what to look for: \`${scope.prefix} memory search <words>\`.` : memorySearchText(scope.stores, session.memorySpaceId, rest);
+    case 'export':
+      return (await exportReply(scope)).text;
     case 'revert':
       return revertLatest(scope);
     case 'budget':

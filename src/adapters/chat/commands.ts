@@ -2,13 +2,13 @@
 // same way on every platform: "verb" alone, or "verb rest" for the verbs that take text.
 
 /** Every command verb, in the order help lists them. */
-export const commandVerbs = ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'revert', 'remember', 'forget', 'pin', 'budget', 'help'] as const;
+export const commandVerbs = ['pause', 'resume', 'stop', 'reset', 'status', 'memory', 'search', 'export', 'revert', 'remember', 'forget', 'pin', 'budget', 'help'] as const;
 
 /** A known command word. */
 export type CommandVerb = (typeof commandVerbs)[number];
 
 /** Verbs followed by text ("remember the deploy is on Friday"). */
-export const textVerbs: ReadonlySet<CommandVerb> = new Set(['remember', 'forget', 'pin']);
+export const textVerbs: ReadonlySet<CommandVerb> = new Set(['remember', 'forget', 'pin', 'search']);
 
 /** Verbs that take what follows them: the text verbs, and budget ("budget 5"). */
 const argumentVerbs: ReadonlySet<CommandVerb> = new Set([...textVerbs, 'budget']);
@@ -24,7 +24,17 @@ export function parseCommand(text: string): ParsedCommand {
   const word = first.toLowerCase().replace(/[.!?:,]+$/, '');
   const verb = commandVerbs.find((candidate) => candidate === word);
   // The rest is kept as written (line breaks included): for remember/forget/pin it is the fact.
-  return verb ? { verb, rest: trimmed.slice(first.length).trim() } : { unknown: first };
+  const rest = trimmed.slice(first.length).trim();
+  if (verb === 'memory') return memorySubcommand(rest) ?? { verb, rest };
+  // "search the web for …" is a request: search and export are only said after "memory".
+  return verb && verb !== 'search' && verb !== 'export' ? { verb, rest } : { unknown: first };
+}
+
+/** "memory search <words>" and "memory export" are the search and export verbs. */
+function memorySubcommand(rest: string): { verb: CommandVerb; rest: string } | null {
+  const second = /^\S+/.exec(rest)?.[0] ?? '';
+  const word = second.toLowerCase().replace(/[.!?:,]+$/, '');
+  return word === 'search' || word === 'export' ? { verb: word, rest: rest.slice(second.length).trim() } : null;
 }
 
 /**
@@ -46,6 +56,8 @@ export const commandDescriptions: Record<CommandVerb, string> = {
   reset: 'start a fresh context now (memory is kept)',
   status: 'state, context use, tokens and cache ratio',
   memory: "browse this conversation's memory: view, history, edit, revert, pin",
+  search: "<words>: search this conversation's memory documents and past conversations",
+  export: "a zip of this conversation's memory documents (Markdown) with their history",
   revert: 'undo the last memory change',
   remember: '<fact>: background memory adds it (a person asked)',
   forget: '<fact>: background memory removes it (a person asked)',
@@ -57,6 +69,11 @@ export const commandDescriptions: Record<CommandVerb, string> = {
 /** The short help, e.g. `helpText('@hippo')` or `helpText('/hippo')`. */
 export function helpText(prefix: string, unknownWord?: string): string {
   const intro = unknownWord ? `I don't know the command "${unknownWord}". ` : '';
-  const lines = commandVerbs.map((verb) => `• \`${prefix} ${verb}\` – ${commandDescriptions[verb]}`);
+  const lines = commandVerbs.map((verb) => `• \`${prefix} ${commandUsage(verb)}\` – ${commandDescriptions[verb]}`);
   return `${intro}In a Hippo thread you can say:\n${lines.join('\n')}\nAnything else you write in the thread steers what I'm working on.`;
+}
+
+/** How a verb is written: search and export are said after `memory` ("memory search deploy"). */
+export function commandUsage(verb: CommandVerb): string {
+  return verb === 'search' || verb === 'export' ? `memory ${verb}` : verb;
 }

@@ -56,6 +56,16 @@ class AttemptTimeout extends Error {}
 /** Raised inside an attempt when the call's total budget ran out before its answer started. */
 class BudgetExhausted extends Error {}
 
+/** The endpoint answered 200 with a web page (a UI or login page at the base URL), not the API. */
+class WebPageAnswer extends Error {}
+
+const webPageHint = "a web page instead of the API's JSON: OPENAI_BASE_URL must be the API's base URL (usually ending in /v1), not a web UI";
+
+/** Throws WebPageAnswer when a successful response is HTML (the SDK would read it as an empty answer). */
+function refuseWebPage(response: Response): void {
+  if (/text\/html/i.test(response.headers.get('content-type') ?? '')) throw new WebPageAnswer(webPageHint);
+}
+
 /** What a look at the endpoint found (`checkEndpoint`). */
 export interface EndpointCheck {
   status: 'ok' | 'unreachable' | 'unauthorized';
@@ -96,7 +106,7 @@ export class OpenAIModelClient implements ModelClient {
   /** Lists the endpoint's models once (GET /models) to see whether it answers and takes the key. */
   async checkEndpoint(timeoutMs = 10_000): Promise<EndpointCheck> {
     try {
-      await this.client.models.list({ timeout: timeoutMs, maxRetries: 0 });
+      refuseWebPage((await this.client.models.list({ timeout: timeoutMs, maxRetries: 0 }).withResponse()).response);
       return { status: 'ok', detail: `model endpoint ${this.endpoint} answers` };
     } catch (error) {
       const failure = describeFailure(error, this.endpoint);
@@ -165,7 +175,7 @@ export class OpenAIModelClient implements ModelClient {
     const accumulator = new MessageAccumulator();
     try {
       armTimer();
-      const stream = await this.client.chat.completions.create(
+      const { data: stream, response } = await this.client.chat.completions.create(
         {
           model: request.model,
           // Sent exactly as given so history (with provider extras) repeats byte for byte.
@@ -176,7 +186,8 @@ export class OpenAIModelClient implements ModelClient {
           prompt_cache_key: request.cacheKey,
         },
         { signal: controller.signal },
-      );
+      ).withResponse();
+      refuseWebPage(response);
       for await (const chunk of stream) {
         if (!progress.sawChunk) options.onResponseStart?.();
         progress.sawChunk = true;
@@ -272,18 +283,30 @@ function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Failu
       retryable: true,
     };
   }
+  if (error instanceof WebPageAnswer) return { message: `model endpoint ${endpoint} answered ${error.message}`, retryable: false };
   if (error instanceof OpenAI.APIError && error.status !== undefined) {
     const status = error.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const retryAfterMs = retryAfterFrom(error.headers);
     const contextTooLong = status === 400 && isContextTooLong(error);
     return {
-      message: `model endpoint ${endpoint} answered ${error.message}${hintFor(status, endpoint)}`, retryable, status,
+      message: `model endpoint ${endpoint} answered ${errorDetail(error)}${hintFor(status, endpoint)}`, retryable, status,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(contextTooLong ? { contextTooLong } : {}),
     };
   }
   // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
   return { message: `model call to ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+}
+
+/**
+ * The status and the API's own words, on one line; a body that is not the API's JSON (a proxy's
+ * or web server's error page) is named, not quoted whole: it would end up in the chat.
+ */
+function errorDetail(error: InstanceType<typeof OpenAI.APIError>): string {
+  const text = error.message.replace(/^\d{3}\s+/, '').trim();
+  if (error.error === undefined && text.startsWith('<')) return `${error.status} a web page instead of the API's JSON (is OPENAI_BASE_URL an API endpoint?)`;
+  const line = text.split('\n')[0] ?? '';
+  return `${error.status} ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`;
 }
 
 /**

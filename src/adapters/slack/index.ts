@@ -13,7 +13,6 @@ import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { ChatStorage } from '../storage/chat-storage.js';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
 import { handleAppHomeOpened } from './app-home.js';
@@ -39,7 +38,6 @@ export interface SlackAdapterOptions {
   config: Config;
   agent: Agent;
   stores: Stores;
-  prisma: PrismaClient;
   /** The outbox and feedback tables. */
   storage: ChatStorage;
   http: HttpServer;
@@ -68,7 +66,7 @@ export interface SlackAdapter {
 export async function startSlackAdapter(options: SlackAdapterOptions): Promise<SlackAdapter> {
   const log = options.log.child({ adapter: 'slack' });
   const connection = await connectSlack({
-    config: options.config, http: options.http, log, prisma: options.prisma,
+    config: options.config, http: options.http, log, slack: options.storage.slack,
     ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
   });

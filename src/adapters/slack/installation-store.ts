@@ -5,7 +5,7 @@
 // InstallProvider stores what it receives from oauth.v2.access here.
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { SecretBox } from '../storage/secret-box.js';
-import type { PrismaClient, SlackInstallation } from '../../../prisma/generated/client.js';
+import type { InstallationRow, SlackStore } from '../storage/slack-store.js';
 
 /** An installation with its tokens opened. */
 export interface StoredInstallation {
@@ -33,7 +33,7 @@ export interface RefreshedTokens {
 /** The installation store on the slack_installations table. */
 export class SlackInstallationStore implements InstallationStore {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly rows: SlackStore,
     private readonly box: SecretBox,
   ) {}
 
@@ -43,7 +43,8 @@ export class SlackInstallationStore implements InstallationStore {
     const bot = installation.bot;
     if (!teamId || installation.isEnterpriseInstall) throw new Error('only workspace installations are supported (not org-wide ones)');
     if (!bot) throw new Error('the installation has no bot token (the bot scopes were not granted)');
-    const data = {
+    await this.rows.saveInstallation({
+      teamId,
       teamName: installation.team?.name ?? '',
       enterpriseId: installation.enterprise?.id ?? null,
       appId: installation.appId ?? '',
@@ -54,8 +55,7 @@ export class SlackInstallationStore implements InstallationStore {
       botRefreshToken: bot.refreshToken ? this.box.seal(bot.refreshToken, teamId) : null,
       botTokenExpiresAt: bot.expiresAt ? new Date(bot.expiresAt * 1000) : null,
       installedBy: installation.user.id,
-    };
-    await this.prisma.slackInstallation.upsert({ where: { teamId }, create: { teamId, ...data }, update: data });
+    });
   }
 
   /** Bolt's lookup; throws when the workspace has no installation. */
@@ -85,13 +85,13 @@ export class SlackInstallationStore implements InstallationStore {
 
   /** The workspace's installation with opened tokens, or null. */
   async find(teamId: string): Promise<StoredInstallation | null> {
-    const row = await this.prisma.slackInstallation.findUnique({ where: { teamId } });
+    const row = await this.rows.findInstallation(teamId);
     return row ? this.opened(row) : null;
   }
 
   /** Deletes the installation (its tokens with it); false when there was none. */
   async delete(teamId: string): Promise<boolean> {
-    return (await this.prisma.slackInstallation.deleteMany({ where: { teamId } })).count > 0;
+    return this.rows.deleteInstallation(teamId);
   }
 
   /**
@@ -100,24 +100,19 @@ export class SlackInstallationStore implements InstallationStore {
    * the lock is held; a failure leaves the row as it was. Null when the installation is gone.
    */
   async refresh(teamId: string, stillDue: (installation: StoredInstallation) => boolean, exchange: (refreshToken: string) => Promise<RefreshedTokens>): Promise<StoredInstallation | null> {
-    return this.prisma.$transaction(async (tx) => {
-      // The lock first, then the row as the lock holder before us left it.
-      await tx.$queryRaw`SELECT 1 FROM slack_installations WHERE team_id = ${teamId} FOR UPDATE`;
-      const row = await tx.slackInstallation.findUnique({ where: { teamId } });
-      if (!row) return null;
+    return this.rows.refreshInstallation(teamId, async (row) => {
       const current = this.opened(row);
-      if (!current.botRefreshToken || !stillDue(current)) return current;
+      if (!current.botRefreshToken || !stillDue(current)) return { update: null, result: current };
       const tokens = await exchange(current.botRefreshToken);
       const expiresAt = new Date(Date.now() + tokens.expiresIn * 1000);
-      await tx.slackInstallation.update({
-        where: { teamId },
-        data: { botToken: this.box.seal(tokens.botToken, teamId), botRefreshToken: this.box.seal(tokens.botRefreshToken, teamId), botTokenExpiresAt: expiresAt },
-      });
-      return { ...current, botToken: tokens.botToken, botRefreshToken: tokens.botRefreshToken, botTokenExpiresAt: expiresAt };
-    }, { timeout: 30_000, maxWait: 10_000 });
+      return {
+        update: { botToken: this.box.seal(tokens.botToken, teamId), botRefreshToken: this.box.seal(tokens.botRefreshToken, teamId), botTokenExpiresAt: expiresAt },
+        result: { ...current, botToken: tokens.botToken, botRefreshToken: tokens.botRefreshToken, botTokenExpiresAt: expiresAt },
+      };
+    });
   }
 
-  private opened(row: SlackInstallation): StoredInstallation {
+  private opened(row: InstallationRow): StoredInstallation {
     return {
       teamId: row.teamId,
       teamName: row.teamName,

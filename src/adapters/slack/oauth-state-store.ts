@@ -5,7 +5,7 @@
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
 import { ClearStateStore, InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+import type { SlackStore } from '../storage/slack-store.js';
 
 /** How long a state is valid (seconds): the cookie's lifetime too. */
 export const stateLifetimeSeconds = 600;
@@ -15,7 +15,7 @@ export class SingleUseStateStore implements StateStore {
   private readonly signed: ClearStateStore;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly store: SlackStore,
     secret: string,
   ) {
     this.signed = new ClearStateStore(secret, stateLifetimeSeconds);
@@ -31,12 +31,7 @@ export class SingleUseStateStore implements StateStore {
     const stateHash = createHash('sha256').update(state).digest('hex');
     // A mark outlives its state: after that, the signature check refuses the state by itself.
     const expiresAt = new Date(now.getTime() + stateLifetimeSeconds * 1000);
-    await this.prisma.slackOauthStateUse.deleteMany({ where: { expiresAt: { lt: now } } });
-    // The primary key makes this atomic: of two redirects racing with one state, one inserts.
-    const marked = await this.prisma.$executeRaw`
-      INSERT INTO slack_oauth_state_uses (state_hash, expires_at) VALUES (${stateHash}, ${expiresAt})
-      ON CONFLICT (state_hash) DO NOTHING`;
-    if (marked === 0) throw new InvalidStateError('The state was used already');
+    if (!(await this.store.markStateUsed(stateHash, expiresAt, now))) throw new InvalidStateError('The state was used already');
     return options;
   }
 }

@@ -13,7 +13,7 @@ import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
 import { SecretBox } from '../storage/secret-box.js';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+import type { SlackStore } from '../storage/slack-store.js';
 import { boltLogger } from './bolt-logger.js';
 import { SlackInstallationStore } from './installation-store.js';
 import type { SlackIdentity } from './slack-context.js';
@@ -68,8 +68,8 @@ export interface ConnectOptions {
   config: Config;
   http: HttpServer;
   log: Logger;
-  /** Where installations live (many-workspace mode). */
-  prisma: PrismaClient;
+  /** Where installations and used OAuth states live (many-workspace mode). */
+  slack: SlackStore;
   /** Web API retries of network and 5xx failures (default 2; the outbox retries after that). */
   webApiRetries?: number;
   /** Installation cache and token refresh timing (many-workspace mode). */
@@ -176,10 +176,10 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
     if (config.SLACK_BOT_TOKEN) throw new ConfigError('config: set either SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (many workspaces), not both');
     const key = decodeEncryptionKey(config.SLACK_TOKEN_ENCRYPTION_KEY ?? '');
     if (!key) throw new ConfigError('config: SLACK_TOKEN_ENCRYPTION_KEY is required with SLACK_CLIENT_ID (32 bytes, base64 or hex, e.g. `openssl rand -base64 32`): installation tokens are encrypted with it');
-    const installations = new SlackInstallationStore(options.prisma, new SecretBox(key));
+    const installations = new SlackInstallationStore(options.slack, new SecretBox(key));
     const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
     const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
-    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), prisma: options.prisma, workspaces, clientOptions, log });
+    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), states: options.slack, workspaces, clientOptions, log });
     log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
     return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
   }
@@ -201,9 +201,34 @@ async function authTest(client: webApi.WebClient): Promise<SlackIdentity> {
     if (!result.team_id || !result.user_id || !result.bot_id) throw new Error('auth.test did not name the team, bot user and bot (is SLACK_BOT_TOKEN a bot token?)');
     return { teamId: result.team_id, botUserId: result.user_id, botId: result.bot_id, ...(result.url ? { url: result.url } : {}) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+    throw authTestError(error);
   }
+}
+
+/** Says whether Slack refused the token or could not be reached at all (then the token is not to blame). */
+function authTestError(error: unknown): PlatformError {
+  const code = (error as { code?: unknown }).code;
+  if (code === webApi.ErrorCode.RequestError) {
+    return new PlatformError('slack', 'auth.test', `Slack is unreachable: ${innermostMessage(error)} (check the network and SLACK_API_URL)`, undefined, { cause: error });
+  }
+  if (code === webApi.ErrorCode.HTTPError) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    return new PlatformError('slack', 'auth.test', `Slack answered HTTP ${String(status)} to auth.test: try again later (or check SLACK_API_URL)`, undefined, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new PlatformError('slack', 'auth.test', `Slack refused SLACK_BOT_TOKEN: ${message}`, undefined, { cause: error });
+}
+
+/** The deepest cause's message ("connect ECONNREFUSED 127.0.0.1:3999"), not the wrappers' "fetch failed". */
+function innermostMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth += 1) {
+    const next: unknown = cause instanceof AggregateError ? cause.errors[0] : cause.cause;
+    if (next instanceof Error && next.message) message = next.message;
+    cause = next;
+  }
+  return message;
 }
 
 /** The Web API base with the trailing slash the client expects ("https://slack.com/api/"). */

@@ -12,7 +12,7 @@ import type { Installation, webApi } from '@slack/bolt';
 import { InstallProvider, type CodedError } from '@slack/oauth';
 import type { HttpServer } from '../../http-server.js';
 import type { Logger } from '../../log.js';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+import type { SlackStore } from '../storage/slack-store.js';
 import { allowedInstallations, revokeWith, type ServesWorkspace } from './allowed-workspaces.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackInstallationStore } from './installation-store.js';
@@ -36,7 +36,7 @@ export interface InstallRoutesOptions {
   /** ALLOWED_WORKSPACES: installs into other teams are refused (and their token revoked). */
   serves: ServesWorkspace;
   /** Where used states are marked. */
-  prisma: PrismaClient;
+  states: SlackStore;
   workspaces: SlackWorkspaces;
   /** Web API options (base URL, logger) for oauth.v2.access and auth.test. */
   clientOptions: webApi.WebClientOptions;
@@ -49,7 +49,7 @@ export function mountInstallRoutes(options: InstallRoutesOptions): void {
   const installer = new InstallProvider({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
-    stateStore: new SingleUseStateStore(options.prisma, options.stateSecret ?? derivedStateSecret(options.clientSecret)),
+    stateStore: new SingleUseStateStore(options.states, options.stateSecret ?? derivedStateSecret(options.clientSecret)),
     stateCookieExpirationSeconds: stateLifetimeSeconds,
     installationStore: allowedInstallations(options.store, options.serves, revokeWith(options.clientOptions), log),
     installUrlOptions: { scopes: botScopes },

@@ -6,7 +6,7 @@ import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
-import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
+import { isUniqueViolation, pickDefined, searchQuery, type TransactionClient } from './prisma-support.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
@@ -43,7 +43,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     },
 
     async updateSegment(segmentId, patch) {
-      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'contextTokens']);
+      const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'deciderDueIn', 'contextTokens']);
       await prisma.segment.update({ where: { id: segmentId }, data });
     },
 
@@ -117,23 +117,24 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     async searchOriginals(memorySpaceId, query, excludeSegmentId, limit) {
       if (query.trim() === '' || limit <= 0) return [];
       // Rank and cut first, then build headlines only for the rows returned (ts_headline re-parses
-      // the whole text, so it is the expensive part).
+      // the whole text, so it is the expensive part). `simple` with prefixes (searchQuery): words
+      // match in any language; the expression is context_messages_search_simple_idx's, so it serves.
       const rows = await prisma.$queryRaw<SearchRow[]>`
-        WITH query AS (SELECT websearch_to_tsquery('english', ${query}) AS q),
+        WITH query AS (SELECT ${searchQuery(query)} AS q),
         ranked AS (
           SELECT m.search_text, m.seq, m.role, g.session_id, g.ordinal,
-                 ts_rank(to_tsvector('english', m.search_text), query.q) AS rank, m.id
+                 ts_rank(to_tsvector('simple', m.search_text), query.q) AS rank, m.id
           FROM query, context_messages m
           JOIN segments g ON g.id = m.segment_id
           JOIN sessions s ON s.id = g.session_id
           WHERE s.memory_space_id = ${memorySpaceId}
             AND m.segment_id <> ${excludeSegmentId}
             AND NOT m.is_init AND NOT m.is_marker
-            AND to_tsvector('english', m.search_text) @@ query.q
+            AND to_tsvector('simple', m.search_text) @@ query.q
           ORDER BY rank DESC, m.id DESC
           LIMIT ${limit}::int)
         SELECT ranked.session_id AS "sessionId", ranked.ordinal AS "segmentOrdinal", ranked.seq, ranked.role,
-               ts_headline('english', ranked.search_text, query.q,
+               ts_headline('simple', ranked.search_text, query.q,
                            'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
         FROM ranked, query
         ORDER BY ranked.rank DESC, ranked.id DESC`;
@@ -217,6 +218,7 @@ function toSegmentRecord(row: Segment): SegmentRecord {
     lastStep: row.lastStep,
     summarizerRounds: row.summarizerRounds,
     deciderRounds: row.deciderRounds,
+    deciderDueIn: row.deciderDueIn,
     contextTokens: row.contextTokens,
     contextTokensSeq: row.contextTokensSeq,
     carriedMessages: row.carriedMessages,

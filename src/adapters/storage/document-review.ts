@@ -4,9 +4,9 @@ import { ConflictError } from '../../core/errors.js';
 import { hasLine, pinText } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentSummary } from '../../core/store.js';
 import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from '../../../prisma/generated/client.js';
-import type { TransactionClient } from './prisma-support.js';
+import { searchQuery, type TransactionClient } from './prisma-support.js';
 
-type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'pin' | 'unpin' | 'saveDraft' | 'draft'>;
+type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'search' | 'pin' | 'unpin' | 'saveDraft' | 'draft'>;
 
 /** How long a draft stays usable (ms): a person edits again within minutes or not at all. */
 const draftLifetimeMs = 24 * 60 * 60_000;
@@ -31,6 +31,26 @@ export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: Tra
         if (!version) return [];
         return [{ document: toDocumentRecord(row), lastChange: { version: version.version, author: authorOf(version), reason: version.reason, createdAt: version.createdAt } }];
       });
+    },
+
+    async search(spaceId, query, limit) {
+      if (query.trim() === '' || limit <= 0) return [];
+      // `simple` (no stemming, no stop words) so any language matches; the expression is the
+      // one of memory_documents_search_simple_idx, so the index serves it.
+      const rows = await prisma.$queryRaw<Array<{ path: string; version: number; snippet: string }>>`
+        WITH query AS (SELECT ${searchQuery(query)} AS q),
+        ranked AS (
+          SELECT d.path, d.version, d.content, ts_rank(to_tsvector('simple', d.content), query.q) AS rank
+          FROM query, memory_documents d
+          WHERE d.space_id = ${spaceId} AND d.session_key = '' AND NOT d.deleted
+            AND to_tsvector('simple', d.content) @@ query.q
+          ORDER BY rank DESC, d.path
+          LIMIT ${limit}::int)
+        SELECT ranked.path, ranked.version,
+               ts_headline('simple', ranked.content, query.q, 'MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
+        FROM ranked, query
+        ORDER BY ranked.rank DESC, ranked.path`;
+      return rows.map((row) => ({ path: row.path, version: row.version, snippet: row.snippet.replace(/\s+/g, ' ').trim().slice(0, 300) }));
     },
 
     pin(documentId, line) {

@@ -116,7 +116,12 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       for (const [documentId, run] of byDocument) {
         const [document, later] = await Promise.all([
           prisma.memoryDocument.findUniqueOrThrow({ where: { id: documentId }, select: { version: true } }),
-          prisma.memoryDocumentVersion.findMany({ where: { documentId, version: { gt: run.last } }, orderBy: { version: 'asc' } }),
+          // A revert restores the state before the run's first version, so every version by
+          // another author after that one is a later change, even one between two of the run's (R13).
+          prisma.memoryDocumentVersion.findMany({
+            where: { documentId, version: { gt: run.first }, OR: [{ memoryRunId: null }, { memoryRunId: { not: memoryRunId } }] },
+            orderBy: { version: 'asc' },
+          }),
         ]);
         changes.push({
           documentId, path: run.path, firstVersion: run.first, lastVersion: run.last, currentVersion: document.version,

@@ -46,6 +46,9 @@ function createEventLog(prisma: PrismaClient): EventLog {
   };
 }
 
+/** The error of a run failed because its process stopped or lost the session (failInterrupted). */
+const interruptedError = 'interrupted: its process stopped or lost the session';
+
 function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
   return {
     async start(run) {
@@ -66,8 +69,11 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
           data: { reason: storableText(result.note.replace(/\s+/g, ' ').trim().slice(0, 300)) },
         });
       }
+      // A run another replica marked failed as interrupted (it took this one for dead: a stalled
+      // process whose lease ran out) may still succeed: that late success is recorded (R18).
+      const interrupted = { status: 'failed', error: { startsWith: interruptedError } };
       await prisma.memoryRun.updateMany({
-        where: { id: runId, status: 'running' },
+        where: { id: runId, OR: [{ status: 'running' }, ...(result.status === 'succeeded' ? [interrupted] : [])] },
         data: {
           status: result.status,
           decision: result.decision ?? null,
@@ -89,7 +95,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
 
     async failInterrupted(sessionId, exceptRunIds) {
       return prisma.$executeRaw`
-        UPDATE memory_runs SET status = 'failed', error = 'interrupted: its process stopped or lost the session', finished_at = now()
+        UPDATE memory_runs SET status = 'failed', error = ${interruptedError}, finished_at = now()
         WHERE session_id = ${sessionId} AND status = 'running' AND NOT (id = ANY(${[...exceptRunIds]}::text[]))`;
     },
   };

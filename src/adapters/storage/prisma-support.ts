@@ -23,3 +23,12 @@ export function pickDefined<T extends object, K extends keyof T>(source: T, keys
   }
   return picked;
 }
+
+/**
+ * A tsquery from what a person or the model typed (web-search syntax: "quoted phrases", -not, or)
+ * in the `simple` configuration, every word a prefix: `simple` does not stem, so "zebra" still
+ * finds "zebras" and "Tür" finds "Türen", in any language, and the GIN indexes serve prefixes.
+ */
+export function searchQuery(text: string): Prisma.Sql {
+  return Prisma.sql`regexp_replace(websearch_to_tsquery('simple', ${text})::text, '(''(?:[^'']|'''')*'')', '\\1:*', 'g')::tsquery`;
+}

@@ -47,6 +47,15 @@ export function createReviewStore(prisma: PrismaClient): ReviewStore {
       await prisma.memoryRun.update({ where: { id: memoryRunId }, data: { reviewEventsThrough: BigInt(throughEventId) } });
     },
 
+    async wasGiven(spaceId, eventId) {
+      const rows = await prisma.$queryRaw<Array<{ given: boolean }>>`
+        SELECT EXISTS (
+          SELECT 1 FROM memory_runs r JOIN sessions s ON s.id = r.session_id
+          WHERE s.memory_space_id = ${spaceId} AND r.role = 'summarizer' AND r.status IN ('running', 'succeeded')
+            AND r.review_events_through >= ${eventId}) AS given`;
+      return rows[0]?.given ?? false;
+    },
+
     async recent(spaceId, limit) {
       const rows = await prisma.memoryReviewEvent.findMany({ where: { spaceId }, orderBy: { id: 'desc' }, take: limit });
       return rows.map(toEventRecord);

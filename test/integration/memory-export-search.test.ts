@@ -1,0 +1,107 @@
+// People take and find memory (product.md "Review memory"): `memory export` is a zip of the
+// space's documents as Markdown with front matter and their history; `memory search <words>`
+// finds documents and past conversations in any language, through GIN indexes (simple config).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, type CommandScope } from '../../src/adapters/chat/command-runner.js';
+import { safePath } from '../../src/adapters/chat/memory-export.js';
+import type { DocumentAuthor, SessionRecord } from '../../src/core/store.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { unzip } from '../support/unzip.js';
+
+let database: TestDatabase;
+let harness: AgentHarness;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  harness = await createAgentHarness({ database });
+});
+afterAll(async () => {
+  await harness.close();
+  await database.drop();
+});
+
+const ada: DocumentAuthor = { kind: 'person', userId: 'U7', name: 'Ada' };
+
+function scopeOf(session: SessionRecord): CommandScope {
+  return { agent: harness.agent, stores: harness.stores, session, actor: { userId: 'U7', name: 'Ada' }, prefix: '@hippo', access: async () => ({ allowed: true }) };
+}
+
+/** Writes a space document over whatever version it has (sessions start with MAIN.md). */
+async function put(session: SessionRecord, path: string, content: string, author: DocumentAuthor = ada, reason?: string) {
+  const key = { spaceId: session.memorySpaceId, sessionKey: '', path };
+  const current = await harness.stores.documents.read(key);
+  return harness.stores.documents.write(key, content, author, current?.version ?? 0, reason);
+}
+
+/** A session with one finished turn: the person's words and the model's answer are in its context. */
+async function conversation(text: string, answer: string): Promise<SessionRecord> {
+  harness.model.enqueue({ content: answer });
+  const address = newThread();
+  const { session } = await harness.agent.submit(personMessage(address, text), { startSession: true });
+  if (!session) throw new Error('no session');
+  await harness.waitForEvent('run-end', (event) => event.session.id === session.id, 20_000);
+  return session;
+}
+
+describe('memory search', () => {
+  it('finds documents and past conversations in any language, words in bold, and says when nothing matches', async () => {
+    const session = await conversation('Ada will das Deployment am Freitag machen, bitte notieren.', 'Notiert: Deployment am Freitag.');
+    const main = await put(session, 'MAIN.md', '# Team\n- Ada will den Release-Plan schreiben\n');
+    await put(session, 'notes/infra.md', '# Infra\n- Kubernetes 1.31\n');
+    // "will" is an English stop word: with the English configuration nothing would match.
+    const reply = await runCommand('search', scopeOf(session), 'will');
+    expect(reply.private).toBe(false);
+    const lines = reply.text.split('\n');
+    expect(lines[0]).toBe('🔎 Memory matching “will”:');
+    expect(lines[1]).toBe('**Documents**');
+    expect(lines[2]).toMatch(new RegExp(`^• MAIN\\.md \\(v${main.version}\\): .*Ada \\*\\*will\\*\\* den Release-Plan`));
+    expect(lines[3]).toBe('**Conversations**');
+    expect(lines[4]).toMatch(/^• “Ada will das Deployment am Freitag machen, bitte notieren\.” \(user, context \d+\): .*Ada \*\*will\*\* das Deployment/);
+    expect(reply.text).not.toContain('infra.md');
+    expect((await runCommand('search', scopeOf(session), 'Freitag Kubernetes')).text).toBe('🔎 Nothing in this memory matches “Freitag Kubernetes”.');
+    expect((await runCommand('search', scopeOf(session), '')).text).toBe('Say what to look for: `@hippo memory search <words>`.');
+    // The model's memory_search (R15) matches the same way.
+    const hits = await harness.stores.context.searchOriginals(session.memorySpaceId, 'will', '', 5);
+    expect(hits.map((hit) => hit.role)).toEqual(['user']);
+  }, 60_000);
+
+  it('has GIN indexes on exactly the expressions the searches use', async () => {
+    const rows = await database.prisma.$queryRaw<Array<{ indexname: string; indexdef: string }>>`
+      SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%search_simple_idx' ORDER BY indexname`;
+    expect(rows.map((row) => [row.indexname, row.indexdef.replace(/^.* USING /, '')])).toEqual([
+      ['context_messages_search_simple_idx', "gin (to_tsvector('simple'::regconfig, search_text))"],
+      ['memory_documents_search_simple_idx', "gin (to_tsvector('simple'::regconfig, content))"],
+    ]);
+  });
+});
+
+describe('memory export', () => {
+  it('is a zip of the documents with front matter (version, author, date) and every version under history/', async () => {
+    const session = await conversation('Plan the launch', 'Planned.');
+    const seeded = (await harness.stores.documents.spaceDocuments(session.memorySpaceId)).map(({ document }) => [document.path, document.version]);
+    expect(seeded).toEqual([['MAIN.md', 1]]); // as a session starts it
+    await put(session, 'MAIN.md', '# Launch\n- Friday\n');
+    const third = await put(session, 'MAIN.md', '# Launch\n- Saturday\n', { kind: 'worker', sessionId: session.id }, 'moved');
+    await put(session, '../../etc/évasion.md', 'ça va\n');
+    const reply = await runCommand('export', scopeOf(session));
+    expect(reply.text).toBe('📦 2 memory documents as Markdown with front matter, and 4 versions under history/.');
+    expect(reply.file?.name).toMatch(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/);
+    const files = unzip(reply.file?.data ?? Buffer.alloc(0));
+    expect([...files.keys()].sort()).toEqual(['MAIN.md', 'etc/évasion.md', 'history/MAIN.md/v0001.md', 'history/MAIN.md/v0002.md', 'history/MAIN.md/v0003.md', 'history/etc/évasion.md/v0001.md']);
+    const main = files.get('MAIN.md')?.data.toString('utf8') ?? '';
+    expect(main).toMatch(/^---\npath: "MAIN\.md"\nversion: 3\nauthor: "worker"\ndate: "\d{4}-\d{2}-\d{2}T[\d:.]+Z"\n---\n\n# Launch\n- Saturday\n$/);
+    const v2 = files.get('history/MAIN.md/v0002.md')?.data.toString('utf8') ?? '';
+    expect(v2).toMatch(/^---\npath: "MAIN\.md"\nversion: 2\nauthor: "Ada"\nauthor_kind: "person"\ndate: "[^"]+"\n---\n\n# Launch\n- Friday\n$/);
+    expect(files.get('history/MAIN.md/v0003.md')?.data.toString('utf8')).toContain('reason: "moved"');
+    expect(files.get('etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
+    expect(Math.abs((files.get('MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
+  }, 60_000);
+
+  it('makes model-chosen paths safe to unpack', () => {
+    expect(safePath('../../etc/passwd')).toBe('etc/passwd');
+    expect(safePath('/abs//./x.md')).toBe('abs/x.md');
+    expect(safePath('C:\\notes\\a?.md')).toBe('C_/notes/a_.md');
+    expect(safePath('..')).toBe('untitled.md');
+  });
+});
