@@ -26,7 +26,8 @@ afterEach(async () => {
 async function sessionIn(thread: FakeChannel, text: string): Promise<SessionRecord> {
   scriptRoles(rig.model, { worker: [{ content: `noted: ${text}` }] });
   rig.fake.say(thread, text, { mention: true });
-  await rig.botMessage(thread.id, (message) => message.content === `noted: ${text}`);
+  // A loaded machine can take more than the rig's 10 s for a first answer.
+  await rig.fake.waitFor(() => rig.fake.botMessagesIn(thread.id).find((message) => message.content === `noted: ${text}`), 30_000, `the answer in ${thread.id}`);
   return (await rig.harness.agent.findSession(threadAddress(rig.fake.guildId, rig.fake.general.id, thread.id)))!;
 }
 
@@ -63,7 +64,7 @@ describe('Discord private threads', () => {
     expect(hits).toEqual([]);
     expect(await rig.harness.stores.context.searchOriginals(secret.memorySpaceId, 'zebra', '', 10)).not.toEqual([]);
     anchor = await openBrowser(privateThread);
-  });
+  }, 120_000);
 
   it("lets only the thread's members reach its memory from elsewhere in the channel", async () => {
     const { fake } = rig;
@@ -82,5 +83,5 @@ describe('Discord private threads', () => {
 /** `@Hippo memory` in the thread: the browser message with its menu. */
 async function openBrowser(thread: FakeChannel): Promise<FakeMessage> {
   rig.fake.say(thread, 'memory', { mention: true });
-  return rig.botMessage(thread.id, (message) => message.components.length > 0 && message.content.includes('**MAIN.md**'), 'the browser');
+  return rig.fake.waitFor(() => rig.fake.botMessagesIn(thread.id).find((message) => message.components.length > 0 && message.content.includes('**MAIN.md**')), 30_000, 'the browser');
 }

@@ -9,7 +9,7 @@ import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
-import { until } from '../support/wait.js';
+import { until, waitFor } from '../support/wait.js';
 
 const channel = 'C0PUBLIC';
 let rig: SlackRig;
@@ -54,7 +54,13 @@ beforeAll(async () => {
   });
   ({ slack, database } = rig);
   rig.harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'ok' } : { content: 'no change' }));
-  root = await mention('start the project');
+  // A channel whose visibility Slack did not tell within a second counts as private (its own
+  // space); on a loaded machine the first look-up can be late, and its answer is then cached.
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    root = await mention('start the project');
+    const session = await waitFor(async () => (await database.prisma.session.findFirst({ where: { threadKey: root }, include: { memorySpace: true } })) ?? undefined);
+    if (session.memorySpace.scopeKey === '') break;
+  }
   await until(async () => (await database.prisma.memoryDocument.count({ where: { path: 'MAIN.md' } })) > 0, 10_000, 'MAIN.md');
 });
 
