@@ -34,11 +34,12 @@ export async function addressOf(client: Client, channelId: string, known: Channe
 }
 
 /**
- * Private when not everyone in the guild may read it: a private thread, or a thread of a channel
- * whose @everyone overwrite denies View Channel. Unknown parents count as private (the safe side).
+ * Invited for a private thread (only its members read it: a memory space of its own); private
+ * when the thread's channel's @everyone overwrite denies View Channel. Unknown parents count as
+ * private (the safe side).
  */
 function visibilityOf(thread: AnyThreadChannel): Visibility {
-  if (thread.type === ChannelType.PrivateThread) return 'private';
+  if (thread.type === ChannelType.PrivateThread) return 'invited';
   const parent = thread.parent;
   if (!parent) return 'private';
   const everyone = parent.permissionOverwrites.cache.get(thread.guildId);

@@ -79,7 +79,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const context: DiscordContext = {
     client, agent, stores, outbox, log,
     access: new AccessPolicy(accessLists(config)),
-    memory: memoryGate(discordAccess, parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
+    memory: memoryGate(discordAccess(client), parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
   };
   const messages = new DiscordMessageHandler(context);
   const interactions = new DiscordInteractionHandler(context);
