@@ -3,8 +3,8 @@
 // browser's menus, edit modals within Discord's limits with compare-and-set, history with links,
 // and who may do what.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buttonId } from '../../src/adapters/discord/discord-ids.js';
-import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { buttonId } from '../../src/adapters/discord/ids.js';
+import { threadAddress } from '../../src/adapters/discord/ids.js';
 import type { SessionRecord } from '../../src/core/store.js';
 import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import * as wire from '../fakes/fake-discord-payloads.js';

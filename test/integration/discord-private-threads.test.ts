@@ -4,7 +4,7 @@
 // thread's members reach that memory (asking Discord who is in the thread). The real discord.js
 // client against the fake Discord, a real agent on Postgres.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buttonId, threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { buttonId, threadAddress } from '../../src/adapters/discord/ids.js';
 import type { SessionRecord } from '../../src/core/store.js';
 import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import type { FakeChannel, FakeMessage } from '../fakes/fake-discord.js';

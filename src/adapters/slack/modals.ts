@@ -5,7 +5,7 @@ import type { RunDocumentChange } from '../../core/store.js';
 import { choiceText } from '../chat/memory-actions.js';
 import { changeSummary, formatTokens, type DocumentDiff } from '../chat/notes.js';
 import { splitMessage } from '../chat/split-message.js';
-import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './blocks.js';
+import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './message-views.js';
 
 /** Characters per section (Slack allows 3,000). */
 export const sectionLimit = 2_900;

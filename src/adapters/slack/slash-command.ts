@@ -8,11 +8,11 @@ import type { SessionRecord } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, parseCommand, type CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import type { Json } from './blocks.js';
+import type { Json } from './message-views.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import { slashCommandBody } from './payloads.js';
 import { uploadToThread } from './files.js';
-import { slackThread, workspaceOf, type SlackContext } from './slack-context.js';
+import { slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const slashPrefix = '/hippo';
 /**

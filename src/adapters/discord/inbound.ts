@@ -8,16 +8,16 @@ import { AttachmentBuilder, DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchi
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
-import { messageRequester, refuseMessage } from './discord-access.js';
-import { accessRequestOf } from './discord-memory-access.js';
-import { enqueueText, type DiscordContext } from './discord-context.js';
-import { outboxPayload } from './discord-deliver.js';
-import { textBodies } from './discord-render.js';
-import { documentMenus } from './memory-components.js';
-import { steerKey, threadAddress, threadName } from './discord-ids.js';
+import { messageRequester, refuseMessage } from './access.js';
+import { accessRequestOf } from './memory-access.js';
+import { enqueueText, type DiscordContext } from './context.js';
+import { outboxPayload } from './deliver.js';
+import { textBodies } from './message-views.js';
+import { documentMenus } from './memory-views.js';
+import { steerKey, threadAddress, threadName } from './ids.js';
 import { discordAttachments } from './files.js';
-import { placeOf } from './discord-place.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { placeOf } from './place.js';
+import { KeyedQueue } from '../chat/keyed-queue.js';
 import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 
@@ -25,7 +25,7 @@ import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 const sharedFileText = '(shared a file)';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
-export class DiscordMessageHandler {
+export class DiscordInbound {
   private readonly queue: KeyedQueue;
 
   constructor(private readonly context: DiscordContext) {
@@ -34,12 +34,12 @@ export class DiscordMessageHandler {
 
   /** A new message. */
   created(message: Message): Promise<void> {
-    return this.queue.run(message.channelId, () => this.onCreated(message));
+    return this.queue.post(message.channelId, () => this.onCreated(message));
   }
 
   /** An edited message: a still-queued steer takes the new text. */
   updated(message: Message | PartialMessage): Promise<void> {
-    return this.queue.run(message.channelId, async () => {
+    return this.queue.post(message.channelId, async () => {
       const botId = this.context.client.user?.id;
       if (!botId || message.partial || !isPersonMessage(message, botId)) return;
       const text = messageText(message, botId);
@@ -51,7 +51,7 @@ export class DiscordMessageHandler {
 
   /** A deleted message: a still-queued steer is withdrawn. */
   deleted(message: Message | PartialMessage): Promise<void> {
-    return this.queue.run(message.channelId, async () => {
+    return this.queue.post(message.channelId, async () => {
       const withdrawn = await this.context.stores.steers.withdraw(steerKey(message.channelId, message.id));
       if (withdrawn) this.context.log.info({ messageId: message.id }, 'discord-steer-withdrawn');
     });

@@ -7,7 +7,7 @@ import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../
 import type { DocumentPart } from '../chat/document-parts.js';
 import { documentLine, formatSize, formatTime, historyLine, pinnedView, versionAuthor } from '../chat/memory-browser.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import { actionIds, button, escapeMrkdwn, section, type Json } from './blocks.js';
+import { actionIds, button, escapeMrkdwn, section, type Json } from './message-views.js';
 import { codeSections, pagedModal, sectionLimit, type ModalView } from './modals.js';
 
 /** Action ids of the browser; interactions dispatch on them. */

@@ -3,7 +3,7 @@
 // somewhere Hippo does not work (voice, forum posts' parents, …).
 import { ChannelType, PermissionFlagsBits, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
 import type { ThreadAddress, Visibility } from '../../core/store.js';
-import { dmAddress, threadAddress } from './discord-ids.js';
+import { dmAddress, threadAddress } from './ids.js';
 
 /** A resolved place. */
 export type Place =

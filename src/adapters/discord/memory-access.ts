@@ -5,8 +5,8 @@
 // as Discord says at the moment of the action.
 import type { Channel, Client, Interaction } from 'discord.js';
 import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
-import { addressOf } from './discord-place.js';
-import type { DiscordContext } from './discord-context.js';
+import { addressOf } from './place.js';
+import type { DiscordContext } from './context.js';
 
 /**
  * Discord's answers: editors by user id or role; members of an invite-only thread by asking
