@@ -4,8 +4,8 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
-import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
+import { revertMemoryRun, revertWithLaterChanges } from '../../core/memory-actions.js';
+import { ackMemoryRun, type Reviewer } from '../../core/memory-review.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './message-views.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { compactDiff, diffLines } from '../../core/line-diff.js';
 import { pinnableLines } from '../../core/pinned-lines.js';
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import { documentParts, encodeJoins, partPieces } from '../chat/document-parts.js';
+import { documentParts, encodeJoins, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, versionSessions } from '../chat/memory-browser.js';
 import { section, type Json } from './message-views.js';
