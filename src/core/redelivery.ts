@@ -9,13 +9,16 @@ import type { SessionRecord, StoredMessage } from './store.js';
 
 /**
  * Emits every answer and note the session still owes; returns how many. Adapters deduplicate by
- * key. `current` is the current segment (its answers name their files again; an answer owed from
- * an earlier segment is re-sent without them).
+ * key. Each answer names its files again, read from its own segment (`current`, when given, is the
+ * current one as held in memory; an earlier one is read from the store).
  */
 export async function redeliver(deps: AgentDeps, session: SessionRecord, current?: { segmentId: string; entries: readonly StoredMessage[] }): Promise<number> {
   const pending = await deps.stores.deliveries.pending(session.id);
+  const segments = new Map<string, readonly StoredMessage[]>(current ? [[current.segmentId, current.entries]] : []);
   for (const answer of pending.answers) {
-    const files = current?.segmentId === answer.segmentId ? answerFiles(current.entries, answer.seq, (tool) => deps.tools.deliversFile(tool)) : [];
+    let entries = segments.get(answer.segmentId);
+    if (!entries) segments.set(answer.segmentId, (entries = await deps.stores.context.segmentMessages(answer.segmentId)));
+    const files = answerFiles(entries, answer.seq, (tool) => deps.tools.deliversFile(tool));
     // Owed regardless of who holds the lease now: no fencing token.
     deps.events.emit({ type: 'answer', session, text: answer.text, segmentId: answer.segmentId, seq: answer.seq, fencingToken: null, files });
   }

@@ -46,6 +46,8 @@ export class SessionRunner {
   private workPending = false;
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
+  /** The segment whose open tool batch a drive was started to close before its reset. */
+  private batchClosingTried: string | null = null;
   private stopping = false;
   /** The session's spend caps, checked before each model call. */
   private readonly budget: SessionBudget;
@@ -242,8 +244,8 @@ export class SessionRunner {
       this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
       return false;
     }
-    // The replica holding the lease carries it out (this one, or another that hears it now).
-    if (stored) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
+    // The replica holding the lease carries it out: this one, or another that hears it now.
+    if (stored && this.lease.token === null) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
     return stored;
   }
 
@@ -289,11 +291,18 @@ export class SessionRunner {
   private pump(): void {
     // Waiting out a storage outage: the retry timer pumps.
     if (this.activity || this.stopping || this.outage.waiting) return;
-    if (this.record.resetRequested) {
+    const { resetRequested, pauseRequested, paused } = this.record;
+    // R6: never a reset inside a tool batch: a crashed turn's pending calls are answered first (a
+    // started one "interrupted", R12), and that drive stops for the reset at the checkpoint right
+    // after them. Tried once per segment, so a drive that cannot close it cannot loop; a paused
+    // session closes it when resumed.
+    const closeBatch = resetRequested && this.batchClosingTried !== this.context.segment.id && this.context.tail() === 'tools-pending';
+    if (resetRequested && !closeBatch) {
       if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
-    } else if (this.record.pauseRequested) {
+    } else if (pauseRequested && !closeBatch) {
       if (!this.failed.has('pause')) this.begin('pause', () => this.enterPaused());
-    } else if (this.workPending && !this.record.paused && !this.failed.has('drive')) {
+    } else if ((this.workPending || closeBatch) && !paused && !this.failed.has('drive')) {
+      if (closeBatch) this.batchClosingTried = this.context.segment.id;
       this.workPending = false;
       this.begin('drive', () => this.drive());
     } else if (this.memory.summaryRequested && !this.failed.has('memory')) {
@@ -397,8 +406,10 @@ export class SessionRunner {
     const { resetRequested, pauseRequested, paused, currentSegmentId } = this.record;
     switch (kind) {
       case 'drive':
-        // A command on another replica asked for a reset or a pause: that comes first.
-        return !resetRequested && !pauseRequested && !paused;
+        // A command on another replica asked for a reset or a pause: that comes first, except
+        // that a crashed turn's tool batch is closed before a reset (pump).
+        if (paused) return false;
+        return resetRequested ? this.context.tail() === 'tools-pending' : !pauseRequested;
       case 'reset':
         if (resetRequested && currentSegmentId !== null && currentSegmentId !== this.context.segment.id) await this.reload();
         return this.record.resetRequested;

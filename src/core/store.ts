@@ -23,8 +23,12 @@ export interface ThreadAddress {
   visibility?: Visibility;
 }
 
-/** Who can read a conversation: everyone in the workspace, its members only, or one person and Hippo. */
-export type Visibility = 'public' | 'private' | 'direct';
+/**
+ * Who can read a conversation: everyone in the workspace, its members only, one person and Hippo,
+ * or only the people invited to a thread (a Discord private thread: a conversation of its own
+ * inside a channel, so its memory space is its own under every scope).
+ */
+export type Visibility = 'public' | 'private' | 'direct' | 'invited';
 
 /** A session as core sees it. */
 export interface SessionRecord extends ThreadAddress {
@@ -179,6 +183,8 @@ export interface SessionStore {
 export interface ContextStore {
   /** The session's current segment and its messages in order. */
   load(sessionId: string): Promise<{ segment: SegmentRecord; messages: StoredMessage[] }>;
+  /** The messages of any segment, in order (an earlier one: an answer it still owes, R17). */
+  segmentMessages(segmentId: string): Promise<StoredMessage[]>;
   /**
    * Appends one message at `seq`; throws ConflictError if that position is taken by a different
    * message (a second writer); finding the same message there (a retried write) is success.
@@ -202,7 +208,7 @@ export interface ContextStore {
    * `lastStep`, and clears the session's pending reset. The new segment awaits its reset note.
    */
   startSegment(sessionId: string, next: NewSegment): Promise<SegmentRecord>;
-  /** Full-text search over earlier segments of sessions in the memory space (R15). */
+  /** Full-text search over earlier segments of sessions in the memory space (R15); each message once, where it was first said (carried copies are left out). */
   searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
 }
 

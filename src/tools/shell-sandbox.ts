@@ -9,6 +9,7 @@
 //   unshare  util-linux unshare + mount + chroot + setpriv (root only): the same view, built here
 //   none     no isolation (only with SHELL_UNSANDBOXED=true): a process group and a clean environment
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../core/errors.js';
@@ -56,9 +57,22 @@ const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
  */
 export const ETC_ENTRIES = [
   '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group',
-  '/etc/ssl', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
-  '/etc/timezone', '/etc/os-release', '/etc/profile', '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types',
+  '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
+  '/etc/timezone', '/etc/locale.alias', '/etc/os-release', '/etc/debian_version', '/etc/lsb-release', '/etc/profile',
+  '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types', '/etc/magic', '/etc/magic.mime',
+  '/etc/services', '/etc/protocols', '/etc/gitconfig', '/etc/perl',
+  // Language runtimes keep part of their installation here (Debian links /usr/lib/… to these).
+  ...etcRuntimeEntries(),
 ];
+
+/** /etc/python3*, /etc/java-*: configuration of runtimes in /usr, read once at start-up. */
+function etcRuntimeEntries(): string[] {
+  try {
+    return readdirSync('/etc').filter((name) => /^(python3(\.\d+)?|java-\d+-openjdk)$/.test(name)).map((name) => `/etc/${name}`);
+  } catch {
+    return [];
+  }
+}
 
 /** /etc entries added when commands have the network (name resolution). */
 export const ETC_NETWORK_ENTRIES = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
@@ -70,12 +84,13 @@ export function etcEntries(network: boolean): string[] {
 
 /**
  * Builds the sandbox root in a fresh mount namespace, as root: a tmpfs over /tmp (private to the
- * namespace) becomes the new root; /usr, the needed /etc entries (ETC_ENTRIES) and the lib/bin
- * entries are bound read-only, the
- * workspace (the current directory, so a hidden path still works) read-write at /workspace, a
+ * namespace) becomes the new root; /usr and the lib/bin entries are bound read-only, the /etc
+ * entries a shell needs copied (one cp, not two mounts each: a command starts faster; links kept,
+ * but those of the name resolution files followed, as they may point into /run) and made
+ * read-only, the workspace (the current directory, so a hidden path still works) read-write at /workspace, a
  * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
  * the size of files written, the processes and memory, and run bash in /workspace. Arguments:
- * uid gid prlimit-options etc-entries command.
+ * uid gid prlimit-options etc-entries etc-network-entries command.
  * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
  * kills whatever is left in the namespace.
  */
@@ -84,12 +99,11 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 new=/tmp
 mount -t tmpfs -o mode=0755,size=64m hippo-sandbox "$new"
 mkdir -p "$new/usr" "$new/etc"; mount --rbind /usr "$new/usr"; mount -o remount,bind,ro "$new/usr"
-for entry in $4; do
-  if [ -d "$entry" ]; then mkdir -p "$new$entry"
-  elif [ -e "$entry" ]; then touch "$new$entry"
-  else continue; fi
-  mount --rbind "$entry" "$new$entry"; mount -o remount,bind,ro "$new$entry"
-done
+present=""; for entry in $4; do if [ -e "$entry" ]; then present="$present $entry"; fi; done
+if [ -n "$present" ]; then (cd / && cp -a --parents $present "$new"); fi
+present=""; for entry in $5; do if [ -e "$entry" ]; then present="$present $entry"; fi; done
+if [ -n "$present" ]; then (cd / && cp -L --parents $present "$new"); fi
+mount --bind "$new/etc" "$new/etc"; mount -o remount,bind,ro "$new/etc"
 for entry in ${SYSTEM_ENTRIES.join(' ')}; do
   if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$new$entry"
   elif [ -d "$entry" ]; then mkdir -p "$new$entry"; mount --rbind "$entry" "$new$entry"; mount -o remount,bind,ro "$new$entry"; fi
@@ -101,7 +115,7 @@ for node in null zero full random urandom tty; do touch "$new/dev/$node"; mount 
 ln -s /proc/self/fd "$new/dev/fd"; ln -s /proc/self/fd/0 "$new/dev/stdin"; ln -s /proc/self/fd/1 "$new/dev/stdout"; ln -s /proc/self/fd/2 "$new/dev/stderr"
 chmod 1777 "$new/tmp"
 cd /
-chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit $3 -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$5" && exit 0 || exit $?`;
+chroot "$new" /usr/bin/setpriv --reuid="$1" --regid="$2" --clear-groups --no-new-privs -- /usr/bin/prlimit $3 -- /bin/bash -c 'cd ${SANDBOX_WORKSPACE} && exec bash -lc "$1"' hippo-shell "$6" && exit 0 || exit $?`;
 
 /** What to spawn for one command. */
 export interface SandboxInvocation {
@@ -152,7 +166,9 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
     // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
     return {
       file: 'setpriv',
-      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), prlimitOptions(spec).join(' '), etcEntries(sandbox.network).join(' '), spec.command],
+      args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), prlimitOptions(spec).join(' '),
+        ETC_ENTRIES.join(' '), (sandbox.network ? ETC_NETWORK_ENTRIES : []).join(' '), spec.command,
+      ],
       cwd: spec.workspace,
     };
   }

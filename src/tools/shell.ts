@@ -105,11 +105,16 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}) });
       const before = await snapshotWorkspace(workspace, limits);
       const overQuota = () => overQuotaSince(workspace, before, limits);
-      const result = await runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
+      const run = runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
+      // A cancelled command is held to the quota too, before the cancellation goes on.
+      const result = await run.catch(async (error: unknown) => {
+        if (await overQuota()) await removeCreatedEntries(workspace, before);
+        throw error;
+      });
       const notes: string[] = [];
       if (result.ending.kind === 'quota' || (await overQuota())) {
         const removed = await removeCreatedEntries(workspace, before);
-        if (removed > 0) notes.push(`workspace quota: the command went over it, so the ${removed} files and directories it created were removed`);
+        if (removed > 0) notes.push(`workspace quota: the command went over it, so what it created was removed (${removed} new ${removed === 1 ? 'entry' : 'entries'} of the workspace)`);
       }
       const note = await overQuotaNote(workspace, limits);
       if (note !== undefined) notes.push(note);

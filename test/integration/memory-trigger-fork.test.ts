@@ -466,6 +466,30 @@ describe('memory writes and permissions (R13, R15)', () => {
   });
 });
 
+describe('search of originals (R15)', () => {
+  it('lists a message carried over two resets once, where it was first said', async () => {
+    const h = await start();
+    const { session } = await h.stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const first = await h.stores.context.load(session.id);
+    const init = [{ role: 'system' as const, content: 'init' }, { role: 'user' as const, content: 'memory' }];
+    for (const [seq, message] of [...init, { role: 'user' as const, content: 'Ada wrote:\n> the pelican migration starts Monday' }].entries()) {
+      await h.stores.context.append(first.segment.id, { seq, message, isInit: seq < 2, isMarker: false, memoryRunId: null });
+    }
+    for (let reset = 0; reset < 2; reset += 1) {
+      const { segment, messages } = await h.stores.context.load(session.id);
+      const carried = messages.filter((entry) => !entry.isInit);
+      const next = [...init.map((message, seq) => ({ seq, message, isInit: true, isMarker: false, memoryRunId: null })), ...carried.map((entry, index) => ({ ...entry, seq: 2 + index }))];
+      await h.stores.context.startSegment(session.id, { fromSegmentId: segment.id, messages: next, carriedMessages: carried.length, startTokens: 10, lastStep: 0 });
+      await h.stores.context.append((await h.stores.context.load(session.id)).segment.id, { seq: next.length, message: { role: 'assistant', content: `pelican note ${reset + 2}` }, isInit: false, isMarker: false, memoryRunId: null });
+    }
+    const current = (await h.stores.context.load(session.id)).segment;
+    expect(current.ordinal).toBe(3);
+    const hits = await h.stores.context.searchOriginals(session.memorySpaceId, 'pelican', current.id, 10);
+    // The person's message once (context 1), and the answer said in context 2 once; no copies.
+    expect(hits.map((hit) => [hit.segmentOrdinal, hit.role]).sort()).toEqual([[1, 'user'], [2, 'assistant']]);
+  });
+});
+
 describe('decider output (R5)', () => {
   it('reads the reset signal only from a line that is exactly RESET_CONTEXT', async () => {
     const { readDecision } = await import('../../src/core/memory-instructions.js');

@@ -82,6 +82,68 @@ describe('recovery at start-up (R12)', () => {
     expect(shape(conversation(model.requests[0]!.body))).toEqual(['user:go', 'assistant→[r1]', 'tool(r1)', 'user:new instructions']);
   });
 
+  it('answers a started call of a crashed batch before a pending reset, so no reset, pause or fresh process runs it again (R6, R12)', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> launch it' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('n1', 'launch')] } },
+    ]);
+    const { segment } = await stores.context.load(sessionId);
+    await stores.context.markToolCallStarted(segment.id, 3, 'n1');
+    await stores.sessions.setFlags(sessionId, { resetRequested: true, pauseRequested: true });
+    const first = await createAgentHarness({ database, model, tools: [recorder] });
+    await first.agent.recover();
+    await first.waitForEvent('paused', (event) => event.session.id === sessionId);
+    await (await first.agent.runner(sessionId)).whenIdle();
+    await first.close();
+    // The batch was closed in the old segment, with the call answered "interrupted".
+    const old = await database.prisma.contextMessage.findMany({ where: { segmentId: segment.id, role: 'tool' } });
+    expect(old.map((row) => row.content)).toEqual([expect.stringContaining('was interrupted')]);
+    expect(await database.prisma.segment.count({ where: { sessionId } })).toBe(2);
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ content: 'checked the launch' });
+    await harness.agent.resume(sessionId);
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(executed).toEqual([]);
+  });
+
+  it('keeps the started-call marks on the copies a reset carries over', async () => {
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> launch it' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('m1', 'launch')] } },
+    ]);
+    const { segment, messages } = await stores.context.load(sessionId);
+    await stores.context.markToolCallStarted(segment.id, 3, 'm1');
+    const marked = (await stores.context.load(sessionId)).messages;
+    await stores.context.startSegment(sessionId, { fromSegmentId: segment.id, messages: marked, carriedMessages: 2, startTokens: 10, lastStep: 0 });
+    const next = await stores.context.load(sessionId);
+    expect(next.segment.id).not.toBe(segment.id);
+    expect(next.messages.map((entry) => entry.startedToolCalls ?? [])).toEqual([[], [], [], ['m1']]);
+    expect(messages).toHaveLength(4);
+    // Its pending call is no backlog for the next tests' recovery.
+    await database.prisma.session.delete({ where: { id: sessionId } });
+  });
+
+  it('re-sends an answer owed from before a reset with its files (R17)', async () => {
+    const sender = defineTool({ name: 'send_file', description: 'Sends a file.', deliversFile: true, input: z.object({ path: z.string() }), execute: async ({ path }) => `will send ${path}` }) as AnyTool;
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> send the report' } },
+      { message: { role: 'assistant', content: null, tool_calls: [{ id: 'f1', type: 'function', function: { name: 'send_file', arguments: JSON.stringify({ path: 'out/report.pdf' }) } }] } },
+      { message: { role: 'tool', tool_call_id: 'f1', content: 'will send out/report.pdf' } },
+    ]);
+    const { segment, messages } = await stores.context.load(sessionId);
+    // The answer was stored, then the process died before the chat adapter took it.
+    await stores.context.append(segment.id, { seq: 5, message: { role: 'assistant', content: 'Here is the report.' }, isInit: false, isMarker: false, memoryRunId: null, awaitingDelivery: true });
+    const owed = (await stores.context.load(sessionId)).messages;
+    await stores.context.startSegment(sessionId, { fromSegmentId: segment.id, messages: owed, carriedMessages: owed.length - 2, startTokens: 10, lastStep: 0 });
+    await stores.deliveries.markReset((await stores.context.load(sessionId)).segment.id);
+    harness = await createAgentHarness({ database, model, tools: [sender] });
+    await harness.agent.runner(sessionId);
+    const answer = await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(answer).toMatchObject({ text: 'Here is the report.', segmentId: segment.id, seq: 5, files: [{ callId: 'f1', path: 'out/report.pdf' }] });
+    expect(messages).toHaveLength(5);
+    await database.prisma.session.delete({ where: { id: sessionId } });
+  });
+
   it('runs only the calls of a partial batch that have no result yet', async () => {
     const sessionId = await crashedSession(newThread(), [
       { message: { role: 'user', content: 'Ada wrote:\n> go' } },

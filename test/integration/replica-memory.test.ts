@@ -80,7 +80,8 @@ async function stall(harness: AgentHarness, sessionId: string): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, stallTtlMs + 100));
 }
 
-describe('flags across replicas (R8, R11)', () => {
+// Two replicas, each with its own pool and LISTEN connection, on a loaded machine: more time than the default.
+describe('flags across replicas (R8, R11)', { timeout: 90_000 }, () => {
   it('does not repeat a pause that the driver already carried out and a person resumed', async () => {
     const slow = slowTool();
     const driver = await replica('flags-a', { tools: [slow.tool] });
@@ -88,14 +89,14 @@ describe('flags across replicas (R8, R11)', () => {
     scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the pause' }] });
     const thread = newThread();
     const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await until(slow.started, 10_000, 'tool start');
+    await until(slow.started, 30_000, 'tool start');
     // The pause reaches the replica that does not drive: it stores the request, and its runner
     // remembers it after its claim is refused.
     await other.agent.pause(session!.id);
     slow.open();
-    await driver.waitForEvent('paused', (event) => event.session.id === session!.id);
+    await driver.waitForEvent('paused', (event) => event.session.id === session!.id, 30_000);
     await driver.agent.resume(session!.id);
-    await driver.waitForEvent('answer', (event) => event.text === 'after the pause');
+    await driver.waitForEvent('answer', (event) => event.text === 'after the pause', 30_000);
     await (await driver.agent.runner(session!.id)).whenIdle();
     // Something pumps the stale runner (a budget raise): it takes the released lease, and the row
     // no longer asks for a pause.
@@ -113,11 +114,11 @@ describe('flags across replicas (R8, R11)', () => {
     scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the reset' }] });
     const thread = newThread();
     const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await until(slow.started, 10_000, 'tool start');
+    await until(slow.started, 30_000, 'tool start');
     expect(await other.agent.reset(session!.id)).toBe(true);
     slow.open();
-    const reset = await driver.waitForEvent('context-reset', (event) => event.session.id === session!.id);
-    await driver.waitForEvent('answer', (event) => event.text === 'after the reset');
+    const reset = await driver.waitForEvent('context-reset', (event) => event.session.id === session!.id, 30_000);
+    await driver.waitForEvent('answer', (event) => event.text === 'after the reset', 30_000);
     await (await driver.agent.runner(session!.id)).whenIdle();
     await other.agent.raiseBudget(session!.id, 1);
     await (await other.agent.runner(session!.id)).whenIdle();
@@ -141,14 +142,14 @@ describe('flags across replicas (R8, R11)', () => {
     });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    await first.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
     const firstRunner = await first.agent.runner(session!.id);
     await firstRunner.whenIdle();
     // The first replica stalls: its lease runs out while its segment-1 decider is still thinking,
     // and the second replica takes the session and resets it on a person's word.
     await stall(first, session!.id);
     expect(await second.agent.reset(session!.id)).toBe(true);
-    await second.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    await second.waitForEvent('context-reset', (event) => event.session.id === session!.id, 30_000);
     await (await second.agent.runner(session!.id)).whenIdle();
     expect(await segmentCount(session!.id)).toBe(2);
     // The old decider now says reset: its segment ended, so nothing is stored or done.
@@ -161,7 +162,7 @@ describe('flags across replicas (R8, R11)', () => {
   });
 });
 
-describe('lease hand-over during a memory run (R3, R18)', () => {
+describe('lease hand-over during a memory run (R3, R18)', { timeout: 90_000 }, () => {
   it('keeps the lease while its summarizer runs: the other replica forks no second summarizer, and the run ends succeeded', async () => {
     const summarizerGate = gate();
     const settings = { contextWindow: 10_000 };
@@ -176,13 +177,13 @@ describe('lease hand-over during a memory run (R3, R18)', () => {
     });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    await first.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
     const firstRunner = await first.agent.runner(session!.id);
     await firstRunner.whenIdle();
     expect(firstRunner.memory.summarizerRunning).toBe(true);
     // The worker is idle (past its grace of 0 ms), its summarizer is not: a message reaches the other replica.
     await second.agent.submit(personMessage(thread, 'one more thing', 'Grace'), { startSession: false });
-    await until(() => [...first.events, ...second.events].some((event) => event.type === 'answer' && event.text === 'second answer'), 10_000, 'the second answer');
+    await until(() => [...first.events, ...second.events].some((event) => event.type === 'answer' && event.text === 'second answer'), 30_000, 'the second answer');
     summarizerGate.open();
     await firstRunner.memory.settle();
     await (await second.agent.runner(session!.id)).memory.settle();
@@ -190,7 +191,7 @@ describe('lease hand-over during a memory run (R3, R18)', () => {
     expect(runs.map((run) => run.status)).toEqual(['succeeded']);
     expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
     // With its memory runs over, the lease is given up.
-    await until(async () => (await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } })).released, 5_000, 'lease released');
+    await until(async () => (await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session!.id } })).released, 30_000, 'lease released');
   });
 
   it('records the late success of a run that a new holder took for dead', async () => {
@@ -207,12 +208,12 @@ describe('lease hand-over during a memory run (R3, R18)', () => {
     });
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
-    await first.waitForEvent('answer', (event) => event.text === 'first answer');
+    await first.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
     const firstRunner = await first.agent.runner(session!.id);
     await firstRunner.whenIdle();
     await stall(first, session!.id);
     await second.agent.submit(personMessage(thread, 'still there?', 'Grace'), { startSession: false });
-    await second.waitForEvent('answer', (event) => event.text === 'second answer');
+    await second.waitForEvent('answer', (event) => event.text === 'second answer', 30_000);
     const run = () => database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session!.id, role: 'summarizer' }, orderBy: { startedAt: 'asc' } });
     expect(await run()).toMatchObject({ status: 'failed' });
     summarizerGate.open();

@@ -73,6 +73,21 @@ describe('Slack files, for a model that accepts images', () => {
     await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Seen both.');
   });
 
+  it('shows the latest 8 of many images and names the files of the others; the same image shared again is only named (#25)', async () => {
+    rig.harness.model.respond(answerWith('Seen them.'));
+    // Ten different PNGs (their bytes differ after the signature), then the first one again.
+    const shots = Array.from({ length: 10 }, (_unused, index) => rig.slack.files.add({ name: `shot-${index + 1}.png`, mimetype: 'image/png', content: Buffer.concat([png, Buffer.from([index])]) }));
+    const again = rig.slack.files.add({ name: 'again.png', mimetype: 'image/png', content: Buffer.concat([png, Buffer.from([0])]) });
+    const root = await share(rig, 'compare these', [...shots, again]);
+    const request = await firstRequest(rig, root);
+    const parts = request.body.messages.at(-1)!['content'] as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    const images = parts.filter((part) => part.type === 'image_url');
+    expect(images.map((part) => Buffer.from(part.image_url!.url.split(',')[1]!, 'base64').at(-1))).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    const texts = parts.filter((part) => part.type === 'text').map((part) => part.text);
+    expect(texts.slice(1)).toEqual([1, 2].map((index) => `(An earlier image is no longer shown, so requests stay within the image limits. It is saved in the workspace as files/shot-${index}.png.)`));
+    expect(texts[0]).toContain('(attached: again.png, image/png, 71 B, saved as files/again.png; the same image as one shown earlier)');
+  });
+
   it('uploads a workspace file the agent attaches to its answer, once, after the answer', async () => {
     let step = 0;
     rig.harness.model.respond((body): FakeReply => {

@@ -1,7 +1,7 @@
 // The shell tool in every isolation this machine offers (bwrap, unshare, and none, which only
 // SHELL_UNSANDBOXED allows). Isolation itself is tested in tools-shell-sandbox.test.ts.
 import { readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { detectShellSandbox, type SandboxKind, type ShellSandbox } from '../../s
 import { sessionWorkspacePath } from '../../src/tools/workspace-path.js';
 import { workspaceUsage } from '../../src/tools/workspace-quota.js';
 import { toolContext } from '../support/tool-context.js';
+import { until } from '../support/wait.js';
 
 const context = toolContext;
 
@@ -164,7 +165,7 @@ describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) =
     const sessionId = `quota-bytes-${kind}`;
     await shell({ command: 'echo kept > keep.txt' }, { limits }, { sessionId });
     const result = await shell({ command: 'for n in $(seq 20); do head -c 200000 /dev/zero > part-$n.bin; done; echo written' }, { limits }, { sessionId });
-    expect(result).toMatch(/\nworkspace quota: the command went over it, so the \d+ files and directories it created were removed$/);
+    expect(result).toMatch(/\nworkspace quota: the command went over it, so what it created was removed \(\d+ new entries of the workspace\)$/);
     const usage = await workspaceUsage(sessionWorkspacePath(root, sessionId), 1000);
     expect(usage.bytes).toBeLessThanOrEqual(limits.maxBytes);
     expect(await shell({ command: 'ls' }, { limits }, { sessionId })).toBe('exit code: 0\nstdout:\nkeep.txt\n');
@@ -174,14 +175,27 @@ describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) =
     const limits = { maxBytes: 1024 * 1024, maxFiles: 50, maxFileBytes: 1024 * 1024 };
     const sessionId = `quota-files-${kind}`;
     const result = await shell({ command: 'mkdir many && cd many && for n in $(seq 400); do : > f-$n; done; echo made' }, { limits }, { sessionId });
-    expect(result).toMatch(/\nworkspace quota: the command went over it, so the 1 files and directories it created were removed$/);
+    expect(result).toMatch(/\nworkspace quota: the command went over it, so what it created was removed \(1 new entry of the workspace\)$/);
     expect((await workspaceUsage(sessionWorkspacePath(root, sessionId), 1000)).files).toBe(0);
   });
 
   it('kills a command while it runs once it grows the workspace past its quota', async () => {
     const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
     const result = await shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > part-$n.bin; done; sleep 30; echo finished' }, { limits, quotaCheckMs: 50 }, { sessionId: `quota-kill-${kind}` });
-    expect(result).toMatch(/^killed: the workspace grew past its quota \(WORKSPACE_MAX_MB, WORKSPACE_MAX_FILES\), with every process it started\nstdout: \(empty\)\nworkspace quota: the command went over it, so the [23] files and directories it created were removed$/);
+    expect(result).toMatch(/^killed: the workspace grew past its quota \(WORKSPACE_MAX_MB, WORKSPACE_MAX_FILES\), with every process it started\nstdout: \(empty\)\nworkspace quota: the command went over it, so what it created was removed \([23] new entries of the workspace\)$/);
+  });
+
+  it('removes what a cancelled command wrote past the quota', async () => {
+    const limits = { maxBytes: 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 };
+    const sessionId = `quota-cancel-${kind}`;
+    const workspace = sessionWorkspacePath(root, sessionId);
+    const controller = new AbortController();
+    // No measuring while it runs: only the clean-up after the cancellation can hold the quota.
+    const running = shell({ command: 'for n in 1 2 3; do head -c 600000 /dev/zero > part-$n.bin; done; touch done; sleep 30' }, { limits, quotaCheckMs: 600_000 }, { sessionId, signal: controller.signal });
+    await until(async () => (await readdir(workspace).catch((): string[] => [])).includes('done'), 20_000, 'the files written');
+    controller.abort(new Error('stop'));
+    await expect(running).rejects.toBeInstanceOf(CancelledError);
+    expect(await readdir(workspace)).toEqual([]);
   });
 
   it('lets a command delete files in a workspace already over its quota', async () => {

@@ -4,8 +4,13 @@
 // requests racing) finds the mark and is refused. Only used states are written: an anonymous
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
-import { ClearStateStore, InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
+import slackOAuth, { InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
 import type { SlackStore } from '../storage/slack-store.js';
+
+// Node's ESM loader does not see ClearStateStore among the CommonJS package's named exports
+// (re-exported through a nested index): it is taken from the default export.
+const { ClearStateStore } = slackOAuth;
+type ClearStateStore = InstanceType<typeof ClearStateStore>;
 
 /** How long a state is valid (seconds): the cookie's lifetime too. */
 export const stateLifetimeSeconds = 600;

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-sender.js';
-import { platformErrorCode } from './slack-errors.js';
+import { platformErrorCode } from './errors.js';
 
 /** Outbox operations of a streamed answer. */
 export const streamOperations = {

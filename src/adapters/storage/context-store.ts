@@ -24,6 +24,11 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       return { segment: toSegmentRecord(segment), messages: segment.messages.map(toStoredMessage) };
     },
 
+    async segmentMessages(segmentId) {
+      const rows = await prisma.contextMessage.findMany({ where: { segmentId }, orderBy: { seq: 'asc' } });
+      return rows.map(toStoredMessage);
+    },
+
     async append(segmentId, entry, options = {}) {
       // One statement (the hot path of every step): the message, and the segment's token count
       // when given. The unique (segment_id, seq) refuses a second writer at the same position.
@@ -107,8 +112,11 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
             contextTokens: next.startTokens, contextTokensSeq: next.messages.length, lastStep: next.lastStep, awaitingDelivery: true,
           },
         });
-        // Carried copies are never owed delivery: their originals hold that mark (R17).
-        await tx.contextMessage.createMany({ data: next.messages.map((entry, seq) => toMessageRow(segment.id, { ...entry, seq, awaitingDelivery: false })) });
+        // Carried copies are never owed delivery: their originals hold that mark (R17). They keep
+        // their started-call marks: a call that began is never run again because it was copied (R12).
+        await tx.contextMessage.createMany({
+          data: next.messages.map((entry, seq) => ({ ...toMessageRow(segment.id, { ...entry, seq, awaitingDelivery: false }), startedToolCallIds: entry.startedToolCalls ?? [] })),
+        });
         await tx.session.update({ where: { id: sessionId }, data: { currentSegmentId: segment.id, resetRequested: false } });
         return toSegmentRecord(segment);
       });
@@ -130,6 +138,9 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
           WHERE s.memory_space_id = ${memorySpaceId}
             AND m.segment_id <> ${excludeSegmentId}
             AND NOT m.is_init AND NOT m.is_marker
+            -- A reset's carried copies sit right after the init messages; their originals are found
+            -- where they were first said, so each message is listed once.
+            AND m.seq >= g.carried_messages + (SELECT count(*) FROM context_messages i WHERE i.segment_id = m.segment_id AND i.is_init)
             AND to_tsvector('simple', m.search_text) @@ query.q
           ORDER BY rank DESC, m.id DESC
           LIMIT ${limit}::int)
