@@ -4,7 +4,11 @@
 // requests racing) finds the mark and is refused. Only used states are written: an anonymous
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
-import { ClearStateStore, InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
+import slackOauth, { type ClearStateStore as SignedStateStore, type InstallURLOptions, type StateStore } from '@slack/oauth';
+
+// A default import: Node's ESM loader (a service started by `node`/tsx, not vitest) does not see
+// these named exports of the CommonJS package, and start-up failed.
+const { ClearStateStore, InvalidStateError } = slackOauth;
 import type { SlackStore } from '../storage/slack-store.js';
 
 /** How long a state is valid (seconds): the cookie's lifetime too. */
@@ -12,7 +16,7 @@ export const stateLifetimeSeconds = 600;
 
 /** Signed states that a redirect consumes. */
 export class SingleUseStateStore implements StateStore {
-  private readonly signed: ClearStateStore;
+  private readonly signed: SignedStateStore;
 
   constructor(
     private readonly store: SlackStore,
