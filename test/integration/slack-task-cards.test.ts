@@ -22,7 +22,7 @@ afterAll(async () => {
   await rig?.close();
 });
 
-/** The worker searches, writes its TODO.md, lists memory, then answers: one step per model call. */
+/** The worker searches, writes its TODO.md, reads a document that does not exist, then answers: one step per model call. */
 function scriptRun(): void {
   rig.harness.model.respond((body): FakeReply => {
     if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
@@ -30,7 +30,7 @@ function scriptRun(): void {
     const step = body.messages.filter((message) => message['role'] === 'tool').length;
     if (step === 0) return { toolCalls: [{ name: 'memory_search', arguments: { query: 'release notes' } }], usage };
     if (step === 1) return { toolCalls: [{ name: 'todo_write', arguments: { content: todo } }], usage };
-    if (step === 2) return { toolCalls: [{ name: 'memory_list', arguments: {} }], usage };
+    if (step === 2) return { toolCalls: [{ name: 'memory_read', arguments: { path: 'MISSING.md' } }], usage };
     return { content: 'Released.', usage };
   });
 }
@@ -62,14 +62,15 @@ describe('Slack task cards', () => {
       ['plan', 'Ship the release'],
       ['plan-1', 'read the notes', 'complete'],
       ['plan-2', 'tag the build', 'pending'],
-      ['call', 'memory_list', 'in_progress'],
-      ['call', 'memory_list', 'complete'],
+      ['call', 'memory_read: MISSING.md', 'in_progress'],
+      ['call', 'memory_read: MISSING.md', 'error'],
     ]);
     // A call's cards share its id (Slack updates the card in place), and its end carries a short output.
     const calls = [started, ...later].flatMap(chunksOf).filter((chunk) => chunk['type'] === 'task_update' && !String(chunk['id']).startsWith('plan-'));
     expect(new Set(calls.map((chunk) => chunk['id'])).size).toBe(2);
     expect(String(calls[1]?.['output'] ?? '').length).toBeGreaterThan(0);
     expect(String(calls[1]?.['output'] ?? '').length).toBeLessThanOrEqual(200);
+    expect(String(calls[3]?.['output'])).toContain('no memory document MISSING.md');
     // The stop is the last call on the task stream; one task stream for the run.
     expect(later.at(-1)?.method).toBe('chat.stopStream');
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined)).toHaveLength(1);
