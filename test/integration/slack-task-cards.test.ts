@@ -13,9 +13,10 @@ const channel = 'C0TASKS';
 const todo = '# Ship the release\n- [x] read the notes\n- [ ] tag the build';
 let rig: SlackRig;
 let slack: FakeSlackApi;
+const feedback: string[] = [];
 
 beforeAll(async () => {
-  rig = await startSlackRig({ signingSecret, slack: { threadStatusError: null }, users: [{ id: 'UADA', displayName: 'Ada' }], env: { SLACK_TASK_DISPLAY: 'plan' } });
+  rig = await startSlackRig({ signingSecret, slack: { threadStatusError: null }, users: [{ id: 'UADA', displayName: 'Ada' }], env: { SLACK_TASK_DISPLAY: 'plan' }, onFeedback: (platform, kind) => feedback.push(`${platform}:${kind}`) });
   slack = rig.slack;
 });
 afterAll(async () => {
@@ -90,5 +91,34 @@ describe('Slack task cards', () => {
     // The thread holds the status card and the answer, nothing more; no task item failed.
     expect(slack.threadMessages(other, root).map((message) => message.blocks === undefined ? message.markdown_text : 'card')).toEqual(['card', 'Released.']);
     expect(await rig.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: 'failed' } })).toBe(0);
+  });
+
+  it('ends a streamed answer with feedback buttons; a click is recorded once as answer feedback', async () => {
+    const answer = Array.from({ length: 30 }, (_unused, index) => `Line ${index + 1} of the answer.`).join(' ');
+    rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, chunkDelayMs: 60, usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 90 } }));
+    const root = '1740000003.000100';
+    await mention(channel, root);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
+    const ts = String(started.response?.['ts']);
+    const stop = await slack.waitForCall('chat.stopStream', (call) => call.args['ts'] === ts, 20_000);
+    expect(stop.args['blocks']).toEqual([expect.objectContaining({ type: 'context_actions', elements: [expect.objectContaining({ type: 'feedback_buttons', action_id: 'hippo_feedback' })] })]);
+    const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    await until(async () => (await rig.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
+    const click = async (value: string) => {
+      const payload = {
+        type: 'block_actions', team: { id: slack.teamId }, user: { id: 'UADA', team_id: slack.teamId }, trigger_id: 't1',
+        container: { type: 'message', message_ts: ts, channel_id: channel }, channel: { id: channel }, message: { type: 'message', ts, thread_ts: root, text: '' },
+        actions: [{ type: 'feedback_buttons', action_id: 'hippo_feedback', block_id: 'b', value, action_ts: '1' }],
+      };
+      expect((await rig.post(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded')).status).toBe(200);
+    };
+    await click('up');
+    await until(() => feedback.length === 1, 10_000, 'the click recorded');
+    await click('up');
+    await click('sideways');
+    await click('down');
+    await until(() => feedback.length === 2, 10_000, 'the second kind recorded');
+    expect(feedback).toEqual(['slack:up', 'slack:down']);
+    expect(await rig.database.prisma.answerFeedback.count({ where: { messageId: ts } })).toBe(2);
   });
 });

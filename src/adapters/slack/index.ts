@@ -109,7 +109,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     const envelope = eventEnvelope.safeParse(body);
     if (envelope.success) handleAppHomeOpened(context, envelope.data.team_id, event);
   });
-  registerInteractions(app, context);
+  registerInteractions(app, context, options.onFeedback ?? (() => undefined));
   registerSlashCommand(app, context);
   registerUninstall(app, context, connection.installations);
   registerAssistantPane(app, context);

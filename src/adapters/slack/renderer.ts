@@ -234,7 +234,7 @@ export class SlackRenderer {
       const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
       const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
       const result = await this.context.outbox.enqueue(index === 0
-        ? this.entry(session, key, streamOperations.finish, payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
+        ? this.entry(session, key, streamOperations.finish, parts.length === 1 ? { ...payload, feedback: true } : payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
         : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-sender.js';
+import type { Json } from './blocks.js';
+import { feedbackBlock } from './feedback-buttons.js';
 import { platformErrorCode } from './slack-errors.js';
 
 /** Outbox operations of a streamed answer. */
@@ -37,6 +39,8 @@ const startPayload = z.looseObject({
   recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
 });
 const textPayload = z.looseObject({ channel: z.string(), markdown: z.string() });
+/** An answer's part; `feedback`: it ends the answer, so the stream ends with the feedback buttons. */
+const finishPayload = textPayload.extend({ feedback: z.boolean().optional() });
 const chunk = z.looseObject({ type: z.string() });
 const tasksStartPayload = z.looseObject({
   channel: z.string(), thread_ts: z.string(), chunks: z.array(chunk), task_display_mode: z.enum(['timeline', 'plan']),
@@ -112,17 +116,19 @@ export class SlackStreams {
    * changed, the part is posted. Returns the ts of the message that shows it.
    */
   async finish(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
-    if (!item.targetMessageId) return host.post(item);
-    const { channel, markdown } = textPayload.parse(item.payload);
+    const { channel, markdown, feedback, ...rest } = finishPayload.parse(item.payload);
+    // Posted or edited answers keep 👍 / 👎 reactions: the buttons come only with a native stop.
+    const post = { ...item, payload: { ...rest, channel, markdown } };
+    if (!item.targetMessageId) return host.post(post);
     const ts = item.targetMessageId;
     try {
-      if (!(await this.stopWith(host, channel, ts, markdown))) await this.replace(host, channel, ts, markdown);
+      if (!(await this.stopWith(host, channel, ts, markdown, feedback ? [feedbackBlock()] : undefined))) await this.replace(host, channel, ts, markdown);
       return ts;
     } catch (error) {
       const code = error instanceof PlatformError ? error.message : '';
       if (!unchangeable.has(code)) throw error;
       host.log.warn({ channel, ts, error: code }, 'slack-stream-unchangeable: posting the answer instead');
-      return host.post(item);
+      return host.post(post);
     }
   }
 
@@ -197,14 +203,14 @@ export class SlackStreams {
   }
 
   /** Stops an open stream this process knows with the rest of `markdown`; false when it cannot. */
-  private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string): Promise<boolean> {
+  private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string, blocks?: Json[]): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
     if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
     const suffix = markdown.slice(shown.text.length);
     this.shown.delete(key);
     try {
-      await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }) });
+      await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }), ...(blocks ? { blocks } : {}) });
     } catch (error) {
       if (slackRefusal(error) === null) throw error;
       return false;
