@@ -23,8 +23,12 @@ export interface ThreadAddress {
   visibility?: Visibility;
 }
 
-/** Who can read a conversation: everyone in the workspace, its members only, or one person and Hippo. */
-export type Visibility = 'public' | 'private' | 'direct';
+/**
+ * Who can read a conversation: everyone in the workspace, its members only, one person and Hippo,
+ * or only the people invited to a thread (a Discord private thread: a conversation of its own
+ * inside a channel, so its memory space is its own under every scope).
+ */
+export type Visibility = 'public' | 'private' | 'direct' | 'invited';
 
 /** A session as core sees it. */
 export interface SessionRecord extends ThreadAddress {

@@ -65,6 +65,8 @@ export class FakeDiscord {
   /** Channels by id (text channels, threads, DMs). */
   readonly channels = new Map<string, FakeChannel>();
   private readonly messages = new Map<string, FakeMessage[]>();
+  /** Members of private threads, by thread id (GET /channels/:id/thread-members/:user). */
+  private readonly threadMembers = new Map<string, Set<string>>();
   private readonly failures: Failure[] = [];
   /** Attachment bytes by CDN path. */
   private readonly cdn = new Map<string, { contentType: string; content: Buffer }>();
@@ -133,6 +135,15 @@ export class FakeDiscord {
     this.channels.set(general.id, general);
     this.gateway.dispatch('GUILD_CREATE', wire.guildCreate({ id: guildId, name, ownerId: this.ada.id, botRoleId: wire.snowflake() }, [general], [], this.bot));
     return { guildId, general };
+  }
+
+  /** An invite-only thread in #general with these members (THREAD_CREATE of type 12). */
+  createPrivateThread(name: string, members: FakeUser[]): FakeChannel {
+    const thread = { ...wire.threadChannel(this.guildId, this.general.id, name, members[0]?.id ?? this.ada.id), type: 12 };
+    this.channels.set(thread.id, thread);
+    this.threadMembers.set(thread.id, new Set(members.map((member) => member.id)));
+    this.gateway.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+    return thread;
   }
 
   /** Another text channel in the guild (sent to clients as CHANNEL_CREATE). */
@@ -344,6 +355,13 @@ export class FakeDiscord {
     if (!channel) return { status: 404, body: { message: 'Unknown Channel', code: 10003 } };
     if (method === 'GET' && !sub) return { status: 200, body: channel };
     if (sub === 'typing' && method === 'POST') return { status: 204 };
+    if (sub === 'thread-members' && method === 'GET' && messageId) {
+      // Public threads: anyone who can see the channel; private ones: their members only.
+      const members = this.threadMembers.get(channelId);
+      if (channel.type !== 11 && channel.type !== 12) return { status: 400, body: { message: 'Invalid Thread', code: 50024 } };
+      if (members && !members.has(messageId)) return { status: 404, body: { message: 'Unknown Member', code: 10007 } };
+      return { status: 200, body: { id: channelId, user_id: messageId, join_timestamp: new Date().toISOString(), flags: 0 } };
+    }
     if (sub !== 'messages') return notFound();
     if (!messageId) {
       if (method === 'GET') return { status: 200, body: this.history(channelId, query) };

@@ -52,6 +52,10 @@ export interface FakeUser {
   id: string;
   displayName: string;
   realName?: string;
+  /** The user's own team (another organisation's for a Slack Connect member); default: the fake's. */
+  teamId?: string;
+  /** A multi-channel (`is_restricted`) or single-channel (`is_ultra_restricted`) guest. */
+  guest?: 'multi' | 'single';
 }
 
 /** Options of `startFakeSlackApi`. */
@@ -266,7 +270,14 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'users.info': {
         const user = users.get(String(args['user']));
         if (!user) return { ok: false, error: 'user_not_found' };
-        return { ok: true, user: { id: user.id, name: user.displayName.toLowerCase(), real_name: user.realName ?? user.displayName, profile: { display_name: user.displayName, real_name: user.realName ?? user.displayName } } };
+        return {
+          ok: true,
+          user: {
+            id: user.id, team_id: user.teamId ?? settings.teamId, name: user.displayName.toLowerCase(), real_name: user.realName ?? user.displayName,
+            is_restricted: user.guest !== undefined, is_ultra_restricted: user.guest === 'single',
+            profile: { display_name: user.displayName, real_name: user.realName ?? user.displayName },
+          },
+        };
       }
       case 'conversations.replies': {
         const channel = String(args['channel']);

@@ -2,7 +2,7 @@
 // ADMIN_USERS, and the starter-only reset. A refused message gets 🚫 (and a reply when it addressed
 // Hippo), a refused interaction an ephemeral reply; nothing is stored.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buttonId } from '../../src/adapters/discord/discord-ids.js';
+import { buttonId } from '../../src/adapters/discord/ids.js';
 import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { user, type FakeChannel, type FakeMessage } from '../fakes/fake-discord-payloads.js';
 import { scriptRoles } from '../support/model-script.js';

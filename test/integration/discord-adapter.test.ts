@@ -1,8 +1,8 @@
 // The Discord adapter end to end: the real discord.js client against the fake Discord (REST and
 // gateway), a real agent on Postgres, the fake model server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buttonId, threadAddress } from '../../src/adapters/discord/discord-ids.js';
-import { textBodies } from '../../src/adapters/discord/discord-render.js';
+import { buttonId, threadAddress } from '../../src/adapters/discord/ids.js';
+import { textBodies } from '../../src/adapters/discord/message-views.js';
 import { buttonsOf, startDiscordRig, visibleText, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 

@@ -1,7 +1,7 @@
 // The shared chat-adapter contract (test/support/adapter-contract.ts), run against the Discord
 // adapter: the real discord.js client on the fake Discord, a real agent on Postgres.
 import { afterAll, beforeAll, describe } from 'vitest';
-import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { threadAddress } from '../../src/adapters/discord/ids.js';
 import type { ThreadAddress } from '../../src/core/store.js';
 import { buttonsOf, startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import type { FakeChannel } from '../fakes/fake-discord.js';

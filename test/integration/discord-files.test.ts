@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { threadAddress } from '../../src/adapters/discord/ids.js';
 import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { requestsOf, scriptRoles } from '../support/model-script.js';
 

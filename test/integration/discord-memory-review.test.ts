@@ -3,8 +3,8 @@
 // browser's menus, edit modals within Discord's limits with compare-and-set, history with links,
 // and who may do what.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buttonId } from '../../src/adapters/discord/discord-ids.js';
-import { threadAddress } from '../../src/adapters/discord/discord-ids.js';
+import { buttonId } from '../../src/adapters/discord/ids.js';
+import { threadAddress } from '../../src/adapters/discord/ids.js';
 import type { SessionRecord } from '../../src/core/store.js';
 import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import * as wire from '../fakes/fake-discord-payloads.js';
@@ -149,6 +149,19 @@ describe('Discord memory browser', () => {
     expect(lines[1]).toMatch(new RegExp(`^• v3 · .* UTC · Ada Lovelace · edited by Ada Lovelace · \\[thread\\]\\(https://discord\\.com/channels/${rig.fake.guildId}/${thread.id}\\)$`));
     expect(lines[2]).toMatch(/^• v2 · .* · background memory · Noted the launch\. · \[thread\]/);
     expect(lines[3]).toMatch(/^• v1 · .* · Hippo$/);
+  });
+
+  it('answers `@Hippo memory search` in the thread and replies to `@Hippo memory export` with the zip attached', async () => {
+    const { fake } = rig;
+    fake.say(thread, 'memory search budget', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content.startsWith('🔎 Memory matching “budget”:') && message.content.includes('MAIN.md'), 'the search answer');
+    const asked = fake.say(thread, 'memory export', { mention: true });
+    const sent = await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).find((call) => call.files.length > 0), 20_000, 'the export');
+    expect(sent.json).toMatchObject({ content: expect.stringMatching(/^📦 \d+ memory documents as Markdown with front matter, and \d+ versions under history\/\.$/), message_reference: { message_id: asked.id } });
+    expect(sent.files.map((file) => file.name)).toEqual([expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/)]);
+    // Names are stored uncompressed in a zip: the documents and their history are there.
+    expect(sent.files[0]?.content.startsWith('PK')).toBe(true);
+    expect(sent.files[0]?.content).toContain('history/MAIN.md/v0001.md');
   });
 });
 

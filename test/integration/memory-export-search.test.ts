@@ -1,12 +1,16 @@
 // People take and find memory (product.md "Review memory"): `memory export` is a zip of the
 // space's documents as Markdown with front matter and their history; `memory search <words>`
 // finds documents and past conversations in any language, through GIN indexes (simple config).
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, type CommandScope } from '../../src/adapters/chat/command-runner.js';
 import { safePath } from '../../src/adapters/chat/memory-export.js';
 import type { DocumentAuthor, SessionRecord } from '../../src/core/store.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startScript } from '../support/processes.js';
 import { unzip } from '../support/unzip.js';
 
 let database: TestDatabase;
@@ -97,6 +101,23 @@ describe('memory export', () => {
     expect(files.get('etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
     expect(Math.abs((files.get('MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
   }, 60_000);
+
+  it('is also a script: npm run memory:export lists a workspace\'s spaces and writes one as a zip', async () => {
+    const session = await conversation('Plan the offsite', 'Planned.');
+    await put(session, 'MAIN.md', '# Offsite\n- Lisbon\n');
+    const env = { DATABASE_URL: database.url, LOG_LEVEL: 'silent' };
+    const listing = startScript('scripts/memory-export.ts', env, ['--platform', session.platform, '--workspace', session.workspaceId]);
+    expect((await listing.exited).code).toBe(0);
+    expect(listing.lines).toContain(`${session.memorySpaceId}  channel  ${session.channelId}`);
+    const out = join(await mkdtemp(join(tmpdir(), 'hippo-export-')), 'memory.zip');
+    const writing = startScript('scripts/memory-export.ts', env, ['--space', session.memorySpaceId, '--out', out]);
+    expect((await writing.exited).code).toBe(0);
+    expect(writing.lines).toEqual([`wrote ${out}: 1 document, 2 versions`]);
+    expect(unzip(await readFile(out)).get('MAIN.md')?.data.toString('utf8')).toMatch(/\n---\n\n# Offsite\n- Lisbon\n$/);
+    const unknown = startScript('scripts/memory-export.ts', env, ['--space', 'no-such-space']);
+    expect((await unknown.exited).code).toBe(1);
+    expect(unknown.stderr()).toBe('no memory space no-such-space: list them with --platform and --workspace\n');
+  }, 180_000);
 
   it('makes model-chosen paths safe to unpack', () => {
     expect(safePath('../../etc/passwd')).toBe('etc/passwd');

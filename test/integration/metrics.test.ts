@@ -30,7 +30,7 @@ describe('/metrics', () => {
       MODEL_PRICES: '{"input":1.25,"cached_input":0.125,"output":10}',
     });
     try {
-      const started = await service.waitForLog(/^service-started/, 30_000);
+      const started = await service.waitForLog(/^service-started/, 90_000);
       await model.waitForRequests(1, { timeoutMs: 20_000 });
       const url = `http://127.0.0.1:${String(started['port'])}/metrics`;
       let text = '';
@@ -54,13 +54,13 @@ describe('/metrics', () => {
       service.kill('SIGTERM');
       await service.exited;
     }
-  }, 60_000);
+  }, 150_000);
 
   it('refuses a scrape without METRICS_TOKEN as a bearer token, and never logs the token', async () => {
     const token = 'metrics-token-0123456789';
     const service = startService({ METRICS_TOKEN: token });
     try {
-      const started = await service.waitForLog(/^service-started/, 30_000);
+      const started = await service.waitForLog(/^service-started/, 90_000);
       const url = `http://127.0.0.1:${String(started['port'])}/metrics`;
       const anonymous = await fetch(url);
       expect(anonymous.status).toBe(401);
@@ -77,12 +77,12 @@ describe('/metrics', () => {
       service.kill('SIGTERM');
       await service.exited;
     }
-  }, 60_000);
+  }, 150_000);
 
   it('serves /metrics on METRICS_PORT only, not on the public PORT', async () => {
     const service = startService({ METRICS_PORT: '0' });
     try {
-      const started = await service.waitForLog(/^service-started/, 30_000);
+      const started = await service.waitForLog(/^service-started/, 90_000);
       const listening = await service.waitForLog(/^metrics-listening$/, 10_000);
       expect(listening['port']).not.toBe(started['port']);
       const publicPort = `http://127.0.0.1:${String(started['port'])}`;
@@ -98,13 +98,13 @@ describe('/metrics', () => {
       service.kill('SIGTERM');
       await service.exited;
     }
-  }, 60_000);
+  }, 150_000);
 
   it('answers a scrape while the database is away: it reads no table', async () => {
     const service = startService({});
     const away: Array<{ restore(): Promise<void> }> = [];
     try {
-      const started = await service.waitForLog(/^service-started/, 30_000);
+      const started = await service.waitForLog(/^service-started/, 90_000);
       away.push(await takeDatabaseAway(bed.database.name));
       const scraped = await fetch(`http://127.0.0.1:${String(started['port'])}/metrics`, { signal: AbortSignal.timeout(20_000) });
       expect(scraped.status).toBe(200);
@@ -114,7 +114,7 @@ describe('/metrics', () => {
       service.kill('SIGTERM');
       await service.exited;
     }
-  }, 60_000);
+  }, 150_000);
 
   it('counts leases and outbox writes as they happen (acquired, released; queued, sent, retried, failed)', async () => {
     const { database } = bed;
@@ -161,7 +161,7 @@ describe('/metrics', () => {
       NODE_OPTIONS: `--import ${preload}`, HIPPO_TEST_REJECT_AFTER_MS: '10000',
     });
     try {
-      const started = await service.waitForLog(/^service-started/, 30_000);
+      const started = await service.waitForLog(/^service-started/, 90_000);
       const logged = await service.waitForLog(/^unhandled-rejection/, 20_000);
       expect(JSON.stringify(logged)).toContain('an unexpected rejection (test)');
       const health = await fetch(`http://127.0.0.1:${String(started['port'])}/healthz`);
@@ -170,7 +170,7 @@ describe('/metrics', () => {
       service.kill('SIGTERM');
       await service.exited;
     }
-  }, 60_000);
+  }, 150_000);
 });
 
 /** The service against the bed's database and model, with `env` added. */

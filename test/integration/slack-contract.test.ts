@@ -3,7 +3,7 @@
 // requests, posting to the fake Slack Web API; a real agent on Postgres.
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { slackMessageKey, slackThread } from '../../src/adapters/slack/slack-context.js';
+import { slackMessageKey, slackThread } from '../../src/adapters/slack/context.js';
 import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import { runAdapterContract, eventually, type AdapterContractTarget, type SentMessage } from '../support/adapter-contract.js';

@@ -9,6 +9,7 @@ import { requestsOf, roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
+import { unzip } from '../support/unzip.js';
 import { until } from '../support/wait.js';
 
 const channel = 'C0PROJECT';
@@ -374,5 +375,23 @@ describe('Slack App Home', () => {
     expect(secretView).toBeDefined();
     expect(text(await opened(await menu(secretView!, { user: 'UCAROL', in: null })))).toContain('MAIN.md');
     expect(text(await opened(await menu(secretView!, { user: 'UBOB', in: null })))).toContain('conversation you are not in');
+  });
+});
+
+describe('memory search and export from Slack', () => {
+  it('answers `@hippo memory search` in the thread and uploads `@hippo memory export` there as a zip', async () => {
+    const main = await document('MAIN.md');
+    await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'MAIN.md' }, `${main.content}\n- Ada will den Release-Plan schreiben\n`, { kind: 'person', userId: 'UADA', name: 'Ada' }, main.version);
+    const searched = await mention('memory search Release-Plan', { thread: root });
+    const answer = await slack.waitForCall('chat.postMessage', (call) => String((call.args['metadata'] as { event_payload?: Record<string, unknown> })?.event_payload?.['idempotency_key']).startsWith(`command:slack:${slack.teamId}:${channel}:${searched}`));
+    expect(answer.args['thread_ts']).toBe(root);
+    expect(String(answer.args['markdown_text'] ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[^]*MAIN\.md/);
+    await mention('memory export', { thread: root });
+    await until(async () => slack.files.uploads.length > 0, 10_000, 'the export upload');
+    const [upload] = slack.files.uploads;
+    expect(upload).toMatchObject({ channel, threadTs: root, title: expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/) });
+    const files = unzip(upload?.content ?? Buffer.alloc(0));
+    expect(files.get('MAIN.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
+    expect(files.has('history/MAIN.md/v0001.md')).toBe(true);
   });
 });

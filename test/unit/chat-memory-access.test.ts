@@ -5,8 +5,11 @@ import type { MemorySpaceRecord } from '../../src/core/store.js';
 const space: MemorySpaceRecord = { id: 's1', platform: 'slack', workspaceId: 'T1', scope: 'channel', channelId: 'C1' };
 const members: Record<string, string[]> = { C1: ['UADA', 'UBOB'] };
 const groups: Record<string, string[]> = { SEDIT: ['UBOB'] };
+/** Guests and people from other organisations (Slack Connect) are not full members. */
+const outsiders = ['UGUEST', 'UCONNECT'];
 const resolver: AccessResolver = {
   isMember: async (_workspace, channel, user) => (members[channel] ?? []).includes(user),
+  isWorkspaceMember: async (_workspace, user) => !outsiders.includes(user),
   isEditor: async (request, editors) => editors.has(request.userId) || [...editors].some((group) => (groups[group] ?? []).includes(request.userId)) || (request.groupIds ?? []).some((role) => editors.has(role)),
 };
 const request = (overrides: Partial<AccessRequest> = {}): AccessRequest => ({ platform: 'slack', workspaceId: 'T1', channelId: 'C1', userId: 'UADA', ...overrides });
@@ -34,9 +37,14 @@ describe('checkMemoryAccess', () => {
     expect(await checkMemoryAccess(space, 'view', request({ channelId: null }), failing, null)).toMatchObject({ allowed: false });
   });
 
-  it('lets anyone of the workspace see a workspace-wide space', async () => {
+  it("lets the workspace's full members see a workspace-wide space, not guests or people from other organisations", async () => {
     const shared = { ...space, channelId: null };
     expect(await checkMemoryAccess(shared, 'view', request({ channelId: 'C9', userId: 'UDAVE' }), resolver, null)).toEqual({ allowed: true });
+    for (const userId of outsiders) {
+      for (const action of all) expect(await checkMemoryAccess(shared, action, request({ channelId: 'C9', userId }), resolver, null)).toMatchObject({ allowed: false, reason: expect.stringContaining('guests') });
+    }
+    const failing: AccessResolver = { ...resolver, isWorkspaceMember: async () => Promise.reject(new Error('slack is down')) };
+    expect(await checkMemoryAccess(shared, 'view', request({ channelId: 'C9' }), failing, null)).toMatchObject({ allowed: false });
   });
 
   it('narrows changes to MEMORY_EDITORS (people, user groups, roles); viewing stays with members', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   buttonId, dmAddress, mentionPattern, mentionsBot, parseButtonId, parseSteerKey, steerKey, stripMention, threadAddress, threadName,
-} from '../../src/adapters/discord/discord-ids.js';
+} from '../../src/adapters/discord/ids.js';
 import { inviteUrl, invitePermissions } from '../../src/adapters/discord/invite.js';
 import { hippoCommand, parseGuildIds, verbOf } from '../../src/adapters/discord/slash-command.js';
 import { commandVerbs } from '../../src/adapters/chat/commands.js';

@@ -4,7 +4,7 @@
 import { webApi } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
 import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
-import { toPlatformError } from '../../src/adapters/slack/slack-errors.js';
+import { toPlatformError } from '../../src/adapters/slack/errors.js';
 import { SlackStreams, type SlackStreamHost } from '../../src/adapters/slack/stream-delivery.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/log.js';

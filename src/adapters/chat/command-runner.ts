@@ -5,12 +5,12 @@ import { memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';
-import { choiceText, revertMemoryRun } from './memory-actions.js';
+import { choiceText, revertMemoryRun } from '../../core/memory-actions.js';
 import { formatDollars } from '../../core/prices.js';
 import { browserText } from './memory-browser.js';
 import { exportMemorySpace } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
-import { pinByText, type Reviewer } from './memory-review.js';
+import { pinByText, type Reviewer } from '../../core/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */

@@ -25,8 +25,16 @@ export interface AccessRequest {
 
 /** What a platform answers for the checks. */
 export interface AccessResolver {
-  /** Is the person a member of the conversation? Asked only when the action came from elsewhere. */
+  /**
+   * Is the person a member of the conversation (a channel, or an invite-only thread)? Asked only
+   * when the action came from elsewhere.
+   */
   isMember(workspaceId: string, channelId: string, userId: string): Promise<boolean>;
+  /**
+   * Is the person a full member of the workspace (not a guest, not someone from another
+   * organisation in a shared channel)? Asked for a space every public channel shares.
+   */
+  isWorkspaceMember(workspaceId: string, userId: string): Promise<boolean>;
   /** Is the person one of these editors (their own id, a user group or a role they have)? */
   isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean>;
 }
@@ -52,7 +60,11 @@ export async function checkMemoryAccess(space: MemorySpaceRecord, action: Memory
   if (request.platform !== space.platform || request.workspaceId !== space.workspaceId) {
     return { allowed: false, reason: 'This memory belongs to another workspace: only the people of its conversation can see or change it.' };
   }
-  // null: a space every public channel of the workspace shares; any member of the workspace may.
+  // null: a space every public channel of the workspace shares: its full members only (a guest
+  // sees the channels they were let into, not what the whole workspace remembers).
+  if (space.channelId === null && !(await resolver.isWorkspaceMember(space.workspaceId, request.userId).catch(() => false))) {
+    return { allowed: false, reason: "This memory is shared by the workspace's members: guests and people from other organisations cannot see or change it." };
+  }
   if (space.channelId !== null && request.channelId !== space.channelId) {
     const member = await resolver.isMember(space.workspaceId, space.channelId, request.userId).catch(() => false);
     if (!member) return { allowed: false, reason: 'This memory belongs to a conversation you are not in: only its members can see or change it.' };

@@ -1,8 +1,11 @@
 // The memory browser's words (product.md "Review memory"), the same on every platform: a space's
 // documents with size, last change and last author; a document with its pinned lines marked; its
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
+import { versionAuthor } from '../../core/memory-review.js';
 import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
+
+export { versionAuthor };
 
 /** Versions per history page. */
 export const historyPageSize = 10;
@@ -15,20 +18,6 @@ export function formatTime(at: Date): string {
 /** "1,234 chars". */
 export function formatSize(chars: number): string {
   return `${chars.toLocaleString('en-US')} char${chars === 1 ? '' : 's'}`;
-}
-
-/** Who wrote a version, in a few words (a summarizer run is "background memory"). */
-export function versionAuthor(author: DocumentAuthor): string {
-  switch (author.kind) {
-    case 'summarizer':
-      return 'background memory';
-    case 'worker':
-      return 'the worker';
-    case 'person':
-      return author.name || author.userId;
-    case 'system':
-      return 'Hippo';
-  }
 }
 
 /** One line per document: "**MAIN.md** · 1,234 chars · v5 · 2026-12-03 12:10 UTC by Ada (edited by Ada) · 📌 2". */

@@ -8,6 +8,9 @@ import type { Agent } from '../../core/agent.js';
 import type { EventBus } from '../../core/events.js';
 import { mainDocumentPath } from '../../core/init-messages.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
+import { runCommand } from '../chat/command-runner.js';
+import type { CommandVerb } from '../chat/commands.js';
+import { historyText } from '../chat/memory-browser.js';
 import type { ConsoleOutput } from './console-output.js';
 import { ConsoleRenderer } from './console-renderer.js';
 
@@ -29,8 +32,12 @@ export interface ConsoleChatOptions {
 /** Why the chat ended: /quit, end of input (the current run was let finish), or Ctrl-C (it was not). */
 export type ChatEnd = 'quit' | 'end-of-input' | 'interrupted';
 
-export const chatHelp = 'Type a message to talk or steer. Commands: /pause /stop /resume /reset /status /memory /help /quit';
+export const chatHelp = 'Type a message to talk or steer. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /revert /history [document] /search <words> /help /quit';
 const historySize = 500;
+/** Commands the shared command runner answers (the same words as in Slack and Discord). */
+const memoryVerbs: readonly string[] = ['remember', 'forget', 'revert', 'search'];
+/** Versions /history shows. */
+const historyShown = 20;
 
 /** Runs the chat until /quit, end of input or an interrupt. */
 export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatEnd> {
@@ -50,12 +57,13 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
 
   async function command(line: string): Promise<boolean> {
     const [verb = ''] = line.slice(1).trim().split(/\s+/);
+    const rest = line.slice(1).trim().slice(verb.length).trim();
     if (verb === 'quit' || verb === 'exit') return false;
     if (verb === 'help' || verb === '?') {
       output.line(`  ${chatHelp}`);
       return true;
     }
-    if (!['pause', 'stop', 'resume', 'reset', 'status', 'memory'].includes(verb)) {
+    if (!['pause', 'stop', 'resume', 'reset', 'status', 'memory', ...memoryVerbs, 'history'].includes(verb)) {
       output.line(`  unknown command /${verb} (/help lists them)`);
       return true;
     }
@@ -64,7 +72,19 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
       output.line('  (no session yet: type a message first)');
       return true;
     }
+    const session = (await agent.findSession(options.address))!;
+    if (memoryVerbs.includes(verb)) {
+      // The chat's own commands, as in Slack and Discord; the terminal's user may do everything.
+      const reply = await runCommand(verb as CommandVerb, { agent, stores: options.stores, session, actor: { userId: options.userName, name: options.userName }, prefix: '', access: async () => ({ allowed: true }) }, rest);
+      // Hints name commands after the (empty) prefix, "` memory search <words>`": here they are "/search …".
+      output.line(indent(reply.text.replace(/` (?:memory )?(\w+)/g, '`/$1')));
+      return true;
+    }
     switch (verb) {
+      case 'history': {
+        output.line(indent(await historyOf(options.stores, session.memorySpaceId, rest || mainDocumentPath)));
+        break;
+      }
       case 'pause':
         await agent.pause(id);
         break;
@@ -88,7 +108,6 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
         break;
       }
       case 'memory': {
-        const session = (await agent.findSession(options.address))!;
         const documents = await options.stores.documents.list(session.memorySpaceId, session.id);
         const main = documents.find((document) => document.path === mainDocumentPath);
         output.line(`--- ${mainDocumentPath} (v${main?.version ?? 0}) ---\n${main?.content ?? '(empty)'}\n--- documents ---`);
@@ -179,4 +198,16 @@ async function readHistory(file: string): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   // readline wants the newest entry first.
   return text.split('\n').filter(Boolean).slice(-historySize).reverse();
+}
+
+/** The newest versions of a space document, with author, time and reason. */
+async function historyOf(stores: Stores, spaceId: string, path: string): Promise<string> {
+  const document = await stores.documents.read({ spaceId, sessionKey: '', path });
+  if (!document) return `no document ${path} (/memory lists them)`;
+  const page = await stores.documents.history(document.id, { offset: 0, limit: historyShown });
+  return historyText(path, { ...page, offset: 0 }, () => null);
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((line) => `  ${line}`).join('\n');
 }

@@ -12,21 +12,21 @@ import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import type { ChatStorage } from '../storage/chat-storage.js';
-import { DiscordAnswerReactions } from './answer-reactions.js';
+import { DiscordReactions } from './reactions.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { discordFileFetcher } from './files.js';
-import { connectDiscord, createDiscordClient } from './discord-client.js';
-import { discordAccess } from './discord-memory-access.js';
-import type { DiscordContext } from './discord-context.js';
-import { createDiscordDeliver, optionalTargetOperations } from './discord-deliver.js';
-import { DiscordEventRenderer } from './discord-event-renderer.js';
-import { DiscordInteractionHandler } from './interaction-handler.js';
+import { connectDiscord, createDiscordClient } from './client.js';
+import { discordAccess } from './memory-access.js';
+import type { DiscordContext } from './context.js';
+import { createDiscordDeliver, optionalTargetOperations } from './deliver.js';
+import { DiscordRenderer } from './renderer.js';
+import { DiscordInteractions } from './interactions.js';
 import { inviteUrl } from './invite.js';
-import { DiscordMessageHandler } from './message-handler.js';
+import { DiscordInbound } from './inbound.js';
 import { parseGuildIds, registerSlashCommands } from './slash-command.js';
 import { TypingIndicator } from './typing-indicator.js';
 
-export { disallowedIntentsMessage, invalidTokenMessage } from './discord-client.js';
+export { disallowedIntentsMessage, invalidTokenMessage } from './client.js';
 export { invitePermissions, inviteUrl } from './invite.js';
 
 /** What the adapter needs; `tuning` is for tests. */
@@ -79,13 +79,13 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const context: DiscordContext = {
     client, agent, stores, outbox, log,
     access: new AccessPolicy(accessLists(config)),
-    memory: memoryGate(discordAccess, parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
+    memory: memoryGate(discordAccess(client), parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
   };
-  const messages = new DiscordMessageHandler(context);
-  const interactions = new DiscordInteractionHandler(context);
-  const reactions = new DiscordAnswerReactions(context, storage.feedback, options.onFeedback ?? (() => undefined));
+  const messages = new DiscordInbound(context);
+  const interactions = new DiscordInteractions(context);
+  const reactions = new DiscordReactions(context, storage.feedback, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
-  const renderer = new DiscordEventRenderer({
+  const renderer = new DiscordRenderer({
     outbox, typing, log, resumeHint: '/hippo resume',
     delivered: (event) => agent.delivered(event),
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,

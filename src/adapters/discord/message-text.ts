@@ -1,7 +1,7 @@
 // What a Discord message says, as Hippo passes it on: the text without Hippo's own mention, other
 // mentions shown as names (@Ada, #general), attachments listed by name and link.
 import { cleanContent, type Message } from 'discord.js';
-import { mentionPattern, mentionsBot, stripMention } from './discord-ids.js';
+import { mentionPattern, mentionsBot, stripMention } from './ids.js';
 
 /** How this message would mention Hippo (its user, or its managed role in the message's server). */
 export function botMention(message: Message, botUserId: string): RegExp {

@@ -4,9 +4,9 @@
 // thread. Within Block Kit's 100 blocks: what does not fit is named, never dropped silently.
 import { z } from 'zod';
 import type { DocumentSummary, MemorySpaceRecord } from '../../core/store.js';
-import { section, type Json } from './blocks.js';
-import { documentRow } from './memory-blocks.js';
-import { workspaceOf, type SlackContext } from './slack-context.js';
+import { section, type Json } from './message-views.js';
+import { documentRow } from './memory-views.js';
+import { workspaceOf, type SlackContext } from './context.js';
 
 const appHomeOpened = z.looseObject({ type: z.literal('app_home_opened'), user: z.string(), tab: z.string().optional() });
 

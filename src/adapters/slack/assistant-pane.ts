@@ -6,7 +6,7 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { eventEnvelope } from './payloads.js';
-import { slackPlatform, workspaceOf, type SlackContext } from './slack-context.js';
+import { slackPlatform, workspaceOf, type SlackContext } from './context.js';
 
 const threadStarted = z.looseObject({
   assistant_thread: z.looseObject({ user_id: z.string(), channel_id: z.string(), thread_ts: z.string() }),

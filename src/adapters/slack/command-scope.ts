@@ -4,9 +4,9 @@ import type { SessionRecord } from '../../core/store.js';
 import type { CommandReply, CommandScope } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import type { Json } from './blocks.js';
-import { browserBlocks, type Origin } from './memory-blocks.js';
-import type { SlackContext } from './slack-context.js';
+import type { Json } from './message-views.js';
+import { browserBlocks, type Origin } from './memory-views.js';
+import type { SlackContext } from './context.js';
 
 /** The scope of a command `userId` gave in `channelId` of team `teamId`. */
 export function slackCommandScope(context: SlackContext, session: SessionRecord, asker: { teamId: string; userId: string; name: string; channelId: string }, prefix: string): CommandScope {

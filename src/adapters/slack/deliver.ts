@@ -13,7 +13,7 @@ import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js'
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import { uploadToThread } from './files.js';
-import { platformErrorCode, toPlatformError } from './slack-errors.js';
+import { platformErrorCode, toPlatformError } from './errors.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
 import type { SlackWorkspaces } from './workspaces.js';
 

@@ -2,8 +2,8 @@
 // refused request stores nothing, so its explanation is sent directly (best effort, after the
 // ack), not through the outbox.
 import type { AccessDecision } from '../chat/access-policy.js';
-import type { SlackContext } from './slack-context.js';
-import { workspaceOf } from './slack-context.js';
+import type { SlackContext } from './context.js';
+import { workspaceOf } from './context.js';
 
 /** Where an ephemeral reply goes: a person in a channel, in a thread when `threadTs` is set. */
 export interface EphemeralTarget {

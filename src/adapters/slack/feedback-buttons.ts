@@ -2,9 +2,9 @@
 // `feedback_buttons` element, sent with chat.stopStream. A click is recorded like a 👍 / 👎
 // reaction (answer_feedback, hippo_answer_feedback_total): once per person, answer and kind.
 import { recordAnswerFeedback, type FeedbackKind, type FeedbackListener } from '../chat/answer-feedback.js';
-import type { Json } from './blocks.js';
+import type { Json } from './message-views.js';
 import type { BlockActionBody } from './payloads.js';
-import type { SlackContext } from './slack-context.js';
+import type { SlackContext } from './context.js';
 
 export const feedbackActionId = 'hippo_feedback';
 

@@ -2,6 +2,7 @@
 // steer it, edits and deletions change still-queued steers, command words run commands. The
 // durable write happens before this returns (the HTTP ack waits for it, product.md); reactions,
 // answers and replies go out later through the outbox.
+import { KeyedQueue } from '../chat/keyed-queue.js';
 import { runCommand, type CommandReply } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
@@ -10,9 +11,9 @@ import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
-import { slackAttachments } from './files.js';
+import { slackAttachments, uploadToThread } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
-import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, type SlackContext, type SlackIdentity } from './slack-context.js';
+import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './context.js';
 
 /** Message subtypes that are a person writing; everything else (joins, bot posts, …) is ignored. */
 const humanSubtypes = new Set([undefined, 'thread_broadcast', 'file_share', 'me_message']);
@@ -161,6 +162,8 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
         payload: { team: teamId, channel: event.channel, thread_ts: threadTs, markdown: part },
       });
     }
+    // The export's bytes are too large for an outbox row: uploaded now (the command ran once).
+    if (reply.file) await uploadToThread((await workspaceOf(context, teamId)).client, { channel: event.channel, threadTs }, reply.file.name, reply.file.data);
   }, { verb });
   return 'handled';
 }
@@ -204,20 +207,4 @@ export function withHistory(history: string, request: string): string {
  * Serialises work on the same Slack message within this process: app_mention and message often
  * arrive together, and the second must see what the first stored (one thread read, one session).
  */
-class KeyedSerializer {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const current = previous.then(work, work);
-    const tail = current.then(() => undefined, () => undefined);
-    this.tails.set(key, tail);
-    try {
-      return await current;
-    } finally {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-}
-
-const inFlight = new KeyedSerializer();
+const inFlight = new KeyedQueue();

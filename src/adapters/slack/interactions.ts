@@ -6,16 +6,16 @@ import { feedbackActionId, recordFeedbackClick } from './feedback-buttons.js';
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
-import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
+import { revertMemoryRun, revertWithLaterChanges } from '../../core/memory-actions.js';
+import { ackMemoryRun, type Reviewer } from '../../core/memory-review.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
-import { actionIds, type ResetViewRef } from './blocks.js';
+import { actionIds, type ResetViewRef } from './message-views.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
 import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './memory-interactions.js';
 import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
-import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './slack-context.js';
+import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),

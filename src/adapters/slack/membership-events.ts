@@ -6,7 +6,7 @@ import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { eventEnvelope } from './payloads.js';
 import type { SlackPeople } from './people.js';
-import type { SlackAccess } from './slack-access.js';
+import type { SlackAccess } from './memory-access.js';
 
 const channelChange = z.looseObject({ channel: z.string() });
 const groupMembersChange = z.looseObject({ subteam_id: z.string() });

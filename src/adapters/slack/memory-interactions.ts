@@ -7,18 +7,18 @@ import { z } from 'zod';
 import { compactDiff, diffLines } from '../../core/line-diff.js';
 import { pinnableLines } from '../../core/pinned-lines.js';
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import { documentParts, encodeJoins, partPieces } from '../chat/document-parts.js';
+import { documentParts, encodeJoins, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, versionSessions } from '../chat/memory-browser.js';
-import { section, type Json } from './blocks.js';
+import { section, type Json } from './message-views.js';
 import {
   browserBlocks, choosePartModal, documentModal, documentRow, editModal, historyModal, memoryActionIds, pinModal, slackPartLimits, undoModal,
   type DocumentAction, type EditRef, type Origin,
-} from './memory-blocks.js';
+} from './memory-views.js';
 import { outcomeModal, type ModalView, type PageRef } from './modals.js';
 import { postEphemeral } from './ephemeral.js';
 import { parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
-import { slackThreadLink, workspaceOf, type SlackContext } from './slack-context.js';
+import { slackThreadLink, workspaceOf, type SlackContext } from './context.js';
 
 const origin = { c: z.string().nullable(), t: z.string().nullable() };
 const documentRef = z.object({ a: z.enum(['view', 'history', 'edit', 'undo', 'pin']), d: z.string(), ...origin });

@@ -8,14 +8,14 @@ import { ConflictError } from '../../core/errors.js';
 import { compactDiff, diffLines } from '../../core/line-diff.js';
 import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentRecord } from '../../core/store.js';
-import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../chat/document-parts.js';
+import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../chat/memory-review.js';
-import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-blocks.js';
+import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../../core/memory-review.js';
+import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-views.js';
 import { authorize, editForm, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';
 import { parseJsonValue, teamOfBody, viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
-import { slackPlatform, slackThread, type SlackContext } from './slack-context.js';
+import { slackPlatform, slackThread, type SlackContext } from './context.js';
 
 const editRef = z.object({ d: z.string(), v: z.number().int(), i: z.number().int().optional(), j: z.string().optional(), c: z.string().nullable(), t: z.string().nullable() });
 

@@ -2,10 +2,10 @@
 // and a reset (what the new context started from). Long content is paged within Slack's modal
 // limits (≤ 100 blocks, ≤ 3,000 characters per section) with Previous / Next buttons.
 import type { RunDocumentChange } from '../../core/store.js';
-import { choiceText } from '../chat/memory-actions.js';
+import { choiceText } from '../../core/memory-actions.js';
 import { changeSummary, formatTokens, type DocumentDiff } from '../chat/notes.js';
 import { splitMessage } from '../chat/split-message.js';
-import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './blocks.js';
+import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './message-views.js';
 
 /** Characters per section (Slack allows 3,000). */
 export const sectionLimit = 2_900;

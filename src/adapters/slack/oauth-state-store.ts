@@ -4,19 +4,20 @@
 // requests racing) finds the mark and is refused. Only used states are written: an anonymous
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
-import slackOauth, { type ClearStateStore as SignedStateStore, type InstallURLOptions, type StateStore } from '@slack/oauth';
-
-// A default import: Node's ESM loader (a service started by `node`/tsx, not vitest) does not see
-// these named exports of the CommonJS package, and start-up failed.
-const { ClearStateStore, InvalidStateError } = slackOauth;
+import slackOAuth, { InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
 import type { SlackStore } from '../storage/slack-store.js';
+
+// Node's ESM loader does not see ClearStateStore among the CommonJS package's named exports
+// (re-exported through a nested index): it is taken from the default export.
+const { ClearStateStore } = slackOAuth;
+type ClearStateStore = InstanceType<typeof ClearStateStore>;
 
 /** How long a state is valid (seconds): the cookie's lifetime too. */
 export const stateLifetimeSeconds = 600;
 
 /** Signed states that a redirect consumes. */
 export class SingleUseStateStore implements StateStore {
-  private readonly signed: SignedStateStore;
+  private readonly signed: ClearStateStore;
 
   constructor(
     private readonly store: SlackStore,

@@ -4,7 +4,7 @@ import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { feedbackKind, recordAnswerFeedback, type FeedbackListener } from '../chat/answer-feedback.js';
 import { eventEnvelope } from './payloads.js';
-import type { SlackContext } from './slack-context.js';
+import type { SlackContext } from './context.js';
 
 const reactionAdded = z.looseObject({
   user: z.string(),

@@ -2,6 +2,7 @@
 // (updated at most once a second), the answer streamed as it forms (at most one write a second)
 // and then replaced by its first part, the other parts as new replies split at Slack's limits,
 // reactions on steer messages, and the collapsed memory and reset notes.
+import { KeyedQueue } from '../chat/keyed-queue.js';
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
@@ -10,12 +11,12 @@ import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '..
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
-import { memoryNote, resetNote, runCard, type Json } from './blocks.js';
+import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
 import { streamOperations } from './stream-delivery.js';
 import { planChunks, planTool, taskChunk, todoContent, type Chunk, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
-import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './slack-context.js';
+import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './context.js';
 
 /** One run's card. */
 interface Card {
@@ -49,8 +50,8 @@ const recipientsKept = 10_000;
 export class SlackRenderer {
   /** The latest card of each session (pause and resume may come after its run ended). */
   private readonly cards = new Map<string, Card>();
-  /** Per-session chains keep outbox order equal to event order. */
-  private readonly chains = new Map<string, Promise<void>>();
+  /** Per-session queues keep outbox order equal to event order. */
+  private readonly posts: KeyedQueue;
   /** Steers taken by a worker before their steer-received was rendered: no 👀 for them. */
   private readonly takenAhead = new Set<string>();
   /** Steers whose 👀 this renderer skipped: their ✅ needs no removal of 👀. */
@@ -70,6 +71,7 @@ export class SlackRenderer {
     /** How Slack lays out a run's task cards (SLACK_TASK_DISPLAY). */
     private readonly taskDisplay: TaskDisplayMode = 'timeline',
   ) {
+    this.posts = new KeyedQueue((error, sessionId) => context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
     this.streams = new AnswerStreams({
       maxChars: streamChars, intervalMs: streamIntervalMs, now,
       schedule: (sessionId, write) => this.queue(sessionId, write),
@@ -110,7 +112,7 @@ export class SlackRenderer {
         this.queue(card.session.id, () => this.flushCard(card));
       }
     }
-    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+    await this.posts.idle();
   }
 
   private async render(event: AgentEvent): Promise<void> {
@@ -415,13 +417,7 @@ export class SlackRenderer {
   }
 
   private queue(sessionId: string, work: () => Promise<void>): void {
-    const next = (this.chains.get(sessionId) ?? Promise.resolve())
-      .then(() => untilStored(work, this.context.log, { sessionId }))
-      .catch((error: unknown) => this.context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
-    this.chains.set(sessionId, next);
-    void next.then(() => {
-      if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
-    });
+    void this.posts.post(sessionId, () => untilStored(work, this.context.log, { sessionId }));
   }
 }
 

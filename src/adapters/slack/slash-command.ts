@@ -8,10 +8,11 @@ import type { SessionRecord } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, parseCommand, type CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import type { Json } from './blocks.js';
+import type { Json } from './message-views.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import { slashCommandBody } from './payloads.js';
-import { slackThread, type SlackContext } from './slack-context.js';
+import { uploadToThread } from './files.js';
+import { slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const slashPrefix = '/hippo';
 /**
@@ -61,6 +62,11 @@ async function answer(context: SlackContext, raw: unknown): Promise<{ text: stri
   }
   const asker = { teamId: command.team_id, userId: command.user_id, name: await context.people.name(command.team_id, command.user_id), channelId: command.channel_id };
   const reply = await runCommand(words.verb, slackCommandScope(context, session, asker, slashPrefix), words.rest);
+  if (reply.file) {
+    // A slash command's answer carries no file: the zip goes to the session's thread.
+    await uploadToThread((await workspaceOf(context, command.team_id)).client, { channel: session.channelId, threadTs: session.threadKey }, reply.file.name, reply.file.data);
+    return { text: `${note}${reply.text} The zip is in the session's thread.` };
+  }
   const browser = await browserAnswer(context, words.verb, reply, session, { c: command.channel_id, t: command.thread_ts ?? null });
   return browser ? { text: note + browser.text, blocks: browser.blocks } : { text: note + reply.text };
 }

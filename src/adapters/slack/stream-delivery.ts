@@ -9,9 +9,9 @@ import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-sender.js';
-import type { Json } from './blocks.js';
+import type { Json } from './message-views.js';
 import { feedbackBlock } from './feedback-buttons.js';
-import { platformErrorCode } from './slack-errors.js';
+import { platformErrorCode } from './errors.js';
 
 /** Outbox operations of a streamed answer. */
 export const streamOperations = {

@@ -3,7 +3,7 @@
 // runs, then complete or failed with a short output; TODO.md lines are the plan's tasks.
 // Everything shown is cut to a bound: arguments and results are untrusted text of any size.
 import type { ToolCall } from '../../core/messages.js';
-import type { Json } from './blocks.js';
+import type { Json } from './message-views.js';
 
 /** How Slack lays out the task cards (chat.startStream `task_display_mode`). */
 export type TaskDisplayMode = 'timeline' | 'plan';

@@ -6,7 +6,7 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { eventEnvelope } from './payloads.js';
-import type { SlackContext } from './slack-context.js';
+import type { SlackContext } from './context.js';
 import type { SlackInstallationStore } from './installation-store.js';
 
 const tokensRevoked = z.looseObject({ tokens: z.looseObject({ bot: z.array(z.string()).optional() }).optional() });

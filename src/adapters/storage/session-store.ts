@@ -109,9 +109,12 @@ function threadKey(address: ThreadAddress): ThreadAddress {
 /**
  * The memory space key of a thread under a scope; the workspace is always part of the key. Spaces
  * never cross people who did not share the conversation, whatever the scope: a direct conversation
- * is a space of its own, and a private channel never shares one with public channels.
+ * and an invite-only thread are spaces of their own, and a private channel never shares one with
+ * public channels.
  */
 function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
+  // An invite-only thread is its own conversation: its members are not the channel's.
+  if (address.visibility === 'invited') return `invited:${address.threadKey}`;
   if (address.visibility === 'direct') return scope === 'thread' ? `dm:${address.channelId}/${address.threadKey}` : `dm:${address.channelId}`;
   if (address.visibility === 'private' && scope === 'workspace') return `private:${address.channelId}`;
   switch (scope) {
@@ -124,9 +127,12 @@ function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
   }
 }
 
-/** The conversation that owns a space, from its key (see spaceKey): null for a workspace-wide public space. */
+/**
+ * The conversation that owns a space, from its key (see spaceKey): null for a workspace-wide
+ * public space; the thread itself for an invite-only thread.
+ */
 export function spaceChannel(scope: string, scopeKey: string): string | null {
-  const key = scopeKey.replace(/^(dm|private):/, '');
+  const key = scopeKey.replace(/^(dm|private|invited):/, '');
   if (scope === 'workspace' && key === scopeKey) return null;
   const channel = key.split('/')[0] ?? '';
   return channel === '' ? null : channel;

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DiscordAPIError } from 'discord.js';
 import { PermanentPlatformError } from '../../src/adapters/chat/outbox-sender.js';
 import { startRunStatus } from '../../src/adapters/chat/run-status.js';
-import { nonceOf, toPlatformError } from '../../src/adapters/discord/discord-deliver.js';
-import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, textBodies } from '../../src/adapters/discord/discord-render.js';
+import { nonceOf, toPlatformError } from '../../src/adapters/discord/deliver.js';
+import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, textBodies } from '../../src/adapters/discord/message-views.js';
 import { PlatformError } from '../../src/core/errors.js';
 import type { SessionRecord } from '../../src/core/store.js';
 

@@ -4,20 +4,20 @@
 // message; "@Hippo status" and friends are commands. Edits and deletes of queued steers update or
 // withdraw them. Duplicate deliveries (gateway replays, a second replica) are dropped durably: the
 // unique steer key, and the event log for commands.
-import { DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
+import { AttachmentBuilder, DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
-import { messageRequester, refuseMessage } from './discord-access.js';
-import { accessRequestOf } from './discord-memory-access.js';
-import { enqueueText, type DiscordContext } from './discord-context.js';
-import { outboxPayload } from './discord-deliver.js';
-import { textBodies } from './discord-render.js';
-import { documentMenus } from './memory-components.js';
-import { steerKey, threadAddress, threadName } from './discord-ids.js';
+import { messageRequester, refuseMessage } from './access.js';
+import { accessRequestOf } from './memory-access.js';
+import { enqueueText, type DiscordContext } from './context.js';
+import { outboxPayload } from './deliver.js';
+import { textBodies } from './message-views.js';
+import { documentMenus } from './memory-views.js';
+import { steerKey, threadAddress, threadName } from './ids.js';
 import { discordAttachments } from './files.js';
-import { placeOf } from './discord-place.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { placeOf } from './place.js';
+import { KeyedQueue } from '../chat/keyed-queue.js';
 import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 
@@ -25,7 +25,7 @@ import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 const sharedFileText = '(shared a file)';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
-export class DiscordMessageHandler {
+export class DiscordInbound {
   private readonly queue: KeyedQueue;
 
   constructor(private readonly context: DiscordContext) {
@@ -34,12 +34,12 @@ export class DiscordMessageHandler {
 
   /** A new message. */
   created(message: Message): Promise<void> {
-    return this.queue.run(message.channelId, () => this.onCreated(message));
+    return this.queue.post(message.channelId, () => this.onCreated(message));
   }
 
   /** An edited message: a still-queued steer takes the new text. */
   updated(message: Message | PartialMessage): Promise<void> {
-    return this.queue.run(message.channelId, async () => {
+    return this.queue.post(message.channelId, async () => {
       const botId = this.context.client.user?.id;
       if (!botId || message.partial || !isPersonMessage(message, botId)) return;
       const text = messageText(message, botId);
@@ -51,7 +51,7 @@ export class DiscordMessageHandler {
 
   /** A deleted message: a still-queued steer is withdrawn. */
   deleted(message: Message | PartialMessage): Promise<void> {
-    return this.queue.run(message.channelId, async () => {
+    return this.queue.post(message.channelId, async () => {
       const withdrawn = await this.context.stores.steers.withdraw(steerKey(message.channelId, message.id));
       if (withdrawn) this.context.log.info({ messageId: message.id }, 'discord-steer-withdrawn');
     });
@@ -163,6 +163,11 @@ export class DiscordMessageHandler {
       },
     }, rest);
     const target = { key: `discord:command:${message.id}`, sessionId: session.id, channelId: session.threadKey, ...(answer.private ? { replyTo: message.id } : {}) };
+    // The export's bytes are too large for an outbox row: sent now (the command runs once per message).
+    if (answer.file) {
+      await message.reply({ content: answer.text, files: [new AttachmentBuilder(answer.file.data, { name: answer.file.name })], allowedMentions: { parse: [] } });
+      return;
+    }
     if (verb !== 'memory' || answer.private) return enqueueText(this.context, target, answer.text);
     // The browser: the list, then menus to choose a document (each choice answers privately).
     const { rows, left } = documentMenus(session.id, await this.context.stores.documents.spaceDocuments(session.memorySpaceId));

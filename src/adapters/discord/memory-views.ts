@@ -8,9 +8,9 @@ import {
   type APISelectMenuOption,
 } from 'discord.js';
 import type { DocumentRecord, DocumentSummary } from '../../core/store.js';
-import type { DocumentPart } from '../chat/document-parts.js';
+import type { DocumentPart } from '../../core/document-parts.js';
 import { formatSize, versionAuthor } from '../chat/memory-browser.js';
-import { buttonId } from './discord-ids.js';
+import { buttonId } from './ids.js';
 
 /** Text inputs of one edit modal, and characters per input (Discord's limits). */
 export const discordPartLimits = { inputChars: 4_000, inputs: 5 };

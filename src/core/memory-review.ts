@@ -1,13 +1,14 @@
-// What people do to memory from a chat platform besides reverting a run (memory-actions.ts): edit a
+// The review rules (product.md "Review memory"), in core beside remember and forget, so every
+// change people make reaches the review log through core: besides reverting a run (memory-actions.ts), edit a
 // document part with compare-and-set, undo a document's latest change, pin and unpin lines, 👍 a
 // change. Every one of them is a review event of the space, which the next summarizer is given.
 // Shared by Slack and Discord; they only draw the modals and buttons.
-import { ConflictError } from '../../core/errors.js';
-import { diffLines } from '../../core/line-diff.js';
-import { memoryRunChanges } from '../../core/memory-run-changes.js';
-import { mainDocumentPath } from '../../core/init-messages.js';
-import { hasLine, pinText } from '../../core/pinned-lines.js';
-import type { DocumentAuthor, DocumentRecord, DocumentVersionRecord, ReviewEventKind, Stores } from '../../core/store.js';
+import { ConflictError } from './errors.js';
+import { diffLines } from './line-diff.js';
+import { memoryRunChanges } from './memory-run-changes.js';
+import { mainDocumentPath } from './init-messages.js';
+import { hasLine, pinText } from './pinned-lines.js';
+import type { DocumentAuthor, DocumentRecord, DocumentVersionRecord, ReviewEventKind, Stores } from './store.js';
 import { documentParts, findPart, replacePart, type DocumentPart, type PartLimits } from './document-parts.js';
 
 /** The stores review actions use. */
@@ -195,4 +196,18 @@ export async function pinByText(stores: ReviewStores, spaceId: string, text: str
   if (!hasLine(written.content, line)) throw new Error('the added line is missing');
   await pinLine(stores, written.id, line, reviewer);
   return { status: 'added', path: mainDocumentPath, line };
+}
+
+/** Who wrote a version, in a few words (a summarizer run is "background memory"). */
+export function versionAuthor(author: DocumentAuthor): string {
+  switch (author.kind) {
+    case 'summarizer':
+      return 'background memory';
+    case 'worker':
+      return 'the worker';
+    case 'person':
+      return author.name || author.userId;
+    case 'system':
+      return 'Hippo';
+  }
 }

@@ -10,18 +10,18 @@ import type { RunDocumentChange, SessionRecord } from '../../core/store.js';
 import { mainPreview, runCommand, type CommandScope } from '../chat/command-runner.js';
 import { helpText, type CommandVerb } from '../chat/commands.js';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { choiceText, revertMemoryRun, revertWithLaterChanges } from '../chat/memory-actions.js';
-import { ackMemoryRun, type Reviewer } from '../chat/memory-review.js';
+import { choiceText, revertMemoryRun, revertWithLaterChanges } from '../../core/memory-actions.js';
+import { ackMemoryRun, type Reviewer } from '../../core/memory-review.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
-import { interactionRequester, refuseInteraction } from './discord-access.js';
-import { accessRequest } from './discord-memory-access.js';
-import { enqueueText, type DiscordContext } from './discord-context.js';
-import { outboxPayload } from './discord-deliver.js';
-import { buttonId, parseButtonId, type ButtonId } from './discord-ids.js';
-import { addressOf } from './discord-place.js';
-import { discordMessageLimit, memoryNoteComponents, type NoteState } from './discord-render.js';
-import { documentMenus } from './memory-components.js';
-import { DiscordMemoryReview, memoryReviewActions } from './memory-review-handler.js';
+import { interactionRequester, refuseInteraction } from './access.js';
+import { accessRequest } from './memory-access.js';
+import { enqueueText, type DiscordContext } from './context.js';
+import { outboxPayload } from './deliver.js';
+import { buttonId, parseButtonId, type ButtonId } from './ids.js';
+import { addressOf } from './place.js';
+import { discordMessageLimit, memoryNoteComponents, type NoteState } from './message-views.js';
+import { documentMenus } from './memory-views.js';
+import { DiscordMemoryInteractions, memoryReviewActions } from './memory-interactions.js';
 import { slashCommandName, textOption, verbOf, verbOption } from './slash-command.js';
 
 /** Verbs whose answer everyone in the thread should see. */
@@ -32,11 +32,11 @@ const toldVerbs: ReadonlySet<CommandVerb> = new Set(['revert', 'remember', 'forg
 const noteAccess: Partial<Record<ButtonId['action'], MemoryAction>> = { view: 'view', memory: 'view', review: 'view', keep: 'view', revert: 'revert', undo: 'revert' };
 
 /** Handles interactionCreate. */
-export class DiscordInteractionHandler {
-  private readonly review: DiscordMemoryReview;
+export class DiscordInteractions {
+  private readonly review: DiscordMemoryInteractions;
 
   constructor(private readonly context: DiscordContext) {
-    this.review = new DiscordMemoryReview(context);
+    this.review = new DiscordMemoryInteractions(context);
   }
 
   /** Routes `/hippo`, Hippo's buttons, menus and modals; other interactions are not Hippo's. */
@@ -74,6 +74,10 @@ export class DiscordInteractionHandler {
       return replyText(interaction, text, 'hippo.md');
     }
     const reply = await runCommand(verb, this.scope(interaction, session), rest);
+    if (reply.file) {
+      await interaction.editReply({ content: reply.text, files: [new AttachmentBuilder(reply.file.data, { name: reply.file.name })], allowedMentions: { parse: [] } });
+      return;
+    }
     if (verb === 'memory' && !reply.private) return this.browser(interaction, session, reply.text);
     // Everyone in the thread hears of a memory change; the asker got their answer privately first.
     if (toldVerbs.has(verb) && !reply.private) await enqueueText(this.context, { key: `discord:command:${interaction.id}`, sessionId: session.id, channelId: session.threadKey }, `${reply.text}\n— ${actorName(interaction)}`);

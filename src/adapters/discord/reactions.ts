@@ -5,10 +5,10 @@
 import type { MessageReaction, PartialMessageReaction, PartialUser, User } from 'discord.js';
 import { feedbackKind, recordAnswerFeedback, type FeedbackListener } from '../chat/answer-feedback.js';
 import type { FeedbackStore } from '../storage/feedback-store.js';
-import type { DiscordContext } from './discord-context.js';
+import type { DiscordContext } from './context.js';
 
 /** Handles messageReactionAdd. */
-export class DiscordAnswerReactions {
+export class DiscordReactions {
   constructor(
     private readonly context: DiscordContext,
     private readonly feedback: FeedbackStore,

@@ -9,15 +9,15 @@ import { ConflictError } from '../../core/errors.js';
 import { compactDiff, diffLines } from '../../core/line-diff.js';
 import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentRecord, SessionRecord } from '../../core/store.js';
-import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../chat/document-parts.js';
+import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, historyText, pinnedView, versionAuthor, versionSessions, formatTime } from '../chat/memory-browser.js';
-import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type EditOutcome, type Reviewer } from '../chat/memory-review.js';
-import { accessRequest } from './discord-memory-access.js';
-import { enqueueText, type DiscordContext } from './discord-context.js';
-import { buttonId, type ButtonId } from './discord-ids.js';
-import { discordMessageLimit } from './discord-render.js';
-import { conflictButtons, discordPartLimits, documentButtons, documentMenus, editModalData, historyButtons, partMenus, pinModalData, undoButtons } from './memory-components.js';
+import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type EditOutcome, type Reviewer } from '../../core/memory-review.js';
+import { accessRequest } from './memory-access.js';
+import { enqueueText, type DiscordContext } from './context.js';
+import { buttonId, type ButtonId } from './ids.js';
+import { discordMessageLimit } from './message-views.js';
+import { conflictButtons, discordPartLimits, documentButtons, documentMenus, editModalData, historyButtons, partMenus, pinModalData, undoButtons } from './memory-views.js';
 
 type MemoryInteraction = ButtonInteraction | StringSelectMenuInteraction | ModalSubmitInteraction;
 type Rows = ReturnType<typeof documentButtons>;
@@ -32,7 +32,7 @@ const accessOf: Record<string, MemoryAction> = {
 };
 
 /** Handles the memory browser's menus, buttons and modals. */
-export class DiscordMemoryReview {
+export class DiscordMemoryInteractions {
   constructor(private readonly context: DiscordContext) {}
 
   async handle(interaction: MemoryInteraction, id: ButtonId, session: SessionRecord): Promise<void> {

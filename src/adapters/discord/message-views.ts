@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../core/events.js';
 import { memoryNoteLine, resetNoteLine } from '../chat/notes.js';
 import { isActive, isResumable, isStoppable, runStatusLine, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
-import { buttonId } from './discord-ids.js';
+import { buttonId } from './ids.js';
 
 /** Discord's limit on message content, in characters. */
 export const discordMessageLimit = 2_000;

@@ -4,10 +4,10 @@
 // Slack's limits (≤ 100 blocks, ≤ 3,000 characters per section and input, ≤ 150 per option value);
 // whatever does not fit is paged or named, never cut silently.
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import type { DocumentPart } from '../chat/document-parts.js';
+import type { DocumentPart } from '../../core/document-parts.js';
 import { documentLine, formatSize, formatTime, historyLine, pinnedView, versionAuthor } from '../chat/memory-browser.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import { actionIds, button, escapeMrkdwn, section, type Json } from './blocks.js';
+import { actionIds, button, escapeMrkdwn, section, type Json } from './message-views.js';
 import { codeSections, pagedModal, sectionLimit, type ModalView } from './modals.js';
 
 /** Action ids of the browser; interactions dispatch on them. */

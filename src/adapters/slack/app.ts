@@ -16,8 +16,8 @@ import { SecretBox } from '../storage/secret-box.js';
 import type { SlackStore } from '../storage/slack-store.js';
 import { boltLogger } from './bolt-logger.js';
 import { SlackInstallationStore } from './installation-store.js';
-import type { SlackIdentity } from './slack-context.js';
-import { mountInstallRoutes } from './slack-install.js';
+import type { SlackIdentity } from './context.js';
+import { mountInstallRoutes } from './install.js';
 import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWorkspacesOptions, type SlackWorkspaces } from './workspaces.js';
 
 /**

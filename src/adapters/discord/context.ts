@@ -6,8 +6,8 @@ import type { Logger } from '../../log.js';
 import type { MemoryGate } from '../chat/memory-access.js';
 import type { AccessPolicy } from '../chat/access-policy.js';
 import type { OutboxEntry } from '../chat/outbox.js';
-import { outboxPayload } from './discord-deliver.js';
-import { textBodies } from './discord-render.js';
+import { outboxPayload } from './deliver.js';
+import { textBodies } from './message-views.js';
 
 /** Everything an inbound handler needs. */
 export interface DiscordContext {

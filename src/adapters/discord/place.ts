@@ -3,7 +3,7 @@
 // somewhere Hippo does not work (voice, forum posts' parents, …).
 import { ChannelType, PermissionFlagsBits, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
 import type { ThreadAddress, Visibility } from '../../core/store.js';
-import { dmAddress, threadAddress } from './discord-ids.js';
+import { dmAddress, threadAddress } from './ids.js';
 
 /** A resolved place. */
 export type Place =
@@ -34,11 +34,12 @@ export async function addressOf(client: Client, channelId: string, known: Channe
 }
 
 /**
- * Private when not everyone in the guild may read it: a private thread, or a thread of a channel
- * whose @everyone overwrite denies View Channel. Unknown parents count as private (the safe side).
+ * Invited for a private thread (only its members read it: a memory space of its own); private
+ * when the thread's channel's @everyone overwrite denies View Channel. Unknown parents count as
+ * private (the safe side).
  */
 function visibilityOf(thread: AnyThreadChannel): Visibility {
-  if (thread.type === ChannelType.PrivateThread) return 'private';
+  if (thread.type === ChannelType.PrivateThread) return 'invited';
   const parent = thread.parent;
   if (!parent) return 'private';
   const everyone = parent.permissionOverwrites.cache.get(thread.guildId);

@@ -5,7 +5,7 @@
 // Both are sent directly, not through the outbox: a refused request stores nothing.
 import { MessageFlags, Routes, type GuildMember, type Interaction, type Message, type RepliableInteraction } from 'discord.js';
 import type { AccessDecision, Requester } from '../chat/access-policy.js';
-import type { DiscordContext } from './discord-context.js';
+import type { DiscordContext } from './context.js';
 
 /** The reaction on a refused message. */
 export const refusedEmoji = '🚫';

@@ -13,10 +13,10 @@ import { budgetNoteText, errorNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
-import { outboxPayload, type MessageBody } from './discord-deliver.js';
-import { parseSteerKey } from './discord-ids.js';
-import { discordStreamChars, memoryNoteBody, resetNoteBody, statusCardBody, streamBody, textBodies } from './discord-render.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { outboxPayload, type MessageBody } from './deliver.js';
+import { parseSteerKey } from './ids.js';
+import { discordStreamChars, memoryNoteBody, resetNoteBody, statusCardBody, streamBody, textBodies } from './message-views.js';
+import { KeyedQueue } from '../chat/keyed-queue.js';
 import type { TypingIndicator } from './typing-indicator.js';
 
 /** What the renderer needs. */
@@ -50,7 +50,7 @@ interface Card {
 }
 
 /** Renders agent events of Discord sessions; give `handle` to the agent's event bus. */
-export class DiscordEventRenderer {
+export class DiscordRenderer {
   private readonly cards = new Map<string, Card>();
   private readonly queue: KeyedQueue;
   private readonly now: () => number;
@@ -62,7 +62,7 @@ export class DiscordEventRenderer {
     this.queue = new KeyedQueue((error, sessionId) => deps.log.error({ err: error, sessionId }, 'discord-render-failed'));
     this.streams = new AnswerStreams({
       maxChars: discordStreamChars, intervalMs: deps.streamIntervalMs ?? 1_000, now: this.now,
-      schedule: (sessionId, write) => void this.queue.run(sessionId, () => untilStored(write, this.deps.log, { sessionId })),
+      schedule: (sessionId, write) => void this.queue.post(sessionId, () => untilStored(write, this.deps.log, { sessionId })),
       write: (stream, first) => this.writeStream(stream, first),
     });
   }
@@ -76,7 +76,7 @@ export class DiscordEventRenderer {
     const endedAt = this.now();
     // Intermediate messages change nothing Hippo shows, unless they end a stream.
     if (event.type === 'assistant-message' && !ended) return;
-    void this.queue.run(event.session.id, () => untilStored(async () => {
+    void this.queue.post(event.session.id, () => untilStored(async () => {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
       if (event.type !== 'assistant-message') await this.render(event);
     }, this.deps.log, { sessionId: event.session.id }));

@@ -12,6 +12,14 @@ const membersPage = z.looseObject({
   response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
 });
 const groupUsers = z.looseObject({ users: z.array(z.string()).optional() });
+const userKind = z.looseObject({
+  user: z.looseObject({
+    team_id: z.string().optional(),
+    is_restricted: z.boolean().optional(),
+    is_ultra_restricted: z.boolean().optional(),
+    is_stranger: z.boolean().optional(),
+  }),
+});
 
 /** How long a membership answer is reused (ms). */
 const cacheMs = 60_000;
@@ -22,6 +30,7 @@ const maxPages = 20;
 export class SlackAccess implements AccessResolver {
   private readonly members = new Map<string, { at: number; ids: Promise<Set<string>> }>();
   private readonly groups = new Map<string, { at: number; ids: Promise<Set<string>> }>();
+  private readonly fullMembers = new Map<string, { at: number; ids: Promise<Set<string>> }>();
 
   constructor(
     private readonly workspaces: SlackWorkspaces,
@@ -31,6 +40,12 @@ export class SlackAccess implements AccessResolver {
 
   async isMember(workspaceId: string, channelId: string, userId: string): Promise<boolean> {
     const ids = await this.cached(this.members, `${workspaceId}:${channelId}`, () => this.channelMembers(workspaceId, channelId));
+    return ids.has(userId);
+  }
+
+  async isWorkspaceMember(workspaceId: string, userId: string): Promise<boolean> {
+    // A set of one (or none), so the membership cache serves this answer too.
+    const ids = await this.cached(this.fullMembers, `${workspaceId}:${userId}`, () => this.fullMember(workspaceId, userId));
     return ids.has(userId);
   }
 
@@ -85,6 +100,13 @@ export class SlackAccess implements AccessResolver {
       if (!cursor) break;
     }
     return ids;
+  }
+
+  /** users.info: a member of this team who is neither a guest nor from another organisation. */
+  private async fullMember(workspaceId: string, userId: string): Promise<Set<string>> {
+    const { user } = userKind.parse(await (await this.client(workspaceId)).apiCall('users.info', { user: userId }));
+    const full = user.team_id === workspaceId && !user.is_restricted && !user.is_ultra_restricted && !user.is_stranger;
+    return new Set(full ? [userId] : []);
   }
 
   private async groupMembers(workspaceId: string, groupId: string): Promise<Set<string>> {

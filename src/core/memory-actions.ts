@@ -1,10 +1,9 @@
 // What people can do to a memory change from a chat platform (R13): revert it per document without
 // ever discarding a later change unseen, mark it reviewed, and find the last one of a space. Shared
 // by the Slack and Discord adapters; they only draw the choices.
-import { ConflictError } from '../../core/errors.js';
-import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from '../../core/store.js';
-import { versionAuthor } from './memory-browser.js';
-import { personAuthor, recordChange, type ReviewStores, type Reviewer } from './memory-review.js';
+import { ConflictError } from './errors.js';
+import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange, SessionRecord } from './store.js';
+import { personAuthor, recordChange, versionAuthor, type ReviewStores, type Reviewer } from './memory-review.js';
 
 /** What a person's revert of a memory run did, and what it left for them to choose. */
 export interface RevertResult {

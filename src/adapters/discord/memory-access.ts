@@ -1,18 +1,30 @@
 // Discord's side of memory access (chat/memory-access.ts): where an interaction happened (its
-// guild, and the channel a thread belongs to), and whether the person is a memory editor (their
-// id or one of their roles in MEMORY_EDITORS). Hippo sees who is in a conversation only through
-// the interaction itself: a memory space is reached from inside its conversation.
-import type { Channel, Interaction } from 'discord.js';
+// guild, and the channel a thread belongs to), whether the person is a memory editor (their id or
+// one of their roles in MEMORY_EDITORS), and who is in an invite-only thread. A channel's space is
+// reached from inside the channel (its threads); a private thread's only by the thread's members,
+// as Discord says at the moment of the action.
+import type { Channel, Client, Interaction } from 'discord.js';
 import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
-import { addressOf } from './discord-place.js';
-import type { DiscordContext } from './discord-context.js';
+import { addressOf } from './place.js';
+import type { DiscordContext } from './context.js';
 
-/** Discord's answers: no membership look-up from elsewhere; editors by user id or role. */
-export const discordAccess: AccessResolver = {
-  // Only an interaction inside the space's conversation (its threads, or the DM) counts as a member.
-  isMember: async () => false,
-  isEditor: async (request, editors) => editors.has(request.userId) || (request.groupIds ?? []).some((role) => editors.has(role)),
-};
+/**
+ * Discord's answers: editors by user id or role; members of an invite-only thread by asking
+ * Discord (fresh, not cached: someone removed from the thread loses its memory at once). A
+ * channel's members are not looked up: only an interaction inside it (its threads) counts.
+ */
+export function discordAccess(client: Client): AccessResolver {
+  return {
+    isMember: async (_workspaceId, channelId, userId) => {
+      const channel = await client.channels.fetch(channelId).catch(() => null);
+      if (!channel?.isThread()) return false;
+      return channel.members.fetch({ member: userId, force: true }).then(() => true, () => false);
+    },
+    // A guild has no guests: its workspace-wide space is its members' (the request comes from the guild).
+    isWorkspaceMember: async () => true,
+    isEditor: async (request, editors) => editors.has(request.userId) || (request.groupIds ?? []).some((role) => editors.has(role)),
+  };
+}
 
 /** The access request of an interaction: its guild ("@me" in a DM), the thread's parent channel, the member's roles. */
 export function accessRequest(context: Pick<DiscordContext, 'client'>, interaction: Interaction): Promise<AccessRequest> {
