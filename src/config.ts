@@ -116,6 +116,8 @@ export const configSchema = z.object({
   SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
   /** Slack Web API base URL (proxies, tests). */
   SLACK_API_URL: url.optional(),
+  /** How Slack lays out a run's task cards (tool calls, the TODO.md plan): a timeline or a plan. */
+  SLACK_TASK_DISPLAY: z.enum(['timeline', 'plan']).default('timeline'),
   /** OAuth (many workspaces): the app's client id, from Basic Information → App Credentials. */
   SLACK_CLIENT_ID: optionalText,
   SLACK_CLIENT_SECRET: optionalText,

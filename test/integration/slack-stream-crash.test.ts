@@ -88,4 +88,54 @@ describe('a streamed answer when the service is killed mid-stream', () => {
       await second.process.exited;
     }
   }, 90_000);
+
+  it('shows each tool call once across the crash: one task stream for the run, no card twice (R17)', async () => {
+    const env = {
+      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
+      SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+    };
+    const slow = Array.from({ length: 40 }, (_unused, index) => `Step ${index + 1} of what the search found.`).join(' ');
+    let answers = 0;
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      const usage = { promptTokens: 200, cachedTokens: 0, completionTokens: 9 };
+      if (!body.messages.some((message) => message['role'] === 'tool')) return { toolCalls: [{ name: 'memory_search', arguments: { query: 'the plan' } }], usage };
+      answers += 1;
+      // After its tool call the first process streams for ~10 s (it is killed meanwhile).
+      return answers === 1 ? { content: slow, chunkDelayMs: 60, usage: null } : { content: 'Found it.', usage };
+    });
+    const first = await service(env);
+    const root = '1730000002.000100';
+    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> search then tell me`, ts: root, channel, event_ts: root };
+    const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: 'EvCrash2', event });
+    const response = await fetch(`http://127.0.0.1:${first.port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
+    expect(response.status).toBe(200);
+
+    const answerStream = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root && call.args['task_display_mode'] === undefined, 20_000);
+    await slack.waitForCall('chat.appendStream', (call) => call.args['ts'] === answerStream.response?.['ts'], 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.process.kill('SIGKILL');
+    await first.process.exited;
+
+    const second = await service(env);
+    try {
+      const streamTs = String(answerStream.response?.['ts']);
+      await until(() => slack.messages.find((message) => message.ts === streamTs)?.markdown_text === 'Found it.', 30_000, 'the stream replaced by the answer');
+      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
+      const taskStreams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined);
+      expect(taskStreams).toHaveLength(1);
+      // Every task card chunk went to that one stream, and the search shows as one card (one id).
+      const taskTs = String(taskStreams[0]?.response?.['ts']);
+      const chunked = slack.calls.filter((call) => Array.isArray(call.args['chunks']) && (call.args['thread_ts'] === root || call.args['ts'] === taskTs));
+      expect(chunked.every((call) => call === taskStreams[0] || call.args['ts'] === taskTs)).toBe(true);
+      const ids = chunked.flatMap((call) => call.args['chunks'] as Array<Record<string, unknown>>).map((chunk) => chunk['id']);
+      expect(new Set(ids).size).toBe(1);
+      expect(answers).toBe(2);
+    } finally {
+      second.process.kill('SIGTERM');
+      await second.process.exited;
+    }
+  }, 90_000);
 });

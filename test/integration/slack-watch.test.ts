@@ -185,8 +185,11 @@ describe('Slack streamed answers', () => {
     const root = nextTs();
     await mention('search for it', root);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Nothing found.');
-    expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(0);
-    expect(slack.threadMessages(channel, root).filter((message) => message.blocks === undefined).map((message) => message.markdown_text)).toEqual(['Nothing found.']);
+    // The only stream is the run's task cards (slack-task-cards.test.ts), never an answer stream.
+    const streams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root);
+    expect(streams.map((call) => call.args['task_display_mode'])).toEqual(['timeline']);
+    const taskStream = String(streams[0]?.response?.['ts']);
+    expect(slack.threadMessages(channel, root).filter((message) => message.blocks === undefined && message.ts !== taskStream).map((message) => message.markdown_text)).toEqual(['Nothing found.']);
   });
 
   it('keeps what the model said before calling tools as a finished message, and answers in a new one', async () => {

@@ -105,6 +105,14 @@ export class SlackDelivery {
       case streamOperations.close:
         await this.streams.close(item, this.streamHost(target));
         return {};
+      case streamOperations.tasksStart: {
+        const ts = await this.streams.startTasks(item, this.streamHost(target));
+        return ts === undefined ? {} : { platformMessageId: ts };
+      }
+      case streamOperations.tasksUpdate:
+      case streamOperations.tasksStop:
+        await this.streams.updateTasks(item, this.streamHost(target), item.operation === streamOperations.tasksStop);
+        return {};
       case 'upload':
         return { platformMessageId: await this.upload(target, item) };
       default:

@@ -31,7 +31,7 @@ import { slackPlatform, type SlackContext } from './context.js';
 import { registerSlashCommand } from './slash-command.js';
 import { registerUninstall } from './uninstall.js';
 import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
-import { streamOperations } from './stream-delivery.js';
+import { optionalTargetStreamOperations } from './stream-delivery.js';
 
 /** What startSlackAdapter needs; the last two are for tests and tuning. */
 export interface SlackAdapterOptions {
@@ -90,10 +90,10 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
   options.attachments?.register('slack', slackFileFetcher(workspaces, options.config.SLACK_API_URL));
   const delivery = new SlackDelivery(workspaces, teamOfSession, log, options.attachments);
-  const renderer = new SlackRenderer(context, delivery);
+  const renderer = new SlackRenderer(context, delivery, Date.now, 1_000, options.config.SLACK_TASK_DISPLAY);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
   // A final answer with no stream to replace is posted; a stream's end with none is nothing to do.
-  const sender = outbox.startSender(slackPlatform, delivery.deliver, { ...options.outbox, optionalTargetOperations: [streamOperations.finish, streamOperations.close] });
+  const sender = outbox.startSender(slackPlatform, delivery.deliver, { ...options.outbox, optionalTargetOperations: optionalTargetStreamOperations });
 
   const { app } = connection;
   // First: a request of a team outside ALLOWED_WORKSPACES reaches no listener.
@@ -109,7 +109,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     const envelope = eventEnvelope.safeParse(body);
     if (envelope.success) handleAppHomeOpened(context, envelope.data.team_id, event);
   });
-  registerInteractions(app, context);
+  registerInteractions(app, context, options.onFeedback ?? (() => undefined));
   registerSlashCommand(app, context);
   registerUninstall(app, context, connection.installations);
   registerAssistantPane(app, context);

@@ -1,6 +1,8 @@
 // Hippo's buttons: Pause / Resume on the status card, View / Revert / 👍 on memory notes, View on
 // reset notes, and the page buttons inside modals. Each click is acknowledged first; the work runs
 // right after (views.open must still happen within the trigger's 3 seconds, so it comes first).
+import type { FeedbackListener } from '../chat/answer-feedback.js';
+import { feedbackActionId, recordFeedbackClick } from './feedback-buttons.js';
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { MemoryAction } from '../chat/memory-access.js';
@@ -24,7 +26,7 @@ const undoBothRef: z.ZodType<UndoBothRef> = z.object({ r: z.string(), d: z.strin
 const threadRef: z.ZodType<ThreadRef> = z.object({ channelId: z.string(), threadTs: z.string() });
 
 /** Registers the button handlers and the memory browser's modal submissions on the Bolt app. */
-export function registerInteractions(app: App, context: SlackContext): void {
+export function registerInteractions(app: App, context: SlackContext, onFeedback: FeedbackListener = () => undefined): void {
   app.action(/^hippo_/, async ({ ack, body }) => {
     await ack();
     const parsed = blockActionBody.safeParse(body);
@@ -34,7 +36,7 @@ export function registerInteractions(app: App, context: SlackContext): void {
     if (!action) return;
     // A button carries `value`; a ⋯ menu the chosen option's.
     const value = action.value ?? action.selected_option?.value ?? '';
-    context.background.run('slack-action', () => handleAction(context, click, action.action_id, value), { action: action.action_id });
+    context.background.run('slack-action', () => handleAction(context, click, action.action_id, value, onFeedback), { action: action.action_id });
   });
   registerMemorySubmissions(app, context);
   // Anything else (a stale or forged payload: Hippo's action and callback ids all start with
@@ -49,7 +51,7 @@ const noteAccess: Record<string, MemoryAction> = {
   [actionIds.memoryRevert]: 'revert', [actionIds.memoryUndoBoth]: 'revert', [actionIds.memoryKeep]: 'view',
 };
 
-async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string): Promise<void> {
+async function handleAction(context: SlackContext, click: BlockActionBody, actionId: string, value: string, onFeedback: FeedbackListener): Promise<void> {
   const teamId = teamOf(click);
   // Every Hippo button acts on a session or its memory: "steer" in the access rules.
   const decision = await context.access.maySteer(context.people.requester(teamId, click.user.id));
@@ -57,6 +59,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     context.log.info({ teamId, userId: click.user.id, action: actionId, rule: decision.rule }, 'slack-request-refused');
     return click.view && !threadOf(click) ? updateView(context, click, outcomeModal(decision.message)) : ephemeral(context, click, decision.message);
   }
+  if (actionId === feedbackActionId) return recordFeedbackClick(context, click, teamId, value, onFeedback);
   if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
   const access = noteAccess[actionId];
   if (access) {

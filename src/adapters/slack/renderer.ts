@@ -14,6 +14,7 @@ import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
 import { streamOperations } from './stream-delivery.js';
+import { planChunks, planTool, taskChunk, todoContent, type Chunk, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './context.js';
 
@@ -27,6 +28,8 @@ interface Card {
   timer: NodeJS.Timeout | null;
   /** The status last sent (text and loading messages), so assistant.threads.setStatus is only called on a change. */
   indicator: string;
+  /** The run's task stream (tool calls as cards) was started. */
+  tasks: boolean;
 }
 
 /** Minimum time between two edits of a card (ms). */
@@ -65,6 +68,8 @@ export class SlackRenderer {
     private readonly delivery: SlackDelivery,
     private readonly now: () => number = Date.now,
     streamIntervalMs = 1_000,
+    /** How Slack lays out a run's task cards (SLACK_TASK_DISPLAY). */
+    private readonly taskDisplay: TaskDisplayMode = 'timeline',
   ) {
     this.posts = new KeyedQueue((error, sessionId) => context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
     this.streams = new AnswerStreams({
@@ -130,6 +135,13 @@ export class SlackRenderer {
       case 'budget':
         // Core tells once per cap and level; the key makes a repeat after a crash harmless.
         return this.post(session, `budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, { markdown: budgetNoteText(event, `${mentionPrefix} budget 5`) });
+      case 'tool-call-start':
+      case 'tool-call-end':
+        this.updateCard(event);
+        return this.taskCard(event);
+      case 'run-end':
+        this.updateCard(event);
+        return this.stopTasks(session);
       case 'memory-updated':
         await this.memoryUpdated(event);
         return this.context.agent.delivered(event);
@@ -150,7 +162,7 @@ export class SlackRenderer {
     const now = this.now();
     this.forgetOldCards(now);
     // The start time makes the key unique across restarts and replicas (a counter would not be).
-    const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '' };
+    const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '', tasks: false };
     this.cards.set(session.id, card);
     await this.post(session, card.key, await this.cardBody(card));
     this.indicate(card);
@@ -224,7 +236,7 @@ export class SlackRenderer {
       const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
       const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
       const result = await this.context.outbox.enqueue(index === 0
-        ? this.entry(session, key, streamOperations.finish, payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
+        ? this.entry(session, key, streamOperations.finish, parts.length === 1 ? { ...payload, feedback: true } : payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
         : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
@@ -259,6 +271,48 @@ export class SlackRenderer {
     await this.context.outbox.enqueue(this.entry(stream.session, `${key}:close:${endedAt}`, streamOperations.close, { channel: stream.session.channelId, markdown: text }, {
       targetKey: key, supersedes: [streamOperations.update],
     }));
+  }
+
+  /**
+   * A tool call as a card in the run's task stream (started by its first call); a TODO.md write
+   * shows as the plan instead. Where Slack refuses the stream, the status card alone shows the run.
+   */
+  private async taskCard(event: Extract<AgentEvent, { type: 'tool-call-start' | 'tool-call-end' }>): Promise<void> {
+    const card = this.cards.get(event.session.id);
+    if (!card) return;
+    const { call } = event;
+    const chunks = this.taskChunks(event);
+    if (chunks.length === 0) return;
+    const { session } = event;
+    const key = `tasks:${card.key}`;
+    if (!card.tasks) {
+      card.tasks = true;
+      const recipient = this.recipients.get(session.id);
+      await this.context.outbox.enqueue(this.entry(session, key, streamOperations.tasksStart, {
+        channel: session.channelId, thread_ts: session.threadKey, chunks, task_display_mode: this.taskDisplay,
+        ...(recipient ? { recipient_user_id: recipient, recipient_team_id: session.workspaceId } : {}),
+      }));
+      return;
+    }
+    const step = event.type === 'tool-call-start' ? 'start' : 'end';
+    await this.context.outbox.enqueue(this.entry(session, `${key}:${call.id}:${step}`, streamOperations.tasksUpdate, { channel: session.channelId, chunks }, { targetKey: key }));
+  }
+
+  private taskChunks(event: Extract<AgentEvent, { type: 'tool-call-start' | 'tool-call-end' }>): Chunk[] {
+    const { call } = event;
+    if (event.type === 'tool-call-start') return call.function.name === planTool ? [] : [taskChunk(call, 'in_progress')];
+    const todo = call.function.name === planTool && event.ok ? todoContent(call) : null;
+    if (todo !== null) return planChunks(todo);
+    return [taskChunk(call, event.ok ? 'complete' : 'error', event.result)];
+  }
+
+  /** The run ended: its task stream (if any) is stopped. */
+  private async stopTasks(session: SessionRecord): Promise<void> {
+    const card = this.cards.get(session.id);
+    if (!card?.tasks) return;
+    card.tasks = false;
+    const key = `tasks:${card.key}`;
+    await this.context.outbox.enqueue(this.entry(session, `${key}:stop`, streamOperations.tasksStop, { channel: session.channelId }, { targetKey: key }));
   }
 
   private rememberRecipient(sessionId: string, userId: string | undefined): void {

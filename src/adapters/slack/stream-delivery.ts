@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { PlatformError } from '../../core/errors.js';
 import type { Logger } from '../../log.js';
 import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-sender.js';
+import type { Json } from './message-views.js';
+import { feedbackBlock } from './feedback-buttons.js';
 import { platformErrorCode } from './errors.js';
 
 /** Outbox operations of a streamed answer. */
@@ -21,13 +23,30 @@ export const streamOperations = {
   finish: 'finish',
   /** A stream that ended without an answer shows its last text: payload { channel, markdown }. */
   close: 'stream-close',
+  /** A run's task cards (tool calls as `task_update` chunks): payload { channel, thread_ts, chunks, task_display_mode, recipient_* }. */
+  tasksStart: 'tasks',
+  /** More chunks for the run's task stream: payload { channel, chunks }; target = the tasks start. */
+  tasksUpdate: 'tasks-update',
+  /** The run ended: its task stream is stopped. payload { channel }; target = the tasks start. */
+  tasksStop: 'tasks-stop',
 } as const;
+
+/** Operations whose target may have no message (a task stream Slack refused: the status card shows the run instead). */
+export const optionalTargetStreamOperations: readonly string[] = [streamOperations.finish, streamOperations.close, streamOperations.tasksUpdate, streamOperations.tasksStop];
 
 const startPayload = z.looseObject({
   channel: z.string(), thread_ts: z.string(), markdown: z.string(),
   recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
 });
 const textPayload = z.looseObject({ channel: z.string(), markdown: z.string() });
+/** An answer's part; `feedback`: it ends the answer, so the stream ends with the feedback buttons. */
+const finishPayload = textPayload.extend({ feedback: z.boolean().optional() });
+const chunk = z.looseObject({ type: z.string() });
+const tasksStartPayload = z.looseObject({
+  channel: z.string(), thread_ts: z.string(), chunks: z.array(chunk), task_display_mode: z.enum(['timeline', 'plan']),
+  recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
+});
+const tasksPayload = z.looseObject({ channel: z.string(), chunks: z.array(chunk).optional() });
 
 /** Messages whose state is remembered, at most (the oldest is forgotten first). */
 const shownKept = 5_000;
@@ -97,17 +116,19 @@ export class SlackStreams {
    * changed, the part is posted. Returns the ts of the message that shows it.
    */
   async finish(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
-    if (!item.targetMessageId) return host.post(item);
-    const { channel, markdown } = textPayload.parse(item.payload);
+    const { channel, markdown, feedback, ...rest } = finishPayload.parse(item.payload);
+    // Posted or edited answers keep 👍 / 👎 reactions: the buttons come only with a native stop.
+    const post = { ...item, payload: { ...rest, channel, markdown } };
+    if (!item.targetMessageId) return host.post(post);
     const ts = item.targetMessageId;
     try {
-      if (!(await this.stopWith(host, channel, ts, markdown))) await this.replace(host, channel, ts, markdown);
+      if (!(await this.stopWith(host, channel, ts, markdown, feedback ? [feedbackBlock()] : undefined))) await this.replace(host, channel, ts, markdown);
       return ts;
     } catch (error) {
       const code = error instanceof PlatformError ? error.message : '';
       if (!unchangeable.has(code)) throw error;
       host.log.warn({ channel, ts, error: code }, 'slack-stream-unchangeable: posting the answer instead');
-      return host.post(item);
+      return host.post(post);
     }
   }
 
@@ -121,6 +142,44 @@ export class SlackStreams {
     } catch (error) {
       const code = error instanceof PlatformError ? error.message : '';
       if (!unchangeable.has(code)) throw error;
+    }
+  }
+
+  /**
+   * A run's task stream: a native stream of `task_update` chunks, or nothing where Slack refuses
+   * streaming (the status card shows the run there). A retry starts nothing: a stream Slack
+   * opened before a crash cannot be found again, and a second one would show every card twice (R17).
+   */
+  async startTasks(item: OutboxDelivery, host: SlackStreamHost): Promise<string | undefined> {
+    const payload = tasksStartPayload.parse(item.payload);
+    const { channel } = payload;
+    const canStream = !this.refusedChannels.has(channel) && (payload.recipient_user_id !== undefined || channel.startsWith('D'));
+    if (!canStream || item.attempt !== 1) return undefined;
+    try {
+      return await host.call('chat.startStream', {
+        channel, thread_ts: payload.thread_ts, task_display_mode: payload.task_display_mode, chunks: payload.chunks,
+        ...(payload.recipient_user_id ? { recipient_user_id: payload.recipient_user_id, recipient_team_id: payload.recipient_team_id } : {}),
+      });
+    } catch (error) {
+      const code = slackRefusal(error);
+      if (code === null) throw error;
+      this.refusedChannels.add(channel);
+      host.log.info({ channel, error: code }, 'slack-stream-refused: task cards shown in the status card only');
+      return undefined;
+    }
+  }
+
+  /**
+   * Appends task chunks (or stops the task stream). A chunk names its task by id, so sending it
+   * again after a failure updates the same card: retries are safe. A stream Slack closed is left as is.
+   */
+  async updateTasks(item: OutboxDelivery, host: SlackStreamHost, stop: boolean): Promise<void> {
+    if (!item.targetMessageId) return;
+    const { channel, chunks } = tasksPayload.parse(item.payload);
+    try {
+      await host.call(stop ? 'chat.stopStream' : 'chat.appendStream', { channel, ts: item.targetMessageId, ...(chunks?.length ? { chunks } : {}) });
+    } catch (error) {
+      if (slackRefusal(error) === null) throw error;
     }
   }
 
@@ -144,14 +203,14 @@ export class SlackStreams {
   }
 
   /** Stops an open stream this process knows with the rest of `markdown`; false when it cannot. */
-  private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string): Promise<boolean> {
+  private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string, blocks?: Json[]): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
     if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
     const suffix = markdown.slice(shown.text.length);
     this.shown.delete(key);
     try {
-      await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }) });
+      await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }), ...(blocks ? { blocks } : {}) });
     } catch (error) {
       if (slackRefusal(error) === null) throw error;
       return false;
