@@ -31,6 +31,16 @@ export interface StoredSteer {
   status: string;
 }
 
+/** A stored context message, as the memory checks read it. */
+export interface SegmentMessage {
+  role: string;
+  text: string;
+  isInit: boolean;
+  isMarker: boolean;
+  /** A marker's summarizer run status. */
+  runStatus: string | null;
+}
+
 /** The database of a chaos run. */
 export class ChaosDatabase {
   private constructor(private readonly client: pg.Client) {}
@@ -96,6 +106,54 @@ export class ChaosDatabase {
   /** Context resets that happened (segments after the first). */
   async resets(): Promise<number> {
     return this.count('SELECT count(*) AS n FROM segments WHERE ordinal > 1');
+  }
+
+  /**
+   * Pairs of summarizer runs of one segment that both succeeded and whose [started_at,
+   * finished_at] overlap (R3: one summarizer per segment at a time).
+   */
+  async overlappingSummarizers(): Promise<Array<{ sessionId: string; segmentId: string; runs: [string, string] }>> {
+    const result = await this.client.query<{ session_id: string; segment_id: string; first: string; second: string }>(`
+      SELECT a.session_id, a.segment_id, a.id AS first, b.id AS second FROM memory_runs a
+      JOIN memory_runs b ON b.segment_id = a.segment_id AND b.id > a.id
+      WHERE a.role = 'summarizer' AND b.role = 'summarizer' AND a.status = 'succeeded' AND b.status = 'succeeded'
+        AND a.started_at < b.finished_at AND b.started_at < a.finished_at`);
+    return result.rows.map((row) => ({ sessionId: row.session_id, segmentId: row.segment_id, runs: [row.first, row.second] }));
+  }
+
+  /** Memory runs by "<role> <status>" (a settled run has none 'running': a dead replica's runs are failed by the next holder). */
+  async memoryRunStatuses(): Promise<Record<string, number>> {
+    const result = await this.client.query<{ status: string; n: string }>(`SELECT role || ' ' || status AS status, count(*) AS n FROM memory_runs GROUP BY role, status`);
+    return Object.fromEntries(result.rows.map((row) => [row.status, Number(row.n)]));
+  }
+
+  /**
+   * Per session: its segments, and the segments that asked for a reset — a decider said reset, or
+   * a decider's outcome is unknown (killed or unrecorded after it may have asked).
+   */
+  async segmentsAndResetRequests(): Promise<Array<{ sessionId: string; segments: number; deciderRequests: number }>> {
+    const result = await this.client.query<{ session_id: string; segments: string; requests: string }>(`
+      SELECT g.session_id, count(*) AS segments,
+        count(*) FILTER (WHERE EXISTS (SELECT 1 FROM memory_runs r WHERE r.segment_id = g.id AND r.role = 'decider'
+          AND (r.decision = 'reset' OR r.status <> 'succeeded'))) AS requests
+      FROM segments g GROUP BY g.session_id`);
+    return result.rows.map((row) => ({ sessionId: row.session_id, segments: Number(row.segments), deciderRequests: Number(row.requests) }));
+  }
+
+  /** Every segment's messages in order, with the final status of each marker's summarizer run. */
+  async segmentMessages(): Promise<Array<{ sessionId: string; ordinal: number; carried: number; messages: SegmentMessage[] }>> {
+    const segments = await this.client.query<{ id: string; session_id: string; ordinal: number; carried_messages: number }>(
+      'SELECT id, session_id, ordinal, carried_messages FROM segments ORDER BY session_id, ordinal');
+    const messages = await this.client.query<{ segment_id: string; role: string; content: string; is_init: boolean; is_marker: boolean; status: string | null }>(`
+      SELECT m.segment_id, m.role, m.content, m.is_init, m.is_marker, r.status FROM context_messages m
+      LEFT JOIN memory_runs r ON r.id = m.memory_run_id ORDER BY m.segment_id, m.seq`);
+    const bySegment = new Map<string, SegmentMessage[]>();
+    for (const row of messages.rows) {
+      const list = bySegment.get(row.segment_id) ?? [];
+      list.push({ role: row.role, text: messageText(row.content), isInit: row.is_init, isMarker: row.is_marker, runStatus: row.status });
+      bySegment.set(row.segment_id, list);
+    }
+    return segments.rows.map((row) => ({ sessionId: row.session_id, ordinal: row.ordinal, carried: row.carried_messages, messages: bySegment.get(row.id) ?? [] }));
   }
 
   /** Drops every connection of the replicas to this database (what a failover or a proxy restart does). */

@@ -15,6 +15,11 @@ export interface ChaosModelOptions {
   maxToolRounds?: number;
   /** Chance that a decider asks for a reset (memory forks happen only with a small window). */
   resetChance?: number;
+  /**
+   * Reply delay range of summarizer forks (ms; default: the worker's). Slow summarizers are live
+   * when replicas are SIGKILLed or hand their leases over (R3, R18).
+   */
+  summarizerDelayMs?: [number, number];
 }
 
 /** The text of a chaos answer; unique per model request. */
@@ -45,7 +50,9 @@ export function chaosModel(random: Random, options: ChaosModelOptions = {}): Fak
     // decider resets as often as asked.
     if (isForkRequest(body)) {
       const decider = body.messages.some((message) => typeof message['content'] === 'string' && message['content'].startsWith('<role-change role="decider"'));
-      return { content: decider && random.chance(resetChance) ? 'Mostly finished work.\nRESET_CONTEXT' : 'Nothing to record.\nKEEP_CONTEXT', delayMs };
+      if (decider) return { content: random.chance(resetChance) ? 'Mostly finished work.\nRESET_CONTEXT' : 'Nothing to record.\nKEEP_CONTEXT', delayMs };
+      const [shortest, longest] = options.summarizerDelayMs ?? [minDelayMs, maxDelayMs];
+      return { content: 'Nothing to record.\nKEEP_CONTEXT', delayMs: random.int(shortest, longest) };
     }
     if (toolRoundsAtTail(body) < maxToolRounds && random.chance(toolChance)) {
       const id = `call_chaos_${index}`;

@@ -11,6 +11,7 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import { checkChaosRun, type CheckFigures } from './chaos-checks.js';
 import { ChaosDatabase } from './chaos-database.js';
+import { checkMemory, type MemoryFigures } from './chaos-memory-checks.js';
 import { chaosModel } from './chaos-model.js';
 import { ChaosPlan, chaosPeople, mentionEvent, mentionMessageEvent, steerEvent, type PlannedSession } from './chaos-plan.js';
 import { createRandom, type Random } from './random.js';
@@ -35,9 +36,11 @@ export interface ChaosOptions {
   leaseTtlSeconds?: number;
   /**
    * Memory under chaos: a context window small enough that summarizers and deciders fork every
-   * few turns, and the chance that a decider resets (default: a window so large nothing forks).
+   * few turns, and the chance that a decider resets (default: a window so large nothing forks);
+   * optionally the trigger step (MEMORY_STEP_PERCENT) and how long a summarizer's model call takes
+   * (slow summarizers are live when replicas are killed or hand their leases over).
    */
-  memory?: { contextWindow: number; resetChance: number };
+  memory?: { contextWindow: number; resetChance: number; stepPercent?: number; summarizerDelayMs?: [number, number] };
   /** Every [min, max] ms all the replicas' database connections are dropped (default: never). */
   dropConnectionsEveryMs?: [number, number];
   seed?: number;
@@ -81,6 +84,10 @@ export interface ChaosFigures extends CheckFigures {
   /** Context resets done, and how often every database connection was dropped. */
   resets: number;
   connectionDrops: number;
+  /** The memory's promises, from the database (chaos-memory-checks.ts). */
+  memory: MemoryFigures;
+  /** Loads that failed the runs of a dead replica or an earlier process (memory-runs-interrupted logs). */
+  memoryRunsInterrupted: number;
   /** Activities retried after a storage failure (replica logs). */
   storageRetries: number;
   settled: boolean;
@@ -118,7 +125,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const slack = await startFakeSlackApi();
   for (const person of chaosPeople) slack.addUser({ id: person.id, displayName: person.name });
   const model = await startFakeModelServer();
-  model.respond(chaosModel(createRandom(seed ^ 0x5eed), { resetChance: options.memory?.resetChance ?? 0 }));
+  model.respond(chaosModel(createRandom(seed ^ 0x5eed), {
+    resetChance: options.memory?.resetChance ?? 0,
+    ...(options.memory?.summarizerDelayMs ? { summarizerDelayMs: options.memory.summarizerDelayMs } : {}),
+  }));
   const dataDir = await mkdtemp(join(tmpdir(), 'hippo-chaos-'));
   const logDir = options.logDir ?? join(dataDir, 'logs');
   const pool = new ReplicaPool({ env: replicaEnv(options, dataDir, slack, model), logDir, say });
@@ -147,6 +157,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const stopMs = Date.now() - stopBegan;
 
     const checks = await checkChaosRun({ plan, requests: model.requests, posts: slack.messages, database, teamId: slack.teamId });
+    const memory = await checkMemory({ database, sessionLogs: sessionLogs(pool) });
     await pool.saveLogs();
     await saveRecords(logDir, { plan, model, slack, database, history: pool.history });
     const figures: ChaosFigures = {
@@ -159,11 +170,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...trafficFigures(traffic),
       resets: await database.resets(),
       connectionDrops,
+      memory: memory.figures,
       settled,
       settleLastWait: lastWait,
       timings: { startMs, trafficMs, settleMs, stopMs, totalMs: Date.now() - began },
     };
-    return report(figures, checks.problems, logDir);
+    return report(figures, [...checks.problems, ...memory.problems], logDir);
   } finally {
     await pool.stopAll(5_000).catch(() => undefined);
     await database.close().catch(() => undefined);
@@ -188,7 +200,18 @@ function poolFigures(pool: ReplicaPool, exits: ReplicaExit[]) {
     redeliveries: countLogs('deliveries-resent'),
     sweepFailures: countLogs('sweep-failed'),
     storageRetries: countLogs('storage-retry'),
+    memoryRunsInterrupted: countLogs('memory-runs-interrupted'),
   };
+}
+
+/** The replicas' log messages per session id. */
+function sessionLogs(pool: ReplicaPool): Map<string, string[]> {
+  const logs = new Map<string, string[]>();
+  for (const { record } of pool.logRecords()) {
+    if (typeof record['sessionId'] !== 'string' || typeof record['msg'] !== 'string') continue;
+    logs.set(record['sessionId'], [...(logs.get(record['sessionId']) ?? []), record['msg']]);
+  }
+  return logs;
 }
 
 function trafficFigures(traffic: SlackTraffic) {
@@ -214,6 +237,7 @@ function replicaEnv(options: ChaosOptions, dataDir: string, slack: FakeSlackApi,
     // Under chaos a decider at every step, from the first: resets as often as the run can have them.
     MEMORY_DECIDER_FLOOR_PERCENT: '0',
     MEMORY_DECIDER_EVERY: '1',
+    ...(options.memory?.stepPercent ? { MEMORY_STEP_PERCENT: String(options.memory.stepPercent) } : {}),
     SLACK_BOT_TOKEN: 'xoxb-chaos-token',
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.apiUrl,
@@ -361,7 +385,9 @@ function report(figures: ChaosFigures, problems: string[], logDir: string): Chao
   const overlaps = figures.overlaps;
   const { leftovers } = figures;
   const leftover = leftovers.queuedSteers + leftovers.outboxOpen + leftovers.leasesHeld + leftovers.unsettledSessions + (leftovers.awaitingDelivery ?? 0);
-  const ok = figures.settled && duplicates + losses + overlaps + leftover + figures.unfinishedRequests + figures.outboxFailed + figures.crashes + figures.uncleanStops === 0;
+  const { memory } = figures;
+  const memoryProblems = memory.summarizerOverlaps + memory.runsLeftRunning + memory.unrequestedResets + memory.carryOverLosses;
+  const ok = figures.settled && duplicates + losses + overlaps + leftover + memoryProblems + figures.unfinishedRequests + figures.outboxFailed + figures.crashes + figures.uncleanStops === 0;
   const all = [...problems];
   if (!figures.settled) all.unshift('settle: the run did not settle before the deadline');
   if (figures.crashes) all.push(`replicas: ${figures.crashes} replicas crashed or did not start in time`);
@@ -389,6 +415,7 @@ export function formatSummary(run: Omit<ChaosReport, 'summary'>): string {
     `model      ${f.modelRequests} requests (${f.workerRequests} worker) · ${f.unfinishedRequests} unfinished · ${f.modelCallErrors} call errors · ${f.nameFallbacks} steers named by user id (lookup timed out)`,
     `replicas'  ${f.leasesLost} leases lost · ${f.fencedWrites} outbox writes fenced · ${f.redeliveries} re-deliveries after take-over · ${f.sweepFailures} failed sweeps/loads`,
     `faults     ${f.resets} context resets · ${f.connectionDrops} times every database connection dropped · ${f.storageRetries} activities retried after a storage failure`,
+    `memory     runs ${JSON.stringify(f.memory.memoryRuns)} · ${f.memory.summarizerOverlaps} overlapping succeeded summarizers (+${f.memory.summarizerOverlapsAfterLeaseLoss} after a lost lease) · ${f.memory.runsLeftRunning} left running · ${f.memory.unrequestedResets} unrequested resets · ${f.memory.carryOverLosses} carry-over losses · ${f.memoryRunsInterrupted} loads failed a dead replica's runs`,
     `delays     steer → model ${seconds(f.steerDelayMs.median)} median, ${seconds(f.steerDelayMs.max)} max · answer → thread ${seconds(f.answerDelayMs.median)} median, ${seconds(f.answerDelayMs.max)} max`,
     `answers    ${f.answersStored} stored · ${f.answersPostedOnce} posted exactly once · ${f.answerLosses} lost · ${f.answerDuplicates} duplicated · ${f.errorNotes} error notes`,
     `posts      ${f.duplicatePosts} duplicate posts · ${f.postsFoundOnRetry} retried posts found already sent`,

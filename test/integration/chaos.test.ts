@@ -34,9 +34,10 @@ describe('replicas under chaos', () => {
       killEveryMs: [2_500, 3_500],
       settleTimeoutMs: 75_000,
       leaseTtlSeconds: 2,
-      // Memory under chaos: forks every few turns, deciders that mostly reset, and every database
-      // connection dropped every few seconds.
-      memory: { contextWindow: 12_000, resetChance: 0.7 },
+      // Memory under chaos: forks at every 1% step, summarizers that take seconds (so they are live
+      // when replicas are killed or hand their leases over, issue 28), deciders that mostly reset,
+      // and every database connection dropped every few seconds.
+      memory: { contextWindow: 12_000, resetChance: 0.7, stepPercent: 1, summarizerDelayMs: [2_000, 4_000] },
       dropConnectionsEveryMs: [3_000, 5_000],
       ...(seed !== undefined ? { seed } : {}),
       ...(process.env['CHAOS_VERBOSE'] ? { say: (line: string) => console.log(`[chaos] ${line}`) } : {}),
@@ -46,6 +47,7 @@ describe('replicas under chaos', () => {
     expect(figures.kills).toBeGreaterThan(0);
     expect(figures.resets).toBeGreaterThan(0);
     expect(figures.connectionDrops).toBeGreaterThan(0);
+    expect(figures.memory.memoryRuns['summarizer succeeded']).toBeGreaterThan(0);
     // Delayed, but bounded: a message reaches the model within a minute; an answer the thread
     // within the outbox claim (60 s, for a post whose sender was SIGKILLed mid-send) and a retry.
     expect(figures.steerDelayMs.max).toBeLessThan(60_000);
@@ -60,8 +62,13 @@ describe('replicas under chaos', () => {
       outboxOpen: figures.leftovers.outboxOpen,
       outboxFailed: figures.outboxFailed,
       crashes: figures.crashes,
+      summarizerOverlaps: figures.memory.summarizerOverlaps,
+      memoryRunsLeftRunning: figures.memory.runsLeftRunning,
+      unrequestedResets: figures.memory.unrequestedResets,
+      carryOverLosses: figures.memory.carryOverLosses,
     }, run.problems.join('\n')).toEqual({
       settled: true, duplicates: 0, losses: 0, overlaps: 0, unfinishedRequests: 0, queued: 0, outboxOpen: 0, outboxFailed: 0, crashes: 0,
+      summarizerOverlaps: 0, memoryRunsLeftRunning: 0, unrequestedResets: 0, carryOverLosses: 0,
     });
     expect(figures.messagesInModelOnce).toBe(shape.sessions + shape.steers);
   }, 200_000);
