@@ -7,11 +7,11 @@
 // Built from the same core pieces as Hippo's worker (buildRequest, callModel, ToolExecutor,
 // init messages), without its persistence of every message or its memory forks.
 import type { AgentDeps } from '../../src/core/agent-context.js';
-import { estimateTokens } from '../../src/core/context-window.js';
-import { buildInitMessages } from '../../src/core/init-messages.js';
+import { estimateTokens } from '../../src/core/loop/context-window.js';
+import { buildInitMessages } from '../../src/core/memory/init-messages.js';
 import { contentText, type ChatMessage } from '../../src/core/messages.js';
-import { buildRequest, callModel } from '../../src/core/model-call.js';
-import { renderSteer } from '../../src/core/prompts.js';
+import { buildRequest, callModel } from '../../src/core/loop/model-call.js';
+import { renderSteer } from '../../src/core/prompts/prompts.js';
 import type { SessionRecord } from '../../src/core/store.js';
 import { compactionTag } from './scenarios.js';
 

@@ -1,6 +1,6 @@
 // Measuring without touching src/: a recording wrapper around the agent's ModelClient, and timing
 // probes installed on MemoryManager's prototype for the length of one benchmark run.
-import { MemoryManager } from '../../src/core/memory-manager.js';
+import { MemoryManager } from '../../src/core/memory/memory-manager.js';
 import type { ModelClient } from '../../src/core/model-client.js';
 import { compactionTag, type BenchRole } from './scenarios.js';
 

@@ -1,11 +1,11 @@
 // The context object every core piece takes (style.md §2): settings, stores, model, tools, events.
-import type { AttachmentSaver } from './attachments.js';
+import type { AttachmentSaver } from './loop/attachments.js';
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
-import type { ModelPrices } from './prices.js';
+import type { ModelPrices } from './runner/prices.js';
 import type { LeaseStore, MemoryScope, Stores, Wakeups } from './store.js';
-import type { ToolExecutor } from './tool-executor.js';
+import type { ToolExecutor } from './loop/tool-executor.js';
 
 /** Tunables of the agent; defaults come from config (src/config.ts). */
 export interface AgentSettings {

@@ -1,5 +1,5 @@
 // Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
-import type { AnswerFile } from './answer-files.js';
+import type { AnswerFile } from './loop/answer-files.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 

@@ -1,7 +1,7 @@
 // The tool contract shared by every role (R1: one set of definitions; permissions by role at
-// execution). Tools live in src/tools and src/core/memory-tools.ts; core executes them.
+// execution). Tools live in src/tools and src/core/memory/memory-tools.ts; core executes them.
 import { z } from 'zod';
-import type { ToolImage } from './attachments.js';
+import type { ToolImage } from './loop/attachments.js';
 import type { AgentRole, ToolDefinition } from './messages.js';
 
 /** Who is calling a tool, and on behalf of which session. */

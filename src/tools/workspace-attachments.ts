@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { formatSize, modelImageTypes, safeFileName, type AttachmentSaver, type SavedAttachment } from '../core/attachments.js';
+import { formatSize, modelImageTypes, safeFileName, type AttachmentSaver, type SavedAttachment } from '../core/loop/attachments.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';

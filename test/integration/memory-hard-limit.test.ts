@@ -3,7 +3,7 @@
 // than its window (400 context_length_exceeded), as OpenAI does.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { estimateTokens } from '../../src/core/context-window.js';
+import { estimateTokens } from '../../src/core/loop/context-window.js';
 import type { AgentEvent } from '../../src/core/events.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { promptTokensOf, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';

@@ -2,8 +2,8 @@
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../../src/core/memory-actions.js';
-import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/memory-review.js';
+import { revertMemoryRun, revertWithLaterChanges } from '../../src/core/memory/memory-actions.js';
+import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/memory/memory-review.js';
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

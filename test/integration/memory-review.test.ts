@@ -3,8 +3,8 @@
 // reach the next fork's one appended message; a tool call that would drop a pinned line gets an
 // error result; remember/forget fork a summarizer that is told a person asked.
 import { describe, expect, it } from 'vitest';
-import { revertMemoryRun } from '../../src/core/memory-actions.js';
-import { pinLine, undoLatestChange } from '../../src/core/memory-review.js';
+import { revertMemoryRun } from '../../src/core/memory/memory-actions.js';
+import { pinLine, undoLatestChange } from '../../src/core/memory/memory-review.js';
 import type { FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
 import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';

@@ -2,8 +2,8 @@
 // new version of just what changed (issue #16: summaries by edit, not rewrite).
 import { describe, expect, it } from 'vitest';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { memoryTools } from '../../src/core/memory-tools.js';
-import { ToolExecutor } from '../../src/core/tool-executor.js';
+import { memoryTools } from '../../src/core/memory/memory-tools.js';
+import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { newThread } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { toolContext } from '../support/tool-context.js';

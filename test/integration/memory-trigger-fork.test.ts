@@ -492,7 +492,7 @@ describe('search of originals (R15)', () => {
 
 describe('decider output (R5)', () => {
   it('reads the reset signal only from a line that is exactly RESET_CONTEXT', async () => {
-    const { readDecision } = await import('../../src/core/memory-instructions.js');
+    const { readDecision } = await import('../../src/core/prompts/memory-instructions.js');
     expect(readDecision('Most of this is noise.\nRESET_CONTEXT')).toEqual({ reset: true, nearMiss: false });
     expect(readDecision('I would say RESET_CONTEXT here')).toEqual({ reset: false, nearMiss: true });
     expect(readDecision('**RESET_CONTEXT**')).toEqual({ reset: false, nearMiss: true });

@@ -10,7 +10,7 @@ import { openDatabase, type Database } from '../../src/adapters/storage/database
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
-import { LeaseKeeper } from '../../src/core/lease-keeper.js';
+import { LeaseKeeper } from '../../src/core/runner/lease-keeper.js';
 import type { AnyTool } from '../../src/core/tool.js';
 import { createLogger } from '../../src/log.js';
 import { shellTools } from '../../src/tools/shell.js';

@@ -8,14 +8,14 @@ import { LocalWakeups } from '../../src/adapters/storage/wakeups.js';
 import { Agent } from '../../src/core/agent.js';
 import { defaultAgentSettings, type AgentDeps, type AgentSettings } from '../../src/core/agent-context.js';
 import { EventBus, type AgentEvent } from '../../src/core/events.js';
-import { memoryTools } from '../../src/core/memory-tools.js';
+import { memoryTools } from '../../src/core/memory/memory-tools.js';
 import type { Stores, ThreadAddress } from '../../src/core/store.js';
 import type { AnyTool } from '../../src/core/tool.js';
-import { ToolExecutor } from '../../src/core/tool-executor.js';
+import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import type { Database } from '../../src/adapters/storage/database.js';
-import type { AttachmentSaver } from '../../src/core/attachments.js';
+import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
 import type { ModelClient } from '../../src/core/model-client.js';
 
 export interface AgentHarness {

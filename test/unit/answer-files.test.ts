@@ -1,6 +1,6 @@
 // Which workspace files an answer sends: the successful attach_file calls since the previous answer.
 import { describe, expect, it } from 'vitest';
-import { answerFiles } from '../../src/core/answer-files.js';
+import { answerFiles } from '../../src/core/loop/answer-files.js';
 import type { ChatMessage } from '../../src/core/messages.js';
 import type { StoredMessage } from '../../src/core/store.js';
 

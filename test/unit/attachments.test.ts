@@ -1,10 +1,10 @@
 // Shared files as the model reads about them: safe names, one line per file, images checked by
 // their bytes, a per-model image capability, and token estimates that count an image once.
 import { describe, expect, it } from 'vitest';
-import { attachmentLine, formatSize, safeFileName } from '../../src/core/attachments.js';
-import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/context-window.js';
-import { modelAcceptsImages } from '../../src/core/model-images.js';
-import { steerMessage } from '../../src/core/prompts.js';
+import { attachmentLine, formatSize, safeFileName } from '../../src/core/loop/attachments.js';
+import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/loop/context-window.js';
+import { modelAcceptsImages } from '../../src/core/loop/model-images.js';
+import { steerMessage } from '../../src/core/prompts/prompts.js';
 import { imageType } from '../../src/tools/workspace-attachments.js';
 
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');

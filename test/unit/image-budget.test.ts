@@ -1,10 +1,10 @@
 // What a request shows of a context's images (issue #25 item 1): the latest few distinct images
 // within a byte budget; repeats and older ones become text that says where the file is.
 import { describe, expect, it } from 'vitest';
-import { withoutRepeatedImages, type SavedAttachment } from '../../src/core/attachments.js';
-import { boundImages, imageUrls } from '../../src/core/image-budget.js';
+import { withoutRepeatedImages, type SavedAttachment } from '../../src/core/loop/attachments.js';
+import { boundImages, imageUrls } from '../../src/core/loop/image-budget.js';
 import type { ChatMessage, ContentPart } from '../../src/core/messages.js';
-import { steerMessage } from '../../src/core/prompts.js';
+import { steerMessage } from '../../src/core/prompts/prompts.js';
 
 const url = (index: number, chars = 100) => `data:image/png;base64,${String(index).padStart(4, '0')}${'A'.repeat(chars)}`;
 const saved = (index: number, chars = 100): SavedAttachment => ({ name: `shot-${index}.png`, mimeType: 'image/png', size: chars, savedAs: `files/shot-${index}.png`, note: null, imageUrl: url(index, chars) });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { untrustedToolOutput } from '../../src/core/tool-executor.js';
-import { escapeClosingTags, initMainText, initMainVersion, markerText, maxSteerChars, memoryDocumentsMessage, renderSteer, systemPrompt } from '../../src/core/prompts.js';
-import { deciderInstruction, summarizerInstruction } from '../../src/core/memory-instructions.js';
-import { requestSection, reviewSection } from '../../src/core/review-brief.js';
-import { currentStep, shouldTrigger } from '../../src/core/trigger-policy.js';
-import { contextWindowFor, estimateTokens } from '../../src/core/context-window.js';
-import { diffLines, compactDiff } from '../../src/core/line-diff.js';
+import { untrustedToolOutput } from '../../src/core/loop/tool-executor.js';
+import { escapeClosingTags, initMainText, initMainVersion, markerText, maxSteerChars, memoryDocumentsMessage, renderSteer, systemPrompt } from '../../src/core/prompts/prompts.js';
+import { deciderInstruction, summarizerInstruction } from '../../src/core/prompts/memory-instructions.js';
+import { requestSection, reviewSection } from '../../src/core/memory/review-brief.js';
+import { currentStep, shouldTrigger } from '../../src/core/memory/trigger-policy.js';
+import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-window.js';
+import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';
 
 describe('renderSteer', () => {
   it('quotes every line under the author name, so thread text never looks like a system notice', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { resultLimitChars } from '../../src/core/output-cap.js';
+import { resultLimitChars } from '../../src/core/loop/output-cap.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { ToolExecutor } from '../../src/core/tool-executor.js';
+import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { toolContext } from '../support/tool-context.js';
 
 /** A tool that returns (or throws) `size` characters, as a misbehaving tool or MCP server might. */

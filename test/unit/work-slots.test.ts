@@ -1,6 +1,6 @@
-// WorkSlots: the per-process limit on runners orchestrating at once (core/work-slots.ts).
+// WorkSlots: the per-process limit on runners orchestrating at once (core/runner/work-slots.ts).
 import { describe, expect, it } from 'vitest';
-import { WorkSlots } from '../../src/core/work-slots.js';
+import { WorkSlots } from '../../src/core/runner/work-slots.js';
 import { gate } from '../support/model-script.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,16 +1,16 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
 import type { Agent, SessionStatus } from '../../core/agent.js';
-import { memoryRunChanges } from '../../core/memory-run-changes.js';
+import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';
-import { choiceText, revertMemoryRun } from '../../core/memory-actions.js';
-import { formatDollars } from '../../core/prices.js';
+import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
+import { formatDollars } from '../../core/runner/prices.js';
 import { browserText } from './memory-browser.js';
 import { exportMemorySpace } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
-import { pinByText, type Reviewer } from '../../core/memory-review.js';
+import { pinByText, type Reviewer } from '../../core/memory/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */

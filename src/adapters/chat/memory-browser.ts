@@ -1,8 +1,8 @@
 // The memory browser's words (product.md "Review memory"), the same on every platform: a space's
 // documents with size, last change and last author; a document with its pinned lines marked; its
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
-import { versionAuthor } from '../../core/memory-review.js';
-import { pinText } from '../../core/pinned-lines.js';
+import { versionAuthor } from '../../core/memory/memory-review.js';
+import { pinText } from '../../core/memory/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
 
 export { versionAuthor };

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Agent } from '../../core/agent.js';
 import type { EventBus } from '../../core/events.js';
-import { mainDocumentPath } from '../../core/init-messages.js';
+import { mainDocumentPath } from '../../core/memory/init-messages.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';

@@ -5,12 +5,12 @@
 import type { App, types } from '@slack/bolt';
 import { z } from 'zod';
 import { ConflictError } from '../../core/errors.js';
-import { compactDiff, diffLines } from '../../core/line-diff.js';
-import { pinText } from '../../core/pinned-lines.js';
+import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
+import { pinText } from '../../core/memory/pinned-lines.js';
 import type { DocumentRecord } from '../../core/store.js';
-import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
+import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/memory/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../../core/memory-review.js';
+import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../../core/memory/memory-review.js';
 import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-views.js';
 import { authorize, editForm, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';

@@ -2,7 +2,7 @@
 // their own files; the small ones (event log, memory runs, usage) are here.
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
-import { storableJson, storableText } from '../../core/text-hygiene.js';
+import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Attachment } from '../../core/store.js';
 import type { SteerRecord, SteerStore } from '../../core/store.js';
-import { capText, maxMessageChars, storableText } from '../../core/text-hygiene.js';
+import { capText, maxMessageChars, storableText } from '../../core/prompts/text-hygiene.js';
 import { Prisma, type PrismaClient, type SteerMessage } from '../../../prisma/generated/client.js';
 
 const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];

@@ -1,0 +1,199 @@
+// The current segment of a session, mirrored in memory. Every change is persisted first, then
+// applied here (R12: every message is persisted before the next step).
+import { estimateTokens } from './context-window.js';
+import { isTransient } from '../errors.js';
+import type { ChatMessage, ToolCall } from '../messages.js';
+import type { ContextStore, SegmentRecord, SteerRecord, StoredMessage } from '../store.js';
+
+/** What the end of a context asks for next (markers and init messages are skipped). */
+export type Tail =
+  /** An assistant message has tool calls without results (possibly after a crash). */
+  | 'tools-pending'
+  /** The last message is a tool result or a person's message: the model must answer. */
+  | 'needs-answer'
+  /** Empty, or ends with a final answer: nothing to do until a steer message arrives. */
+  | 'settled';
+
+/** What the provider reported for the last worker call: its prompt covered messages before `coveredSeq`. */
+export interface CallUsage {
+  promptTokens: number;
+  coveredSeq: number;
+}
+
+/**
+ * A model answer or tool result that was computed but could not be stored (the database went
+ * away). It is stored on the next attempt instead of being computed again: no second model bill,
+ * no tool run twice.
+ */
+export type HeldResult =
+  | { kind: 'answer'; seq: number; message: ChatMessage; contextTokens: number }
+  | { kind: 'tool-result'; callId: string; message: ChatMessage; ok: boolean };
+
+export class LiveContext {
+  /** The last worker call's usage in this segment, when known (R2 measures from it). */
+  lastUsage: CallUsage | null = null;
+  private readonly held = new Map<string, HeldResult>();
+
+  constructor(
+    private readonly store: ContextStore,
+    public segment: SegmentRecord,
+    public entries: StoredMessage[],
+    /** Estimated tokens of what every request sends besides the messages (the tools array). */
+    private readonly requestOverheadTokens = 0,
+  ) {
+    this.lastUsage = usageOf(segment);
+  }
+
+  /** The messages as sent to the model. */
+  get messages(): ChatMessage[] {
+    return this.entries.map((entry) => entry.message);
+  }
+
+  get nextSeq(): number {
+    const last = this.entries.at(-1);
+    return last ? last.seq + 1 : 0;
+  }
+
+  /**
+   * R2: the size of the context the NEXT worker call will send: the last call's reported prompt
+   * plus an estimate of everything appended since; without usage, an estimate of the whole request.
+   */
+  nextCallTokens(): number {
+    const usage = this.lastUsage;
+    if (!usage) return this.requestOverheadTokens + estimateTokens(this.messages);
+    const appended = this.entries.filter((entry) => entry.seq >= usage.coveredSeq).map((entry) => entry.message);
+    return usage.promptTokens + (appended.length > 0 ? estimateTokens(appended) : 0);
+  }
+
+  /** Persists then appends one message; `contextTokens` (a worker call's prompt size) goes with it. */
+  async append(
+    message: ChatMessage,
+    flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {},
+    contextTokens?: number,
+  ): Promise<StoredMessage> {
+    const entry: StoredMessage = {
+      seq: this.nextSeq,
+      message,
+      isInit: flags.isInit ?? false,
+      isMarker: flags.isMarker ?? false,
+      memoryRunId: flags.memoryRunId ?? null,
+      awaitingDelivery: flags.awaitingDelivery ?? false,
+    };
+    await this.store.append(this.segment.id, entry, contextTokens === undefined ? {} : { contextTokens });
+    this.entries.push(entry);
+    if (contextTokens !== undefined) {
+      this.segment.contextTokens = contextTokens;
+      this.segment.contextTokensSeq = entry.seq;
+      this.lastUsage = { promptTokens: contextTokens, coveredSeq: entry.seq };
+    }
+    return entry;
+  }
+
+  /**
+   * Appends a result the worker computed; when the database fails transiently, the result is
+   * held (see HeldResult) and the error rethrown, so the retry after a reload stores it.
+   */
+  async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
+    try {
+      const entry = await this.append(result.message, flags, result.kind === 'answer' ? result.contextTokens : undefined);
+      this.held.delete(heldKey(result));
+      return entry;
+    } catch (error) {
+      if (isTransient(error)) this.held.set(heldKey(result), result);
+      throw error;
+    }
+  }
+
+  /** A held model answer for the next position, if the context still ends where it was computed. */
+  heldAnswer(): Extract<HeldResult, { kind: 'answer' }> | undefined {
+    const held = this.held.get('answer');
+    if (held?.kind !== 'answer') return undefined;
+    if (held.seq === this.nextSeq && this.tail() === 'needs-answer') return held;
+    this.held.delete('answer'); // stored after all (the write committed), or overtaken
+    return undefined;
+  }
+
+  /** A held result of a tool call that is still unanswered. */
+  heldToolResult(callId: string): Extract<HeldResult, { kind: 'tool-result' }> | undefined {
+    const held = this.held.get(`tool:${callId}`);
+    return held?.kind === 'tool-result' ? held : undefined;
+  }
+
+  /** True when the call had begun running before (in this process or one that died). */
+  wasStarted(callId: string): boolean {
+    return this.assistantWith(callId)?.startedToolCalls?.includes(callId) ?? false;
+  }
+
+  /** Records durably that the call begins running now (before it runs). */
+  async markStarted(callId: string): Promise<void> {
+    const entry = this.assistantWith(callId);
+    if (!entry) return;
+    await this.store.markToolCallStarted(this.segment.id, entry.seq, callId);
+    entry.startedToolCalls = [...(entry.startedToolCalls ?? []), callId];
+  }
+
+  private assistantWith(callId: string): StoredMessage | undefined {
+    return this.entries.findLast((entry) => entry.message.role === 'assistant' && entry.message.tool_calls?.some((call) => call.id === callId));
+  }
+
+  /** Moves queued steer messages into the context (atomically, in the store); returns those taken. */
+  async takeSteers(sessionId: string, render: (steer: SteerRecord) => ChatMessage, prepare?: (steers: SteerRecord[]) => Promise<void>): Promise<SteerRecord[]> {
+    const seq = this.nextSeq;
+    const taken = await this.store.takeSteers(sessionId, this.segment.id, seq, render, prepare);
+    taken.forEach((steer, index) => {
+      this.entries.push({ seq: seq + index, message: render(steer), isInit: false, isMarker: false, memoryRunId: null });
+    });
+    return taken;
+  }
+
+  /** Replaces the mirror with the stored state (a reset started a new segment, or a reload). */
+  replace(segment: SegmentRecord, entries: StoredMessage[]): void {
+    this.segment = segment;
+    this.entries = entries;
+    this.lastUsage = usageOf(segment);
+    // Results held for calls the stored context no longer waits for are dropped.
+    const pending = new Set(this.pendingToolCalls().map((call) => call.id));
+    for (const [key, held] of this.held) if (held.kind === 'tool-result' && !pending.has(held.callId)) this.held.delete(key);
+  }
+
+  tail(): Tail {
+    const last = this.lastConversational();
+    if (!last) return 'settled';
+    if (this.pendingToolCalls().length > 0) return 'tools-pending';
+    if (last.message.role === 'tool' || last.message.role === 'user') return 'needs-answer';
+    return 'settled';
+  }
+
+  /** Tool calls of the last assistant message that have no result yet, in order. */
+  pendingToolCalls(): ToolCall[] {
+    for (let index = this.entries.length - 1; index >= 0; index -= 1) {
+      const entry = this.entries[index];
+      if (!entry || entry.isInit || entry.isMarker) continue;
+      const message = entry.message;
+      if (message.role === 'tool') continue;
+      if (message.role !== 'assistant' || !message.tool_calls?.length) return [];
+      const answered = new Set(
+        this.entries.slice(index + 1).flatMap((later) => (later.message.role === 'tool' ? [later.message.tool_call_id] : [])),
+      );
+      return message.tool_calls.filter((call) => !answered.has(call.id));
+    }
+    return [];
+  }
+
+  private lastConversational(): StoredMessage | undefined {
+    for (let index = this.entries.length - 1; index >= 0; index -= 1) {
+      const entry = this.entries[index];
+      if (entry && !entry.isInit && !entry.isMarker) return entry;
+    }
+    return undefined;
+  }
+}
+
+/** The usage a stored segment knows of (none for a segment whose first call has not happened). */
+function usageOf(segment: SegmentRecord): CallUsage | null {
+  return segment.contextTokens > 0 ? { promptTokens: segment.contextTokens, coveredSeq: segment.contextTokensSeq } : null;
+}
+
+function heldKey(result: HeldResult): string {
+  return result.kind === 'answer' ? 'answer' : `tool:${result.callId}`;
+}

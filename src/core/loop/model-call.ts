@@ -1,0 +1,82 @@
+// One model call with its bookkeeping: usage recorded per call and role (R14), latency, errors.
+import type { AgentDeps } from '../agent-context.js';
+import { boundImages } from './image-budget.js';
+import { ModelError } from '../errors.js';
+import type { AgentRole, ChatMessage } from '../messages.js';
+import type { ModelRequest, ModelResponse } from '../model-client.js';
+
+export interface CallScope {
+  sessionId: string;
+  segmentId: string;
+  memoryRunId?: string;
+  role: AgentRole;
+  signal: AbortSignal;
+  onTextDelta?: (delta: string) => void;
+  onResponseStart?: () => void;
+}
+
+/**
+ * The request every role sends for a context: same model, tools and cache key (R1), and the same
+ * images: the latest few within the per-request limits (the others described, image-budget.ts).
+ */
+export function buildRequest(deps: Pick<AgentDeps, 'settings' | 'tools'>, sessionId: string, messages: readonly ChatMessage[]): ModelRequest {
+  const { requestMaxImages, requestMaxImageBytes } = deps.settings;
+  const shown = boundImages(messages, { maxImages: requestMaxImages, maxImageChars: Math.ceil(requestMaxImageBytes / 3) * 4 });
+  return { model: deps.settings.model, messages: shown, tools: deps.tools.definitions, cacheKey: sessionId };
+}
+
+/** Characters of every string in a value (a request's size, without serializing it). */
+export function textChars(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + textChars(item), 0);
+  if (value && typeof value === 'object') return Object.values(value).reduce((sum: number, item) => sum + textChars(item), 0);
+  return 0;
+}
+
+/** A model's answer, while its usage row is still being written. */
+export interface ModelCallResult extends ModelResponse {
+  /**
+   * The usage row (R14) being written beside whatever the caller stores next, so the two writes
+   * overlap. Never rejects (a failed write is logged); await it before the step is over.
+   */
+  recorded: Promise<void>;
+}
+
+/** Calls the model and records usage; failures are recorded too, then rethrown. */
+export async function callModel(deps: AgentDeps, request: ModelRequest, scope: CallScope): Promise<ModelCallResult> {
+  const started = Date.now();
+  const record = (response: ModelResponse | null, error: string | null) =>
+    deps.stores.usage.record({
+      sessionId: scope.sessionId,
+      segmentId: scope.segmentId,
+      memoryRunId: scope.memoryRunId ?? null,
+      role: scope.role,
+      model: request.model,
+      promptTokens: response?.usage?.promptTokens ?? 0,
+      cachedTokens: response?.usage?.cachedTokens ?? 0,
+      completionTokens: response?.usage?.completionTokens ?? 0,
+      cacheWriteTokens: response?.usage?.cacheWriteTokens ?? null,
+      latencyMs: response?.latencyMs ?? Date.now() - started,
+      error,
+    });
+  let response: ModelResponse;
+  try {
+    // Measured before the client serializes it: a request too large to send is never built as JSON.
+    const chars = textChars(request.messages) + textChars(request.tools);
+    if (chars > deps.settings.requestMaxChars) throw new ModelError(`the request is too large to send (${Math.round(chars / 1048576)} MB of text and images; the limit is ${Math.round(deps.settings.requestMaxChars / 1048576)} MB)`, false);
+    response = await deps.model.complete(request, {
+      role: scope.role,
+      signal: scope.signal,
+      ...(scope.onTextDelta ? { onTextDelta: scope.onTextDelta } : {}),
+      ...(scope.onResponseStart ? { onResponseStart: scope.onResponseStart } : {}),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await record(null, message).catch(() => undefined);
+    if (error instanceof ModelError || (error instanceof Error && error.name === 'CancelledError')) throw error;
+    throw new ModelError(message, false, undefined, { cause: error });
+  }
+  // A paid answer is never dropped because its usage row could not be written.
+  const recorded = record(response, null).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
+  return { ...response, recorded };
+}

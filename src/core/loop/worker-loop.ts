@@ -1,0 +1,227 @@
+// The worker loop (docs/memory-rules.md R9–R12). Reads like the spec:
+//   model call → execute tool calls → checkpoint → drain steer messages → repeat;
+//   an answer without tool calls → checkpoint → drain (or idle).
+// A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
+import type { AgentDeps } from '../agent-context.js';
+import { answerFiles } from './answer-files.js';
+import { modelImageTypes } from './attachments.js';
+import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
+import type { StopReason } from '../events.js';
+import type { LiveContext } from './live-context.js';
+import { contentText, type ChatMessage, type ToolCall } from '../messages.js';
+import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
+import { buildRequest, callModel } from './model-call.js';
+import { toolImagesMessage } from '../prompts/prompts.js';
+import type { SteerInbox } from '../runner/steer-inbox.js';
+import type { SessionRecord } from '../store.js';
+
+export type CheckpointKind = 'after-tools' | 'after-answer';
+
+/** What the loop needs from its session runner. */
+export interface WorkerScope {
+  deps: AgentDeps;
+  /** The live session record (flags change while the loop runs). */
+  session: () => SessionRecord;
+  context: LiveContext;
+  /** Memory trigger, then the pause/reset gate; a non-null result stops the loop. */
+  checkpoint: (kind: CheckpointKind) => Promise<StopReason | null>;
+  /** The session's queued steer messages. */
+  steers: SteerInbox;
+  /** Runs a slow wait (a model call, a tool) outside the runner's work slot. */
+  waiting: <T>(wait: () => Promise<T>) => Promise<T>;
+  /** Called before the loop does anything (a wake-up may find nothing to do: no run then). */
+  onWork: () => void;
+  /** The worker's model call got its first chunk (forks waiting for a cached prefix may go). */
+  onModelResponseStart: () => void;
+  /** R19: right before each worker call; a non-null result stops the loop instead (a reset first). */
+  beforeModelCall?: () => Promise<StopReason | null>;
+  /** The fencing token of the session lease this worker runs under. */
+  fencingToken: () => number | null;
+  /** Who pressed Stop during this drive, if anyone: `signal` is aborted then too. */
+  stoppedBy: () => string | null;
+  /** Aborted on shutdown and on a person's Stop (distinct reasons). */
+  signal: AbortSignal;
+}
+
+/** Drives the worker until it is idle or stopped at a checkpoint. Throws on model failure. */
+export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
+  const { context } = scope;
+  for (;;) {
+    switch (context.tail()) {
+      case 'tools-pending': {
+        scope.onWork();
+        // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
+        // After a Stop every call still gets its result ("stopped"), so the context stays valid.
+        await executePendingToolCalls(scope);
+        if (scope.stoppedBy() !== null) return 'stopped';
+        const stop = await scope.checkpoint('after-tools');
+        if (stop) return stop;
+        await drainSteers(scope);
+        continue;
+      }
+      case 'needs-answer': {
+        scope.onWork();
+        if (scope.stoppedBy() !== null) return 'stopped';
+        if (scope.signal.aborted) return 'shutdown';
+        // After tool results (e.g. resuming after a pause or reset) queued steers join first.
+        await drainSteers(scope);
+        const full = await scope.beforeModelCall?.();
+        if (full) return full;
+        let message: ChatMessage;
+        try {
+          message = await callWorkerModel(scope);
+        } catch (error) {
+          // A stopped call leaves no partial assistant message: the next call sees a valid context.
+          if (scope.stoppedBy() !== null) return 'stopped';
+          throw error;
+        }
+        if (message.tool_calls?.length) continue;
+        const stop = await scope.checkpoint('after-answer');
+        if (stop) return stop;
+        if (await drainSteers(scope)) continue;
+        return 'idle';
+      }
+      case 'settled': {
+        if (await drainSteers(scope)) continue;
+        return 'idle';
+      }
+    }
+  }
+}
+
+async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  // An answer computed before the database went away is stored now instead of asked for again.
+  const held = context.heldAnswer();
+  // The position this call's answer takes: nothing else is appended while it runs.
+  const position = { segmentId: context.segment.id, seq: context.nextSeq };
+  let text = '';
+  const response = held
+    ? { message: held.message, contextTokens: held.contextTokens, recorded: Promise.resolve() }
+    : await scope.waiting(async () => {
+        const called = await callModel(deps, buildRequest(deps, session.id, context.messages), {
+          sessionId: session.id,
+          segmentId: context.segment.id,
+          role: 'worker',
+          signal: scope.signal,
+          onTextDelta: (delta) => {
+            text += delta;
+            deps.events.emit({ type: 'text-delta', session, ...position, delta, text });
+          },
+          onResponseStart: scope.onModelResponseStart,
+        });
+        // R2: provider usage first (plus the image bytes it does not count); an estimate of the
+        // whole request when the provider reports none.
+        const contextTokens = called.usage
+          ? called.usage.promptTokens + imageSurplusTokens(context.messages)
+          : requestTokens(context.messages, deps.tools.definitions);
+        return { message: called.message, contextTokens, recorded: called.recorded };
+      });
+  const isAnswer = !response.message.tool_calls?.length;
+  // An answer is marked until the chat adapter has taken it, so a crash cannot lose it. The
+  // message, its context size and the usage row are written side by side.
+  const [entry] = await Promise.all([
+    context.appendResult({ kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens }, { awaitingDelivery: isAnswer }),
+    response.recorded,
+  ]);
+  deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
+  if (isAnswer) {
+    const files = answerFiles(context.entries, entry.seq, (tool) => deps.tools.deliversFile(tool));
+    deps.events.emit({ type: 'answer', session, text: contentText(response.message.content), segmentId: context.segment.id, seq: entry.seq, fencingToken: scope.fencingToken(), files });
+  }
+  return response.message;
+}
+
+/** Runs the tool calls that have no result yet, in order, persisting each result (R12). */
+async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  const images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }> = [];
+  const pending = context.pendingToolCalls();
+  // R2/R19: one batch cannot make the next call unsendable: its results share the room left under
+  // the hard limit, each call the room still left divided by the calls still to run.
+  let roomTokens = batchRoomTokens(deps.settings, context.nextCallTokens());
+  for (const [index, call] of pending.entries()) {
+    // A result computed before the database went away is stored now; the tool does not run twice.
+    const held = context.heldToolResult(call.id);
+    const stoppedBefore = scope.stoppedBy();
+    if (!held && stoppedBefore !== null) {
+      // R9/R12: no call is left without a result; this one never ran.
+      await context.appendResult({ kind: 'tool-result', callId: call.id, message: { role: 'tool', tool_call_id: call.id, content: notRunToolResult(stoppedBefore) }, ok: false });
+      continue;
+    }
+    if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
+    const callImages: typeof images = [];
+    const shareChars = Math.max(minResultChars, Math.floor((roomTokens / (pending.length - index)) * charsPerBudgetToken));
+    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages, shareChars);
+    const stoppedDuring = scope.stoppedBy();
+    // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
+    if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
+    const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
+    roomTokens -= estimateTokens([message]);
+    await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
+    if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
+    if (outcome.ok) images.push(...callImages);
+  }
+  // Images tools returned follow all results of the batch (a tool result carries text only); lost
+  // if the process dies right before this append (the results say they were returned).
+  if (images.length > 0) await context.append(toolImagesMessage(images));
+}
+
+/**
+ * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
+ * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
+ */
+async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>, limitChars: number): Promise<ToolOutcome> {
+  const { deps, context } = scope;
+  const session = scope.session();
+  if (!deps.tools.isRepeatable(call.function.name)) {
+    if (context.wasStarted(call.id)) {
+      deps.log.warn({ sessionId: session.id, tool: call.function.name, callId: call.id }, 'tool-call-not-repeated');
+      return { ok: false, content: interruptedToolResult };
+    }
+    await context.markStarted(call.id);
+  }
+  return scope.waiting(() => deps.tools.execute(call, {
+    role: 'worker',
+    sessionId: session.id,
+    segmentId: context.segment.id,
+    memorySpaceId: session.memorySpaceId,
+    contextWindow: deps.settings.contextWindow,
+    resultLimitChars: limitChars,
+    signal: scope.signal,
+    ...(deps.settings.images ? {
+      addImage: (image) => {
+        const bytes = Buffer.byteLength(image.data, 'base64');
+        if (bytes > deps.settings.imageMaxBytes || !modelImageTypes.has(image.mimeType)) return false;
+        images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, url: `data:${image.mimeType};base64,${image.data}`, bytes });
+        return true;
+      },
+    } : {}),
+  }));
+}
+
+/** Characters a result may have per token of room: under 4, as JSON escapes and non-ASCII text weigh more. */
+const charsPerBudgetToken = 3;
+
+/** A result keeps at least this much (its head and tail) however full the context: a reset follows. */
+const minResultChars = 1_000;
+
+/** Tokens the results of a batch may add before the next call reaches the hard limit (R19). */
+function batchRoomTokens(settings: AgentDeps['settings'], nextCallTokens: number): number {
+  return Math.max(0, Math.floor((settings.hardLimitPercent * settings.contextWindow) / 100) - nextCallTokens);
+}
+
+/**
+ * R9: moves queued steer messages into the context; returns whether any were taken. With a reset
+ * pending (deferred while a summarizer runs) they wait: they are delivered after the reset.
+ */
+async function drainSteers(scope: WorkerScope): Promise<boolean> {
+  if (scope.session().resetRequested) return false;
+  const taken = await scope.steers.take();
+  if (taken.length === 0) return false;
+  scope.onWork();
+  scope.deps.events.emit({ type: 'steer-taken', session: scope.session(), steers: taken });
+  return true;
+}

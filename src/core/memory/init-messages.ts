@@ -1,0 +1,42 @@
+// Init messages of a segment: the system prompt, then the memory documents (MAIN.md of the memory
+// space, TODO.md of the session), read when the segment starts and frozen until the next reset.
+import type { AgentDeps } from '../agent-context.js';
+import type { ChatMessage } from '../messages.js';
+import { initialMainDocument, memoryDocumentsMessage, systemPrompt } from '../prompts/prompts.js';
+import type { SessionRecord } from '../store.js';
+
+export const mainDocumentPath = 'MAIN.md';
+export const todoDocumentPath = 'TODO.md';
+
+/** Reads MAIN.md (creating it on first use) and the session's TODO.md. */
+export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; mainVersion: number | null; todo: string }> {
+  const documents = deps.stores.documents;
+  const mainKey = { spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath };
+  let main = await documents.read(mainKey);
+  if (!main || main.deleted) {
+    try {
+      main = await documents.write(mainKey, initialMainDocument, { kind: 'system' }, 0);
+    } catch {
+      main = await documents.read(mainKey); // another session created it first
+    }
+  }
+  const todo = await documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath });
+  return { main: main?.content ?? initialMainDocument, mainVersion: main?.version ?? null, todo: todo && !todo.deleted ? todo.content : '' };
+}
+
+/** Fresh init messages for a new segment. */
+export async function buildInitMessages(deps: Pick<AgentDeps, 'stores' | 'settings' | 'tools' | 'clock'>, session: SessionRecord): Promise<ChatMessage[]> {
+  const documents = await readMemoryDocuments(deps, session);
+  return [
+    {
+      role: 'system',
+      content: systemPrompt({
+        platform: deps.settings.platformName(session.platform),
+        now: deps.clock.now(),
+        toolNames: deps.tools.definitions.map((definition) => definition.function.name),
+        summarizerStepCap: deps.settings.summarizerMaxSteps,
+      }),
+    },
+    { role: 'user', content: memoryDocumentsMessage(documents) },
+  ];
+}

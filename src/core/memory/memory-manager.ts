@@ -1,0 +1,416 @@
+// R2/R3: at every checkpoint, fork a summarizer (then place the marker) and a decider when the
+// context crossed a new step. The worker never awaits them; at most one of each runs at a time.
+// R18: a memory run that fails (model, time cap, database, crash) is marked failed, logged and
+// counted, and never stops the worker: every promise started here has a handler.
+// Slightly over ~400 lines: the trigger, both forks and the pending reset share one checkpoint's
+// state, kept together so R2, R3 and R6 read side by side.
+import type { AgentDeps } from '../agent-context.js';
+import { runDecider } from './decider.js';
+import { ForkTooLongError } from './fork-loop.js';
+import { forkRequest } from './fork.js';
+import { mainDocumentPath } from './init-messages.js';
+import type { LiveContext } from '../loop/live-context.js';
+import { deciderInstruction, summarizerInstruction, type MainDocumentState, type NewToMemory } from '../prompts/memory-instructions.js';
+import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
+import { initMainText, initMainVersion, markerText } from '../prompts/prompts.js';
+import { compactDiff, diffLines } from './line-diff.js';
+import type { ChatMessage } from '../messages.js';
+import { retryTransient } from '../runner/retry.js';
+import { readReviewBrief } from './review-brief.js';
+import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
+import { runSummarizer, type MemoryRunResult } from './summarizer.js';
+import { currentStep, shouldTrigger } from './trigger-policy.js';
+
+/** What the memory manager needs from its session runner. */
+export interface MemoryHost {
+  session(): SessionRecord;
+  context: LiveContext;
+  /** Asks for a reset of `segmentId`; ignored when that segment already ended (R8). Never rejects. */
+  requestReset(segmentId: string): Promise<void>;
+  /** Aborted when the session shuts down. */
+  signal: AbortSignal;
+  /** No memory run of this process is live any more (the runner may give up its lease now). */
+  memoryIdle(): void;
+}
+
+/** A run this process started and has not seen end. */
+interface RunningRun {
+  id: string;
+  segmentId: string;
+  done: Promise<void>;
+}
+
+/** How long a finished run's outcome may take to be stored while the database is away (ms). */
+const finishBudgetMs = 120_000;
+
+export class MemoryManager {
+  private summarizer: RunningRun | null = null;
+  private decider: RunningRun | null = null;
+  /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
+  private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
+  /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
+  private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** Failures still being recorded in the background (settle waits for them). */
+  private readonly recording = new Set<Promise<void>>();
+  /** Summarizer runs people asked for (remember / forget), served one per fork, oldest first. */
+  private readonly requests: PersonRequest[] = [];
+
+  constructor(
+    private readonly deps: AgentDeps,
+    private readonly host: MemoryHost,
+  ) {}
+
+  /** True when no summarizer or decider of this process runs for the session. */
+  get idle(): boolean {
+    return this.summarizer === null && this.decider === null;
+  }
+
+  /** True while a summarizer of this session runs. */
+  get summarizerRunning(): boolean {
+    return this.summarizer !== null;
+  }
+
+  /**
+   * The worker's model call got its first chunk (the provider read and cached its prompt), or the
+   * worker stopped: forks waiting to send their first request go now.
+   */
+  workerPrefilled(): void {
+    this.prefill?.resolve();
+    this.prefill = null;
+  }
+
+  /** When a fork may send its first request (fork prefix reuse: see forkAfterWorkerPrefillMs). */
+  private afterWorkerPrefill(): Promise<void> {
+    const limit = this.deps.settings.forkAfterWorkerPrefillMs;
+    if (limit <= 0) return Promise.resolve();
+    if (!this.prefill) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.prefill = { promise, resolve };
+    }
+    return Promise.race([this.prefill.promise, new Promise<void>((done) => setTimeout(done, limit).unref())]);
+  }
+
+  /** Ids of the runs this process is running (they are not interrupted, whatever the store says). */
+  get runningIds(): string[] {
+    return [this.summarizer?.id, this.decider?.id].filter((id): id is string => id !== undefined);
+  }
+
+  /** R6: resolves when no summarizer runs (success or failure; it never rejects). */
+  async waitForSummarizer(): Promise<void> {
+    while (this.summarizer) await this.summarizer.done;
+  }
+
+  /** True while a person's request (remember / forget) waits for its summarizer run. */
+  get summaryRequested(): boolean {
+    return this.requests.length > 0;
+  }
+
+  /**
+   * Queues a summarizer run a person asked for. It is forked at the next checkpoint where no
+   * summarizer runs, or by forkRequested when the worker is idle.
+   */
+  requestSummary(request: PersonRequest): void {
+    this.requests.push(request);
+  }
+
+  /**
+   * Forks the summarizer for the oldest waiting request from the context as it is (the worker is
+   * idle at a safe point: the caller checked); false when a summarizer runs or none is waiting.
+   */
+  async forkRequested(): Promise<boolean> {
+    if (this.summarizer || this.requests.length === 0) return false;
+    await this.forkWithWrites(false, true);
+    return true;
+  }
+
+  /**
+   * R20: the carry-over of a reset does not fit its budget: a summarizer is forked over the whole
+   * context (the worker is stopped at a safe point) and this resolves when it ended, either way.
+   */
+  async summarizeForCarryOver(): Promise<void> {
+    await this.waitForSummarizer();
+    await this.forkWithWrites(false, true);
+    this.workerPrefilled(); // no worker call is coming: the fork goes at once
+    await this.waitForSummarizer();
+  }
+
+  /** Resolves when neither role runs (tests, shutdown). */
+  async settle(): Promise<void> {
+    while (this.summarizer || this.decider || this.recording.size > 0) await Promise.all([this.summarizer?.done, this.decider?.done, ...this.recording]);
+  }
+
+  /**
+   * The checkpoint hook: R2 trigger, R3 fork + marker. Never waits for the forks themselves; what
+   * it waits for is one round of writes (the step, the runs, the marker), issued side by side.
+   * With `fork: false` (a reset is pending, R6) the step is consumed and nothing is forked.
+   */
+  async onCheckpoint(options: { fork: boolean }): Promise<void> {
+    const { context } = this.host;
+    const segment = context.segment;
+    const step = currentStep(context.nextCallTokens(), this.deps.settings.contextWindow, this.deps.settings.stepPercent);
+    const triggered = shouldTrigger(step, segment.lastStep);
+    // A person's request forks a summarizer at the first checkpoint where none runs, step or not.
+    const requested = options.fork && this.requests.length > 0 && !this.summarizer;
+    if (!triggered && !requested) return;
+    const { lastStep, deciderDueIn } = segment;
+    // The step is consumed even if nothing can be forked, and stored before a fork's first call;
+    // so is the decider policy's count (a step passed while a decider runs counts too).
+    const due = triggered && this.deciderDue(step, segment);
+    if (triggered) segment.lastStep = step;
+    try {
+      // R3: one decider at a time; one of an earlier segment (still running past a reset) neither
+      // counts nor blocks.
+      const decider = options.fork && due && this.decider?.segmentId !== segment.id;
+      await this.forkWithWrites(decider, options.fork);
+    } catch (error) {
+      if (context.segment === segment) Object.assign(segment, { lastStep, deciderDueIn });
+      throw error;
+    }
+  }
+
+  /**
+   * Forks what is due (a summarizer unless one runs; a decider when `decider`) and waits for one
+   * round of writes issued side by side: the segment's counters, the runs, the marker.
+   */
+  private async forkWithWrites(decider: boolean, summarizer: boolean): Promise<void> {
+    const { context } = this.host;
+    const segment = context.segment;
+    const before = { summarizerRounds: segment.summarizerRounds, deciderRounds: segment.deciderRounds };
+    const writes: Array<Promise<unknown>> = [];
+    // A fork sends its first request only once this checkpoint's writes are stored.
+    let settleWrites: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+    const stored = new Promise<void>((resolve, reject) => (settleWrites = { resolve, reject }));
+    stored.catch(() => undefined); // the failure reaches the worker below; forks fail with it too
+    let snapshot = context.messages;
+    if (summarizer && !this.summarizer) {
+      const marker = this.forkSummarizer(snapshot, stored, writes, this.requests.shift());
+      snapshot = [...snapshot, marker]; // the decider, forked after the marker, sees it
+    }
+    if (decider) this.forkDecider(snapshot, stored, writes);
+    const { lastStep, summarizerRounds, deciderRounds, deciderDueIn } = segment;
+    writes.push(this.deps.stores.context.updateSegment(segment.id, { lastStep, summarizerRounds, deciderRounds, deciderDueIn }));
+    const all = Promise.all(writes);
+    all.then(() => settleWrites?.resolve(), (error: unknown) => settleWrites?.reject(error));
+    try {
+      await all;
+    } catch (error) {
+      // The counters stay as stored (the runner reloads after a storage failure anyway).
+      if (context.segment === segment) Object.assign(segment, before);
+      throw error;
+    }
+  }
+
+  /**
+   * The decider policy: no decider below the floor; above it, one every `deciderEvery` triggered
+   * steps (the first step over the floor is due). Counts on the segment (stored with the step), so
+   * a restart or another replica goes on counting where this one stopped.
+   */
+  private deciderDue(step: number, segment: SegmentRecord): boolean {
+    const { deciderFloorPercent, deciderEvery } = this.deps.settings;
+    if (step < deciderFloorPercent) return false;
+    if (segment.deciderDueIn > 0) {
+      segment.deciderDueIn -= 1;
+      return false;
+    }
+    segment.deciderDueIn = Math.max(0, deciderEvery - 1);
+    return true;
+  }
+
+  /**
+   * Starts a summarizer on `snapshot` and appends its marker; returns the marker message.
+   * `request`: a person asked for this run (remember / forget).
+   */
+  private forkSummarizer(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>, request?: PersonRequest): ChatMessage {
+    const session = this.host.session();
+    const { context } = this.host;
+    const segment = context.segment;
+    const round = segment.summarizerRounds + 1;
+    segment.summarizerRounds = round;
+    const runId = globalThis.crypto.randomUUID();
+    // Which markers count is decided now, from the context as forked (its own marker comes after).
+    const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
+    const initMain = { version: initMainVersion(context.entries[1]?.message.content), text: initMainText(context.entries[1]?.message.content) };
+    const contextTokens = context.nextCallTokens();
+    writes.push(this.deps.stores.memoryRuns.start({
+      id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length, ...(request ? { request } : {}),
+    }));
+    this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length, requested: request?.kind }, 'summary-start');
+    const prefilled = this.afterWorkerPrefill();
+    // People's review events as they are now, at the fork, not after the prefill wait: one
+    // recorded meanwhile belongs to the next run (a request: to its own run). A request an earlier
+    // run of the space was given already is not carried out twice.
+    const briefing = Promise.all([
+      readReviewBrief(this.deps, session.memorySpaceId, request?.eventId),
+      request?.eventId === undefined ? false : this.deps.stores.reviews.wasGiven(session.memorySpaceId, request.eventId),
+    ]);
+    briefing.catch(() => undefined); // awaited below: a failure fails the run there
+    const task = stored
+      .then(async () => {
+        await prefilled;
+        // Built here, off the worker's path: the snapshot above is what the fork continues.
+        const [newToMemory, main, [review, requestGiven]] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain), briefing]);
+        // A run that succeeds has seen these events; the next one is given only newer ones.
+        const newest = review.events.at(-1)?.id ?? request?.eventId;
+        if (newest !== undefined) await this.deps.stores.reviews.markGiven(runId, Math.max(newest, request?.eventId ?? 0));
+        const instruction = summarizerInstruction({
+          round, newToMemory, main, review, ...(request ? { request, requestGiven } : {}),
+        });
+        return runSummarizer(this.deps, {
+          sessionId: session.id, segmentId: segment.id, memorySpaceId: session.memorySpaceId, memoryRunId: runId,
+          request: forkRequest(this.deps, session.id, snapshot, instruction), contextTokens, signal: this.host.signal,
+        });
+      })
+      .then(
+        (result) => this.summarizerSucceeded(session, runId, round, result, request),
+        (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
+      );
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    this.summarizer = run;
+    void run.done.finally(() => {
+      if (this.summarizer === run) this.summarizer = null;
+      if (this.idle) this.host.memoryIdle();
+    });
+    const marker: ChatMessage = { role: 'user', content: markerText(round) };
+    writes.push(context.append(marker, { isMarker: true, memoryRunId: runId }));
+    return marker;
+  }
+
+  private forkDecider(snapshot: ChatMessage[], stored: Promise<void>, writes: Array<Promise<unknown>>): void {
+    const session = this.host.session();
+    const segment = this.host.context.segment;
+    const round = segment.deciderRounds + 1;
+    segment.deciderRounds = round;
+    const runId = globalThis.crypto.randomUUID();
+    writes.push(this.deps.stores.memoryRuns.start({
+      id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
+    }));
+    // Cheaper deciders: a short answer, and as little reasoning as the provider allows.
+    const request = { ...forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round })), maxOutputTokens: this.deps.settings.deciderMaxOutputTokens, minimalReasoning: true };
+    // Measured with the summarizer's marker, which this snapshot ends with.
+    const contextTokens = this.host.context.nextCallTokens();
+    const prefilled = this.afterWorkerPrefill();
+    const task = stored
+      .then(() => prefilled)
+      .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, contextTokens, signal: this.host.signal }))
+      .then(
+        async (result) => {
+          const decision = result.reset ? 'reset' : 'keep';
+          this.deps.log.info({ sessionId: session.id, memoryRunId: runId, reset: result.reset }, 'decider-end');
+          // The decision is acted on even if its record cannot be written yet (R18: memory work
+          // fails alone; the reset request retries by itself).
+          const recorded = this.finish(runId, { status: 'succeeded', decision, transcript: result.transcript, usage: result.usage });
+          if (result.reset) await this.host.requestReset(segment.id);
+          await recorded;
+          this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: runId, status: 'succeeded', decision });
+        },
+        (error: unknown) => this.runFailed(session, 'decider', runId, error),
+      );
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    this.decider = run;
+    void run.done.finally(() => {
+      if (this.decider === run) this.decider = null;
+      if (this.idle) this.host.memoryIdle();
+    });
+  }
+
+  /** R4: which part of the context is new to memory, given the markers in it. */
+  private async newToMemory(markers: Array<{ runId: string; round: number }>): Promise<NewToMemory> {
+    const unknown = markers.filter((marker) => !this.outcomes.has(marker.runId)).map((marker) => marker.runId);
+    // Runs of an earlier process (before a restart or a take-over): their stored outcome counts;
+    // one still "running" there did not finish and does not count.
+    if (unknown.length > 0) for (const [id, status] of await this.deps.stores.memoryRuns.statuses(unknown)) this.outcomes.set(id, status);
+    const latest = markers.findLast((marker) => this.outcomes.get(marker.runId) === 'succeeded');
+    return latest ? { after: 'marker', round: latest.round } : { after: 'init' };
+  }
+
+  /**
+   * MAIN.md for the instruction (R4, lean forks): only its version when the init messages already
+   * show it, only the changes since that copy when they are much shorter, else its text.
+   */
+  private async mainState(session: SessionRecord, init: { version: number | null; text: string | null }): Promise<MainDocumentState> {
+    const main = await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath });
+    if (main && init.version !== null && main.version === init.version) return { unchangedSince: 'init', version: main.version };
+    if (main && init.text !== null) {
+      const changes = compactDiff(diffLines(init.text, main.content), 1);
+      if (changes.length * 2 < main.content.length) return { changesSinceInit: changes, version: main.version };
+    }
+    return { current: main?.content ?? '', version: main?.version ?? null };
+  }
+
+  private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult, request: PersonRequest | undefined): Promise<void> {
+    this.outcomes.set(memoryRunId, 'succeeded');
+    const changes = (await retryTransient(() => memoryRunChanges(this.deps.stores.documents, memoryRunId), this.retryOptions(memoryRunId))).map(changeCounts);
+    const note = finalNote(result.finalMessage);
+    // A note is owed when memory changed, or a person asked (they hear back either way); the mark
+    // keeps it owed across a crash until delivered. The final line is its versions' reason.
+    const owed = changes.length > 0 || request !== undefined;
+    await this.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: owed, ...(note ? { note } : {}) });
+    this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
+    this.deps.events.emit({ type: 'memory-run-end', session, role: 'summarizer', memoryRunId, status: 'succeeded' });
+    if (owed) {
+      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId, round, changes, usage: result.usage, note, ...(request ? { request } : {}) });
+    }
+  }
+
+  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): void {
+    // R19: a fork whose first request would not fit the window was never sent: skipped, not failed
+    // (either way its marker does not count, so the next run covers its range, R4).
+    const status = error instanceof ForkTooLongError && error.firstCall ? 'skipped' : 'failed';
+    this.outcomes.set(memoryRunId, status);
+    const message = error instanceof Error ? error.message : String(error);
+    const partial = (error ?? {}) as Partial<MemoryRunResult>;
+    if (status === 'skipped') this.deps.log.warn({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-skipped');
+    else {
+      this.deps.log.error({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-failed');
+      this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
+    }
+    this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status });
+    // Recorded in the background: the run is over now (a reset waiting for it need not wait for
+    // the database), and a row left "running" counts as not succeeded anyway.
+    const recorded = this.finish(memoryRunId, {
+      status, error: message, transcript: partial.transcript ?? [],
+      usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
+    })
+      .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))
+      .finally(() => this.recording.delete(recorded));
+    this.recording.add(recorded);
+  }
+
+  /** Stores a run's outcome, retrying while the database is away. */
+  private finish(memoryRunId: string, result: Parameters<AgentDeps['stores']['memoryRuns']['finish']>[1]): Promise<void> {
+    return retryTransient(() => this.deps.stores.memoryRuns.finish(memoryRunId, result), this.retryOptions(memoryRunId));
+  }
+
+  private retryOptions(memoryRunId: string) {
+    return {
+      budgetMs: finishBudgetMs,
+      signal: this.host.signal,
+      onRetry: (error: unknown, attempt: number, waitMs: number) => this.deps.log.warn({ memoryRunId, attempt, waitMs, err: String(error) }, 'memory-run-store-retry'),
+    };
+  }
+
+  /**
+   * The run's promise with its last failure handled: whatever went wrong while recording the
+   * outcome (the database stayed away past the budget) is logged, and the run ends. The store's
+   * row may then still say "running": a later fork or load treats it as not succeeded (R4, R6).
+   */
+  private settled(task: Promise<void>, session: SessionRecord, memoryRunId: string): Promise<void> {
+    return task.catch((error: unknown) => {
+      if (!this.outcomes.has(memoryRunId)) this.outcomes.set(memoryRunId, 'failed');
+      this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(error) }, 'memory-run-record-failed');
+    });
+  }
+}
+
+/** The first line of a summarizer's final message: what it changed, in its words. */
+function finalNote(message: ChatMessage | null): string {
+  const content = typeof message?.content === 'string' ? message.content : '';
+  return content.trim().split('\n')[0]?.trim().slice(0, 300) ?? '';
+}
+
+/** The round a marker names (`<memory-checkpoint n="3"/>`). */
+function markerRound(message: ChatMessage): number {
+  const match = typeof message.content === 'string' ? /n="(\d+)"/.exec(message.content) : null;
+  return match?.[1] ? Number(match[1]) : 0;
+}

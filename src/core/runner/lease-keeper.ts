@@ -1,0 +1,135 @@
+// Holds a session's lease while its runner works (R10 across replicas): claims it before each
+// activity, renews it by heartbeat, releases it at idle, and notices when it was lost. A claim
+// while the lease is held and freshly renewed costs no statement.
+import type { Log } from '../log.js';
+import type { LeaseStore } from '../store.js';
+
+export type Claim =
+  /** Held all along (renewed recently): nothing could have changed; no statement was needed. */
+  | 'held'
+  /** Ours, and nobody else held it since we last did: our in-memory state is current. */
+  | 'kept'
+  /** Ours, but another replica may have written in between: reload before working. */
+  | 'changed-hands'
+  /** Another replica holds it: it drives the session. */
+  | 'refused';
+
+export class LeaseKeeper {
+  /** The fencing token while held; null otherwise. */
+  token: number | null = null;
+  /** Set when a renewal found the lease taken; the runner stops at its next checkpoint. */
+  lost = false;
+  private releasedToken: number | null = null;
+  /** Until when (Date.now() ms) the last acquire or renewal holds the lease. */
+  private heldUntil = 0;
+  private stale = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private releaseTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly sessionId: string,
+    private readonly owner: string,
+    private readonly ttlMs: number,
+    private readonly log: Log,
+  ) {}
+
+  async claim(): Promise<Claim> {
+    // A third of the TTL to spare: another replica can take the lease only after it expired.
+    if (this.token !== null && !this.lost && !this.stale && Date.now() < this.heldUntil - this.ttlMs / 3) return 'held';
+    const sentAt = Date.now();
+    const lease = await this.store.acquire(this.sessionId, this.owner, this.ttlMs);
+    if (!lease) return 'refused';
+    this.heldUntil = sentAt + this.ttlMs;
+    // Tokens grow on every change of hands and stay when the same owner re-claims: getting back
+    // the token we held or released means nobody else held it in between.
+    // A first-ever holder (token 1 on a lease this keeper never held) follows nobody: no replica
+    // can have written the session, as every write happens under the lease.
+    const first = this.token === null && this.releasedToken === null && lease.fencingToken === 1;
+    const continuous = !this.stale && (first || lease.fencingToken === this.token || lease.fencingToken === this.releasedToken);
+    this.stale = false;
+    this.token = lease.fencingToken;
+    this.lost = false;
+    this.startHeartbeat();
+    return continuous ? 'kept' : 'changed-hands';
+  }
+
+  /** Another writer was seen: the next claim must reload, whatever its token says. */
+  forget(): void {
+    this.stale = true;
+  }
+
+  /**
+   * Gives the lease up after `graceMs` (the next turn often follows at once, and then claims it
+   * only once; work that begins calls cancelRelease), or at once when `graceMs` is 0, if
+   * `mayRelease()` still says so then; `released` runs after.
+   */
+  releaseWhenIdle(graceMs: number, mayRelease: () => boolean, released: () => Promise<void>): void {
+    this.cancelRelease();
+    const release = () => {
+      if (mayRelease()) void this.releaseIdle(released);
+    };
+    if (graceMs <= 0) return release();
+    this.releaseTimer = setTimeout(release, graceMs);
+    this.releaseTimer.unref();
+  }
+
+  /** Work began again: the lease stays. */
+  cancelRelease(): void {
+    clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+  }
+
+  private async releaseIdle(released: () => Promise<void>): Promise<void> {
+    if (this.token === null) return;
+    try {
+      await this.release();
+      await released();
+    } catch (error) {
+      this.log.warn({ sessionId: this.sessionId, err: String(error) }, 'lease-release-failed');
+    }
+  }
+
+  async release(): Promise<void> {
+    const token = this.token;
+    this.stopHeartbeat();
+    if (token === null) return;
+    this.token = null;
+    this.releasedToken = token;
+    await this.store.release(this.sessionId, this.owner, token);
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.ttlMs / 3)));
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private async renew(): Promise<void> {
+    const token = this.token;
+    if (token === null) return;
+    const sentAt = Date.now();
+    let held: boolean;
+    try {
+      held = await this.store.renew(this.sessionId, this.owner, token, this.ttlMs);
+    } catch (error) {
+      // A database hiccup is not a lost lease; the next beat tries again (and claims meanwhile
+      // ask the database, as the renewal did not extend what we know).
+      this.log.warn({ sessionId: this.sessionId, err: String(error) }, 'lease-renew-failed');
+      return;
+    }
+    if (this.token !== token) return;
+    if (held) this.heldUntil = sentAt + this.ttlMs;
+    else {
+      this.log.warn({ sessionId: this.sessionId, fencingToken: token }, 'lease-lost');
+      this.lost = true;
+      this.token = null;
+      this.stopHeartbeat();
+    }
+  }
+}

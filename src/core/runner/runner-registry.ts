@@ -1,0 +1,127 @@
+// The live session runners of this process: one per session (R10), created on demand, evicted
+// when idle, and woken at start-up for sessions with backlog (R12).
+import type { AgentDeps } from '../agent-context.js';
+import { SessionRunner } from './session-runner.js';
+import { WorkSlots } from './work-slots.js';
+
+export class RunnerRegistry {
+  private readonly runners = new Map<string, Promise<SessionRunner>>();
+  /** Shared by every runner of this process. */
+  readonly slots: WorkSlots;
+  private sweeper: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly deps: AgentDeps,
+    /** Idle runners are dropped after this long (ms); their state lives in the store. */
+    private readonly idleAfterMs = 10 * 60_000,
+  ) {
+    this.slots = new WorkSlots(deps.settings.runnerSlots);
+  }
+
+  /** The runner of a session, loading it on first use. */
+  get(sessionId: string): Promise<SessionRunner> {
+    let runner = this.runners.get(sessionId);
+    if (!runner) {
+      runner = SessionRunner.load(this.deps, sessionId, this.slots).then(async (loaded) => {
+        // Whatever a crashed process left owed to the thread goes out first.
+        await loaded.redeliver().catch((error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'redeliver-failed'));
+        return loaded;
+      });
+      this.runners.set(sessionId, runner);
+      runner.catch(() => this.runners.delete(sessionId));
+    }
+    return runner;
+  }
+
+  /** The runner if it is loaded, without loading it. */
+  async peek(sessionId: string): Promise<SessionRunner | undefined> {
+    return this.runners.get(sessionId);
+  }
+
+  get size(): number {
+    return this.runners.size;
+  }
+
+  /** Drives every session that has backlog, and re-sends what is owed (crash recovery, R12). */
+  async recover(): Promise<number> {
+    const ids = [...new Set([...(await this.deps.stores.sessions.withBacklog()), ...(await this.deps.stores.deliveries.sessionsWithPending())])];
+    for (const id of ids) {
+      // One session that cannot load must not stop the others (or the start-up).
+      await this.get(id).then(
+        (runner) => runner.wake(),
+        (error: unknown) => this.deps.log.error({ sessionId: id, err: String(error) }, 'session-recovery-failed'),
+      );
+    }
+    if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
+    return ids.length;
+  }
+
+  /**
+   * Starts the background duties: waking loaded runners on wake-ups from any replica, taking
+   * over sessions whose driver died (expired lease), and evicting idle runners.
+   */
+  startSweeping(): void {
+    // Only the replica holding the lease acts on a wake-up; with no live owner, the replica that
+    // received the message takes the lease itself (Agent.submit), and the sweeper covers the rest.
+    this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId, reason) => {
+      if (reason === 'missed') {
+        // Notifications were lost: the sessions this replica drives look for steers and flags.
+        for (const pending of this.runners.values()) {
+          void pending.then((runner) => {
+            if (runner.lease.token === null) return;
+            runner.flagsChanged();
+            runner.wake();
+          }, () => undefined);
+        }
+        return;
+      }
+      void this.runners.get(sessionId)?.then((runner) => {
+        if (runner.lease.token === null) return;
+        if (reason === 'flags') runner.flagsChanged();
+        else runner.wake();
+      }, () => undefined);
+    });
+    let sweeps = 0;
+    this.sweeper = setInterval(() => {
+      sweeps += 1;
+      void this.sweep();
+      if (sweeps % 20 === 0) void this.evictIdle();
+    }, this.deps.replica.sweepIntervalMs);
+    this.sweeper.unref();
+  }
+
+  /** Wakes sessions with backlog whose driver is gone (crashed replica, missed wake-up). */
+  async sweep(): Promise<number> {
+    try {
+      const ids = await this.deps.replica.leases.orphaned(this.deps.replica.sweepIntervalMs);
+      for (const id of ids) (await this.get(id)).wake();
+      if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-swept');
+      return ids.length;
+    } catch (error) {
+      this.deps.log.warn({ err: String(error) }, 'sweep-failed');
+      return 0;
+    }
+  }
+
+  /** Drops runners that have been quiet for idleAfterMs. */
+  async evictIdle(now = Date.now()): Promise<number> {
+    let evicted = 0;
+    for (const [id, pending] of this.runners) {
+      const runner = await pending.catch(() => undefined);
+      if (runner && runner.quiet && runner.state !== 'running' && now - runner.lastActivityAt >= this.idleAfterMs) {
+        this.runners.delete(id);
+        evicted += 1;
+      }
+    }
+    return evicted;
+  }
+
+  /** Stops every runner: running drives stop at their next checkpoint. */
+  async stop(graceMs?: number): Promise<void> {
+    clearInterval(this.sweeper);
+    this.unsubscribe?.();
+    const runners = await Promise.all([...this.runners.values()].map((runner) => runner.catch(() => undefined)));
+    await Promise.all(runners.map((runner) => runner?.stop(graceMs)));
+  }
+}

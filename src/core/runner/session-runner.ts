@@ -1,0 +1,672 @@
+// One runner per session (R10): it alone drives the worker loop, takes pause/resume requests from
+// people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
+// small state machine in pump(): at most one activity (a drive, a reset, a pause) at a time. An
+// activity that fails on a transient storage error is tried again with back-off, from the stored
+// state, until the database answers (product.md: database errors are survived).
+// Longer than the house's ~400 lines on purpose: the runner's state machine (pump, lease, reset,
+// pause, stop, the hard limit) reads as one piece; splitting it would scatter one set of invariants.
+import type { AgentDeps } from '../agent-context.js';
+import { saveAttachments } from '../loop/attachments.js';
+import { estimateTokens } from '../loop/context-window.js';
+import { ConflictError, ContextTooLongError, isTransient } from '../errors.js';
+import type { StopReason } from '../events.js';
+import { buildInitMessages } from '../memory/init-messages.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { LiveContext } from '../loop/live-context.js';
+import { MemoryManager } from '../memory/memory-manager.js';
+import { steerMessage } from '../prompts/prompts.js';
+import { redeliver } from './redelivery.js';
+import { resetContext } from '../memory/reset.js';
+import { RunStop } from './run-stop.js';
+import { retryTransient } from './retry.js';
+import { SessionBudget } from './session-budget.js';
+import { StorageOutage } from './storage-outage.js';
+import { SteerInbox } from './steer-inbox.js';
+import type { WorkSlots } from './work-slots.js';
+import type { PersonRequest, SessionRecord, SteerRecord } from '../store.js';
+import { runWorkerLoop } from '../loop/worker-loop.js';
+
+export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
+type ActivityKind = 'drive' | 'reset' | 'pause' | 'memory';
+
+/** How long a decided reset is retried while the database is away before it is given up (ms). */
+const resetRequestBudgetMs = 10 * 60_000;
+
+export class SessionRunner {
+  readonly memory: MemoryManager;
+  /** When the runner last did anything (the registry evicts idle runners). */
+  lastActivityAt = Date.now();
+  private activity: Promise<void> | null = null;
+  private activityKind: ActivityKind | null = null;
+  /**
+   * Activities that failed for a reason retrying cannot fix: each waits for a person (a steer, a
+   * resume, a command) instead of failing again and again; the others go on (a reset after a
+   * failed drive is what a person often asks for).
+   */
+  private readonly failed = new Set<ActivityKind>();
+  /** Something may have given the worker work since the last drive began (steer, resume, reset). */
+  private workPending = false;
+  /** Another replica may have changed the session's flags (a person's command it received). */
+  private flagsStale = false;
+  /** The segment whose open tool batch a drive was started to close before its reset. */
+  private batchClosingTried: string | null = null;
+  private stopping = false;
+  /** The session's spend caps, checked before each model call. */
+  private readonly budget: SessionBudget;
+  /** The storage outage this runner waits out, if any. */
+  private readonly outage: StorageOutage;
+  private readonly lifetime = new AbortController();
+  /** A person's Stop of the drive in flight (its model call and tools; not memory runs). */
+  private readonly runStop = new RunStop();
+  /** One driver across replicas: every activity runs under the session's lease. */
+  readonly lease: LeaseKeeper;
+  readonly steers: SteerInbox;
+  /** Why the pending reset was asked for by the system, not a decider or a person (R19: the note says so). */
+  private resetReason: 'context-full' | null = null;
+  /**
+   * A segment that started at or above the hard limit (a tiny window: the init messages fill it):
+   * another forced reset could not make it smaller, so none is asked for in it (no reset loop).
+   */
+  private fullAtStart: string | null = null;
+  /** The provider refused the worker's call as too long and a reset has been tried for it (R19: once). */
+  private tooLongRetried = false;
+
+  private constructor(
+    private readonly deps: AgentDeps,
+    private record: SessionRecord,
+    readonly context: LiveContext,
+    /** Activities hold one of the process's slots, except while they wait on a model or tool. */
+    private readonly slots: WorkSlots,
+  ) {
+    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
+    this.budget = new SessionBudget(deps);
+    this.outage = new StorageOutage(deps);
+    const saver = deps.attachments;
+    this.steers = new SteerInbox(
+      context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
+      // Downloading waits on the network: it holds no work slot.
+      saver ? (steers) => this.slots.outside(() => saveAttachments(saver, this.record, steers, this.lifetime.signal)) : undefined,
+    );
+    this.memory = new MemoryManager(deps, {
+      session: () => this.record,
+      context,
+      requestReset: async (segmentId) => void (await this.requestReset(segmentId)),
+      signal: this.lifetime.signal,
+      memoryIdle: () => {
+        if (!this.activity) this.releaseWhenIdle();
+      },
+    });
+  }
+
+  /** Loads a session's current segment (its init messages are written by the first activity). */
+  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots): Promise<SessionRunner> {
+    const session = await deps.stores.sessions.get(sessionId);
+    if (!session) throw new Error(`no session ${sessionId}`);
+    const { segment, messages } = await deps.stores.context.load(sessionId);
+    const context = new LiveContext(deps.stores.context, segment, messages, estimateTokens(deps.tools.definitions));
+    return new SessionRunner(deps, session, context, slots);
+  }
+
+  get session(): SessionRecord {
+    return this.record;
+  }
+
+  get state(): RunnerState {
+    if (this.activityKind === 'reset' || this.record.resetRequested) return 'resetting';
+    if (this.activityKind === 'drive') return 'running';
+    if (this.record.paused) return 'paused';
+    return this.failed.size > 0 ? 'failed' : 'idle';
+  }
+
+  /** True when nothing runs: no drive, no reset, no memory run, no retry pending. */
+  get quiet(): boolean {
+    return this.activity === null && !this.memory.summarizerRunning && !this.outage.ongoing;
+  }
+
+  /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
+  redeliver(): Promise<number> {
+    return redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries });
+  }
+
+  /** Starts driving if there is backlog (recovery after a restart, R12). */
+  wake(): void {
+    this.steers.arrived();
+    this.workPending = true;
+    this.pump();
+  }
+
+  /**
+   * A person changed the session's flags on another replica (pause, resume, reset): re-read them
+   * before the next step, at once when idle.
+   */
+  flagsChanged(): void {
+    this.flagsStale = true;
+    this.steers.arrived();
+    this.workPending = true;
+    if (this.activityKind === 'drive') this.readStopRequest();
+    if (this.activity) return; // the running activity re-reads them at its next checkpoint
+    this.refreshFlags().then(
+      () => this.pump(),
+      (error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'flags-refresh-failed'),
+    );
+  }
+
+  /**
+   * A steer message was stored. It resumes a paused session (R11); with a reset pending it is
+   * taken only after the reset (R9), which the resumed runner carries out first.
+   */
+  async steerArrived(): Promise<void> {
+    this.steers.arrived();
+    // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
+    // 'missed' when notifications may have been lost); otherwise it reads them now.
+    if (this.lease.token === null) await this.refreshUnlessDriving();
+    this.failed.clear();
+    this.tooLongRetried = false;
+    this.workPending = true;
+    if (this.record.paused || this.record.pauseRequested) {
+      await this.resume();
+      return;
+    }
+    this.pump();
+  }
+
+  /**
+   * R11: takes effect at the next checkpoint; at once when idle. Only the lease holder pauses: when
+   * another replica drives, it reads the request at its next checkpoint (Agent.pause tells it).
+   */
+  async pause(): Promise<void> {
+    await this.refreshUnlessDriving();
+    this.failed.delete('pause');
+    if (this.record.paused) return;
+    await this.setFlags({ pauseRequested: true });
+    this.deps.events.emit({ type: 'pause-requested', session: this.record });
+    if (!this.activity) {
+      this.pump();
+      await this.whenIdle();
+    }
+  }
+
+  /**
+   * A person's Stop: the model call and tools in flight are cancelled now (each cancelled or
+   * unstarted tool call is answered "stopped by …", an unfinished answer is dropped), and the
+   * session then waits like a paused one until a steer message or resume. Stored first, so the
+   * driver on another replica sees it (Agent notifies it) and a crash cannot undo it. Memory runs
+   * go on: they only read the context, and stopping them would leave nothing to gain.
+   */
+  async stopNow(by: string): Promise<'stopping' | 'already-paused'> {
+    await this.refreshUnlessDriving();
+    if (this.record.paused && this.activityKind !== 'drive') return 'already-paused';
+    await this.setFlags({ stopRequestedBy: by, pauseRequested: true });
+    this.deps.events.emit({ type: 'stop-requested', session: this.record, by });
+    this.runStop.abort(by);
+    if (!this.activity) this.pump();
+    return 'stopping';
+  }
+
+  /** A Stop said on another replica takes effect now, not at the next checkpoint. */
+  private readStopRequest(): void {
+    this.deps.stores.sessions.get(this.record.id).then(
+      (session) => {
+        if (session?.stopRequestedBy) this.runStop.abort(session.stopRequestedBy);
+      },
+      (error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'stop-read-failed'),
+    );
+  }
+
+  /** R11: clears the pause and continues with any backlog, without a new message. */
+  async resume(): Promise<void> {
+    await this.refreshUnlessDriving();
+    this.failed.clear();
+    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
+    this.workPending = true;
+    if (this.record.paused || this.record.pauseRequested) {
+      await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null });
+      this.deps.events.emit({ type: 'resumed', session: this.record });
+    }
+    this.pump();
+  }
+
+  /**
+   * R6/R8: asks for a reset of the given segment (null: whichever is current, a person's reset);
+   * true when it is now pending. Ignored when the session is no longer in that segment (a stale
+   * decider, whatever this replica's mirror says) or a reset is already pending: the session's row
+   * decides. A decided reset is stored durably, retried with back-off while the database is away,
+   * and the lease holder is told; this never rejects.
+   */
+  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean } = {}): Promise<boolean> {
+    if (options.byPerson) this.failed.delete('reset');
+    let stored: boolean;
+    try {
+      stored = await retryTransient(() => this.storeResetRequest(segmentId), {
+        budgetMs: resetRequestBudgetMs,
+        signal: this.lifetime.signal,
+        onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
+      });
+    } catch (error) {
+      this.deps.log.error({ sessionId: this.record.id, segmentId, err: String(error) }, 'reset-request-failed');
+      return false;
+    }
+    // The replica holding the lease carries it out: this one, or another that hears it now.
+    if (stored && this.lease.token === null) await this.deps.replica.wakeups.notify(this.record.id, 'flags').catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'reset-notify-failed'));
+    return stored;
+  }
+
+  private async storeResetRequest(segmentId: string | null): Promise<boolean> {
+    if (this.stopping || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
+      this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
+      // The row differs from this mirror (a pending reset, another segment): read it again.
+      this.flagsStale = true;
+      return false;
+    }
+    this.record = { ...this.record, resetRequested: true };
+    this.pump();
+    return true;
+  }
+
+  /**
+   * A person asked for a summarizer run (remember / forget): forked at the next checkpoint of a
+   * drive, or now when the worker is idle (after a running summarizer, R3: one at a time).
+   */
+  requestSummary(request: PersonRequest): void {
+    this.memory.requestSummary(request);
+    this.failed.delete('memory');
+    this.pump();
+  }
+
+  /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
+  async stop(graceMs = 25_000): Promise<void> {
+    this.stopping = true;
+    this.lease.cancelRelease();
+    this.outage.cancel();
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([this.activity ?? Promise.resolve(), deadline]);
+    this.lifetime.abort(new Error('shutdown'));
+    await Promise.race([Promise.all([this.activity, this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'lease-release-failed'));
+  }
+
+  /** Resolves when the current drive or reset (and any that follows from it) is over. */
+  async whenIdle(): Promise<void> {
+    while (this.activity) await this.activity;
+  }
+
+  private pump(): void {
+    // Waiting out a storage outage: the retry timer pumps.
+    if (this.activity || this.stopping || this.outage.waiting) return;
+    const { resetRequested, pauseRequested, paused } = this.record;
+    // R6: never a reset inside a tool batch: a crashed turn's pending calls are answered first (a
+    // started one "interrupted", R12), and that drive stops for the reset at the checkpoint right
+    // after them. Tried once per segment, so a drive that cannot close it cannot loop; a paused
+    // session closes it when resumed.
+    const closeBatch = resetRequested && this.batchClosingTried !== this.context.segment.id && this.context.tail() === 'tools-pending';
+    if (resetRequested && !closeBatch) {
+      if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
+    } else if (pauseRequested && !closeBatch) {
+      if (!this.failed.has('pause')) this.begin('pause', () => this.enterPaused());
+    } else if ((this.workPending || closeBatch) && !paused && !this.failed.has('drive')) {
+      if (closeBatch) this.batchClosingTried = this.context.segment.id;
+      this.workPending = false;
+      this.begin('drive', () => this.drive());
+    } else if (this.memory.summaryRequested && !this.failed.has('memory')) {
+      this.begin('memory', () => this.forkRequestedSummary());
+    }
+  }
+
+  /**
+   * The worker is idle: fork a requested summarizer from its context once no summarizer runs. A
+   * context that stopped inside a tool batch is no place to fork from (nor for a marker, R9): the
+   * next drive's checkpoint serves the request instead.
+   */
+  private async forkRequestedSummary(): Promise<void> {
+    await this.slots.outside(() => this.memory.waitForSummarizer());
+    if (this.context.tail() === 'tools-pending') {
+      this.workPending = true;
+      this.failed.add('memory'); // until a drive, a steer or another request: no loop here
+      return;
+    }
+    await this.memory.forkRequested();
+  }
+
+  private begin(kind: ActivityKind, work: () => Promise<void>): void {
+    this.activityKind = kind;
+    this.lastActivityAt = Date.now();
+    this.lease.cancelRelease();
+    let refused = false;
+    this.activity = this.slots.run(async () => {
+      refused = !(await this.underLease(kind, work));
+      this.outage.over(this.record);
+    })
+      .catch((error: unknown) => this.activityFailed(kind, error))
+      .finally(() => {
+        // No worker call is coming now: forks waiting for one to be read go at once.
+        this.memory.workerPrefilled();
+        this.activity = null;
+        this.activityKind = null;
+        this.lastActivityAt = Date.now();
+        // Refused: the replica holding the lease does the work (a pending reset or pause would
+        // otherwise be claimed for again and again here).
+        if (!refused) this.pump();
+        if (!this.activity) this.releaseWhenIdle();
+      });
+  }
+
+  /**
+   * A transient storage failure is waited out: the activity is tried again with back-off, from
+   * the stored state (the next claim reloads it), and a long outage gets one note in the thread.
+   * Anything else waits for a person.
+   */
+  private activityFailed(kind: ActivityKind, error: unknown): void {
+    if (!isTransient(error) || this.stopping) {
+      this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`);
+      if (this.stopping) return;
+      this.failed.add(kind);
+      if (kind !== 'drive') this.emitError(error); // a drive reported its own
+      return;
+    }
+    // Whatever was in flight may or may not have been stored: the next claim re-reads it all.
+    this.lease.forget();
+    this.workPending = true;
+    this.outage.failed(this.record, kind, error, () => this.pump());
+  }
+
+  /**
+   * Runs `work` while holding the lease; false when another replica's live lease means it works
+   * instead.
+   */
+  private async underLease(kind: ActivityKind, work: () => Promise<void>): Promise<boolean> {
+    const claim = await this.lease.claim();
+    if (claim === 'refused') {
+      this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
+      return false;
+    }
+    // Another replica may have written since this mirror was loaded (even a just-loaded runner
+    // may have waited for the lease): re-read unless the lease stayed ours.
+    if (claim === 'changed-hands') await this.reload();
+    // Held all along, the lease saw every wake-up; otherwise a steer may have been stored while
+    // this replica was not listening for them.
+    if (claim !== 'held') this.steers.arrived();
+    // The row is the truth: a reset or a pause this mirror remembers may have been carried out by
+    // another replica since (R8, R11), so it is read again before acting on it.
+    if (this.flagsStale || (claim !== 'changed-hands' && (kind === 'reset' || kind === 'pause'))) await this.refreshFlags();
+    if (!(await this.stillAsked(kind))) return true;
+    // A new session's first segment gets its init messages here, by the lease holder only (the
+    // ones a failed attempt already stored are kept).
+    const initStored = this.context.entries.filter((entry) => entry.isInit).length;
+    if (initStored === this.context.entries.length) {
+      const init = await buildInitMessages(this.deps, this.record);
+      for (const message of init.slice(initStored)) await this.context.append(message, { isInit: true });
+    }
+    await work();
+    return true;
+  }
+
+  /**
+   * Whether the session's row (just read) still asks for this activity; false leaves the choice
+   * to pump. A reset is for the segment the row names: a mirror behind it is reloaded first.
+   */
+  private async stillAsked(kind: ActivityKind): Promise<boolean> {
+    const { resetRequested, pauseRequested, paused, currentSegmentId } = this.record;
+    switch (kind) {
+      case 'drive':
+        // A command on another replica asked for a reset or a pause: that comes first, except
+        // that a crashed turn's tool batch is closed before a reset (pump).
+        if (paused) return false;
+        return resetRequested ? this.context.tail() === 'tools-pending' : !pauseRequested;
+      case 'reset':
+        if (resetRequested && currentSegmentId !== null && currentSegmentId !== this.context.segment.id) await this.reload();
+        return this.record.resetRequested;
+      case 'pause':
+        return pauseRequested;
+      case 'memory':
+        return true;
+    }
+  }
+
+  /**
+   * Keeps the lease for the idle grace period (the next turn often follows), then gives it up. A
+   * live memory run of this replica keeps it too (R3, R18): another replica taking the session
+   * now would not know the run is alive, and would fork a second summarizer beside it or record
+   * it failed. The lease goes when the last run ends (memoryIdle).
+   */
+  private releaseWhenIdle(): void {
+    const grace = this.stopping ? 0 : this.deps.replica.leaseIdleGraceMs;
+    // While a storage outage is waited out, the retry needs the lease (and could not release it).
+    this.lease.releaseWhenIdle(grace, () => !this.outage.ongoing && (this.stopping || this.memory.idle), () => this.afterRelease());
+  }
+
+  /** Work that slipped in while the lease was given up (a steer) is picked up again. */
+  private async afterRelease(): Promise<void> {
+    if (this.stopping || this.record.paused || (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return;
+    this.steers.arrived();
+    this.workPending = true;
+    this.pump();
+  }
+
+  /**
+   * Re-reads the session and its context after another replica (or a storage failure) may have
+   * changed them; memory runs that no live process runs any more are marked failed (R18).
+   */
+  private async reload(): Promise<void> {
+    await this.refreshFlags();
+    const { segment, messages } = await this.deps.stores.context.load(this.record.id);
+    this.context.replace(segment, messages);
+    const interrupted = await this.deps.stores.memoryRuns.failInterrupted(this.record.id, this.memory.runningIds);
+    if (interrupted > 0) this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
+    // The replica that held the lease may have died with answers or notes still owed.
+    await this.redeliver();
+  }
+
+  /** Re-reads the session's flags after another replica may have changed them. */
+  private async refreshFlags(): Promise<void> {
+    this.flagsStale = false;
+    const session = await this.deps.stores.sessions.get(this.record.id);
+    if (session) this.record = session;
+  }
+
+  /** Flags may have been changed by another replica while this one was not driving. */
+  private async refreshUnlessDriving(): Promise<void> {
+    if (!this.activity) await this.refreshFlags();
+  }
+
+  private async drive(): Promise<void> {
+    if (this.context.tail() === 'settled' && !this.steers.mayHaveQueued) return;
+    // A session over its budget does not call the model; its messages wait for a raised budget.
+    if ((await this.budget.check(this.record)).level === 'reached') return;
+    const session = this.record;
+    // A run starts when the loop finds work: a wake-up for steers already taken is no run.
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      this.deps.events.emit({ type: 'run-start', session });
+    };
+    let reason: StopReason;
+    const signal = this.runStop.begin(this.lifetime.signal);
+    try {
+      reason = await runWorkerLoop({
+        deps: this.deps,
+        session: () => this.record,
+        context: this.context,
+        checkpoint: () => this.checkpoint(),
+        steers: this.steers,
+        onWork: start,
+        waiting: (wait) => this.slots.outside(wait),
+        onModelResponseStart: () => {
+          this.tooLongRetried = false; // the provider took a call: a later refusal gets its own retry
+          this.memory.workerPrefilled();
+        },
+        beforeModelCall: () => this.beforeWorkerCall(),
+        fencingToken: () => this.lease.token,
+        stoppedBy: () => this.runStop.stoppedBy,
+        signal,
+      });
+      if (reason === 'stopped') await this.enterStopped();
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        // Another replica wrote this session (our lease lapsed): stop quietly; reload next time.
+        this.deps.log.warn({ sessionId: session.id, err: error.message }, 'run-superseded');
+        this.lease.forget();
+        if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'lease-lost' });
+        return;
+      }
+      if (isTransient(error) && !this.stopping) {
+        // Waited out by activityFailed; the card says the run stalls and will go on by itself.
+        if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'storage' });
+        throw error;
+      }
+      start();
+      reason = this.stopping ? 'shutdown' : 'error';
+      if (error instanceof ContextTooLongError && !this.stopping && !this.tooLongRetried && (await this.resetForTooLong(error))) {
+        reason = 'reset';
+      } else if (!this.stopping) {
+        this.failed.add('drive');
+        this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
+        this.emitError(error);
+      }
+    }
+    const stoppedBy = this.runStop.end();
+    if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason, ...(reason === 'stopped' && stoppedBy !== null ? { stoppedBy } : {}) });
+  }
+
+  /**
+   * After a Stop the session waits like a paused one, unless someone resumed it meanwhile (a
+   * steer or resume that came while the stop was under way wins).
+   */
+  private async enterStopped(): Promise<void> {
+    await this.refreshFlags();
+    const resumed = !this.record.pauseRequested && !this.record.paused;
+    await this.setFlags(resumed ? { stopRequestedBy: null } : { paused: true, pauseRequested: false, stopRequestedBy: null });
+  }
+
+  private emitError(error: unknown): void {
+    const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
+    const message = error instanceof Error ? error.message : String(error);
+    this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
+  }
+
+  /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
+  private async checkpoint(): Promise<StopReason | null> {
+    this.lastActivityAt = Date.now();
+    if (this.runStop.stoppedBy !== null) return 'stopped';
+    if (this.flagsStale) await this.refreshFlags();
+    // A spend cap reached: memory work stops first (nothing forks) and the worker stops here.
+    if ((await this.budget.check(this.record)).level === 'reached') {
+      await this.memory.onCheckpoint({ fork: false });
+      return 'budget';
+    }
+    // R6: with a reset pending nothing new is forked (its marker would cut the step in flight,
+    // R3), but the step is consumed.
+    const resetPending = this.record.resetRequested;
+    await this.memory.onCheckpoint({ fork: !resetPending });
+    // R19: forked first (the summarizer covers the full context), then the system's own reset.
+    await this.resetIfFull();
+    if (this.record.resetRequested && this.mustStopForReset()) return 'reset';
+    if (this.record.pauseRequested || this.record.paused) {
+      await this.enterPaused();
+      return 'paused';
+    }
+    if (this.stopping) return 'shutdown';
+    if (this.lease.lost) return 'lease-lost';
+    return null;
+  }
+
+  /**
+   * R19: the provider refused the worker's call as longer than its window (smaller than
+   * MODEL_CONTEXT_WINDOW): the session resets and the call is tried once more after the reset.
+   * False when no reset could be asked for (the error then fails the drive as any other).
+   */
+  private async resetForTooLong(error: ContextTooLongError): Promise<boolean> {
+    this.tooLongRetried = true;
+    this.deps.log.warn({ sessionId: this.record.id, err: error.message }, 'context-too-long-reset');
+    if (this.record.resetRequested) return true;
+    this.resetReason = 'context-full';
+    if (await this.requestReset(this.context.segment.id)) return true;
+    this.resetReason = null;
+    return false;
+  }
+
+  /** R19: the next worker call reaches the hard limit (measured as R2 measures it). */
+  private atHardLimit(): boolean {
+    const { settings } = this.deps;
+    return this.context.nextCallTokens() * 100 >= settings.hardLimitPercent * settings.contextWindow;
+  }
+
+  /**
+   * R19: at the hard limit with no reset pending, the system asks for the reset itself, as if the
+   * decider had said reset; R6 then applies (the worker goes on while a summarizer runs).
+   */
+  private async resetIfFull(): Promise<void> {
+    if (this.record.resetRequested || !this.atHardLimit() || this.fullAtStart === this.context.segment.id) return;
+    this.deps.log.warn({ sessionId: this.record.id, tokens: this.context.nextCallTokens() }, 'context-full');
+    this.resetReason = 'context-full';
+    if (!(await this.requestReset(this.context.segment.id))) this.resetReason = null;
+  }
+
+  /**
+   * Before each worker call (a steer taken at the start of a drive passes no checkpoint): at the
+   * hard limit the reset comes first, unless R6 lets the worker go on while a summarizer runs.
+   */
+  private async beforeWorkerCall(): Promise<StopReason | null> {
+    await this.resetIfFull();
+    return this.record.resetRequested && this.mustStopForReset() ? 'reset' : null;
+  }
+
+  /**
+   * R6: the worker never waits for memory: while a summarizer runs it goes on (taking no steer
+   * message), and stops for the reset at the first checkpoint where none runs, or when the
+   * context passed the limit (then the reset waits for the summarizer).
+   */
+  private mustStopForReset(): boolean {
+    if (!this.memory.summarizerRunning) return true;
+    const { settings } = this.deps;
+    return this.context.nextCallTokens() * 100 >= settings.resetWaitPercent * settings.contextWindow;
+  }
+
+  /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
+  async raiseBudget(usd: number): Promise<void> {
+    this.record = { ...this.record, budgetUsd: await this.budget.raise(this.record, usd) };
+    this.failed.clear();
+    this.workPending = true;
+    this.steers.arrived();
+    this.pump();
+  }
+
+  private async enterPaused(): Promise<void> {
+    // A Stop that found nothing running ends here too.
+    await this.setFlags({ paused: true, pauseRequested: false, stopRequestedBy: null });
+    this.deps.events.emit({ type: 'paused', session: this.record });
+  }
+
+  /** R6, R7: the worker is stopped (or idle). A person's pause survives; backlog drives on. */
+  private async performReset(): Promise<void> {
+    // Only an idle worker, or one past the limit, gets here with a summarizer running: that wait
+    // holds no slot.
+    await this.slots.outside(() => this.memory.waitForSummarizer());
+    const reason = this.resetReason;
+    try {
+      const outcome = await resetContext(this.deps, this.record, this.context, {
+        ...(reason ? { reason } : {}),
+        // R20: a carry-over too big even with stubs gets a summarizer over it, and the reset waits.
+        summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
+      });
+      this.record = { ...this.record, resetRequested: false, currentSegmentId: this.context.segment.id };
+      this.resetReason = null;
+      const { settings } = this.deps;
+      if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      // Another replica reset this segment first (R8): take its state.
+      this.lease.forget();
+      await this.reload();
+    }
+    // A drive that failed before (say, a call refused as too long) gets a new context to try in.
+    this.failed.delete('drive');
+    this.workPending = true;
+  }
+
+  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy'>>): Promise<void> {
+    await this.deps.stores.sessions.setFlags(this.record.id, flags);
+    this.record = { ...this.record, ...flags };
+  }
+}
