@@ -138,7 +138,10 @@ describe('the agent on the Anthropic Messages API', () => {
     // The worker request whose messages the decider extends (the one after the marker).
     const worker = ofRole('worker').find((request) => JSON.stringify(request.wire.messages) === JSON.stringify(deciderPrefix.messages));
     expect(worker, 'a worker request equal to the decider\'s prefix').toBeDefined();
-    expect(JSON.stringify(deciderPrefix)).toBe(JSON.stringify(worker!.wire));
+    // Everything the cache is keyed on is the worker's, byte for byte; only the answer's cap is the
+    // decider's own (a short verdict: R5), and max_tokens is no part of the cached prompt.
+    expect(decider.wire.max_tokens).toBe(1024);
+    expect(JSON.stringify({ ...deciderPrefix, max_tokens: worker!.wire.max_tokens })).toBe(JSON.stringify(worker!.wire));
     // The summarizer was forked before the marker: its prefix is that request less the marker.
     const summarizerPrefix = summarizer.wire.messages?.slice(0, -1) ?? [];
     expect(JSON.stringify(summarizerPrefix)).toBe(JSON.stringify(worker!.wire.messages?.slice(0, summarizerPrefix.length)));
