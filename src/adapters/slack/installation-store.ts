@@ -7,20 +7,8 @@ import type { Installation, InstallationQuery, InstallationStore } from '@slack/
 import type { SecretBox } from '../storage/secret-box.js';
 import type { InstallationRow, SlackStore } from '../storage/slack-store.js';
 
-/** An installation with its tokens opened. */
-export interface StoredInstallation {
-  teamId: string;
-  teamName: string;
-  enterpriseId: string | null;
-  appId: string;
-  botUserId: string;
-  botId: string;
-  botScopes: string[];
-  botToken: string;
-  botRefreshToken: string | null;
-  botTokenExpiresAt: Date | null;
-  installedBy: string;
-}
+/** An installation with its tokens opened (the row's shape, tokens in clear, in memory only). */
+export type StoredInstallation = InstallationRow;
 
 /** New tokens from a refresh (oauth.v2.access with grant_type=refresh_token). */
 export interface RefreshedTokens {
