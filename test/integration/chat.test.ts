@@ -108,7 +108,9 @@ describe('npm run chat', () => {
     type('/history nothing.md');
     await waitForOutput(output, /^ {2}no document nothing\.md \(\/memory lists them\)$/m);
     type('/search tuesday');
-    await waitForOutput(output, /^ {2}🔎 Memory matching “tuesday”:\n {2}\*\*Conversations\*\*\n {2}• “hello, the deploy window is Tuesday” \(user, context \d+\): .*\*\*Tuesday\*\*/m);
+    // The hit names its session by title: the terminal's one thread is titled by whichever test of
+    // this file spoke first, so only the matched words are pinned.
+    await waitForOutput(output, /^ {2}🔎 Memory matching “tuesday”:\n {2}\*\*Conversations\*\*\n {2}• “[^”\n]*” \(user, context \d+\): .*the deploy window is \*\*Tuesday\*\*/m);
     type('/revert');
     await waitForOutput(output, /^ {2}(There is no memory change to undo in this space\.|↩️ Undid |The last memory change is )/m);
     type('/quit');
