@@ -1,5 +1,6 @@
 // Opens storage: Postgres through @prisma/adapter-pg when DATABASE_URL is set, else an embedded
 // PGlite under DATA_DIR. Applies pending migrations before anything else uses the database.
+import { isTransientDatabaseError } from './storage-errors.js';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
@@ -57,8 +58,24 @@ export class DatabaseError extends Error {
 /** Opens the database and applies pending migrations. Throws DatabaseError/MigrationError. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const migrations = await readMigrations(options.migrationsDir);
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options, migrations);
+  if (options.databaseUrl) return openPostgresRetrying(options.databaseUrl, options, migrations);
   return openPglite(options, migrations);
+}
+
+/** Attempts at start-up when the connection drops under us (a failover, a restart of the server). */
+const startupAttempts = 5;
+
+/** A connection dropped while migrating is tried again (the lock and the migrations are redone). */
+async function openPostgresRetrying(url: string, options: OpenDatabaseOptions, migrations: Awaited<ReturnType<typeof readMigrations>>): Promise<Database> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await openPostgres(url, options, migrations);
+    } catch (error) {
+      if (attempt >= startupAttempts || error instanceof DatabaseError || !isTransientDatabaseError(error)) throw error;
+      options.log.warn({ err: error instanceof Error ? error.message : String(error), attempt }, 'database-open-retry');
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
 }
 
 async function openPostgres(
@@ -80,6 +97,9 @@ async function openPostgres(
     const reason = error instanceof Error ? error.message || error.name : String(error);
     throw new DatabaseError(`database: cannot connect to ${redactUrl(url)} (${reason})`);
   }
+  // A checked-out client has no pool listener: a connection dropped between two statements must be
+  // an error of the statement that meets it, not an unhandled 'error' event that ends the process.
+  client.on('error', (error) => options.log.warn({ err: error.message }, 'database-migration-connection-lost'));
   let applied: string[];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
@@ -93,8 +113,14 @@ async function openPostgres(
     await pool.end().catch(() => undefined);
     throw error;
   }
-  await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]);
-  client.release();
+  try {
+    await client.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]);
+    client.release();
+  } catch (error) {
+    // The session (and its lock) is gone with its connection: the migrations are applied.
+    client.release(true);
+    if (!isTransientDatabaseError(error)) throw error;
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions });
   return {
     kind: 'postgres',
