@@ -1,4 +1,4 @@
-// All configuration comes from the environment, parsed once here (style.md §5). Nothing else in
+// All configuration comes from the environment, parsed once here (docs/style.md §5). Nothing else in
 // Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// The context object every core piece takes (style.md §2): settings, stores, model, tools, events.
+// The context object every core piece takes (docs/style.md §2): settings, stores, model, tools, events.
 import type { AttachmentSaver } from './loop/attachments.js';
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';

@@ -135,7 +135,7 @@ export class Agent {
   }
 
   /**
-   * A person asked memory to remember or forget something (product.md "Commands"): recorded as a
+   * A person asked memory to remember or forget something (docs/product.md "Commands"): recorded as a
    * review event of the space (so a later summarizer carries it out even if this run never
    * happens), then a summarizer run told that the person asked is forked from the session's
    * context. Its note in the thread says who asked. The words are chat text: quoted, untrusted.

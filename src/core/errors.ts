@@ -1,4 +1,4 @@
-// Typed errors, grouped by who must act (style.md §4).
+// Typed errors, grouped by who must act (docs/style.md §4).
 
 /** Base class: every Hippo error has a stable code. */
 export class HippoError extends Error {
@@ -90,7 +90,7 @@ export class CancelledError extends HippoError {
 }
 
 /**
- * The abort reason of a person's Stop (distinct from shutdown and deadlines, style.md §6): the
+ * The abort reason of a person's Stop (distinct from shutdown and deadlines, docs/style.md §6): the
  * model call and tools in flight end now, and what they were doing is recorded as stopped by them.
  */
 export class StopRequested extends Error {

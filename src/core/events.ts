@@ -1,4 +1,4 @@
-// Core emits events; adapters render them (style.md §8). Nothing here knows a chat platform.
+// Core emits events; adapters render them (docs/style.md §8). Nothing here knows a chat platform.
 import type { AnswerFile } from './loop/answer-files.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';

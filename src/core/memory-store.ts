@@ -1,4 +1,4 @@
-// The storage ports of memory documents (R13, R15) and of their review by people (product.md
+// The storage ports of memory documents (R13, R15) and of their review by people (docs/product.md
 // "Review memory"): versions with authors, pinned lines, review events that the next summarizer
 // of a space is given, and the spaces themselves. Re-exported by store.ts.
 import type { MemoryScope, Platform } from './places.js';
@@ -157,7 +157,7 @@ export interface RunDocumentChange {
   reverted: boolean;
 }
 
-// ── review (product.md "Review memory") ─────────────────────────────────────────────────────
+// ── review (docs/product.md "Review memory") ─────────────────────────────────────────────────────
 
 /** A summarizer run a person asked for from the thread: remember or forget something. */
 export interface PersonRequest {

@@ -1,4 +1,4 @@
-// Reviewing memory from Discord (product.md "Review memory", "Who may do what"): the real
+// Reviewing memory from Discord (docs/product.md "Review memory", "Who may do what"): the real
 // discord.js client against the fake Discord (gateway and REST), a real agent on Postgres. The
 // browser's menus, edit modals within Discord's limits with compare-and-set, history with links,
 // and who may do what.

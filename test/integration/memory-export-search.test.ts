@@ -1,4 +1,4 @@
-// People take and find memory (product.md "Review memory"): `memory export` is a zip of the
+// People take and find memory (docs/product.md "Review memory"): `memory export` is a zip of the
 // space's documents as Markdown with front matter and their history; `memory search <words>`
 // finds documents and past conversations in any language, through GIN indexes (simple config).
 import { mkdtemp, readFile } from 'node:fs/promises';

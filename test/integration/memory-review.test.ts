@@ -1,4 +1,4 @@
-// Review signals feed the next summarizer (product.md "Review memory"), checked at the wire: the
+// Review signals feed the next summarizer (docs/product.md "Review memory"), checked at the wire: the
 // real OpenAI client against the fake model, a real agent on Postgres. People's reverts and pins
 // reach the next fork's one appended message; a tool call that would drop a pinned line gets an
 // error result; remember/forget fork a summarizer that is told a person asked.

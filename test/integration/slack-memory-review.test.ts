@@ -1,4 +1,4 @@
-// Reviewing memory from Slack (product.md "Review memory", "Who may do what"): the real Bolt app
+// Reviewing memory from Slack (docs/product.md "Review memory", "Who may do what"): the real Bolt app
 // against the fake Slack Web API, a real agent on Postgres, the fake model. The browser, edits with
 // compare-and-set, history, undo and pins; review signals reaching the next summarizer at the wire;
 // who may do what; App Home.

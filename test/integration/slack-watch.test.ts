@@ -1,4 +1,4 @@
-// Watching a run in Slack (product.md "Watch"): the thread's status says what runs now, per
+// Watching a run in Slack (docs/product.md "Watch"): the thread's status says what runs now, per
 // thread; the answer streams as it forms and ends as normal replies, delivered once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitMessage } from '../../src/adapters/chat/split-message.js';

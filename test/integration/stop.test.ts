@@ -1,4 +1,4 @@
-// A person's Stop (product.md "Watch"): the model call and tools in flight end at once, every
+// A person's Stop (docs/product.md "Watch"): the model call and tools in flight end at once, every
 // tool call keeps a result, no partial answer is stored, and the session waits until a reply.
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Database faults on real Postgres (product.md: database errors are survived; spec R17, R18): the
+// Database faults on real Postgres (docs/product.md: database errors are survived; spec R17, R18): the
 // database is taken away (new connections refused, open ones dropped) at the worst moments; the
 // session finishes by itself, nothing is lost, nothing is done or delivered twice.
 import { mkdtemp } from 'node:fs/promises';

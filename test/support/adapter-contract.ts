@@ -1,4 +1,4 @@
-// The contract every chat adapter keeps (style.md §9: one suite run against both adapters). An
+// The contract every chat adapter keeps (docs/style.md §9: one suite run against both adapters). An
 // adapter's test file fills in `AdapterContractTarget` with its real adapter running against its
 // fake platform and a real agent, then calls `runAdapterContract`. The suite only speaks in
 // thread addresses, steer keys and what people see, so it reads the same for Slack and Discord.

@@ -59,6 +59,13 @@ describe('document references', () => {
     expect(missing).toEqual([]);
   });
 
+  it('cites documents by their path in the repository, not by a bare name', () => {
+    const bare = citations(/(?<![\w./-])(?:product|style|memory-rules)\.md/g)
+      .filter(({ where }) => where.startsWith('src/') || where.startsWith('test/'))
+      .map(({ where, match }) => `${where}: ${match[0]}`);
+    expect(bare).toEqual([]);
+  });
+
   it('cites only sections of the style guide that exist', () => {
     const style = readFileSync(join(root, 'docs/style.md'), 'utf8');
     const sections = [...style.matchAll(/^(\d+)\. \*\*/gm)].length;

@@ -1,4 +1,4 @@
-// Who may do what (product.md "Who may do what"), the same on every platform. Lists hold platform
+// Who may do what (docs/product.md "Who may do what"), the same on every platform. Lists hold platform
 // ids: a person matches an entry that is their user id, or a group they belong to (a Slack user
 // group, a Discord role), which the platform's Requester answers. Rules:
 //   start   admin, or (ALLOWED_USERS unset or listed) and (ALLOWED_CHANNELS unset or the channel

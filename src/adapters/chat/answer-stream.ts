@@ -1,4 +1,4 @@
-// The answer as it forms (product.md "Watch"), platform-free: text deltas of a session are
+// The answer as it forms (docs/product.md "Watch"), platform-free: text deltas of a session are
 // coalesced and written at most once per interval (the first write only after the text kept
 // coming for a while, so a short answer is simply posted). The platform renderer turns each write
 // into one outbox item (a start, then edits that supersede older pending ones), so a stream costs

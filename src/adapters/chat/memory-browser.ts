@@ -1,4 +1,4 @@
-// The memory browser's words (product.md "Review memory"), the same on every platform: a space's
+// The memory browser's words (docs/product.md "Review memory"), the same on every platform: a space's
 // documents with size, last change and last author; a document with its pinned lines marked; its
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
 import { versionAuthor } from '../../core/memory/memory-review.js';

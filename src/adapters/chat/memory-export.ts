@@ -1,4 +1,4 @@
-// `memory export` (product.md "Review memory"): a space's memory documents as Markdown files with
+// `memory export` (docs/product.md "Review memory"): a space's memory documents as Markdown files with
 // front matter (version, author, date), and every version of each under history/, in a zip that
 // people can read, diff, or keep elsewhere. Paths come from the model: they are made safe to unpack.
 import type { DocumentAuthor, DocumentStore, DocumentVersionRecord } from '../../core/store.js';

@@ -1,4 +1,4 @@
-// The memory browser in Discord (product.md "Review memory"): choosing a document shows it (pinned
+// The memory browser in Discord (docs/product.md "Review memory"): choosing a document shows it (pinned
 // lines marked 📌) with History, Edit, Undo last change and Pin a line; Edit opens a modal (a long
 // document one part at a time); a save is compare-and-set on the version: when someone wrote in
 // between, the person sees the newer text and their edit (kept as a draft) and chooses. Every

@@ -1,4 +1,4 @@
-// Discord components of the memory browser (product.md "Review memory"): menus to choose a document
+// Discord components of the memory browser (docs/product.md "Review memory"): menus to choose a document
 // or a part, the buttons of a document, and the modals to edit a part (at most 5 text inputs of at
 // most 4,000 characters each: a long document is edited one part at a time) and to pin a line.
 // Whatever does not fit Discord's limits is named, never cut silently. Pure: JSON only.

@@ -1,4 +1,4 @@
-// Turns agent events of Discord sessions into outbox items (style.md §8): 👀 → ✅ reactions on
+// Turns agent events of Discord sessions into outbox items (docs/style.md §8): 👀 → ✅ reactions on
 // steer messages, one status card per run edited in place, the answer streamed into a message
 // edited at most once a second and then replaced by its first part (the rest split at 2,000
 // characters), memory and reset notes, error notes; and the typing indicator while a run works. Items of one

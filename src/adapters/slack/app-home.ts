@@ -1,4 +1,4 @@
-// Slack's App Home tab as a memory browser (product.md "Review memory"): when a person opens it,
+// Slack's App Home tab as a memory browser (docs/product.md "Review memory"): when a person opens it,
 // Hippo publishes the memory spaces of the conversations they are a member of (checked with
 // conversations.members, cached briefly), each with its documents and the same ⋯ menu as in a
 // thread. Within Block Kit's 100 blocks: what does not fit is named, never dropped silently.

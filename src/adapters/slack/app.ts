@@ -120,7 +120,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
   const receiver = new HTTPReceiver({
     signingSecret: config.SLACK_SIGNING_SECRET ?? '',
     endpoints: slackEventsPath,
-    // The response waits for the listeners, which only store the inbound message (product.md:
+    // The response waits for the listeners, which only store the inbound message (docs/product.md:
     // "inbound messages are written before the ack"); everything slower runs after it.
     processBeforeResponse: true,
     logger,

@@ -1,4 +1,4 @@
-// What every part of the Slack adapter works with, in one object (style.md §2: a context object).
+// What every part of the Slack adapter works with, in one object (docs/style.md §2: a context object).
 import type { Agent } from '../../core/agent.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import type { Logger } from '../../log.js';

@@ -1,6 +1,6 @@
 // People's messages arriving from Slack: mentions start sessions, replies in a session's thread
 // steer it, edits and deletions change still-queued steers, command words run commands. The
-// durable write happens before this returns (the HTTP ack waits for it, product.md); reactions,
+// durable write happens before this returns (the HTTP ack waits for it, docs/product.md); reactions,
 // answers and replies go out later through the outbox.
 import { KeyedQueue } from '../chat/keyed-queue.js';
 import { runCommand, type CommandReply } from '../chat/command-runner.js';

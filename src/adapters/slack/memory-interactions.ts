@@ -1,4 +1,4 @@
-// The memory browser's clicks in Slack (product.md "Review memory"): a document's ⋯ menu and the
+// The memory browser's clicks in Slack (docs/product.md "Review memory"): a document's ⋯ menu and the
 // buttons of its modal open View, History, Edit, Undo last change and Pin a line; the Edit button
 // of a memory note; paging. Every click is checked against the space's conversation first (its
 // channel, or membership when it came from App Home) and MEMORY_EDITORS for changes; a refused

@@ -1,4 +1,4 @@
-// Block Kit for the memory browser (product.md "Review memory"): the list of a space's documents
+// Block Kit for the memory browser (docs/product.md "Review memory"): the list of a space's documents
 // (a thread message, an ephemeral answer, or App Home), and the modals behind it: a document with
 // its pinned lines, its history, editing a part, pinning a line, undoing the latest change. Within
 // Slack's limits (≤ 100 blocks, ≤ 3,000 characters per section and input, ≤ 150 per option value);

@@ -1,4 +1,4 @@
-// Renders agent events of Slack sessions into outbox items (style.md §8): a status card per run
+// Renders agent events of Slack sessions into outbox items (docs/style.md §8): a status card per run
 // (updated at most once a second), the answer streamed as it forms (at most one write a second)
 // and then replaced by its first part, the other parts as new replies split at Slack's limits,
 // reactions on steer messages, and the collapsed memory and reset notes.

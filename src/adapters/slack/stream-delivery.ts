@@ -1,4 +1,4 @@
-// The streamed answer on Slack (product.md "Watch"): Slack's native text streaming
+// The streamed answer on Slack (docs/product.md "Watch"): Slack's native text streaming
 // (chat.startStream / appendStream / stopStream), or, where Slack refuses it, a post that is
 // edited (chat.update). Native streams only append, and an append repeated after a failure would
 // show text twice, so this process appends only while it knows exactly what the message shows

@@ -1,4 +1,4 @@
-// The parts of the DocumentStore that serve people reviewing memory (product.md "Review memory"):
+// The parts of the DocumentStore that serve people reviewing memory (docs/product.md "Review memory"):
 // a document by id, the space's documents with their last change, pinned lines, edit drafts.
 import { ConflictError } from '../../core/errors.js';
 import { hasLine, pinText } from '../../core/memory/pinned-lines.js';

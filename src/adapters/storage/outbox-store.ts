@@ -1,4 +1,4 @@
-// The outbox table (product.md "Reliability promises"): platform writes stored with an
+// The outbox table (docs/product.md "Reliability promises"): platform writes stored with an
 // idempotency key before they are sent. The chat adapter's Outbox and its senders decide what to
 // write and when; every statement they need lives here.
 import type { PrismaClient } from '../../../prisma/generated/client.js';

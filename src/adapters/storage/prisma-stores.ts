@@ -62,7 +62,7 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
     },
 
     async finish(runId, result) {
-      // The summarizer's final line is the reason of each version it wrote (history, product.md).
+      // The summarizer's final line is the reason of each version it wrote (history, docs/product.md).
       if (result.note) {
         await prisma.memoryDocumentVersion.updateMany({
           where: { memoryRunId: runId, reason: '' },

@@ -1,4 +1,4 @@
-// Files and images people share with a message (product.md "Share"). Core only names them and
+// Files and images people share with a message (docs/product.md "Share"). Core only names them and
 // says how they reach the model; saving them (downloading from the platform into the session
 // workspace) is a port the service wires in (tools/workspace-attachments.ts).
 import type { Attachment, SessionRecord, SteerRecord } from '../store.js';

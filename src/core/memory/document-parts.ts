@@ -1,4 +1,4 @@
-// Editing a memory document inside a platform's modal (product.md "Review memory"): a modal holds a
+// Editing a memory document inside a platform's modal (docs/product.md "Review memory"): a modal holds a
 // few text inputs of limited size (Slack 3,000 characters, Discord 4,000 and at most 5 inputs), so
 // a long document is edited one part at a time, a part being a section chosen by its heading (a
 // section too long for one modal is cut into chunks at line ends). Nothing is cut silently: every

@@ -1,4 +1,4 @@
-// The review rules (product.md "Review memory"), in core beside remember and forget, so every
+// The review rules (docs/product.md "Review memory"), in core beside remember and forget, so every
 // change people make reaches the review log through core: besides reverting a run (memory-actions.ts), edit a
 // document part with compare-and-set, undo a document's latest change, pin and unpin lines, 👍 a
 // change. Every one of them is a review event of the space, which the next summarizer is given.

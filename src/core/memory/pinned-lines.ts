@@ -1,4 +1,4 @@
-// Pinned lines (product.md "Review memory"): lines people marked as must-stay. A pin is the
+// Pinned lines (docs/product.md "Review memory"): lines people marked as must-stay. A pin is the
 // line's trimmed text; it holds while the document has a line with that text.
 
 /** The text a pin keeps for a line: trimmed, inner whitespace as written. */

@@ -1,4 +1,4 @@
-// Back-off for work that failed on a transient storage error (R18, product.md
+// Back-off for work that failed on a transient storage error (R18, docs/product.md
 // "Database errors are survived"): every retry waits, growing to a cap, so no loop is ever tight.
 import { isTransient } from '../errors.js';
 

@@ -1,6 +1,6 @@
-// A person's Stop of one drive (product.md "Watch"): the drive's model call and tools run under a
+// A person's Stop of one drive (docs/product.md "Watch"): the drive's model call and tools run under a
 // signal that aborts with the Stop's own reason, so they end at once and the loop can tell a Stop
-// from a shutdown or a deadline (style.md §6).
+// from a shutdown or a deadline (docs/style.md §6).
 import { StopRequested } from '../errors.js';
 
 /** The stop switch of the drive in flight; one per runner. */

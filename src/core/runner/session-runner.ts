@@ -2,7 +2,7 @@
 // people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
 // small state machine in pump(): at most one activity (a drive, a reset, a pause) at a time. An
 // activity that fails on a transient storage error is tried again with back-off, from the stored
-// state, until the database answers (product.md: database errors are survived).
+// state, until the database answers (docs/product.md: database errors are survived).
 // Longer than the house's ~400 lines on purpose: the runner's state machine (pump, lease, reset,
 // pause, stop, the hard limit) reads as one piece; splitting it would scatter one set of invariants.
 import type { AgentDeps } from '../agent-context.js';

@@ -1,6 +1,6 @@
 // A storage outage as one session's runner waits it out: each failed attempt waits a little longer
 // (back-off up to 5 s), and an outage longer than `storageOutageNoteMs` is told in the thread once.
-// product.md: a database failover stalls the session; it continues by itself when the database is back.
+// docs/product.md: a database failover stalls the session; it continues by itself when the database is back.
 import type { AgentDeps } from '../agent-context.js';
 import { backoffMs } from './retry.js';
 import type { SessionRecord } from '../store.js';
