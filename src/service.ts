@@ -104,13 +104,20 @@ export async function startService(config: Config, log: Logger, options: Service
     log.info({ port: metricsPort, token: config.METRICS_TOKEN !== undefined }, 'metrics-listening');
   }
   log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
-  // Sessions left with backlog by a crash or restart continue without a new message (R12).
-  if (agent) await agent.agent.recover();
+  // Sessions left with backlog by a crash or restart continue without a new message (R12); in the
+  // background, so a database that went away just now delays recovery, not the service.
+  let stopping = false;
+  if (agent) {
+    void agent.agent.recover().catch((error: unknown) => {
+      if (!stopping) log.error({ err: String(error) }, 'session-recovery-failed');
+    });
+  }
   return {
     database,
     ...(agent ? { agent } : {}),
     port,
     stop: async () => {
+      stopping = true;
       // Stop taking work, let sessions reach a checkpoint (leases released), then flush the outbox.
       await http.close();
       await metricsHttp?.close();

@@ -111,10 +111,12 @@ describe('storage faults', () => {
 
   it('records a summarizer that failed while the database was away as failed once it is back, and the worker goes on (R18)', async () => {
     const summarizerGate = gate();
+    const summarizerAsked = gate();
     const h = await bed.harness({ settings: { contextWindow: 10_000 } });
     scriptRoles(bed.model, {
       worker: [at(400, { content: 'done' }), at(420, { content: 'still here' })],
       summarizer: async () => {
+        summarizerAsked.open();
         await summarizerGate.promise;
         return { status: 400, errorMessage: 'bad request' };
       },
@@ -123,6 +125,8 @@ describe('storage faults', () => {
     const { session } = await h.agent.submit(personMessage(thread, 'hi'), { startSession: true });
     const runner = await h.agent.runner(session!.id);
     await h.waitForEvent('answer', (event) => event.session.id === session!.id);
+    // The run is stored before its first request (a checkpoint that met the outage forks nothing).
+    await summarizerAsked.promise;
     const away = await takeDatabaseAway(bed.database.name);
     summarizerGate.open();
     await h.waitForEvent('memory-run-failed', (event) => event.session.id === session!.id);
@@ -187,6 +191,21 @@ describe('storage faults', () => {
 });
 
 describe('the service through a failover', () => {
+  it('recovers sessions with backlog when the database was away as it started: it waits, then drives them (R12, R18)', async () => {
+    const stores = createPrismaStores(bed.database.prisma);
+    const thread = newThread();
+    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'question' });
+    bed.model.enqueue({ content: 'Recovered after the failover.' });
+    const h = await bed.harness({});
+    const away = await takeDatabaseAway(bed.database.name);
+    const recovered = h.agent.recover();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await away.restore();
+    expect(await recovered).toBeGreaterThanOrEqual(1);
+    await h.waitForEvent('answer', (event) => event.session.id === session.id && event.text === 'Recovered after the failover.', 20_000);
+  });
+
   it('stays up, reports not ready while the database is away, and answers by itself afterwards', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-failover-'));
     const stores = createPrismaStores(bed.database.prisma);

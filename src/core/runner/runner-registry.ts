@@ -1,6 +1,7 @@
 // The live session runners of this process: one per session (R10), created on demand, evicted
 // when idle, and woken at start-up for sessions with backlog (R12).
 import type { AgentDeps } from '../agent-context.js';
+import { retryTransient } from './retry.js';
 import { SessionRunner } from './session-runner.js';
 import { WorkSlots } from './work-slots.js';
 
@@ -10,6 +11,8 @@ export class RunnerRegistry {
   readonly slots: WorkSlots;
   private sweeper: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Aborted by stop(): ends a recovery still waiting for the database. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly deps: AgentDeps,
@@ -43,9 +46,20 @@ export class RunnerRegistry {
     return this.runners.size;
   }
 
-  /** Drives every session that has backlog, and re-sends what is owed (crash recovery, R12). */
+  /**
+   * Drives every session that has backlog, and re-sends what is owed (crash recovery, R12). A
+   * database that is away at start-up is waited for (R18), until stop().
+   */
   async recover(): Promise<number> {
-    const ids = [...new Set([...(await this.deps.stores.sessions.withBacklog()), ...(await this.deps.stores.deliveries.sessionsWithPending())])];
+    const listed = await retryTransient(
+      async () => [...(await this.deps.stores.sessions.withBacklog()), ...(await this.deps.stores.deliveries.sessionsWithPending())],
+      {
+        budgetMs: Number.POSITIVE_INFINITY,
+        signal: this.stopping.signal,
+        onRetry: (error, attempt) => this.deps.log.warn({ attempt, err: String(error) }, 'session-recovery-retrying'),
+      },
+    );
+    const ids = [...new Set(listed)];
     for (const id of ids) {
       // One session that cannot load must not stop the others (or the start-up).
       await this.get(id).then(
@@ -119,6 +133,7 @@ export class RunnerRegistry {
 
   /** Stops every runner: running drives stop at their next checkpoint. */
   async stop(graceMs?: number): Promise<void> {
+    this.stopping.abort(new Error('stopping'));
     clearInterval(this.sweeper);
     this.unsubscribe?.();
     const runners = await Promise.all([...this.runners.values()].map((runner) => runner.catch(() => undefined)));
