@@ -221,6 +221,8 @@ export interface NewSegment {
   startTokens: number;
   /** R6: the new segment's current step, so it does not trigger at once. */
   lastStep: number;
+  /** R19: the system reset because the context was full (the note says so, also when re-sent). */
+  reason?: 'context-full';
 }
 
 export interface SearchHit {
@@ -293,7 +295,7 @@ export interface UsageTotal {
 export interface PendingDeliveries {
   answers: Array<{ segmentId: string; seq: number; text: string }>;
   memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; request: PersonRequest | null; note: string }>;
-  resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number }>;
+  resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number; reason?: 'context-full' }>;
 }
 
 /**

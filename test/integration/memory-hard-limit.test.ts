@@ -151,6 +151,11 @@ describe('the hard limit (R19)', () => {
     expect(reset.tokensBefore).toBe(0.85 * window);
     await runner.whenIdle();
     expect(resets(h)).toHaveLength(1);
+    // No chat adapter took the note: a restarted process sends it again, and it still says why.
+    const restarted = await bed.harness({ settings: { contextWindow: window, stepPercent: 100 } });
+    await restarted.agent.recover();
+    const resent = await restarted.waitForEvent('context-reset', (event) => event.segmentId === reset.segmentId, 30_000);
+    expect(resent.reason).toBe('context-full');
   }, 60_000);
 
   it('does not send a fork whose request would not fit the window: its run is skipped and the next one covers its range', async () => {

@@ -1839,6 +1839,7 @@ export const SegmentScalarFieldEnum = {
   contextTokensSeq: 'contextTokensSeq',
   carriedMessages: 'carriedMessages',
   startTokens: 'startTokens',
+  resetReason: 'resetReason',
   awaitingDelivery: 'awaitingDelivery',
   startedAt: 'startedAt',
   endedAt: 'endedAt'

@@ -62,6 +62,7 @@ export type SegmentMinAggregateOutputType = {
   contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
+  resetReason: string | null
   awaitingDelivery: boolean | null
   startedAt: Date | null
   endedAt: Date | null
@@ -79,6 +80,7 @@ export type SegmentMaxAggregateOutputType = {
   contextTokensSeq: number | null
   carriedMessages: number | null
   startTokens: number | null
+  resetReason: string | null
   awaitingDelivery: boolean | null
   startedAt: Date | null
   endedAt: Date | null
@@ -96,6 +98,7 @@ export type SegmentCountAggregateOutputType = {
   contextTokensSeq: number
   carriedMessages: number
   startTokens: number
+  resetReason: number
   awaitingDelivery: number
   startedAt: number
   endedAt: number
@@ -139,6 +142,7 @@ export type SegmentMinAggregateInputType = {
   contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
+  resetReason?: true
   awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
@@ -156,6 +160,7 @@ export type SegmentMaxAggregateInputType = {
   contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
+  resetReason?: true
   awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
@@ -173,6 +178,7 @@ export type SegmentCountAggregateInputType = {
   contextTokensSeq?: true
   carriedMessages?: true
   startTokens?: true
+  resetReason?: true
   awaitingDelivery?: true
   startedAt?: true
   endedAt?: true
@@ -277,6 +283,7 @@ export type SegmentGroupByOutputType = {
   contextTokensSeq: number
   carriedMessages: number
   startTokens: number
+  resetReason: string | null
   awaitingDelivery: boolean
   startedAt: Date
   endedAt: Date | null
@@ -317,6 +324,7 @@ export type SegmentWhereInput = {
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
+  resetReason?: Prisma.StringNullableFilter<"Segment"> | string | null
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
@@ -337,6 +345,7 @@ export type SegmentOrderByWithRelationInput = {
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
+  resetReason?: Prisma.SortOrderInput | Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -361,6 +370,7 @@ export type SegmentWhereUniqueInput = Prisma.AtLeast<{
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
+  resetReason?: Prisma.StringNullableFilter<"Segment"> | string | null
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
@@ -381,6 +391,7 @@ export type SegmentOrderByWithAggregationInput = {
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
+  resetReason?: Prisma.SortOrderInput | Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -406,6 +417,7 @@ export type SegmentScalarWhereWithAggregatesInput = {
   contextTokensSeq?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   carriedMessages?: Prisma.IntWithAggregatesFilter<"Segment"> | number
   startTokens?: Prisma.IntWithAggregatesFilter<"Segment"> | number
+  resetReason?: Prisma.StringNullableWithAggregatesFilter<"Segment"> | string | null
   awaitingDelivery?: Prisma.BoolWithAggregatesFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeWithAggregatesFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Segment"> | Date | string | null
@@ -422,6 +434,7 @@ export type SegmentCreateInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -442,6 +455,7 @@ export type SegmentUncheckedCreateInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -460,6 +474,7 @@ export type SegmentUpdateInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -480,6 +495,7 @@ export type SegmentUncheckedUpdateInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -499,6 +515,7 @@ export type SegmentCreateManyInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -515,6 +532,7 @@ export type SegmentUpdateManyMutationInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -532,6 +550,7 @@ export type SegmentUncheckedUpdateManyInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -564,6 +583,7 @@ export type SegmentCountOrderByAggregateInput = {
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
+  resetReason?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
@@ -593,6 +613,7 @@ export type SegmentMaxOrderByAggregateInput = {
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
+  resetReason?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
@@ -610,6 +631,7 @@ export type SegmentMinOrderByAggregateInput = {
   contextTokensSeq?: Prisma.SortOrder
   carriedMessages?: Prisma.SortOrder
   startTokens?: Prisma.SortOrder
+  resetReason?: Prisma.SortOrder
   awaitingDelivery?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   endedAt?: Prisma.SortOrder
@@ -725,6 +747,7 @@ export type SegmentCreateWithoutSessionInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -743,6 +766,7 @@ export type SegmentUncheckedCreateWithoutSessionInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -791,6 +815,7 @@ export type SegmentScalarWhereInput = {
   contextTokensSeq?: Prisma.IntFilter<"Segment"> | number
   carriedMessages?: Prisma.IntFilter<"Segment"> | number
   startTokens?: Prisma.IntFilter<"Segment"> | number
+  resetReason?: Prisma.StringNullableFilter<"Segment"> | string | null
   awaitingDelivery?: Prisma.BoolFilter<"Segment"> | boolean
   startedAt?: Prisma.DateTimeFilter<"Segment"> | Date | string
   endedAt?: Prisma.DateTimeNullableFilter<"Segment"> | Date | string | null
@@ -807,6 +832,7 @@ export type SegmentCreateWithoutMessagesInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -826,6 +852,7 @@ export type SegmentUncheckedCreateWithoutMessagesInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -859,6 +886,7 @@ export type SegmentUpdateWithoutMessagesInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -878,6 +906,7 @@ export type SegmentUncheckedUpdateWithoutMessagesInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -895,6 +924,7 @@ export type SegmentCreateWithoutMemoryRunsInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -914,6 +944,7 @@ export type SegmentUncheckedCreateWithoutMemoryRunsInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -947,6 +978,7 @@ export type SegmentUpdateWithoutMemoryRunsInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -966,6 +998,7 @@ export type SegmentUncheckedUpdateWithoutMemoryRunsInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -983,6 +1016,7 @@ export type SegmentCreateManySessionInput = {
   contextTokensSeq?: number
   carriedMessages?: number
   startTokens?: number
+  resetReason?: string | null
   awaitingDelivery?: boolean
   startedAt?: Date | string
   endedAt?: Date | string | null
@@ -999,6 +1033,7 @@ export type SegmentUpdateWithoutSessionInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1017,6 +1052,7 @@ export type SegmentUncheckedUpdateWithoutSessionInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1035,6 +1071,7 @@ export type SegmentUncheckedUpdateManyWithoutSessionInput = {
   contextTokensSeq?: Prisma.IntFieldUpdateOperationsInput | number
   carriedMessages?: Prisma.IntFieldUpdateOperationsInput | number
   startTokens?: Prisma.IntFieldUpdateOperationsInput | number
+  resetReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   awaitingDelivery?: Prisma.BoolFieldUpdateOperationsInput | boolean
   startedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   endedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1092,6 +1129,7 @@ export type SegmentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
+  resetReason?: boolean
   awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
@@ -1113,6 +1151,7 @@ export type SegmentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
+  resetReason?: boolean
   awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
@@ -1131,6 +1170,7 @@ export type SegmentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
+  resetReason?: boolean
   awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
@@ -1149,12 +1189,13 @@ export type SegmentSelectScalar = {
   contextTokensSeq?: boolean
   carriedMessages?: boolean
   startTokens?: boolean
+  resetReason?: boolean
   awaitingDelivery?: boolean
   startedAt?: boolean
   endedAt?: boolean
 }
 
-export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "deciderDueIn" | "contextTokens" | "contextTokensSeq" | "carriedMessages" | "startTokens" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
+export type SegmentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sessionId" | "ordinal" | "lastStep" | "summarizerRounds" | "deciderRounds" | "deciderDueIn" | "contextTokens" | "contextTokensSeq" | "carriedMessages" | "startTokens" | "resetReason" | "awaitingDelivery" | "startedAt" | "endedAt", ExtArgs["result"]["segment"]>
 export type SegmentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   session?: boolean | Prisma.SessionDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Segment$messagesArgs<ExtArgs>
@@ -1205,6 +1246,10 @@ export type $SegmentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Estimated tokens of the context this segment started with (init + carry-over).
      */
     startTokens: number
+    /**
+     * Why the reset that started this segment happened when the system asked for it ('context-full', R19); null: a decider or a person.
+     */
+    resetReason: string | null
     /**
      * A reset note for this segment has not been handed to the chat adapter yet.
      */
@@ -1648,6 +1693,7 @@ export interface SegmentFieldRefs {
   readonly contextTokensSeq: Prisma.FieldRef<"Segment", 'Int'>
   readonly carriedMessages: Prisma.FieldRef<"Segment", 'Int'>
   readonly startTokens: Prisma.FieldRef<"Segment", 'Int'>
+  readonly resetReason: Prisma.FieldRef<"Segment", 'String'>
   readonly awaitingDelivery: Prisma.FieldRef<"Segment", 'Boolean'>
   readonly startedAt: Prisma.FieldRef<"Segment", 'DateTime'>
   readonly endedAt: Prisma.FieldRef<"Segment", 'DateTime'>

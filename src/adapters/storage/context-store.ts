@@ -110,6 +110,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
           data: {
             sessionId, ordinal: previous.ordinal + 1, carriedMessages: next.carriedMessages, startTokens: next.startTokens,
             contextTokens: next.startTokens, contextTokensSeq: next.messages.length, lastStep: next.lastStep, awaitingDelivery: true,
+            resetReason: next.reason ?? null,
           },
         });
         // Carried copies are never owed delivery: their originals hold that mark (R17). They keep

@@ -42,6 +42,7 @@ export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
           tokensBefore: tokensBefore.get(segment.ordinal) ?? 0,
           tokensAfter: segment.startTokens,
           carriedMessages: segment.carriedMessages,
+          ...(segment.resetReason === 'context-full' ? { reason: 'context-full' as const } : {}),
         })),
       };
       return result;

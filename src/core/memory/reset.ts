@@ -148,6 +148,7 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     startTokens: tokensAfter,
     // No immediate re-trigger: the new segment starts at its own current step (R6).
     lastStep: currentStep(tokensAfter, deps.settings.contextWindow, deps.settings.stepPercent),
+    ...(options.reason ? { reason: options.reason } : {}),
   });
   const ended = context.segment.id;
   context.replace(segment, entries);

@@ -24,7 +24,7 @@ export async function redeliver(deps: AgentDeps, session: SessionRecord, current
   }
   for (const reset of pending.resets) {
     const memoryCostUsd = reset.previousSegmentId === null ? null : await memoryCostOfSegment({ settings: deps.settings, usage: deps.stores.usage }, session.id, reset.previousSegmentId);
-    deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages, memoryCostUsd });
+    deps.events.emit({ type: 'context-reset', session, segmentId: reset.segmentId, segmentOrdinal: reset.ordinal, tokensBefore: reset.tokensBefore, tokensAfter: reset.tokensAfter, carriedMessages: reset.carriedMessages, memoryCostUsd, ...(reset.reason ? { reason: reset.reason } : {}) });
   }
   for (const run of pending.memoryRuns) {
     const changes = (await memoryRunChanges(deps.stores.documents, run.memoryRunId)).map(changeCounts);
