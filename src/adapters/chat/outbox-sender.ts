@@ -6,15 +6,7 @@ import type { Logger } from '../../log.js';
 import type { OutboxClaim, OutboxStore } from '../storage/outbox-store.js';
 
 /** A claimed item as the deliver function sees it. */
-export interface OutboxDelivery {
-  id: bigint;
-  idempotencyKey: string;
-  sessionId: string | null;
-  operation: string;
-  payload: unknown;
-  targetKey: string | null;
-  /** The target's platform message id, resolved from targetKey. */
-  targetMessageId: string | null;
+export interface OutboxDelivery extends Omit<OutboxClaim, 'attempts' | 'targetStatus'> {
   /** 1 on the first try. */
   attempt: number;
 }

@@ -1,20 +1,11 @@
 // R5: the decider may call no tool. Tool calls are answered "not needed" and never executed; the
 // decision is a line exactly RESET_CONTEXT in its final message.
 import type { AgentDeps } from '../agent-context.js';
-import { runForkLoop, type MemoryRunResult } from './fork-loop.js';
+import { runForkLoop, type ForkTarget, type MemoryRunResult } from './fork-loop.js';
 import { deciderToolResult, readDecision } from '../prompts/memory-instructions.js';
 import { contentText } from '../messages.js';
-import type { ModelRequest } from '../model-client.js';
 
-export interface DeciderRun {
-  sessionId: string;
-  segmentId: string;
-  memoryRunId: string;
-  request: ModelRequest;
-  /** The worker's context at the fork as R2 measures it (tokens; see ForkRun.contextTokens). */
-  contextTokens: number;
-  signal: AbortSignal;
-}
+export type DeciderRun = ForkTarget;
 
 export interface DeciderResult extends MemoryRunResult {
   reset: boolean;
@@ -23,13 +14,8 @@ export interface DeciderResult extends MemoryRunResult {
 /** Runs the decider; a failure means "no reset", and so does a decider that never concludes. */
 export async function runDecider(deps: AgentDeps, run: DeciderRun): Promise<DeciderResult> {
   const result = await runForkLoop(deps, {
+    ...run,
     role: 'decider',
-    sessionId: run.sessionId,
-    segmentId: run.segmentId,
-    memoryRunId: run.memoryRunId,
-    request: run.request,
-    contextTokens: run.contextTokens,
-    signal: run.signal,
     maxSteps: deps.settings.deciderMaxSteps,
     timeoutMs: deps.settings.deciderTimeoutMs,
     // Every call gets an answer (strict providers reject unanswered calls); none is executed.

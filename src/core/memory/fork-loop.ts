@@ -31,6 +31,9 @@ export interface ForkRun {
   answer: (call: ToolCall, signal: AbortSignal) => Promise<ChatMessage>;
 }
 
+/** What a role's run gives its fork loop: the fork itself (the role adds its caps and tool answers). */
+export type ForkTarget = Pick<ForkRun, 'sessionId' | 'segmentId' | 'memoryRunId' | 'request' | 'contextTokens' | 'signal'>;
+
 export interface MemoryRunResult {
   /** Messages appended after the fork (the instruction, steps, tool results). */
   transcript: ChatMessage[];

@@ -1,22 +1,13 @@
 // R4: the summarizer loops model → tools → model until it answers without tool calls, within a
 // step cap and a time cap. Its output is its writes to the memory documents.
 import type { AgentDeps } from '../agent-context.js';
-import { runForkLoop, type MemoryRunResult } from './fork-loop.js';
+import { runForkLoop, type ForkTarget, type MemoryRunResult } from './fork-loop.js';
 import { memoryDoneTool } from './memory-tools.js';
-import type { ModelRequest } from '../model-client.js';
 
 export type { MemoryRunResult } from './fork-loop.js';
 
-export interface SummarizerRun {
-  sessionId: string;
-  segmentId: string;
+export interface SummarizerRun extends ForkTarget {
   memorySpaceId: string;
-  memoryRunId: string;
-  /** The fork request: the worker's request plus the instruction. */
-  request: ModelRequest;
-  /** The worker's context at the fork as R2 measures it (tokens; see ForkRun.contextTokens). */
-  contextTokens: number;
-  signal: AbortSignal;
 }
 
 /** Runs the summarizer; throws when it fails or hits a cap (its marker then does not count, R6). */
@@ -24,13 +15,8 @@ export async function runSummarizer(deps: AgentDeps, run: SummarizerRun): Promis
   const { settings } = deps;
   const failedCalls = new Set<string>();
   const result = await runForkLoop(deps, {
+    ...run,
     role: 'summarizer',
-    sessionId: run.sessionId,
-    segmentId: run.segmentId,
-    memoryRunId: run.memoryRunId,
-    request: run.request,
-    contextTokens: run.contextTokens,
-    signal: run.signal,
     maxSteps: settings.summarizerMaxSteps,
     timeoutMs: settings.summarizerTimeoutMs,
     answer: async (call, signal) => {
