@@ -294,6 +294,14 @@ function buildReport(settings: B2Settings, results: ConfigResult[]): BenchReport
     },
     tables,
     targets,
+    ...(durable
+      ? {
+          summaryLines: [
+            `B2 summary: message_turn_p50_ms=${ms(durable.turnToAnswer, 50)} tool_step_p50_ms=${ms(durable.stepOrchestration, 50)} `
+            + `statements_per_turn=${fixed(durable.turnRoundTrips, 1)}`,
+          ],
+        }
+      : {}),
     notes: [
       'Round trips are counted at the driver: every pg client the pool hands out has its query() wrapped (pool "acquire" event), so BEGIN/COMMIT count; on PGlite query() and transaction() (BEGIN + statements + COMMIT) are wrapped. Prisma\'s $on("query") is not available with driver adapters.',
       '"DB ms / turn" sums the time from sending each statement to its result. The model runs in a child process and answers at once; its HTTP and JSON time counts as model time. "agent CPU ms" is this process\'s CPU time (user + system, all threads: JS, Prisma\'s query compiler, pg, the OpenAI client, PGlite\'s engine when used) per turn: unlike wall time it does not grow when other processes compete for the CPU.',

@@ -204,6 +204,10 @@ async function runB3(): Promise<BenchReport> {
       },
     ],
     targets,
+    summaryLines: results.map((result) =>
+      `B3 summary: sessions=${result.sessions} lag_p99_ms=${fixed(result.lagP99Ms, 1)} peak_rss_mb=${Math.round(result.peakRssMb)} `
+      + `cpu_ms_per_turn=${fixed(result.cpuMsPerTurn, 1)} db_round_trips_per_turn=${fixed(result.roundTripsPerTurn, 1)} `
+      + `turns_per_s=${fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1)} failed=${result.failedTurns}`),
     notes: [
       ...failureNotes,
       'Sessions send their first message within the first BENCH_B3_RAMP_MS (evenly spread), then each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',

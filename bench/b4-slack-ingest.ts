@@ -758,6 +758,11 @@ export function b4Report(result: B4Result): BenchReport {
       },
     ],
     targets,
+    // One process that ingests and runs the agent (HIPPO_ROLE=all, the only layout so far).
+    summaryLines: [
+      `B4 summary: roles=all events_per_s=${fixed(hippo.eventsPerSecond, 0)} ack_p50_ms=${fixed(hippo.ack.p50, 1)} ack_p99_ms=${fixed(hippo.ack.p99, 1)} `
+      + `exactly_once=${rows.exactlyOnce && hippo.failed === 0 ? 'yes' : 'no'}`,
+    ],
     notes: [
       `Both servers get the same ${count(settings.events)} signed events (distinct event ids; ${count(rows.expectedSessions)} app_mentions at the top of 8 channels, each a new session, and thread replies spread over their threads, each a steer), after ${settings.warmup} warm-up events each. A reply is sent only after its thread's mention was acked.`,
       'The bare Bolt app uses the same HTTPReceiver settings as Hippo (processBeforeResponse, signature check) with listeners that only return. Hippo acks after the steer row and the processed event id are committed; the agent runs the sessions (model answering at once, in its own process) and the outbox posts to the fake Slack while the ingest goes on.',
