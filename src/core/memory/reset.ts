@@ -62,28 +62,38 @@ export function fitCarryOver(carried: readonly StoredMessage[], budgetTokens: nu
  */
 export function trimCarryOver(carried: readonly StoredMessage[], budgetTokens: number): StoredMessage[] {
   const entries = [...carried];
-  const size = () => estimateTokens(entries.map((entry) => entry.message));
-  let tokens = size();
+  let tokens = estimateTokens(entries.map((entry) => entry.message));
   for (let index = 0; index < entries.length && tokens > budgetTokens; index += 1) {
     if (entries[index]?.message.role === 'tool') tokens -= stubToolResult(entries, index);
   }
+  // Then the oldest groups (a message with the results of its tool calls) stay in the archive;
+  // what is kept must fit beside the note that says so. Their tokens are subtracted (linear in the
+  // carry-over however many small messages it has), and the rest is measured whole once it seems
+  // to fit, as a list's estimate is not exactly the sum of its parts.
   let dropped = 0;
-  while (tokens > budgetTokens && entries.length > 1) {
-    // The first group: a message, with the results of its tool calls.
-    let end = 1;
-    while (end < entries.length - 1 && entries[end]?.message.role === 'tool') end += 1;
-    if (end >= entries.length) break;
-    dropped += entries.splice(0, end).length;
-    tokens = size();
+  let limit = budgetTokens;
+  if (tokens > budgetTokens) {
+    limit = budgetTokens - estimateTokens([droppedNote(entries.length)]) - 1;
+    while (tokens > limit && entries.length - dropped > 1) {
+      let end = dropped + 1;
+      while (end < entries.length - 1 && entries[end]?.message.role === 'tool') end += 1;
+      tokens -= estimateTokens(entries.slice(dropped, end).map((entry) => entry.message));
+      dropped = end;
+      if (tokens <= limit) tokens = estimateTokens(entries.slice(dropped).map((entry) => entry.message));
+    }
   }
-  const last = entries.at(-1);
-  if (last && tokens > budgetTokens && typeof last.message.content === 'string') {
-    entries[entries.length - 1] = { ...last, message: { ...last.message, content: capHeadTail(last.message.content, Math.max(200, budgetTokens * 3), 'message') } as ChatMessage };
+  const kept = entries.slice(dropped);
+  const last = kept.at(-1);
+  if (last && tokens > limit && typeof last.message.content === 'string') {
+    kept[kept.length - 1] = { ...last, message: { ...last.message, content: capHeadTail(last.message.content, Math.max(200, limit * 3), 'message') } as ChatMessage };
   }
-  if (dropped === 0) return entries;
-  const note: ChatMessage = { role: 'user', content: `[${dropped} earlier messages of this conversation were not carried over (the context was full); memory_search finds them in the archive]` };
+  if (dropped === 0) return kept;
   // Placed where the dropped messages were; its seq is renumbered with the rest.
-  return [{ seq: entries[0]?.seq ?? 0, message: note, isInit: false, isMarker: false, memoryRunId: null }, ...entries];
+  return [{ seq: kept[0]?.seq ?? 0, message: droppedNote(dropped), isInit: false, isMarker: false, memoryRunId: null }, ...kept];
+}
+
+function droppedNote(dropped: number): ChatMessage {
+  return { role: 'user', content: `[${dropped} earlier messages of this conversation were not carried over (the context was full); memory_search finds them in the archive]` };
 }
 
 /** Replaces the tool result at `index` by its stub; returns the tokens saved. */
@@ -91,7 +101,12 @@ function stubToolResult(entries: StoredMessage[], index: number): number {
   const entry = entries[index];
   if (!entry || entry.message.role !== 'tool') return 0;
   const callId = entry.message.tool_call_id;
-  const call = entries.slice(0, index).findLast((earlier) => earlier.message.role === 'assistant' && earlier.message.tool_calls?.some((candidate) => candidate.id === callId));
+  let call: StoredMessage | undefined;
+  // Back from the result to its call (a few messages up: no copy of the list per result).
+  for (let earlier = index - 1; earlier >= 0 && !call; earlier -= 1) {
+    const message = entries[earlier]?.message;
+    if (message?.role === 'assistant' && message.tool_calls?.some((candidate) => candidate.id === callId)) call = entries[earlier];
+  }
   const tool = call?.message.tool_calls?.find((candidate) => candidate.id === callId)?.function.name ?? 'tool';
   const content = typeof entry.message.content === 'string' ? entry.message.content : JSON.stringify(entry.message.content);
   const stub = carriedToolStub(tool, content.length);
