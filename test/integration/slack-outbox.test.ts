@@ -1,3 +1,6 @@
+// The chat outbox both adapters send through (adapters/chat/outbox.ts): order per session,
+// Retry-After, superseded edits, claims across replicas, retention. Not on test/support/slack-rig.ts:
+// nothing here speaks to Slack, so a test database and senders of its own are the whole set-up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentPlatformError, type OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
 import { Outbox } from '../../src/adapters/chat/outbox.js';

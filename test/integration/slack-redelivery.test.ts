@@ -1,6 +1,8 @@
 // Slack posts are idempotent across retries: a sender that died (or lost the answer) after its post
 // reached Slack leaves the item to be retried, and the retry finds the post by the idempotency key
 // in its message metadata instead of posting it a second time.
+// Not on test/support/slack-rig.ts: these tests drive SlackDelivery (and an outbox sender) by hand,
+// with a client that never retries; the rig's agent and adapter would only run beside them.
 import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';

@@ -1,48 +1,31 @@
 // Slack over Socket Mode: the real Bolt SocketModeReceiver (and @slack/socket-mode's client) against
 // the fake Web API, whose apps.connections.open hands out the URL of a fake Socket Mode server on
 // a local WebSocket. No public URL, no signing secret.
-import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
-import { parseConfig } from '../../src/config.js';
-import { HttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/log.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
-import { startFakeSlackApi, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
 import { startFakeSocketMode, type FakeSocketMode } from '../fakes/fake-socket-mode.js';
-import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
 
 const channel = 'C0SOCKET';
-let database: TestDatabase;
+let rig: SlackRig;
 let slack: FakeSlackApi;
 let socket: FakeSocketMode;
-let harness: AgentHarness;
-let adapter: SlackAdapter;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
   socket = await startFakeSocketMode();
-  slack = await startFakeSlackApi({ socketModeUrl: () => socket.nextUrl() });
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-  harness = await createAgentHarness({ database });
-  harness.model.respond((body) => ({ content: lastMessageText(body).includes('what is the status?') ? 'Status: green.' : 'Still green.' }));
-  const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_APP_TOKEN: 'xapp-test-token', SLACK_API_URL: slack.apiUrl });
-  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
-  adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http: new HttpServer(log), log,
-    webApiRetries: 0, outbox: { pollMs: 20, baseBackoffMs: 50 },
+  rig = await startSlackRig({
+    slack: { socketModeUrl: () => socket.nextUrl() }, users: [{ id: 'UADA', displayName: 'Ada' }],
+    env: { SLACK_APP_TOKEN: 'xapp-test-token' },
   });
+  slack = rig.slack;
+  rig.harness.model.respond((body) => ({ content: lastMessageText(body).includes('what is the status?') ? 'Status: green.' : 'Still green.' }));
 }, 60_000);
 
 afterAll(async () => {
-  await adapter?.stop();
-  await harness?.close();
+  await rig?.close();
   await socket?.close();
-  await slack?.close();
-  await database?.drop();
 });
 
 function mentionEnvelope(text: string, ts: string, eventId: string): Record<string, unknown> {
@@ -59,13 +42,13 @@ describe('Slack in Socket Mode', () => {
   it('connects through apps.connections.open on SLACK_API_URL, acks an event, stores the steer and answers', async () => {
     await socket.waitForConnections(1);
     expect(slack.callsTo('apps.connections.open')[0]?.headers['authorization']).toBe('Bearer xapp-test-token');
-    await until(() => adapter.connected(), 10_000, 'connected');
+    await until(() => rig.adapter.connected(), 10_000, 'connected');
 
     const ts = '1800000100.000100';
     const envelopeId = socket.sendEvent(mentionEnvelope('what is the status?', ts, 'EvSock1'));
     const ack = await socket.waitForAck(envelopeId);
     expect(ack.envelope_id).toBe(envelopeId);
-    await until(async () => (await database.prisma.steerMessage.count({ where: { text: 'what is the status?' } })) === 1, 10_000, 'steer stored');
+    await until(async () => (await rig.database.prisma.steerMessage.count({ where: { text: 'what is the status?' } })) === 1, 10_000, 'steer stored');
     await slack.waitForCall('chat.postMessage', answerIn(ts, 'Status: green.'), 15_000);
   });
 
@@ -74,12 +57,12 @@ describe('Slack in Socket Mode', () => {
     // The client waits a moment before reconnecting (its own back-off), then opens a new URL.
     await socket.waitForConnections(2, 20_000);
     expect(slack.callsTo('apps.connections.open')).toHaveLength(2);
-    await until(() => adapter.connected(), 10_000, 'connected again');
+    await until(() => rig.adapter.connected(), 10_000, 'connected again');
 
     const ts = '1800000200.000100';
     const envelopeId = socket.sendEvent(mentionEnvelope('and now?', ts, 'EvSock2'));
     await socket.waitForAck(envelopeId);
     await slack.waitForCall('chat.postMessage', answerIn(ts, 'Still green.'), 15_000);
-    expect(await database.prisma.steerMessage.count()).toBe(2);
+    expect(await rig.database.prisma.steerMessage.count()).toBe(2);
   }, 40_000);
 });

@@ -1,5 +1,7 @@
 // What `npm start` says when Slack cannot be used at start-up: a token Slack refuses names
 // SLACK_BOT_TOKEN; a Slack that cannot be reached says so (the token is not to blame), one line each.
+// Not on test/support/slack-rig.ts: the rig starts the adapter in this process, while these tests
+// need `npm start`'s own process, its exit code and its stderr.
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeSlackApi } from '../fakes/fake-slack-api.js';

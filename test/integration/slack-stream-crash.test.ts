@@ -1,6 +1,8 @@
 // A streamed answer across a crash (R17): the service is SIGKILLed while the answer streams into
 // Slack; the next process answers the same position and its answer replaces the streamed message.
 // One message carries the answer; nothing is posted twice.
+// Not on test/support/slack-rig.ts: the rig runs the adapter in this process, and these tests
+// SIGKILL the service, so they start `src/main.ts` as child processes against the fake servers.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,23 @@ afterAll(async () => {
   await database.drop();
 });
 
+/** The environment of one test's service processes (a data dir of their own). */
+async function serviceEnv(): Promise<Record<string, string>> {
+  return {
+    DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+    MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
+    SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+  };
+}
+
+/** Posts a signed mention to the service on `port`, which starts a thread at `root`. */
+async function mention(port: number, text: string, root: string, eventId: string): Promise<void> {
+  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts: root, channel, event_ts: root };
+  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: eventId, event });
+  const response = await fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
+  expect(response.status).toBe(200);
+}
+
 /** Starts the service and returns it with its HTTP port. */
 async function service(env: Record<string, string>): Promise<{ process: RunningProcess; port: number }> {
   const process = startScript('src/main.ts', env);
@@ -39,11 +58,7 @@ async function service(env: Record<string, string>): Promise<{ process: RunningP
 
 describe('a streamed answer when the service is killed mid-stream', () => {
   it('is answered by the next process in the same message: the stream becomes the answer, posted once', async () => {
-    const env = {
-      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
-      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
-      SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
-    };
+    const env = await serviceEnv();
     const slow = Array.from({ length: 40 }, (_unused, index) => `Part ${index + 1} of an answer that takes a while.`).join(' ');
     const final = 'The answer, given after the restart.';
     let attempts = 0;
@@ -55,10 +70,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     });
     const first = await service(env);
     const root = '1730000001.000100';
-    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> tell me slowly`, ts: root, channel, event_ts: root };
-    const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: 'EvCrash1', event });
-    const response = await fetch(`http://127.0.0.1:${first.port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
-    expect(response.status).toBe(200);
+    await mention(first.port, 'tell me slowly', root, 'EvCrash1');
 
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root, 20_000);
     const streamTs = String(started.response?.['ts']);
@@ -90,11 +102,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
   }, 90_000);
 
   it('shows each tool call once across the crash: one task stream for the run, no card twice (R17)', async () => {
-    const env = {
-      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
-      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
-      SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
-    };
+    const env = await serviceEnv();
     const slow = Array.from({ length: 40 }, (_unused, index) => `Step ${index + 1} of what the search found.`).join(' ');
     let answers = 0;
     model.respond((body): FakeReply => {
@@ -107,10 +115,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     });
     const first = await service(env);
     const root = '1730000002.000100';
-    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> search then tell me`, ts: root, channel, event_ts: root };
-    const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: 'EvCrash2', event });
-    const response = await fetch(`http://127.0.0.1:${first.port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
-    expect(response.status).toBe(200);
+    await mention(first.port, 'search then tell me', root, 'EvCrash2');
 
     const answerStream = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root && call.args['task_display_mode'] === undefined, 20_000);
     await slack.waitForCall('chat.appendStream', (call) => call.args['ts'] === answerStream.response?.['ts'], 10_000);

@@ -1,5 +1,7 @@
 // The Slack adapter as its integration tests run it: a test database, the fake Slack Web API, the
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
+// Without a signing secret it runs Socket Mode instead (SLACK_APP_TOKEN in `env`, the fake Socket
+// Mode server's URL in `slack.socketModeUrl`).
 import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,13 +33,14 @@ export interface SlackRig {
   eventsUrl: string;
   /** Our HTTP server's base URL (install routes, metrics). */
   baseUrl: string;
-  /** Posts a body signed with the rig's signing secret. */
+  /** Posts a body signed with the rig's signing secret (Events API only). */
   post(body: string, contentType: string, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
 }
 
 export interface SlackRigOptions {
-  signingSecret: string;
+  /** The Events API's signing secret; leave it out for Socket Mode. */
+  signingSecret?: string;
   slack?: FakeSlackOptions;
   users?: FakeUser[];
   settings?: HarnessOptions['settings'];
@@ -78,7 +81,8 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
         ...(options.oauth.stateSecret ? { SLACK_STATE_SECRET: options.oauth.stateSecret } : {}),
       }
     : { SLACK_BOT_TOKEN: 'xoxb-test-token' };
-  const parsed = parseConfig({ ...credentials, SLACK_SIGNING_SECRET: options.signingSecret, SLACK_API_URL: slack.apiUrl, ...options.env });
+  const { signingSecret } = options;
+  const parsed = parseConfig({ ...credentials, ...(signingSecret ? { SLACK_SIGNING_SECRET: signingSecret } : {}), SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
     config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http, log, attachments,
@@ -88,8 +92,10 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   });
   return {
     attachments, database, slack, harness, http, adapter, eventsUrl, baseUrl,
-    post: (body, contentType, headers = {}) =>
-      fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(options.signingSecret, body), ...headers }, body }),
+    post: (body, contentType, headers = {}) => {
+      if (!signingSecret) throw new Error('slack rig: Socket Mode has no Events API to post to');
+      return fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(signingSecret, body), ...headers }, body });
+    },
     async close() {
       await adapter.stop();
       await harness.close();

@@ -1,10 +1,10 @@
 // Renders agent events of Slack sessions into outbox items (docs/style.md §8): a status card per run
 // (updated at most once a second), the answer streamed as it forms (at most one write a second)
 // and then replaced by its first part, the other parts as new replies split at Slack's limits,
-// reactions on steer messages, and the collapsed memory and reset notes.
+// reactions on steer messages (steer-reactions.ts), and the collapsed memory and reset notes.
 import { KeyedQueue } from '../chat/keyed-queue.js';
 import type { AgentEvent } from '../../core/events.js';
-import type { SessionRecord, SteerRecord } from '../../core/store.js';
+import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
@@ -16,7 +16,8 @@ import { teamField, type SlackDelivery } from './deliver.js';
 import { streamOperations } from './stream-delivery.js';
 import { planChunks, planTool, taskChunk, todoContent, type Chunk, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
-import { mentionPrefix, parseSlackMessageKey, slackPlatform, type SlackContext } from './context.js';
+import { mentionPrefix, slackPlatform, type SlackContext } from './context.js';
+import { SteerReactions } from './steer-reactions.js';
 
 /** One run's card. */
 interface Card {
@@ -34,11 +35,6 @@ interface Card {
 
 /** Minimum time between two edits of a card (ms). */
 const cardIntervalMs = 1_000;
-/**
- * How long a steer waits before it gets 👀 (ms): most are taken sooner, and then ✅ alone is one
- * reaction instead of three.
- */
-const eyesDelayMs = 1_000;
 /** How long an ended run's card stays editable by pause/resume events (ms). */
 const cardRetentionMs = 60 * 60_000;
 /** Room for the streamed text in one message (the final answer's first part may be a little longer). */
@@ -52,12 +48,8 @@ export class SlackRenderer {
   private readonly cards = new Map<string, Card>();
   /** Per-session queues keep outbox order equal to event order. */
   private readonly posts: KeyedQueue;
-  /** Steers taken by a worker before their steer-received was rendered: no 👀 for them. */
-  private readonly takenAhead = new Set<string>();
-  /** Steers whose 👀 this renderer skipped: their ✅ needs no removal of 👀. */
-  private readonly eyesSkipped = new Set<string>();
-  /** Steers waiting for their 👀 (eyesDelayMs), by message key. */
-  private readonly eyesDue = new Map<string, { session: SessionRecord; steer: SteerRecord; timer: NodeJS.Timeout }>();
+  /** 👀 → ✅ on the messages people steer with. */
+  private readonly reactions: SteerReactions;
   /** The answers forming now, one per session. */
   private readonly streams: AnswerStreams;
   /** Whom a session's stream is for: the last person who wrote (Slack wants a recipient outside DMs). */
@@ -77,6 +69,11 @@ export class SlackRenderer {
       schedule: (sessionId, write) => this.queue(sessionId, write),
       write: (stream, first) => this.writeStream(stream, first),
     });
+    this.reactions = new SteerReactions({
+      outbox: context.outbox,
+      entry: (session, key, operation, payload) => this.entry(session, key, operation, payload),
+      queue: (sessionId, work) => this.queue(sessionId, work),
+    });
   }
 
   /** The EventBus listener. */
@@ -88,7 +85,7 @@ export class SlackRenderer {
     const endedAt = this.now();
     // Events arrive here at once, renders run later in order: a steer already taken when its
     // steer-received renders gets ✅ only (under load that saves two reactions per message).
-    if (event.type === 'steer-taken') for (const steer of event.steers) this.steerTakenSeen(steer.platformMessageKey);
+    if (event.type === 'steer-taken') for (const steer of event.steers) this.reactions.takenSeen(steer.platformMessageKey);
     if (event.type === 'steer-taken') this.rememberRecipient(event.session.id, event.steers.at(-1)?.authorId);
     if (event.type === 'steer-received') this.rememberRecipient(event.session.id, event.steer.authorId);
     this.queue(event.session.id, async () => {
@@ -100,11 +97,7 @@ export class SlackRenderer {
   /** Flushes pending card edits and 👀, and waits until every event seen so far is in the outbox. */
   async settle(): Promise<void> {
     this.streams.flushAll();
-    for (const [key, due] of this.eyesDue) {
-      clearTimeout(due.timer);
-      this.eyesDue.delete(key);
-      this.queue(due.session.id, () => this.eyes(due.session, due.steer));
-    }
+    this.reactions.flush();
     for (const card of this.cards.values()) {
       if (card.timer) {
         clearTimeout(card.timer);
@@ -121,9 +114,9 @@ export class SlackRenderer {
       case 'run-start':
         return this.startCard(session);
       case 'steer-received':
-        return this.steerReceived(session, event.steer);
+        return this.reactions.received(session, event.steer);
       case 'steer-taken':
-        return this.steersTaken(session, event.steers);
+        return this.reactions.taken(session, event.steers);
       case 'answer':
         // In the outbox now: core need not emit it again after a crash. A fenced answer (this
         // replica lost the session) stays owed; the lease holder re-sends it.
@@ -346,67 +339,6 @@ export class SlackRenderer {
     });
   }
 
-  /** Runs when a worker takes a steer, before the event renders: a 👀 still due is dropped. */
-  private steerTakenSeen(key: string): void {
-    this.takenAhead.add(key);
-    const due = this.eyesDue.get(key);
-    if (!due) return;
-    clearTimeout(due.timer);
-    this.eyesDue.delete(key);
-    this.eyesSkipped.add(key);
-  }
-
-  /** A queued steer gets 👀 after eyesDelayMs, unless a worker takes it first. */
-  private steerReceived(session: SessionRecord, steer: SteerRecord): void {
-    const key = steer.platformMessageKey;
-    if (this.takenAhead.has(key)) {
-      this.eyesSkipped.add(key);
-      return;
-    }
-    const timer = setTimeout(() => {
-      this.eyesDue.delete(key);
-      this.queue(session.id, () => this.eyes(session, steer));
-    }, eyesDelayMs);
-    timer.unref();
-    this.eyesDue.set(key, { session, steer, timer });
-  }
-
-  /** 👀, stored only while the steer is still queued (another replica may have taken it). */
-  private async eyes(session: SessionRecord, steer: SteerRecord): Promise<void> {
-    const key = steer.platformMessageKey;
-    if (this.takenAhead.has(key)) {
-      this.eyesSkipped.add(key);
-      return;
-    }
-    const eyes = this.reaction(session, steer, 'react', 'eyes');
-    if (eyes) await this.context.outbox.enqueue({ ...eyes, whileSteerQueued: key });
-  }
-
-  /**
-   * ✅ on taken steers and 👀 removed, in one statement. The removal cancels a 👀 still waiting in
-   * the outbox (neither is sent); a 👀 queued by another replica or before a restart is removed.
-   */
-  private async steersTaken(session: SessionRecord, steers: SteerRecord[]): Promise<void> {
-    const entries: OutboxEntry[] = [];
-    for (const steer of steers) {
-      const key = steer.platformMessageKey;
-      this.takenAhead.delete(key);
-      const check = this.reaction(session, steer, 'react', 'white_check_mark');
-      if (check) entries.push(check);
-      if (this.eyesSkipped.delete(key)) continue;
-      const unreact = this.reaction(session, steer, 'unreact', 'eyes');
-      if (unreact) entries.push({ ...unreact, cancels: reactionKey('react', key, 'eyes') });
-    }
-    await this.context.outbox.enqueueAll(entries);
-  }
-
-  /** A reaction on the steer's Slack message, or null for a steer from elsewhere. */
-  private reaction(session: SessionRecord, steer: SteerRecord, operation: 'react' | 'unreact', name: string): OutboxEntry | null {
-    const message = parseSlackMessageKey(steer.platformMessageKey);
-    if (!message) return null;
-    return this.entry(session, reactionKey(operation, steer.platformMessageKey, name), operation, { channel: message.channelId, timestamp: message.ts, name });
-  }
-
   private async post(session: SessionRecord, key: string, body: { [key: string]: Json }): Promise<void> {
     await this.context.outbox.enqueue(this.entry(session, key, 'post', { channel: session.channelId, thread_ts: session.threadKey, ...body }));
   }
@@ -419,10 +351,4 @@ export class SlackRenderer {
   private queue(sessionId: string, work: () => Promise<void>): void {
     void this.posts.post(sessionId, () => untilStored(work, this.context.log, { sessionId }));
   }
-}
-
-/** The outbox key of a reaction: one per message, operation and emoji. */
-function reactionKey(operation: 'react' | 'unreact', messageKey: string, name: string): string {
-  const label = name === 'white_check_mark' ? 'check' : name;
-  return `${operation}:${messageKey}:${label}`;
 }

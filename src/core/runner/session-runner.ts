@@ -1,13 +1,13 @@
 // One runner per session (R10): it alone drives the worker loop, takes pause/resume requests from
-// people (R11), and coordinates resets with the worker (R6–R8). Its concurrency policy is the
-// small state machine in pump(): at most one activity (a drive, a reset, a pause) at a time. An
-// activity that fails on a transient storage error is tried again with back-off, from the stored
-// state, until the database answers (docs/product.md: database errors are survived).
-// Longer than the house's ~400 lines on purpose: the runner's state machine (pump, lease, reset,
-// pause, stop, the hard limit) reads as one piece; splitting it would scatter one set of invariants.
+// people (R11), and coordinates resets with the worker (R6–R8). It decides what the next activity
+// is (nextActivity: reset, pause, drive or a requested memory fork) and what each does; its
+// ActivityScheduler runs them one at a time, under the lease, retried through storage outages.
+// Longer than ~400 lines: people's commands, the choice of activity and the activities (drive,
+// reset, pause, R19's hard limit) all read and write one mirror of the session's row.
 import type { AgentDeps } from '../agent-context.js';
 import { saveAttachments } from '../loop/attachments.js';
 import { estimateTokens } from '../loop/context-window.js';
+import { ActivityScheduler, type Activity, type ActivityKind, type HeldClaim } from './activity-scheduler.js';
 import { ConflictError, ContextTooLongError, isTransient } from '../errors.js';
 import type { StopReason } from '../events.js';
 import { buildInitMessages } from '../memory/init-messages.js';
@@ -27,30 +27,22 @@ import type { PersonRequest, SessionRecord, SteerRecord } from '../store.js';
 import { runWorkerLoop } from '../loop/worker-loop.js';
 
 export type RunnerState = 'idle' | 'running' | 'paused' | 'resetting' | 'failed';
-type ActivityKind = 'drive' | 'reset' | 'pause' | 'memory';
 
 /** How long a decided reset is retried while the database is away before it is given up (ms). */
 const resetRequestBudgetMs = 10 * 60_000;
 
 export class SessionRunner {
   readonly memory: MemoryManager;
-  /** When the runner last did anything (the registry evicts idle runners). */
-  lastActivityAt = Date.now();
-  private activity: Promise<void> | null = null;
-  private activityKind: ActivityKind | null = null;
-  /**
-   * Activities that failed for a reason retrying cannot fix: each waits for a person (a steer, a
-   * resume, a command) instead of failing again and again; the others go on (a reset after a
-   * failed drive is what a person often asks for).
-   */
-  private readonly failed = new Set<ActivityKind>();
+  /** Runs the activities this runner decides on: one at a time, under the lease, retried. */
+  private readonly scheduler: ActivityScheduler;
+  /** Activities that failed for good and wait for a person (the scheduler's; cleared here). */
+  private readonly failed: Set<ActivityKind>;
   /** Something may have given the worker work since the last drive began (steer, resume, reset). */
   private workPending = false;
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
   /** The segment whose open tool batch a drive was started to close before its reset. */
   private batchClosingTried: string | null = null;
-  private stopping = false;
   /** The session's spend caps, checked before each model call. */
   private readonly budget: SessionBudget;
   /** The storage outage this runner waits out, if any. */
@@ -92,10 +84,25 @@ export class SessionRunner {
       context,
       requestReset: async (segmentId) => void (await this.requestReset(segmentId)),
       signal: this.lifetime.signal,
-      memoryIdle: () => {
-        if (!this.activity) this.releaseWhenIdle();
-      },
+      memoryIdle: () => this.scheduler.memoryIdle(),
     });
+    this.scheduler = new ActivityScheduler({
+      log: deps.log,
+      leaseIdleGraceMs: deps.replica.leaseIdleGraceMs,
+      slots,
+      lease: this.lease,
+      outage: this.outage,
+      memory: this.memory,
+      session: () => this.record,
+      next: () => this.nextActivity(),
+      prepare: (kind, claim) => this.prepare(kind, claim),
+      retryDrive: () => {
+        this.workPending = true;
+      },
+      workSlippedIn: () => this.workSlippedIn(),
+      reportError: (error) => this.emitError(error),
+    });
+    this.failed = this.scheduler.failed;
   }
 
   /** Loads a session's current segment (its init messages are written by the first activity). */
@@ -111,16 +118,22 @@ export class SessionRunner {
     return this.record;
   }
 
+  /** When the runner last did anything (the registry evicts idle runners). */
+  get lastActivityAt(): number {
+    return this.scheduler.lastActivityAt;
+  }
+
   get state(): RunnerState {
-    if (this.activityKind === 'reset' || this.record.resetRequested) return 'resetting';
-    if (this.activityKind === 'drive') return 'running';
+    const running = this.scheduler.running;
+    if (running === 'reset' || this.record.resetRequested) return 'resetting';
+    if (running === 'drive') return 'running';
     if (this.record.paused) return 'paused';
     return this.failed.size > 0 ? 'failed' : 'idle';
   }
 
   /** True when nothing runs: no drive, no reset, no memory run, no retry pending. */
   get quiet(): boolean {
-    return this.activity === null && !this.memory.summarizerRunning && !this.outage.ongoing;
+    return !this.scheduler.busy && !this.memory.summarizerRunning && !this.outage.ongoing;
   }
 
   /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
@@ -143,8 +156,8 @@ export class SessionRunner {
     this.flagsStale = true;
     this.steers.arrived();
     this.workPending = true;
-    if (this.activityKind === 'drive') this.readStopRequest();
-    if (this.activity) return; // the running activity re-reads them at its next checkpoint
+    if (this.scheduler.running === 'drive') this.readStopRequest();
+    if (this.scheduler.busy) return; // the running activity re-reads them at its next checkpoint
     this.refreshFlags().then(
       () => this.pump(),
       (error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'flags-refresh-failed'),
@@ -180,7 +193,7 @@ export class SessionRunner {
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
-    if (!this.activity) {
+    if (!this.scheduler.busy) {
       this.pump();
       await this.whenIdle();
     }
@@ -195,11 +208,11 @@ export class SessionRunner {
    */
   async stopNow(by: string): Promise<'stopping' | 'already-paused'> {
     await this.refreshUnlessDriving();
-    if (this.record.paused && this.activityKind !== 'drive') return 'already-paused';
+    if (this.record.paused && this.scheduler.running !== 'drive') return 'already-paused';
     await this.setFlags({ stopRequestedBy: by, pauseRequested: true });
     this.deps.events.emit({ type: 'stop-requested', session: this.record, by });
     this.runStop.abort(by);
-    if (!this.activity) this.pump();
+    if (!this.scheduler.busy) this.pump();
     return 'stopping';
   }
 
@@ -252,7 +265,7 @@ export class SessionRunner {
   }
 
   private async storeResetRequest(segmentId: string | null): Promise<boolean> {
-    if (this.stopping || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
+    if (this.scheduler.stopped || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
       // The row differs from this mirror (a pending reset, another segment): read it again.
       this.flagsStale = true;
@@ -275,41 +288,42 @@ export class SessionRunner {
 
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
-    this.stopping = true;
-    this.lease.cancelRelease();
-    this.outage.cancel();
-    const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
-    await Promise.race([this.activity ?? Promise.resolve(), deadline]);
+    await this.scheduler.stop(graceMs);
     this.lifetime.abort(new Error('shutdown'));
-    await Promise.race([Promise.all([this.activity, this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await Promise.race([Promise.all([this.scheduler.whenIdle(), this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.record.id, err: String(error) }, 'lease-release-failed'));
   }
 
   /** Resolves when the current drive or reset (and any that follows from it) is over. */
-  async whenIdle(): Promise<void> {
-    while (this.activity) await this.activity;
+  whenIdle(): Promise<void> {
+    return this.scheduler.whenIdle();
   }
 
   private pump(): void {
-    // Waiting out a storage outage: the retry timer pumps.
-    if (this.activity || this.stopping || this.outage.waiting) return;
+    this.scheduler.pump();
+  }
+
+  /**
+   * The state machine: what runs next, asked by the scheduler whenever nothing runs. A pending
+   * reset comes first, then a pause, then a drive if work is pending, then a requested memory run;
+   * an activity that failed for good waits for a person.
+   */
+  private nextActivity(): Activity | null {
     const { resetRequested, pauseRequested, paused } = this.record;
     // R6: never a reset inside a tool batch: a crashed turn's pending calls are answered first (a
     // started one "interrupted", R12), and that drive stops for the reset at the checkpoint right
     // after them. Tried once per segment, so a drive that cannot close it cannot loop; a paused
     // session closes it when resumed.
     const closeBatch = resetRequested && this.batchClosingTried !== this.context.segment.id && this.context.tail() === 'tools-pending';
-    if (resetRequested && !closeBatch) {
-      if (!this.failed.has('reset')) this.begin('reset', () => this.performReset());
-    } else if (pauseRequested && !closeBatch) {
-      if (!this.failed.has('pause')) this.begin('pause', () => this.enterPaused());
-    } else if ((this.workPending || closeBatch) && !paused && !this.failed.has('drive')) {
+    if (resetRequested && !closeBatch) return this.failed.has('reset') ? null : { kind: 'reset', work: () => this.performReset() };
+    if (pauseRequested && !closeBatch) return this.failed.has('pause') ? null : { kind: 'pause', work: () => this.enterPaused() };
+    if ((this.workPending || closeBatch) && !paused && !this.failed.has('drive')) {
       if (closeBatch) this.batchClosingTried = this.context.segment.id;
       this.workPending = false;
-      this.begin('drive', () => this.drive());
-    } else if (this.memory.summaryRequested && !this.failed.has('memory')) {
-      this.begin('memory', () => this.forkRequestedSummary());
+      return { kind: 'drive', work: () => this.drive() };
     }
+    if (this.memory.summaryRequested && !this.failed.has('memory')) return { kind: 'memory', work: () => this.forkRequestedSummary() };
+    return null;
   }
 
   /**
@@ -327,58 +341,11 @@ export class SessionRunner {
     await this.memory.forkRequested();
   }
 
-  private begin(kind: ActivityKind, work: () => Promise<void>): void {
-    this.activityKind = kind;
-    this.lastActivityAt = Date.now();
-    this.lease.cancelRelease();
-    let refused = false;
-    this.activity = this.slots.run(async () => {
-      refused = !(await this.underLease(kind, work));
-      this.outage.over(this.record);
-    })
-      .catch((error: unknown) => this.activityFailed(kind, error))
-      .finally(() => {
-        // No worker call is coming now: forks waiting for one to be read go at once.
-        this.memory.workerPrefilled();
-        this.activity = null;
-        this.activityKind = null;
-        this.lastActivityAt = Date.now();
-        // Refused: the replica holding the lease does the work (a pending reset or pause would
-        // otherwise be claimed for again and again here).
-        if (!refused) this.pump();
-        if (!this.activity) this.releaseWhenIdle();
-      });
-  }
-
   /**
-   * A transient storage failure is waited out: the activity is tried again with back-off, from
-   * the stored state (the next claim reloads it), and a long outage gets one note in the thread.
-   * Anything else waits for a person.
+   * The lease was just claimed for `kind`: brings this mirror up to date and says whether the
+   * session's row still asks for the activity (false leaves the choice to the next pump).
    */
-  private activityFailed(kind: ActivityKind, error: unknown): void {
-    if (!isTransient(error) || this.stopping) {
-      this.deps.log.error({ sessionId: this.record.id, err: error }, `${kind}-failed`);
-      if (this.stopping) return;
-      this.failed.add(kind);
-      if (kind !== 'drive') this.emitError(error); // a drive reported its own
-      return;
-    }
-    // Whatever was in flight may or may not have been stored: the next claim re-reads it all.
-    this.lease.forget();
-    this.workPending = true;
-    this.outage.failed(this.record, kind, error, () => this.pump());
-  }
-
-  /**
-   * Runs `work` while holding the lease; false when another replica's live lease means it works
-   * instead.
-   */
-  private async underLease(kind: ActivityKind, work: () => Promise<void>): Promise<boolean> {
-    const claim = await this.lease.claim();
-    if (claim === 'refused') {
-      this.deps.log.debug({ sessionId: this.record.id }, 'lease-held-elsewhere');
-      return false;
-    }
+  private async prepare(kind: ActivityKind, claim: HeldClaim): Promise<boolean> {
     // Another replica may have written since this mirror was loaded (even a just-loaded runner
     // may have waited for the lease): re-read unless the lease stayed ours.
     if (claim === 'changed-hands') await this.reload();
@@ -388,7 +355,7 @@ export class SessionRunner {
     // The row is the truth: a reset or a pause this mirror remembers may have been carried out by
     // another replica since (R8, R11), so it is read again before acting on it.
     if (this.flagsStale || (claim !== 'changed-hands' && (kind === 'reset' || kind === 'pause'))) await this.refreshFlags();
-    if (!(await this.stillAsked(kind))) return true;
+    if (!(await this.stillAsked(kind))) return false;
     // A new session's first segment gets its init messages here, by the lease holder only (the
     // ones a failed attempt already stored are kept).
     const initStored = this.context.entries.filter((entry) => entry.isInit).length;
@@ -396,7 +363,6 @@ export class SessionRunner {
       const init = await buildInitMessages(this.deps, this.record);
       for (const message of init.slice(initStored)) await this.context.append(message, { isInit: true });
     }
-    await work();
     return true;
   }
 
@@ -422,24 +388,12 @@ export class SessionRunner {
     }
   }
 
-  /**
-   * Keeps the lease for the idle grace period (the next turn often follows), then gives it up. A
-   * live memory run of this replica keeps it too (R3, R18): another replica taking the session
-   * now would not know the run is alive, and would fork a second summarizer beside it or record
-   * it failed. The lease goes when the last run ends (memoryIdle).
-   */
-  private releaseWhenIdle(): void {
-    const grace = this.stopping ? 0 : this.deps.replica.leaseIdleGraceMs;
-    // While a storage outage is waited out, the retry needs the lease (and could not release it).
-    this.lease.releaseWhenIdle(grace, () => !this.outage.ongoing && (this.stopping || this.memory.idle), () => this.afterRelease());
-  }
-
-  /** Work that slipped in while the lease was given up (a steer) is picked up again. */
-  private async afterRelease(): Promise<void> {
-    if (this.stopping || this.record.paused || (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return;
+  /** After the lease was given up: a steer that slipped in meanwhile is work again (not when paused). */
+  private async workSlippedIn(): Promise<boolean> {
+    if (this.record.paused || (await this.deps.stores.steers.countQueued(this.record.id)) === 0) return false;
     this.steers.arrived();
     this.workPending = true;
-    this.pump();
+    return true;
   }
 
   /**
@@ -465,7 +419,7 @@ export class SessionRunner {
 
   /** Flags may have been changed by another replica while this one was not driving. */
   private async refreshUnlessDriving(): Promise<void> {
-    if (!this.activity) await this.refreshFlags();
+    if (!this.scheduler.busy) await this.refreshFlags();
   }
 
   private async drive(): Promise<void> {
@@ -509,16 +463,16 @@ export class SessionRunner {
         if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'lease-lost' });
         return;
       }
-      if (isTransient(error) && !this.stopping) {
-        // Waited out by activityFailed; the card says the run stalls and will go on by itself.
+      if (isTransient(error) && !this.scheduler.stopped) {
+        // Waited out by the scheduler; the card says the run stalls and will go on by itself.
         if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason: 'storage' });
         throw error;
       }
       start();
-      reason = this.stopping ? 'shutdown' : 'error';
-      if (error instanceof ContextTooLongError && !this.stopping && !this.tooLongRetried && (await this.resetForTooLong(error))) {
+      reason = this.scheduler.stopped ? 'shutdown' : 'error';
+      if (error instanceof ContextTooLongError && !this.scheduler.stopped && !this.tooLongRetried && (await this.resetForTooLong(error))) {
         reason = 'reset';
-      } else if (!this.stopping) {
+      } else if (!this.scheduler.stopped) {
         this.failed.add('drive');
         this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
         this.emitError(error);
@@ -547,7 +501,7 @@ export class SessionRunner {
 
   /** The two safe points: memory trigger first, then the reset/pause/shutdown gate. */
   private async checkpoint(): Promise<StopReason | null> {
-    this.lastActivityAt = Date.now();
+    this.scheduler.touch();
     if (this.runStop.stoppedBy !== null) return 'stopped';
     if (this.flagsStale) await this.refreshFlags();
     // A spend cap reached: memory work stops first (nothing forks) and the worker stops here.
@@ -566,7 +520,7 @@ export class SessionRunner {
       await this.enterPaused();
       return 'paused';
     }
-    if (this.stopping) return 'shutdown';
+    if (this.scheduler.stopped) return 'shutdown';
     if (this.lease.lost) return 'lease-lost';
     return null;
   }
