@@ -1,7 +1,8 @@
 // A fake Discord for tests: the REST API (node:http, API v10 routes under /api/v10) and the gateway
 // (fake-discord-gateway.ts) on one port, so the real discord.js client runs against it unchanged.
-// Keeps channels and messages, records every REST call, and lets tests play people: messages,
-// edits, deletes, button clicks and slash commands arrive as gateway dispatches.
+// Keeps channels and messages, records every REST call, refuses message bodies over Discord's
+// limits (content, embeds) as Discord does, and lets tests play people: messages, edits, deletes,
+// button clicks and slash commands arrive as gateway dispatches.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FakeGateway, type GatewayOptions } from './fake-discord-gateway.js';
@@ -372,6 +373,8 @@ export class FakeDiscord {
     if (!target) return { status: 404, body: { message: 'Unknown Message', code: 10008 } };
     if (!leaf && method === 'GET') return { status: 200, body: target };
     if (!leaf && method === 'PATCH') {
+      const invalid = invalidBody(body);
+      if (invalid) return invalid;
       for (const field of ['content', 'embeds', 'components'] as const) if (field in body) Object.assign(target, { [field]: body[field] });
       this.gateway.dispatch('MESSAGE_UPDATE', target);
       return { status: 200, body: target };
@@ -396,7 +399,8 @@ export class FakeDiscord {
     const earlier = nonce && body['enforce_nonce'] ? this.messagesIn(channel.id).find((entry) => entry.nonce === nonce) : undefined;
     if (earlier) return { status: 200, body: earlier }; // Discord's nonce deduplication
     const content = String(body['content'] ?? '');
-    if (content.length > 2000) return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } } };
+    const invalid = invalidBody(body);
+    if (invalid) return invalid;
     const created = wire.message(channel, this.bot, content);
     Object.assign(created, { embeds: body['embeds'] ?? [], components: body['components'] ?? [], ...(nonce ? { nonce } : {}) });
     const reference = body['message_reference'] as { message_id?: string } | undefined;
@@ -412,4 +416,28 @@ export class FakeDiscord {
     const older = this.messagesIn(channelId).filter((entry) => !before || BigInt(entry.id) < BigInt(before));
     return older.slice(-limit).reverse(); // newest first, as Discord returns them
   }
+}
+
+/**
+ * Discord's limits on a message body, refused as Discord refuses them (400, code 50035): content
+ * up to 2,000 characters; up to 10 embeds, each with a title up to 256, a description up to 4,096,
+ * up to 25 fields, and 6,000 characters in all.
+ */
+function invalidBody(body: Record<string, unknown>): Reply | null {
+  const refuse = (field: string, message: string): Reply => ({ status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { [field]: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message }] } } } });
+  if (typeof body['content'] === 'string' && body['content'].length > 2000) return refuse('content', 'Must be 2000 or fewer in length.');
+  const embeds = Array.isArray(body['embeds']) ? (body['embeds'] as Array<Record<string, unknown>>) : [];
+  if (embeds.length > 10) return refuse('embeds', 'Must be 10 or fewer in length.');
+  let total = 0;
+  for (const embed of embeds) {
+    const text = (value: unknown) => (typeof value === 'string' ? value.length : 0);
+    const fields = Array.isArray(embed['fields']) ? (embed['fields'] as Array<Record<string, unknown>>) : [];
+    if (text(embed['title']) > 256) return refuse('embeds.title', 'Must be 256 or fewer in length.');
+    if (text(embed['description']) > 4096) return refuse('embeds.description', 'Must be 4096 or fewer in length.');
+    if (fields.length > 25) return refuse('embeds.fields', 'Must be 25 or fewer in length.');
+    total += text(embed['title']) + text(embed['description']) + fields.reduce((sum, field) => sum + text(field['name']) + text(field['value']), 0)
+      + text((embed['footer'] as Record<string, unknown> | undefined)?.['text']) + text((embed['author'] as Record<string, unknown> | undefined)?.['name']);
+  }
+  if (total > 6000) return refuse('embeds', 'Embed size exceeds maximum size of 6000');
+  return null;
 }

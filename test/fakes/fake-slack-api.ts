@@ -225,8 +225,10 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
         tsCounter += 1;
         const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
-        store(args, ts);
-        return { ok: true, channel: args['channel'], ts, message: { ...args, ts, bot_id: settings.botId, user: settings.botUserId } };
+        // A user id as the channel posts into the app's direct messages with that person (its D… id).
+        const channel = dmOf(String(args['channel']));
+        store({ ...args, channel }, ts);
+        return { ok: true, channel, ts, message: { ...args, channel, ts, bot_id: settings.botId, user: settings.botUserId } };
       }
       case 'chat.update': {
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
@@ -392,6 +394,11 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       await closed;
     },
   };
+}
+
+/** The app's direct-message conversation with a user ("UADA" → "DUADA"); other ids as they are. */
+export function dmOf(channel: string): string {
+  return /^[UW][A-Z0-9]+$/.test(channel) ? `D${channel}` : channel;
 }
 
 /** Slack's v0 request signature headers for `body` (timestamp in seconds, default now). */

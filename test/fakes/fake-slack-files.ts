@@ -18,7 +18,8 @@ export interface FakeUploadedFile {
   title: string;
   content: Buffer;
   channel: string;
-  threadTs: string;
+  /** Absent for a file shared in the conversation itself. */
+  threadTs?: string;
 }
 
 /** A download of a shared file, with the Authorization header it carried. */
@@ -49,7 +50,7 @@ export class FakeSlackFiles {
   }
 
   /** Answers files.* Web API methods; undefined for other methods. */
-  answer(method: string, args: Record<string, unknown>, share: (channel: string, threadTs: string, files: unknown[]) => void): Record<string, unknown> | undefined {
+  answer(method: string, args: Record<string, unknown>, share: (channel: string, threadTs: string | undefined, files: unknown[]) => void): Record<string, unknown> | undefined {
     switch (method) {
       case 'files.info': {
         const id = String(args['file']);
@@ -63,17 +64,20 @@ export class FakeSlackFiles {
         return { ok: true, upload_url: `${this.base()}/upload/${id}`, file_id: id };
       }
       case 'files.completeUploadExternal': {
+        // As Slack: a conversation id (C…, G…, D…, Z…), never a user id.
+        if (!/^[CGDZ][A-Z0-9]+$/.test(String(args['channel_id']))) return { ok: false, error: 'invalid_arguments' };
+        const threadTs = typeof args['thread_ts'] === 'string' && args['thread_ts'] !== '' ? args['thread_ts'] : undefined;
         const files = Array.isArray(args['files']) ? (args['files'] as Array<{ id: string; title?: string }>) : [];
         const completed: unknown[] = [];
         for (const file of files) {
           const pending = this.pending.get(file.id);
           if (!pending?.content) return { ok: false, error: 'file_not_found' };
           this.pending.delete(file.id);
-          const uploaded = { id: file.id, title: file.title ?? pending.filename, content: pending.content, channel: String(args['channel_id']), threadTs: String(args['thread_ts']) };
+          const uploaded = { id: file.id, title: file.title ?? pending.filename, content: pending.content, channel: String(args['channel_id']), ...(threadTs ? { threadTs } : {}) };
           this.uploads.push(uploaded);
           completed.push({ id: uploaded.id, title: uploaded.title, name: pending.filename, size: pending.content.length });
         }
-        share(String(args['channel_id']), String(args['thread_ts']), completed);
+        share(String(args['channel_id']), threadTs, completed);
         return { ok: true, files: completed };
       }
       default:

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DocumentDiff } from '../../src/adapters/chat/notes.js';
 import { memoryChangeModal } from '../../src/adapters/slack/modals.js';
+import { homeBlocks } from '../../src/adapters/slack/app-home.js';
 
 interface Block { type: string; text?: { text: string }; elements?: Array<{ action_id: string; value: string }> }
 interface View { type: string; title: { text: string }; blocks: Block[] }
@@ -40,5 +41,25 @@ describe('memoryChangeModal', () => {
     }
     // Every diff line of MAIN.md appears exactly once across the pages.
     expect(lines).toBe(400);
+  });
+});
+
+describe('homeBlocks', () => {
+  const summary = (spaceId: string, index: number) => ({
+    document: { id: `${spaceId}-d${index}`, spaceId, sessionKey: '', path: `notes/${index}.md`, version: 1, content: 'x', deleted: false, pinnedLines: [], updatedAt: new Date(0) },
+    lastChange: { version: 1, author: { kind: 'system' as const }, reason: '', createdAt: new Date(0) },
+  });
+  const space = (index: number) => ({ id: `s${index}`, platform: 'slack' as const, workspaceId: 'T1', scope: 'channel' as const, channelId: `C${index}` });
+
+  it('gives every space it shows Search and Export, within 100 blocks, and names the spaces left out', () => {
+    const spaces = Array.from({ length: 30 }, (_unused, index) => ({ space: space(index), entries: Array.from({ length: 12 }, (_unused2, doc) => summary(`s${index}`, doc)) }));
+    const blocks = homeBlocks(spaces) as unknown as Block[];
+    expect(blocks.length).toBeLessThanOrEqual(100);
+    const actions = blocks.filter((block) => block.type === 'actions');
+    const shown = actions.map((block) => block.elements?.map((element) => [element.action_id, JSON.parse(element.value) as { s: string }]));
+    expect(shown.length).toBeGreaterThan(0);
+    for (const [index, row] of shown.entries()) expect(row).toEqual([['hippo_home_search', { s: `s${index}` }], ['hippo_home_export', { s: `s${index}` }]]);
+    const note = blocks.at(-1) as unknown as { elements: Array<{ text: string }> };
+    expect(note.elements[0]?.text).toContain(`${30 - shown.length} more memory spaces not shown here`);
   });
 });

@@ -4,6 +4,9 @@ import { PermanentPlatformError } from '../../src/adapters/chat/outbox-sender.js
 import { startRunStatus } from '../../src/adapters/chat/run-status.js';
 import { nonceOf, toPlatformError } from '../../src/adapters/discord/deliver.js';
 import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, textBodies } from '../../src/adapters/discord/message-views.js';
+import { applyTaskEvent, parsePlan, startTaskList, type TaskList } from '../../src/adapters/chat/task-list.js';
+import { literal } from '../../src/adapters/discord/task-checklist.js';
+import type { AgentEvent } from '../../src/core/events.js';
 import { PlatformError } from '../../src/core/errors.js';
 import type { SessionRecord } from '../../src/core/store.js';
 
@@ -58,6 +61,79 @@ describe('Discord rendering', () => {
     const body = resetNoteBody({ type: 'context-reset', session, segmentId: 'g', segmentOrdinal: 2, tokensBefore: 118_000, tokensAfter: 14_200, carriedMessages: 6, memoryCostUsd: null });
     expect(body.embeds?.[0]?.description).toBe('♻️ Context reset · 118k → 14k tokens · 6 messages carried over');
     expect(labels(body.components)).toEqual(['View memory']);
+  });
+});
+
+describe('Discord run checklist', () => {
+  const call = (id: string, name: string, args: unknown) => ({ id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } });
+  const calls = (count: number, name: string, args: unknown, ok = true): AgentEvent[] => Array.from({ length: count }, (_unused, index) => {
+    const id = `${name}-${index}`;
+    return [{ type: 'tool-call-start', session, call: call(id, name, args) }, { type: 'tool-call-end', session, call: call(id, name, args), ok, result: '' }] as AgentEvent[];
+  }).flat();
+  const description = (tasks: TaskList) => String(statusCardBody('s1', startRunStatus(0), 1_000, tasks).embeds?.[0]?.description ?? '');
+  /** What Discord shows for escaped text: the backslash before punctuation is dropped. */
+  const shown = (text: string) => text.replace(/\\([^0-9A-Za-z\s])/g, '$1');
+
+  it('adds no checklist before the first call or plan, and keeps the status line as the content', () => {
+    const body = statusCardBody('s1', startRunStatus(0), 12_000, startTaskList());
+    expect(body.content).toBe('🤔 Thinking · 12s');
+    expect(body.embeds).toEqual([]);
+  });
+
+  it('shows the plan with ticks, then the latest 8 calls with their state and "+k more"', () => {
+    let tasks = startTaskList(parsePlan('# Ship it\n- [x] read the notes\n- [ ] write the migration'));
+    for (const event of [
+      ...calls(7, 'memory_list', {}),
+      ...calls(1, 'memory_read', { path: 'NOPE.md' }, false),
+      { type: 'tool-call-start', session, call: call('w', 'web_fetch', { url: 'https://example.com/a' }) } as AgentEvent,
+    ]) tasks = applyTaskEvent(tasks, event);
+    expect(description(tasks)).toBe([
+      '**📋 Ship it** · 1/2 done',
+      '☑️ read the notes',
+      '⬜ write the migration',
+      '',
+      '**🔧 Tool calls** · 9',
+      '+1 more',
+      ...Array.from({ length: 6 }, () => '✅ `memory_list`'),
+      '❌ `memory_read` · `NOPE.md`',
+      '⏳ `web_fetch` · `https://example.com/a`',
+    ].join('\n'));
+  });
+
+  it('shows model text literally: no formatting, links or mentions, and code stays code', () => {
+    const hostile = 'Hi <@123> @everyone **now** [here](https://evil.example) `x` ||s|| <:e:1>';
+    expect(shown(literal(hostile))).toBe(hostile);
+    expect(literal(hostile)).not.toMatch(/(^|[^\\])[<@*[`|]/);
+    let tasks = startTaskList(parsePlan(`# ${hostile}\n- [ ] ${hostile}`));
+    tasks = applyTaskEvent(tasks, { type: 'tool-call-start', session, call: call('c', 'shell', { command: 'echo `id` <@123>' }) });
+    const text = description(tasks);
+    expect(text).toContain('⏳ `shell` · `echo ˋidˋ <@123>`');
+    expect(text.split('\n').filter((line) => line.startsWith('⬜')).map(shown)).toEqual([`⬜ ${hostile}`]);
+    expect(statusCardBody('s1', startRunStatus(0), 1_000, tasks).allowed_mentions).toEqual({ parse: [] });
+  });
+
+  it('stays within Discord\'s embed limits for a 2 MiB TODO.md and calls of any size', () => {
+    const line = `- [ ] ${'<@1>*_`'.repeat(40_000)}`;
+    let tasks = startTaskList(parsePlan(`# ${'#'.repeat(100_000)}\n${Array.from({ length: 9 }, () => line).join('\n')}`.slice(0, 2 * 1024 * 1024)));
+    const long = { path: '`*<'.repeat(6_000) };
+    for (const event of calls(500, 'x'.repeat(10_000), long)) tasks = applyTaskEvent(tasks, event);
+    const text = description(tasks);
+    expect(text.length).toBeLessThanOrEqual(4_096);
+    expect(text).toContain('+492 more');
+    const lines = text.split('\n');
+    expect(lines.filter((entry) => entry.startsWith('✅'))).toHaveLength(8);
+    for (const entry of lines) expect(entry.length).toBeLessThanOrEqual(400);
+  });
+
+  it('shows a long plan around its first open line', () => {
+    const todo = Array.from({ length: 30 }, (_unused, index) => `- [${index < 14 ? 'x' : ' '}] step ${index + 1}`).join('\n');
+    const text = description(startTaskList(parsePlan(todo)));
+    expect(text.split('\n')).toEqual([
+      // Of the 20 lines kept, the last 10 hold the first open one (step 15).
+      '**📋 Plan** · 14/30 done', '… 10 above',
+      ...Array.from({ length: 10 }, (_unused, index) => `${index < 4 ? '☑️' : '⬜'} step ${index + 11}`),
+      '… 10 more',
+    ]);
   });
 });
 

@@ -8,7 +8,7 @@ import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
 import { formatDollars } from '../../core/runner/prices.js';
 import { browserText } from './memory-browser.js';
-import { exportMemorySpace } from './memory-export.js';
+import { emptyExportText, memoryExportFile } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
 import { pinByText, type Reviewer } from '../../core/memory/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
@@ -52,11 +52,9 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
 
 /** memory export: the space's documents and their history as a zip. */
 async function exportReply(scope: CommandScope): Promise<CommandReply> {
-  const exported = await exportMemorySpace(scope.stores.documents, scope.session.memorySpaceId);
-  if (exported.documents === 0) return { text: 'This memory has no documents yet: there is nothing to export.', private: false };
-  const name = `hippo-memory-${new Date().toISOString().slice(0, 10)}.zip`;
-  const text = `📦 ${exported.documents} memory document${exported.documents === 1 ? '' : 's'} as Markdown with front matter, and ${exported.versions} version${exported.versions === 1 ? '' : 's'} under history/.`;
-  return { text, private: false, file: { name, data: exported.zip } };
+  const file = await memoryExportFile(scope.stores.documents, scope.session.memorySpaceId);
+  if (!file) return { text: emptyExportText, private: false };
+  return { text: `📦 ${file.summary}`, private: false, file: { name: file.name, data: file.data } };
 }
 
 async function commandText(verb: CommandVerb, scope: CommandScope, rest: string): Promise<string> {

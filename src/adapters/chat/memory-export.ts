@@ -12,6 +12,25 @@ export interface MemoryExport {
   versions: number;
 }
 
+/** What an export of a space without documents says. */
+export const emptyExportText = 'This memory has no documents yet: there is nothing to export.';
+
+/** An export as a file to send: its name, one sentence saying what it holds, and its bytes. */
+export interface MemoryExportFile {
+  name: string;
+  summary: string;
+  data: Buffer;
+}
+
+/** The space's export as a file, or null when the space has no documents yet. */
+export async function memoryExportFile(documents: Pick<DocumentStore, 'spaceDocuments' | 'versions'>, spaceId: string, now = new Date()): Promise<MemoryExportFile | null> {
+  const exported = await exportMemorySpace(documents, spaceId);
+  if (exported.documents === 0) return null;
+  const name = `hippo-memory-${now.toISOString().slice(0, 10)}.zip`;
+  const summary = `${exported.documents} memory document${exported.documents === 1 ? '' : 's'} as Markdown with front matter, and ${exported.versions} version${exported.versions === 1 ? '' : 's'} under history/.`;
+  return { name, summary, data: exported.zip };
+}
+
 /** The space's live documents (no session TODO.md) and their histories, as a zip. */
 export async function exportMemorySpace(documents: Pick<DocumentStore, 'spaceDocuments' | 'versions'>, spaceId: string): Promise<MemoryExport> {
   const entries: ZipEntry[] = [];

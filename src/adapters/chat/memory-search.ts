@@ -1,25 +1,54 @@
 // `memory search <words>` for people: the space's memory documents and its past conversations,
 // best matches first, with the words in bold. Words match in any language (the `simple` search).
-import type { Stores } from '../../core/store.js';
+// Platforms render the hits their way: Markdown in a thread here, blocks in Slack's App Home.
+import type { DocumentSearchHit, SearchHit, SessionRecord, Stores } from '../../core/store.js';
 
 /** Matches shown per kind (documents, conversations). */
 const shownPerKind = 5;
+/** Longest search text used (characters); the rest is ignored. */
+export const searchWordsLimit = 200;
+
+/** A match in a past conversation, with its session (null: since deleted). */
+export interface ConversationHit {
+  hit: SearchHit;
+  session: SessionRecord | null;
+}
+
+/** What a search of a space found, at most `shownPerKind` of each kind. */
+export interface MemorySearchResult {
+  /** The words searched for (cut to searchWordsLimit). */
+  words: string;
+  documents: DocumentSearchHit[];
+  conversations: ConversationHit[];
+}
+
+/** Searches a space's documents and conversations for `words`. */
+export async function searchMemory(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string): Promise<MemorySearchResult> {
+  const query = words.trim().slice(0, searchWordsLimit);
+  const [documents, messages] = await Promise.all([
+    stores.documents.search(spaceId, query, shownPerKind),
+    // '' is no segment's id: the current conversations are searched too.
+    stores.context.searchOriginals(spaceId, query, '', shownPerKind),
+  ]);
+  const sessions = new Map<string, SessionRecord | null>();
+  for (const id of new Set(messages.map((hit) => hit.sessionId))) sessions.set(id, await stores.sessions.get(id));
+  return { words: query, documents, conversations: messages.map((hit) => ({ hit, session: sessions.get(hit.sessionId) ?? null })) };
+}
+
+/** The words as quoted in an answer (“…”, at most 100 characters). */
+export function quotedWords(words: string): string {
+  return `“${words.length > 100 ? `${words.slice(0, 100)}…` : words}”`;
+}
 
 /** The answer to a search of a memory space, in Markdown. */
 export async function memorySearchText(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string): Promise<string> {
-  const [documents, messages] = await Promise.all([
-    stores.documents.search(spaceId, words, shownPerKind),
-    // '' is no segment's id: the current conversations are searched too.
-    stores.context.searchOriginals(spaceId, words, '', shownPerKind),
-  ]);
-  const quoted = `“${words.length > 100 ? `${words.slice(0, 100)}…` : words}”`;
-  if (documents.length === 0 && messages.length === 0) return `🔎 Nothing in this memory matches ${quoted}.`;
+  const result = await searchMemory(stores, spaceId, words);
+  const quoted = quotedWords(result.words);
+  if (result.documents.length === 0 && result.conversations.length === 0) return `🔎 Nothing in this memory matches ${quoted}.`;
   const lines = [`🔎 Memory matching ${quoted}:`];
-  if (documents.length > 0) lines.push('**Documents**', ...documents.map((hit) => `• ${hit.path} (v${hit.version}): ${hit.snippet}`));
-  if (messages.length > 0) {
-    const titles = new Map<string, string>();
-    for (const id of new Set(messages.map((hit) => hit.sessionId))) titles.set(id, (await stores.sessions.get(id))?.title ?? 'a conversation');
-    lines.push('**Conversations**', ...messages.map((hit) => `• “${titles.get(hit.sessionId) ?? ''}” (${hit.role}, context ${hit.segmentOrdinal}): ${hit.snippet}`));
+  if (result.documents.length > 0) lines.push('**Documents**', ...result.documents.map((hit) => `• ${hit.path} (v${hit.version}): ${hit.snippet}`));
+  if (result.conversations.length > 0) {
+    lines.push('**Conversations**', ...result.conversations.map(({ hit, session }) => `• “${session?.title ?? 'a conversation'}” (${hit.role}, context ${hit.segmentOrdinal}): ${hit.snippet}`));
   }
   return lines.join('\n');
 }

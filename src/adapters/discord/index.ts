@@ -5,6 +5,7 @@ import type { Config } from '../../config.js';
 import type { Agent } from '../../core/agent.js';
 import { ConfigError } from '../../core/errors.js';
 import type { Stores } from '../../core/store.js';
+import { todoDocumentPath } from '../../core/memory/init-messages.js';
 import type { Logger } from '../../log.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { AccessPolicy, accessLists } from '../chat/access-policy.js';
@@ -89,6 +90,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     outbox, typing, log, resumeHint: '/hippo resume',
     delivered: (event) => agent.delivered(event),
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
+    todo: async (session) => (await stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath }))?.content ?? null,
   });
 
   // ALLOWED_WORKSPACES: nothing from a server that is not listed reaches a handler (direct

@@ -1,6 +1,7 @@
 // Discord message bodies for what Hippo posts: answers split at 2,000 characters, the run's status
-// card with Pause / Resume, compact memory and reset notes with their buttons. Pure: the words
-// come from the shared chat pieces, this file only wraps them in Discord's JSON.
+// card with Pause / Resume and the run's checklist (task-checklist.ts), compact memory and reset
+// notes with their buttons. Pure: the words come from the shared chat pieces, this file only wraps
+// them in Discord's JSON.
 import {
   ButtonStyle, ComponentType,
   type APIActionRowComponent, type APIAllowedMentions, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow,
@@ -10,7 +11,9 @@ import type { AgentEvent } from '../../core/events.js';
 import { memoryNoteLine, resetNoteLine } from '../chat/notes.js';
 import { isActive, isResumable, isStoppable, runStatusLine, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
+import type { TaskList } from '../chat/task-list.js';
 import { buttonId } from './ids.js';
+import { taskChecklistEmbed } from './task-checklist.js';
 
 /** Discord's limit on message content, in characters. */
 export const discordMessageLimit = 2_000;
@@ -37,13 +40,23 @@ export function streamBody(text: string, forming: boolean): RESTPostAPIChannelMe
   return { content: forming ? `${text} ▍` : text, allowed_mentions: noMentions };
 }
 
-/** The status card of a run: one line, with Pause and Stop while it works and Resume when it stopped. */
-export function statusCardBody(sessionId: string, status: RunStatus, now: number): RESTPostAPIChannelMessageJSONBody {
+/**
+ * The status card of a run: one line, with Pause and Stop while it works and Resume when it
+ * stopped; below it, the run's tool calls and the plan as a checklist (an embed) once there are any.
+ */
+export function statusCardBody(sessionId: string, status: RunStatus, now: number, tasks?: TaskList): RESTPostAPIChannelMessageJSONBody {
   const buttons: APIButtonComponentWithCustomId[] = [];
   if (isActive(status)) buttons.push(button('⏸️', 'Pause', buttonId('pause', sessionId)));
   if (isStoppable(status)) buttons.push(button('⏹️', 'Stop', buttonId('stop', sessionId), ButtonStyle.Danger));
   if (isResumable(status)) buttons.push(button('▶️', 'Resume', buttonId('resume', sessionId), ButtonStyle.Primary));
-  return { content: runStatusLine(status, now), components: buttons.length ? [row(buttons)] : [], allowed_mentions: noMentions };
+  const checklist = tasks ? taskChecklistEmbed(tasks) : null;
+  return {
+    content: runStatusLine(status, now),
+    // Always sent, so an edit states the whole card (an edit without `embeds` would keep the old one).
+    embeds: checklist ? [checklist] : [],
+    components: buttons.length ? [row(buttons)] : [],
+    allowed_mentions: noMentions,
+  };
 }
 
 /** What people already did to a memory note. */

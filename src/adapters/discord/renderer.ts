@@ -1,5 +1,6 @@
 // Turns agent events of Discord sessions into outbox items (docs/style.md §8): 👀 → ✅ reactions on
-// steer messages, one status card per run edited in place, the answer streamed into a message
+// steer messages, one status card per run edited in place (with the run's tool calls and the TODO.md
+// plan as a checklist, since Discord has no task cards), the answer streamed into a message
 // edited at most once a second and then replaced by its first part (the rest split at 2,000
 // characters), memory and reset notes, error notes; and the typing indicator while a run works. Items of one
 // session are enqueued in event order (the outbox then sends them in that order). Card edits are
@@ -13,6 +14,7 @@ import { budgetNoteText, errorNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
+import { applyTaskEvent, parsePlan, startTaskList, type Plan, type TaskList } from '../chat/task-list.js';
 import { outboxPayload, type MessageBody } from './deliver.js';
 import { parseSteerKey } from './ids.js';
 import { discordStreamChars, memoryNoteBody, resetNoteBody, statusCardBody, streamBody, textBodies } from './message-views.js';
@@ -30,6 +32,8 @@ export interface DiscordRendererDeps {
   delivered: (event: AgentEvent) => Promise<void>;
   /** Context use in percent at the end of a run, for the card (optional). */
   contextPercent?: (sessionId: string) => Promise<number | null>;
+  /** The session's TODO.md as stored (null: none), so a run's card starts with the current plan (optional). */
+  todo?: (session: SessionRecord) => Promise<string | null>;
   now?: () => number;
   /** Least time between two edits of a streamed answer, ms (default 1,000). */
   streamIntervalMs?: number;
@@ -46,6 +50,8 @@ const cardRetentionMs = 60 * 60_000;
 interface Card {
   key: string;
   status: RunStatus;
+  /** The run's tool calls and the session's plan (the checklist under the status line). */
+  tasks: TaskList;
   edits: number;
 }
 
@@ -149,17 +155,33 @@ export class DiscordRenderer {
   }
 
   private async startCard(session: SessionRecord): Promise<void> {
+    const plan = await this.currentPlan(session);
     this.forgetOldCards();
     const status = startRunStatus(this.now());
-    const card: Card = { key: `discord:card:${session.id}:${status.startedAt}`, status, edits: 0 };
+    const card: Card = { key: `discord:card:${session.id}:${status.startedAt}`, status, tasks: startTaskList(plan), edits: 0 };
     this.cards.set(session.id, card);
     await this.deps.outbox.enqueue({
       idempotencyKey: card.key,
       sessionId: session.id,
       platform: 'discord',
       operation: 'post',
-      payload: outboxPayload({ channelId: session.threadKey, body: statusCardBody(session.id, status, this.now()) }),
+      payload: outboxPayload({ channelId: session.threadKey, body: statusCardBody(session.id, status, this.now(), card.tasks) }),
     });
+  }
+
+  /**
+   * The session's plan as a run starts: TODO.md as stored (written in an earlier run, before a
+   * restart), else what the previous card showed.
+   */
+  private async currentPlan(session: SessionRecord): Promise<Plan | null> {
+    const shown = this.cards.get(session.id)?.tasks.plan ?? null;
+    if (!this.deps.todo) return shown;
+    const todo = await this.deps.todo(session).catch((error: unknown) => {
+      this.deps.log.warn({ err: error, sessionId: session.id }, 'discord-plan-read-failed');
+      return undefined;
+    });
+    if (todo === undefined) return shown;
+    return todo === null ? null : parsePlan(todo);
   }
 
   /** Cards of runs that ended long ago will not change again; dropping them bounds memory. */
@@ -178,8 +200,10 @@ export class DiscordRenderer {
       const percent = await this.deps.contextPercent(event.session.id).catch(() => null);
       if (percent !== null) status = { ...status, contextPercent: percent };
     }
-    if (status === card.status) return;
+    const tasks = applyTaskEvent(card.tasks, event);
+    if (status === card.status && tasks === card.tasks) return;
     card.status = status;
+    card.tasks = tasks;
     card.edits += 1;
     await this.deps.outbox.enqueue({
       idempotencyKey: `${card.key}:u${card.edits}`,
@@ -188,7 +212,7 @@ export class DiscordRenderer {
       operation: 'update',
       targetKey: card.key,
       replacesPending: true,
-      payload: outboxPayload({ channelId: event.session.threadKey, body: statusCardBody(event.session.id, status, this.now()) }),
+      payload: outboxPayload({ channelId: event.session.threadKey, body: statusCardBody(event.session.id, status, this.now(), tasks) }),
     });
   }
 

@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
-import { uploadToThread } from './files.js';
+import { uploadFile } from './files.js';
 import { platformErrorCode, toPlatformError } from './errors.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
 import type { SlackWorkspaces } from './workspaces.js';
@@ -213,7 +213,7 @@ export class SlackDelivery {
       if (!(error instanceof ToolError)) throw error;
       return this.post(target, { ...item, payload: { channel: payload.channel, thread_ts: payload.thread_ts, markdown: `📎 I could not attach \`${payload.path}\`: ${error.message}.` } });
     }
-    return uploadToThread(target.client, { channel: payload.channel, threadTs: payload.thread_ts }, file.name, file.bytes);
+    return uploadFile(target.client, { channel: payload.channel, threadTs: payload.thread_ts }, file.name, file.bytes);
   }
 
   /**

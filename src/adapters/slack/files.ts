@@ -56,10 +56,12 @@ async function fileDetails(client: webApi.WebClient, fileId: string): Promise<{ 
 }
 
 /**
- * Uploads `bytes` as a file in the thread; returns its file id. The external upload is three
- * steps; a retry after a crash between the last step and the outbox's record sends it again.
+ * Uploads `bytes` as a file in the thread (in the conversation itself without `threadTs`); returns
+ * its file id. The external upload is three steps; a retry after a crash between the last step and
+ * the outbox's record sends it again. `channel` must be a conversation id (C…, G…, D…): Slack
+ * refuses a user id here.
  */
-export async function uploadToThread(client: webApi.WebClient, target: { channel: string; threadTs: string }, name: string, bytes: Buffer): Promise<string> {
+export async function uploadFile(client: webApi.WebClient, target: { channel: string; threadTs?: string }, name: string, bytes: Buffer): Promise<string> {
   const call = async (method: string, args: Record<string, unknown>) => {
     try {
       return await client.apiCall(method, args);
@@ -70,6 +72,6 @@ export async function uploadToThread(client: webApi.WebClient, target: { channel
   const { upload_url: url, file_id: fileId } = uploadUrl.parse(await call('files.getUploadURLExternal', { filename: name, length: bytes.length }));
   const response = await fetch(url, { method: 'POST', body: new Uint8Array(bytes) });
   if (!response.ok) throw new PlatformError('slack', 'upload', `the upload URL answered ${response.status}`);
-  await call('files.completeUploadExternal', { files: [{ id: fileId, title: name }], channel_id: target.channel, thread_ts: target.threadTs });
+  await call('files.completeUploadExternal', { files: [{ id: fileId, title: name }], channel_id: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}) });
   return fileId;
 }

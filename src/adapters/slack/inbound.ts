@@ -11,7 +11,7 @@ import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
-import { slackAttachments, uploadToThread } from './files.js';
+import { slackAttachments, uploadFile } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './context.js';
 
@@ -163,7 +163,7 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
       });
     }
     // The export's bytes are too large for an outbox row: uploaded now (the command ran once).
-    if (reply.file) await uploadToThread((await workspaceOf(context, teamId)).client, { channel: event.channel, threadTs }, reply.file.name, reply.file.data);
+    if (reply.file) await uploadFile((await workspaceOf(context, teamId)).client, { channel: event.channel, threadTs }, reply.file.name, reply.file.data);
   }, { verb });
   return 'handled';
 }

@@ -1,6 +1,7 @@
 // Hippo's buttons: Pause / Resume on the status card, View / Revert / 👍 on memory notes, View on
-// reset notes, and the page buttons inside modals. Each click is acknowledged first; the work runs
-// right after (views.open must still happen within the trigger's 3 seconds, so it comes first).
+// reset notes, Search / Export in App Home, and the page buttons inside modals. Each click is
+// acknowledged first; the work runs right after (views.open must still happen within the
+// trigger's 3 seconds, so it comes first).
 import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { feedbackActionId, recordFeedbackClick } from './feedback-buttons.js';
 import type { App } from '@slack/bolt';
@@ -15,6 +16,9 @@ import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './me
 import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
+import { homeActionIds, homeSpaceRef, isHomeAction } from './app-home.js';
+import { exportFromHome } from './app-home-export.js';
+import { openHomeSearch, registerHomeSearch } from './app-home-search.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const resetViewRef = z.object({
@@ -39,6 +43,7 @@ export function registerInteractions(app: App, context: SlackContext, onFeedback
     context.background.run('slack-action', () => handleAction(context, click, action.action_id, value, onFeedback), { action: action.action_id });
   });
   registerMemorySubmissions(app, context);
+  registerHomeSearch(app, context);
   // Anything else (a stale or forged payload: Hippo's action and callback ids all start with
   // "hippo_") is acknowledged at once; unanswered, Slack would wait 3 s and show an error.
   app.action(/^(?!hippo_)/, async ({ ack }) => ack());
@@ -57,9 +62,16 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
   const decision = await context.access.maySteer(context.people.requester(teamId, click.user.id));
   if (!decision.allowed) {
     context.log.info({ teamId, userId: click.user.id, action: actionId, rule: decision.rule }, 'slack-request-refused');
+    // App Home is no modal to update: the refusal opens one.
+    if (click.view?.type === 'home') return openView(context, click, outcomeModal(decision.message, 'Hippo'));
     return click.view && !threadOf(click) ? updateView(context, click, outcomeModal(decision.message)) : ephemeral(context, click, decision.message);
   }
   if (actionId === feedbackActionId) return recordFeedbackClick(context, click, teamId, value, onFeedback);
+  if (isHomeAction(actionId)) {
+    const ref = parseJsonValue(homeSpaceRef, value);
+    if (!ref) return openView(context, click, outcomeModal('This button no longer works: open the Home tab again.', 'Hippo'));
+    return actionId === homeActionIds.search ? openHomeSearch(context, click, teamId, ref.s) : exportFromHome(context, click, teamId, ref.s);
+  }
   if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
   const access = noteAccess[actionId];
   if (access) {

@@ -19,7 +19,7 @@ export const botScopeReasons = {
   'usergroups:read': 'user groups in ALLOWED_USERS, ADMIN_USERS and MEMORY_EDITORS',
   commands: '/hippo',
   'files:read': 'files people share in a thread (saved into the session workspace)',
-  'files:write': 'files the agent sends with an answer (attach_file)',
+  'files:write': 'files the agent sends with an answer (attach_file), and memory exports',
   'assistant:write': 'the assistant pane: suggested prompts and thread titles (the thread status needs only chat:write)',
 } as const;
 

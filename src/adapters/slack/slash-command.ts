@@ -11,7 +11,7 @@ import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import type { Json } from './message-views.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import { slashCommandBody } from './payloads.js';
-import { uploadToThread } from './files.js';
+import { uploadFile } from './files.js';
 import { slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const slashPrefix = '/hippo';
@@ -64,7 +64,7 @@ async function answer(context: SlackContext, raw: unknown): Promise<{ text: stri
   const reply = await runCommand(words.verb, slackCommandScope(context, session, asker, slashPrefix), words.rest);
   if (reply.file) {
     // A slash command's answer carries no file: the zip goes to the session's thread.
-    await uploadToThread((await workspaceOf(context, command.team_id)).client, { channel: session.channelId, threadTs: session.threadKey }, reply.file.name, reply.file.data);
+    await uploadFile((await workspaceOf(context, command.team_id)).client, { channel: session.channelId, threadTs: session.threadKey }, reply.file.name, reply.file.data);
     return { text: `${note}${reply.text} The zip is in the session's thread.` };
   }
   const browser = await browserAnswer(context, words.verb, reply, session, { c: command.channel_id, t: command.thread_ts ?? null });
