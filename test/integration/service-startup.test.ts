@@ -123,10 +123,11 @@ describe('npm start', () => {
     const service = start({ MEMORY_SCOPE: 'thread' }, { cwd: directory, envFile: true });
     const loaded = await service.waitForLog(/^env-file-loaded$/);
     expect(loaded['path']).toBe(join(directory, '.env'));
-    // MEMORY_SCOPE=planet would stop start-up: the environment's value won.
-    expect((await service.waitForLog(/^storage-ready$/))['storage']).toBe('pglite');
+    // MEMORY_SCOPE=planet would stop start-up: the environment's value won. (A fresh PGlite applies
+    // every migration first: slow on a loaded machine.)
+    expect((await service.waitForLog(/^storage-ready$/, 90_000))['storage']).toBe('pglite');
     expect(existsSync(join(dataDir, 'hippo.lock'))).toBe(true);
-  });
+  }, 120_000);
 
   it('reports an invalid value from .env like any other, and an empty variable does not hide the file', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'hippo-dotenv-'));
