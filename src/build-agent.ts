@@ -145,6 +145,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null, images,
     },
     replica: {
+      role: config.HIPPO_ROLE,
       owner,
       leases: metrics.instrumentLeases(createLeaseStore(database.prisma)),
       wakeups,

@@ -176,6 +176,12 @@ export const configSchema = z.object({
   MCP_CONFIG: optionalText,
   /** A replica that stops renewing a session lease for this long loses it to another replica. */
   LEASE_TTL_SECONDS: z.coerce.number().min(1).max(600).default(15),
+  /**
+   * What this process does (docs/operations.md "Process roles"): `all` receives and drives;
+   * `ingest` verifies, stores and acknowledges messages and sends the outbox, never driving a
+   * session; `worker` drives sessions and never serves Slack's endpoint or Discord's gateway.
+   */
+  HIPPO_ROLE: z.enum(['all', 'ingest', 'worker']).default('all'),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -200,6 +206,12 @@ export function parseConfig(env: Record<string, string | undefined>): ConfigResu
     return `config: ${name} ${reason}`;
   });
   return { ok: false, errors };
+}
+
+/** What `npm start` cannot run with, one line each (the terminal chat has its own). */
+export function serviceProblems(config: Config): string[] {
+  if (config.HIPPO_ROLE === 'all' || config.DATABASE_URL) return [];
+  return [`config: HIPPO_ROLE=${config.HIPPO_ROLE} needs DATABASE_URL: processes of different roles share one Postgres (the embedded database belongs to one process)`];
 }
 
 /**

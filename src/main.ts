@@ -2,9 +2,10 @@
 // starts the chat adapters whose credentials are set, and shuts down cleanly on SIGTERM/SIGINT.
 import { createLogger } from './log.js';
 import { startService } from './service.js';
+import { serviceProblems } from './config.js';
 import { startupConfig } from './startup-config.js';
 
-const { config, envFile } = startupConfig(process.argv, process.env);
+const { config, envFile } = startupConfig(process.argv, process.env, serviceProblems);
 const log = createLogger(config.LOG_LEVEL);
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 

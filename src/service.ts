@@ -47,7 +47,8 @@ export async function startService(config: Config, log: Logger, options: Service
   const missingModel = missingModelSettings(config);
   if (missingModel.length === 0) {
     agent = await buildAgent({ config, database, log, environment: options.environment });
-    agent.agent.runners.startSweeping();
+    // An ingest process drives nothing: no wake-ups to act on, no sessions to take over.
+    if (config.HIPPO_ROLE !== 'ingest') agent.agent.runners.startSweeping();
     // Looked at in the background: start-up never waits for (or fails on) the model. Only a refused
     // key makes the service unready (it cannot answer anyone until the key is fixed, and a rolling
     // deploy with a wrong key stops at its first replica); an unreachable or slow endpoint does
@@ -70,7 +71,10 @@ export async function startService(config: Config, log: Logger, options: Service
   const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = { config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma), agent.metrics), log, onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments };
+    const shared = {
+      config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma), agent.metrics), log,
+      onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments, serve: config.HIPPO_ROLE !== 'worker',
+    };
     try {
       // Loaded only when configured (they are heavy). Slack is mounted before listening, so
       // /slack/events never answers 404 while starting.
@@ -103,11 +107,11 @@ export async function startService(config: Config, log: Logger, options: Service
     });
     log.info({ port: metricsPort, token: config.METRICS_TOKEN !== undefined }, 'metrics-listening');
   }
-  log.info({ port, adapters }, adapters.length ? 'service-started' : 'service-started without chat adapters');
+  log.info({ port, adapters, role: config.HIPPO_ROLE }, adapters.length ? 'service-started' : 'service-started without chat adapters');
   // Sessions left with backlog by a crash or restart continue without a new message (R12); in the
   // background, so a database that went away just now delays recovery, not the service.
   let stopping = false;
-  if (agent) {
+  if (agent && config.HIPPO_ROLE !== 'ingest') {
     void agent.agent.recover().catch((error: unknown) => {
       if (!stopping) log.error({ err: String(error) }, 'session-recovery-failed');
     });

@@ -108,8 +108,18 @@ export interface Clock {
   now(): Date;
 }
 
+/**
+ * What this process does among the replicas on one database: `all` takes people's messages and
+ * drives sessions; `ingest` stores messages and commands but never drives (it never claims a
+ * lease); `worker` drives, and takes up any session it hears a wake-up for (no replica that
+ * received the message will).
+ */
+export type ProcessRole = 'all' | 'ingest' | 'worker';
+
 /** How this process takes part among replicas (one driver per session, R10). */
 export interface ReplicaSettings {
+  /** Absent: `all`. */
+  role?: ProcessRole;
   /** This replica's name in session leases (unique per process). */
   owner: string;
   leases: LeaseStore;

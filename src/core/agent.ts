@@ -86,6 +86,8 @@ export class Agent {
 
   private async wake(sessionId: string): Promise<void> {
     await this.deps.replica.wakeups.notify(sessionId);
+    // An ingest process never drives: the notification is for the workers.
+    if (this.deps.replica.role === 'ingest') return;
     await (await this.runners.get(sessionId)).steerArrived();
   }
 

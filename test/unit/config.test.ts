@@ -1,6 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configKeys, configWarnings, missingModelSettings, parseConfig } from '../../src/config.js';
+import { configKeys, configWarnings, missingModelSettings, parseConfig, serviceProblems, type Config } from '../../src/config.js';
+
+describe('HIPPO_ROLE', () => {
+  const config = (environment: Record<string, string>): Config => {
+    const parsed = parseConfig(environment);
+    if (!parsed.ok) throw new Error(parsed.errors.join('; '));
+    return parsed.config;
+  };
+
+  it('is all by default; ingest and worker need the Postgres they share', () => {
+    expect(config({}).HIPPO_ROLE).toBe('all');
+    expect(serviceProblems(config({}))).toEqual([]);
+    expect(serviceProblems(config({ HIPPO_ROLE: 'worker' }))).toEqual([
+      'config: HIPPO_ROLE=worker needs DATABASE_URL: processes of different roles share one Postgres (the embedded database belongs to one process)',
+    ]);
+    expect(serviceProblems(config({ HIPPO_ROLE: 'ingest', DATABASE_URL: 'postgresql://h/db' }))).toEqual([]);
+    expect(parseConfig({ HIPPO_ROLE: 'both' }).ok).toBe(false);
+  });
+});
 
 describe('parseConfig', () => {
   it('applies defaults when the environment is empty', () => {

@@ -66,6 +66,18 @@ describe('deployment files', () => {
     expect(compose.match(/^\s+(command|entrypoint):.*$/gm)?.filter((line) => !line.includes(heapLimit)) ?? []).toEqual([]);
   });
 
+  it('splits the Compose set-up into one ingest process and workers that publish no port (HIPPO_ROLE)', () => {
+    const roles = read('deploy/compose.roles.yaml');
+    const service = (name: string) => new RegExp(`^  ${name}:\\n((?:    .*\\n|\\n)*)`, 'm').exec(roles)?.[1] ?? '';
+    expect(service('hippo')).toMatch(/^      HIPPO_ROLE: ingest$/m);
+    const worker = service('hippo-worker');
+    expect(worker).toMatch(/^      HIPPO_ROLE: worker$/m);
+    expect(worker).toMatch(/^      DATABASE_URL: postgresql:/m); // roles share one Postgres
+    expect(worker).not.toMatch(/^    ports:/m);
+    expect(worker).not.toMatch(/^    (command|entrypoint):/m); // the image's CMD, with its heap limit
+    for (const name of [...roles.matchAll(/^      ([A-Z_]+):/gm)].map((match) => match[1])) expect(configKeys).toContain(name);
+  });
+
   it('gives the shell tool its sandbox in the image, and says what a container must allow for it', () => {
     expect(read('Dockerfile')).toMatch(/^RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap /m);
     for (const path of ['compose.yaml', 'docs/operations.md']) {

@@ -42,6 +42,11 @@ export interface DiscordAdapterOptions {
   onFeedback?: FeedbackListener;
   /** Where shared files are saved and attached files read (absent: files are only named). */
   attachments?: WorkspaceAttachments;
+  /**
+   * False in a worker process (HIPPO_ROLE=worker): no gateway connection (an ingest process holds
+   * it); the agent's events are still rendered and sent through the REST API.
+   */
+  serve?: boolean;
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -118,21 +123,15 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   client.on(Events.ShardResume, () => log.info('discord-gateway-resumed'));
   const unsubscribe = agent.deps.events.subscribe((event) => renderer.handle(event));
 
-  try {
-    await connectDiscord(client, token, options.tuning?.connectTimeoutMs);
-  } catch (error) {
+  const serve = options.serve ?? true;
+  if (serve) await connectGateway(client, token, config.DISCORD_GUILD_IDS, serves, log, options.tuning?.connectTimeoutMs).catch((error: unknown) => {
     unsubscribe();
     client.removeAllListeners();
     throw error;
-  }
-  const elsewhere = [...client.guilds.cache.keys()].filter((guildId) => !serves(guildId));
-  // Not left at start-up: a typo in the list must not make Hippo leave its own servers.
-  if (elsewhere.length > 0) log.warn({ guildIds: elsewhere.slice(0, 20), count: elsewhere.length }, 'discord: the bot is in servers not in ALLOWED_WORKSPACES; it ignores them (remove it there)');
-  const applicationId = client.application?.id ?? client.user?.id;
-  log.info({ user: client.user?.tag, guilds: client.guilds.cache.size, ...(applicationId ? { inviteUrl: inviteUrl(applicationId) } : {}) }, 'discord-connected');
-  if (applicationId) {
-    await registerSlashCommands(client.rest, applicationId, parseGuildIds(config.DISCORD_GUILD_IDS), log).catch((error: unknown) =>
-      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
+  });
+  else {
+    client.rest.setToken(token);
+    log.info('discord-rendering-only: HIPPO_ROLE=worker (the gateway is an ingest process\'s)');
   }
   options.attachments?.register('discord', discordFileFetcher(config.DISCORD_API_URL));
   const sender = outbox.startSender('discord', createDiscordDeliver(client.rest, options.attachments), { ...options.tuning?.sender, optionalTargetOperations });
@@ -140,7 +139,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   let stopped = false;
   return {
     client,
-    connected: () => !stopped && client.isReady() && client.ws.status === Status.Ready,
+    connected: () => !stopped && (!serve || (client.isReady() && client.ws.status === Status.Ready)),
     idle: async () => {
       await messages.idle();
       await renderer.flush();
@@ -157,4 +156,20 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
       log.info('discord-stopped');
     },
   };
+}
+
+/** Logs in to the gateway, says where the bot is, and registers `/hippo`. */
+async function connectGateway(
+  client: Client, token: string, guildIds: string | undefined, serves: (guildId: string) => boolean, log: Logger, timeoutMs: number | undefined,
+): Promise<void> {
+  await connectDiscord(client, token, timeoutMs);
+  const elsewhere = [...client.guilds.cache.keys()].filter((guildId) => !serves(guildId));
+  // Not left at start-up: a typo in the list must not make Hippo leave its own servers.
+  if (elsewhere.length > 0) log.warn({ guildIds: elsewhere.slice(0, 20), count: elsewhere.length }, 'discord: the bot is in servers not in ALLOWED_WORKSPACES; it ignores them (remove it there)');
+  const applicationId = client.application?.id ?? client.user?.id;
+  log.info({ user: client.user?.tag, guilds: client.guilds.cache.size, ...(applicationId ? { inviteUrl: inviteUrl(applicationId) } : {}) }, 'discord-connected');
+  if (applicationId) {
+    await registerSlashCommands(client.rest, applicationId, parseGuildIds(guildIds), log).catch((error: unknown) =>
+      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'discord-commands-not-registered'));
+  }
 }

@@ -74,6 +74,11 @@ export interface ConnectOptions {
   webApiRetries?: number;
   /** Installation cache and token refresh timing (many-workspace mode). */
   workspaces?: InstalledWorkspacesOptions;
+  /**
+   * False in a worker process (HIPPO_ROLE=worker): Slack's requests go to an ingest process, so
+   * neither the events endpoint nor the install routes are served, nor a Socket Mode connection opened.
+   */
+  serve?: boolean;
 }
 
 /**
@@ -109,6 +114,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     receiver.client.on('connected', () => void (connected = true));
     receiver.client.on('disconnected', () => void (connected = false));
     const app = new AckingApp({ ...appOptions, receiver });
+    if (options.serve === false) return { app, ...common, mode: 'socket', start: async () => undefined, stop: async () => undefined, connected: () => true };
     return {
       app, ...common, mode: 'socket',
       start: async () => void (await app.start()),
@@ -134,6 +140,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     },
   });
   const app = new AckingApp({ ...appOptions, receiver });
+  if (options.serve === false) return { app, ...common, mode: 'http', start: async () => undefined, stop: async () => undefined, connected: () => true };
   let receiving = false;
   // Our HttpServer owns the port; Bolt's receiver only handles the route (it is never started).
   options.http.route('POST', slackEventsPath, (request, response) => {
@@ -179,7 +186,7 @@ async function authorization(options: ConnectOptions, clientOptions: webApi.WebC
     const installations = new SlackInstallationStore(options.slack, new SecretBox(key));
     const app = { clientId: config.SLACK_CLIENT_ID, clientSecret: config.SLACK_CLIENT_SECRET };
     const workspaces = new InstalledWorkspaces(installations, app, clientOptions, log, options.workspaces);
-    mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), states: options.slack, workspaces, clientOptions, log });
+    if (options.serve !== false) mountInstallRoutes({ http: options.http, ...app, stateSecret: config.SLACK_STATE_SECRET, store: installations, serves: (teamId) => servesWorkspace(config.ALLOWED_WORKSPACES, teamId), states: options.slack, workspaces, clientOptions, log });
     log.info({ installPath: '/slack/install' }, 'slack-oauth-enabled');
     return { workspaces, installations, appOptions: { authorize: authorizeWith(workspaces), logger, clientOptions } };
   }

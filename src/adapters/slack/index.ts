@@ -52,6 +52,8 @@ export interface SlackAdapterOptions {
   onFeedback?: FeedbackListener;
   /** Where shared files are saved and attached files read (absent: files are only named). */
   attachments?: WorkspaceAttachments;
+  /** False in a worker process (HIPPO_ROLE=worker): renders and sends, receives nothing. */
+  serve?: boolean;
 }
 
 /** A running Slack adapter. */
@@ -69,6 +71,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     config: options.config, http: options.http, log, slack: options.storage.slack,
     ...(options.webApiRetries !== undefined ? { webApiRetries: options.webApiRetries } : {}),
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
+    ...(options.serve === false ? { serve: false } : {}),
   });
   const { workspaces } = connection;
   const outbox = new Outbox(options.storage.outbox, log);

@@ -32,9 +32,12 @@ export class LeaseKeeper {
     private readonly owner: string,
     private readonly ttlMs: number,
     private readonly log: Log,
+    /** False in a process that never drives (HIPPO_ROLE=ingest): every claim is refused. */
+    private readonly drives = true,
   ) {}
 
   async claim(): Promise<Claim> {
+    if (!this.drives) return 'refused';
     // A third of the TTL to spare: another replica can take the lease only after it expired.
     if (this.token !== null && !this.lost && !this.stale && Date.now() < this.heldUntil - this.ttlMs / 3) return 'held';
     const sentAt = Date.now();

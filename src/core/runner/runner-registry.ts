@@ -22,8 +22,13 @@ export class RunnerRegistry {
     this.slots = new WorkSlots(deps.settings.runnerSlots);
   }
 
-  /** The runner of a session, loading it on first use. */
+  /**
+   * The runner of a session, loading it on first use. A process that never drives (ingest) reads
+   * it fresh each time instead: a worker elsewhere changes the session, and nothing here would
+   * bring a kept copy up to date (its status would show the session as it was).
+   */
   get(sessionId: string): Promise<SessionRunner> {
+    if (this.deps.replica.role === 'ingest') return SessionRunner.load(this.deps, sessionId, this.slots);
     let runner = this.runners.get(sessionId);
     if (!runner) {
       runner = SessionRunner.load(this.deps, sessionId, this.slots).then(async (loaded) => {
@@ -67,7 +72,7 @@ export class RunnerRegistry {
         (error: unknown) => this.deps.log.error({ sessionId: id, err: String(error) }, 'session-recovery-failed'),
       );
     }
-    if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
+    this.deps.log.info({ sessions: ids.length }, 'sessions-recovered');
     return ids.length;
   }
 
@@ -78,7 +83,11 @@ export class RunnerRegistry {
   startSweeping(): void {
     // Only the replica holding the lease acts on a wake-up; with no live owner, the replica that
     // received the message takes the lease itself (Agent.submit), and the sweeper covers the rest.
+    // A worker process (HIPPO_ROLE=worker) receives no messages: it takes up any session it hears
+    // of, and the first worker to claim the lease drives it.
+    const takesUp = this.deps.replica.role === 'worker';
     this.unsubscribe = this.deps.replica.wakeups.subscribe((sessionId, reason) => {
+      if (reason === 'missed' && takesUp) void this.sweep();
       if (reason === 'missed') {
         // Notifications were lost: the sessions this replica drives look for steers and flags.
         for (const pending of this.runners.values()) {
@@ -90,11 +99,12 @@ export class RunnerRegistry {
         }
         return;
       }
-      void this.runners.get(sessionId)?.then((runner) => {
-        if (runner.lease.token === null) return;
+      const pending = this.runners.get(sessionId) ?? (takesUp ? this.get(sessionId) : undefined);
+      void pending?.then((runner) => {
+        if (runner.lease.token === null && !takesUp) return;
         if (reason === 'flags') runner.flagsChanged();
-        else runner.wake();
-      }, () => undefined);
+        if (reason === 'work' || takesUp) runner.wake();
+      }, (error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'wakeup-load-failed'));
     });
     let sweeps = 0;
     this.sweeper = setInterval(() => {

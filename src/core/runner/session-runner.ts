@@ -70,7 +70,7 @@ export class SessionRunner {
     /** Activities hold one of the process's slots, except while they wait on a model or tool. */
     private readonly slots: WorkSlots,
   ) {
-    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
+    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log, deps.replica.role !== 'ingest');
     this.budget = new SessionBudget(deps);
     this.outage = new StorageOutage(deps);
     const saver = deps.attachments;

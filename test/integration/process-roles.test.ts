@@ -1,0 +1,160 @@
+// HIPPO_ROLE (docs/operations.md "Process roles"): an ingest process receives, stores and acks
+// Slack's events and never drives a session; a worker process drives sessions and serves no Slack
+// endpoint. Two real `npm start` processes on one Postgres, the fake Slack and the fake model:
+// a mention is answered end to end, and a SIGKILL of either process loses nothing.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { roleOf } from '../support/model-script.js';
+import { startScript, type RunningProcess } from '../support/processes.js';
+import { until } from '../support/wait.js';
+
+const signingSecret = 'roles-secret';
+const channel = 'C0ROLES';
+let database: TestDatabase;
+let model: FakeModelServer;
+let slack: FakeSlackApi;
+const running: RunningProcess[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  model = await startFakeModelServer();
+  slack = await startFakeSlackApi({ threadStatusError: null });
+  slack.addUser({ id: 'UADA', displayName: 'Ada' });
+});
+afterAll(async () => {
+  for (const process of running) {
+    process.kill('SIGKILL');
+    await process.exited;
+  }
+  await slack.close();
+  await model.close();
+  await database.drop();
+});
+
+/** Starts `npm start` in `role` and returns it with its HTTP port (sweeps every third of the lease TTL). */
+async function start(role: 'ingest' | 'worker', leaseTtlSeconds = 2): Promise<{ process: RunningProcess; port: number }> {
+  const process = startScript('src/main.ts', {
+    DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), `hippo-${role}-`)), PORT: '0', HIPPO_ROLE: role,
+    OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory',
+    LEASE_TTL_SECONDS: String(leaseTtlSeconds), SLACK_BOT_TOKEN: 'xoxb-roles-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+  });
+  running.push(process);
+  const started = await process.waitForLog(/^service-started/, 30_000);
+  expect(started['role']).toBe(role);
+  return { process, port: Number(started['port']) };
+}
+
+/** Posts a signed message event; `root` is the thread (the mention's own ts for a new thread). */
+async function post(port: number, event: Record<string, unknown>, eventId: string): Promise<Response> {
+  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: eventId, event: { channel, user: 'UADA', ...event } });
+  return fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
+}
+
+function mention(port: number, text: string, root: string, eventId: string): Promise<Response> {
+  return post(port, { type: 'app_mention', text: `<@${slack.botUserId}> ${text}`, ts: root, event_ts: root }, eventId);
+}
+
+/** The thread's messages that carry `text` as a finished answer. */
+function answers(root: string, text: string) {
+  return slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (message.markdown_text ?? message.text ?? '').includes(text));
+}
+
+async function leaseOwner(root: string): Promise<string | undefined> {
+  const session = await database.prisma.session.findFirst({ where: { threadKey: root } });
+  if (!session) return undefined;
+  return (await database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.owner;
+}
+
+async function metrics(port: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+async function stop(process: RunningProcess): Promise<void> {
+  process.kill('SIGTERM');
+  await process.exited;
+}
+
+describe('process roles on one Postgres', () => {
+  it('answers a mention and a reply in its thread: the ingest acks and stores, the worker drives and answers', async () => {
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      const said = JSON.stringify(body.messages.at(-1));
+      return { content: said.includes('and the second') ? 'Second answer.' : 'First answer.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
+    });
+    // Sweeps 10 s apart: the worker must take the session up on the ingest's wake-up, not by a sweep.
+    const ingest = await start('ingest', 30);
+    const worker = await start('worker', 30);
+    try {
+      // Recovery at start-up found nothing to drive: what follows reaches the worker as a wake-up.
+      expect((await worker.process.waitForLog(/^sessions-recovered$/, 10_000))['sessions']).toBe(0);
+      // The worker serves no Slack endpoint: Slack's requests go to the ingest process.
+      expect((await mention(worker.port, 'wrong door', '1730000100.000001', 'EvRolesX')).status).toBe(404);
+      const root = '1730000100.000100';
+      expect((await mention(ingest.port, 'first question', root, 'EvRoles1')).status).toBe(200);
+      await until(() => answers(root, 'First answer.').length === 1, 30_000, 'the first answer in the thread');
+      expect(await leaseOwner(root)).toContain(`:${String(worker.process.child.pid)}:`);
+      expect((await post(ingest.port, { type: 'message', text: 'and the second', ts: '1730000100.000200', thread_ts: root }, 'EvRoles2')).status).toBe(200);
+      await until(() => answers(root, 'Second answer.').length === 1, 30_000, 'the second answer in the thread');
+      // The worker ran both turns and took both steers; the ingest received them and ran nothing.
+      const [ingestMetrics, workerMetrics] = await Promise.all([metrics(ingest.port), metrics(worker.port)]);
+      expect(ingestMetrics).toMatch(/^hippo_steer_messages_total 2$/m);
+      expect(ingestMetrics).not.toMatch(/^hippo_(runs_total|model_calls_total|steers_taken_total)\b.* [1-9]/m);
+      expect(workerMetrics).toMatch(/^hippo_steers_taken_total 2$/m);
+      expect(workerMetrics).toMatch(/^hippo_model_calls_total\{role="worker",outcome="ok"\} 2$/m);
+      expect(answers(root, 'First answer.')).toHaveLength(1);
+      expect(worker.process.lines.join('\n')).not.toContain('sessions-swept');
+      // A command the ingest receives once the worker gave the idle session's lease up: the ingest
+      // stores it, the worker carries it out (the ingest never takes the lease, even a free one).
+      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.released === true, 20_000, 'the idle lease given up');
+      const command = { type: 'app_mention', text: `<@${slack.botUserId}> reset`, ts: '1730000100.000300', thread_ts: root };
+      expect((await post(ingest.port, command, 'EvRoles5')).status).toBe(200);
+      await until(async () => (await database.prisma.segment.count({ where: { sessionId: session.id } })) === 2, 30_000, 'the reset carried out');
+      expect(await leaseOwner(root)).toContain(`:${String(worker.process.child.pid)}:`);
+    } finally {
+      await stop(worker.process);
+      await stop(ingest.process);
+    }
+  }, 120_000);
+
+  it('loses nothing when the worker is SIGKILLed mid-turn or the ingest right after its ack', async () => {
+    let asked = 0;
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      asked += 1;
+      // The first worker's call hangs (it is killed meanwhile); later calls answer at once.
+      return asked === 1 ? { content: 'never delivered', delayMs: 60_000 } : { content: 'Answered after the crash.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 5 } };
+    });
+    const ingest = await start('ingest');
+    const first = await start('worker');
+    const root = '1730000200.000100';
+    expect((await mention(ingest.port, 'a long one', root, 'EvRoles3')).status).toBe(200);
+    await until(() => asked >= 1, 60_000, 'the first worker asking the model');
+    first.process.kill('SIGKILL');
+    await first.process.exited;
+    // The ingest dies right after acking a reply: the row is stored, its wake-up may be lost.
+    expect((await post(ingest.port, { type: 'message', text: 'also this', ts: '1730000200.000200', thread_ts: root }, 'EvRoles4')).status).toBe(200);
+    ingest.process.kill('SIGKILL');
+    await ingest.process.exited;
+    const second = await start('worker');
+    try {
+      await until(() => answers(root, 'Answered after the crash.').length >= 1, 40_000, 'the answer from the second worker');
+      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 20_000, 'the outbox drained');
+      // Both messages reached the model, the answer was posted once, and nothing is left queued.
+      const lastCall = model.requests.filter((request) => request.body.prompt_cache_key === session.id).at(-1);
+      expect(JSON.stringify(lastCall?.body.messages)).toContain('a long one');
+      expect(JSON.stringify(lastCall?.body.messages)).toContain('also this');
+      expect(answers(root, 'Answered after the crash.')).toHaveLength(1);
+      expect(answers(root, 'never delivered')).toHaveLength(0);
+      expect(await database.prisma.steerMessage.count({ where: { sessionId: session.id, status: 'queued' } })).toBe(0);
+    } finally {
+      await stop(second.process);
+    }
+  }, 150_000);
+});
