@@ -39,6 +39,8 @@ import { createLogger, type Logger } from '../src/log.js';
 import { signedHeaders, startFakeSlackApi } from '../test/fakes/fake-slack-api.js';
 import { createPgliteBenchDatabase, createPostgresBenchDatabase, RoundTripCounter } from './support/bench-database.js';
 import { closeChild, startModelHost } from './support/model-host.js';
+import { readFile, mkdtemp } from 'node:fs/promises';
+import { startScript, type RunningProcess } from '../test/support/processes.js';
 import { printReport, repoRoot, appendResults, runEnvironment, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
 import { count, envNumber, fixed, percentile, sleep } from './support/stats.js';
 
@@ -70,7 +72,15 @@ export interface B4Options {
    * under concurrency, so use it with concurrency 1).
    */
   traceAckPath?: boolean;
+  /**
+   * Process layout (BENCH_B4_ROLES, a comma list run one after the other; default "all,ingest+worker"):
+   * `all` = one process acks and runs the agent; `ingest+worker` = the measured process is
+   * HIPPO_ROLE=ingest and a real `src/main.ts` with HIPPO_ROLE=worker runs the sessions (Postgres only).
+   */
+  roles?: Layout;
 }
+
+export type Layout = 'all' | 'ingest+worker';
 
 /** Latency percentiles of acks, in milliseconds. */
 export interface LatencySummary {
@@ -128,6 +138,8 @@ export interface B4Result {
     ackStatements: Array<[string, number]>;
     /** Outbox items sent to the fake Slack per second during the measured window. */
     outboxSentPerSecond: number;
+    /** CPU of the worker process per event during the measured window (ingest+worker only; NaN otherwise). */
+    workerCpuMsPerEvent: number;
   };
   /** Hippo ÷ bare Bolt: ack p50 and p99; bare ÷ Hippo: throughput (all "how many times worse"). */
   ratios: { p50: number; p99: number; throughput: number };
@@ -154,7 +166,15 @@ function optionsFromEnvironment(): Required<B4Options> {
     logLevel: process.env['BENCH_B4_LOG_LEVEL'] ?? 'info',
     modelMs: envNumber('BENCH_B4_MODEL_MS', 0),
     traceAckPath: process.env['BENCH_B4_TRACE_ACK'] === '1',
+    roles: layoutsFromEnvironment()[0] ?? 'all',
   };
+}
+
+function layoutsFromEnvironment(): Layout[] {
+  const named = (process.env['BENCH_B4_ROLES'] ?? 'all,ingest+worker').split(',').map((name) => name.trim());
+  const layouts = named.filter((name): name is Layout => name === 'all' || name === 'ingest+worker');
+  if (layouts.length !== named.length) throw new Error(`BENCH_B4_ROLES: expected "all" and/or "ingest+worker", got "${process.env['BENCH_B4_ROLES'] ?? ''}"`);
+  return layouts;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,7 +612,9 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       await bareServer.close();
     }
 
-    console.error(`b4: Hippo, ${count(settings.events)} events…`);
+    console.error(`b4: Hippo (${settings.roles}), ${count(settings.events)} events…`);
+    const split = settings.roles === 'ingest+worker';
+    if (split && settings.database !== 'postgres') throw new Error('BENCH_B4_ROLES=ingest+worker needs Postgres (process roles share one database)');
     const model = await startModelHost({ kind: 'chat', delayMs: settings.modelMs }, { simulateCache: false });
     const database = await createDatabase(settings.database);
     try {
@@ -600,13 +622,15 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       const parsed = parseConfig({
         ...(database.url ? { DATABASE_URL: database.url } : {}), DATA_DIR: join(tmpdir(), 'hippo-b4-data'), LOG_LEVEL: settings.logLevel,
         OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: model.url, MODEL: 'bench-model', MODEL_CONTEXT_WINDOW: '128000', TOOLS: 'memory',
-        SLACK_BOT_TOKEN: 'xoxb-b4-bench', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: identity.apiUrl,
+        SLACK_BOT_TOKEN: 'xoxb-b4-bench', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: identity.apiUrl, HIPPO_ROLE: split ? 'ingest' : 'all',
       });
       if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
       const config = parsed.config;
       // As src/service.ts wires it: agent (sweeper on), HttpServer, Slack adapter on it.
       const built = await buildAgent({ config, database: database.database, log, environment: {} });
-      built.agent.runners.startSweeping();
+      if (!split) built.agent.runners.startSweeping();
+      // The worker: the real service (npm start's entry) on the same database, fake model and fake Slack.
+      const worker = split ? await startWorker(database.url ?? '', model.url, identity.apiUrl, settings.logLevel) : undefined;
       const http = new HttpServer(log);
       if (settings.traceAckPath) {
         // Routes the adapter adds run inside ackScope (the public route() wrapped, nothing else changed).
@@ -635,7 +659,9 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
         database.ackRoundTrips.reset();
         const outboxSent = () => database.database.prisma.outboxItem.count({ where: { status: 'sent' } });
         const sentBefore = await outboxSent();
-        const stats = await measure('Hippo (durable rows)', generator, url, { events: [], mentions: 0 }, plan, load);
+        const workerCpuBefore = worker ? await cpuMsOf(worker.child.pid) : 0;
+        const stats = await measure(split ? 'Hippo ingest (durable rows)' : 'Hippo (durable rows)', generator, url, { events: [], mentions: 0 }, plan, load);
+        const workerCpuMs = worker ? (await cpuMsOf(worker.child.pid)) - workerCpuBefore : Number.NaN;
         const sentDuring = (await outboxSent()) - sentBefore;
         hippo = {
           ...stats,
@@ -644,6 +670,7 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
           ackRoundTripsPerEvent: settings.traceAckPath ? database.ackRoundTrips.total / settings.events : Number.NaN,
           ackStatements: database.ackRoundTrips.top(14),
           outboxSentPerSecond: (sentDuring * 1000) / stats.wallMs,
+          workerCpuMsPerEvent: workerCpuMs / settings.events,
         };
         const ingestEnded = performance.now();
         rows = await checkRows(database.database, plan.events, warm.events, plan.mentions);
@@ -667,6 +694,10 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       } finally {
         // As the service stops: no new requests, sessions reach a checkpoint, then the outbox sender stops.
         await http.close();
+        if (worker) {
+          worker.kill('SIGTERM');
+          await worker.exited;
+        }
         await built.agent.stop(20_000);
         await adapter.stop();
         await built.close();
@@ -690,6 +721,31 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
   } finally {
     await generator.close();
   }
+}
+
+/** Starts `src/main.ts` as HIPPO_ROLE=worker and waits until it serves. */
+async function startWorker(databaseUrl: string, modelUrl: string, slackApiUrl: string, logLevel: string): Promise<RunningProcess> {
+  const worker = startScript('src/main.ts', {
+    DATABASE_URL: databaseUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-b4-worker-')), PORT: '0', HIPPO_ROLE: 'worker', LOG_LEVEL: logLevel === 'silent' ? 'warn' : logLevel,
+    OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: modelUrl, MODEL: 'bench-model', MODEL_CONTEXT_WINDOW: '128000', TOOLS: 'memory',
+    SLACK_BOT_TOKEN: 'xoxb-b4-bench', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slackApiUrl,
+  }, [], { nodeOptions: ['--max-old-space-size=1536'] });
+  try {
+    await worker.waitForLog(/^service-started/, 60_000);
+  } catch (error) {
+    worker.kill('SIGKILL');
+    throw new Error(`b4 worker did not start: ${String(error)}\n${worker.stderr().slice(-2_000)}`);
+  }
+  return worker;
+}
+
+/** CPU time (user + system) a process has used, in ms, from /proc (Linux). */
+async function cpuMsOf(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const stat = await readFile(`/proc/${String(pid)}/stat`, 'utf8').catch(() => '');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** The result as a report for bench/run.ts. */
@@ -722,6 +778,7 @@ export function b4Report(result: B4Result): BenchReport {
       database: settings.database === 'pglite' ? 'PGlite (embedded, as with no DATABASE_URL)' : 'Postgres (durable), pool as in src/adapters/storage/database.ts',
       load: settings.rate > 0 ? `open loop: ${settings.rate} events/s (at most ${settings.concurrency} in flight)` : `closed loop: ${settings.concurrency} in flight`,
       'load average at start': fixed(result.loadAtStart, 2),
+      roles: settings.roles,
     },
     tables: [
       {
@@ -753,14 +810,14 @@ export function b4Report(result: B4Result): BenchReport {
           ['processed event ids (incl. warm-up)', count(rows.processedEvents)],
           ['every steer taken by a worker after', Number.isFinite(drain.steersTakenMs) ? `${fixed(drain.steersTakenMs / 1000, 1)} s` : `not within ${fixed(settings.drainTimeoutMs / 1000, 0)} s (${drain.queuedAtEnd} queued)`],
           ['outbox items sent during the ingest', `${fixed(hippo.outboxSentPerSecond, 0)} / s`],
+          ...(Number.isFinite(hippo.workerCpuMsPerEvent) ? [['worker process CPU during the ingest', `${fixed(hippo.workerCpuMsPerEvent, 2)} ms / event`]] : []),
           ['outbox sent / pending at the end', `${count(drain.outboxSent)} / ${count(drain.outboxPendingAtEnd)}`],
         ],
       },
     ],
     targets,
-    // One process that ingests and runs the agent (HIPPO_ROLE=all, the only layout so far).
     summaryLines: [
-      `B4 summary: roles=all events_per_s=${fixed(hippo.eventsPerSecond, 0)} ack_p50_ms=${fixed(hippo.ack.p50, 1)} ack_p99_ms=${fixed(hippo.ack.p99, 1)} `
+      `B4 summary: roles=${settings.roles} events_per_s=${fixed(hippo.eventsPerSecond, 0)} ack_p50_ms=${fixed(hippo.ack.p50, 1)} ack_p99_ms=${fixed(hippo.ack.p99, 1)} `
       + `exactly_once=${rows.exactlyOnce && hippo.failed === 0 ? 'yes' : 'no'}`,
     ],
     notes: [
@@ -779,7 +836,26 @@ export function b4Report(result: B4Result): BenchReport {
   };
 }
 
-export const b4: Benchmark = { id: 'b4', title: 'Slack ingest', run: async () => b4Report(await runB4()) };
+export const b4: Benchmark = {
+  id: 'b4',
+  title: 'Slack ingest',
+  // One report: each layout's tables, targets and summary line one after the other.
+  run: async () => {
+    const reports: BenchReport[] = [];
+    for (const roles of layoutsFromEnvironment()) reports.push(b4Report(await runB4({ roles })));
+    const [first, ...rest] = reports;
+    if (!first) throw new Error('BENCH_B4_ROLES names no layout');
+    const label = (report: BenchReport) => String(report.settings['roles'] ?? '');
+    return {
+      ...first,
+      settings: { ...first.settings, roles: reports.map(label).join(', then ') },
+      tables: reports.flatMap((report) => report.tables.map((table) => ({ ...table, title: `${table.title} (roles=${label(report)})` }))),
+      targets: reports.flatMap((report) => report.targets.map((target) => ({ ...target, target: `roles=${label(report)}: ${target.target}` }))),
+      summaryLines: reports.flatMap((report) => report.summaryLines ?? []),
+      notes: [first.notes, ...rest.map((report) => report.notes.slice(-2))].flat(),
+    };
+  },
+};
 
 if (process.env['B4_LOAD_GENERATOR'] === '1') {
   await generatorMain();

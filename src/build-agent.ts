@@ -87,7 +87,10 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const { config, database, log } = options;
   const missing = missingModelSettings(config);
   if (missing.length > 0 || !config.MODEL) throw new ConfigError(`${missing.join('; ')}: needed to run the agent`);
-  const stores = createPrismaStores(database.prisma);
+  // Replicas on one Postgres hear of each other's messages through NOTIFY, which the intake
+  // statement sends itself on the intake pool.
+  const shared = database.pool && database.ackPool && config.DATABASE_URL ? { pool: database.pool, ackPool: database.ackPool, url: config.DATABASE_URL } : undefined;
+  const stores = createPrismaStores(database.prisma, shared ? { ackPool: shared.ackPool } : {});
   const window = contextWindowFor(config.MODEL, config.MODEL_CONTEXT_WINDOW);
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
   const groups = parseToolGroups(config.TOOLS);
@@ -123,7 +126,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const sweeper = config.WORKSPACE_RETENTION_DAYS > 0
     ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
     : undefined;
-  const wakeups = database.pool && config.DATABASE_URL ? await PostgresWakeups.start(database.pool, config.DATABASE_URL, log) : new LocalWakeups();
+  const wakeups = shared ? await PostgresWakeups.start(shared.pool, shared.url, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));
   const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const prices = config.MODEL_PRICES

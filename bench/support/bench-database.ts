@@ -142,7 +142,8 @@ export async function createPostgresBenchDatabase(
   const pool = database.pool;
   if (!pool) throw new Error('openDatabase returned no pool for Postgres');
   const wrapped = new WeakSet<pg.PoolClient>();
-  pool.on('acquire', (client) => {
+  // Both pools: the agent's and the intake's (the ack's one statement).
+  const counted = (client: pg.PoolClient) => {
     if (wrapped.has(client)) return;
     wrapped.add(client);
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -153,7 +154,9 @@ export async function createPostgresBenchDatabase(
       return roundTrips.timed(sql, query(...args));
     };
     Object.assign(client, { query: counting });
-  });
+  };
+  pool.on('acquire', counted);
+  database.ackPool?.on('acquire', counted);
   return track({
     kind: 'postgres',
     url: url.toString(),

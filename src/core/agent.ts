@@ -37,6 +37,14 @@ export interface SessionStatus {
   budgetUsd: number | null;
 }
 
+export interface SubmitOptions {
+  /** Starts a session for the thread when it has none (else a message there is not stored). */
+  startSession: boolean;
+  title?: string;
+  /** The platform event that carried the message, recorded as processed with it. */
+  eventKey?: string;
+}
+
 /** Most attachments taken from one message (platforms allow about ten). */
 const maxAttachments = 20;
 
@@ -53,28 +61,30 @@ export class Agent {
    * Starts a session for the thread (if none) and queues the message durably before anything
    * else happens. Returns `inserted: false` for a duplicate delivery (nothing else is done).
    */
-  async submit(incoming: IncomingMessage, options: { startSession: boolean; title?: string }): Promise<{ session: SessionRecord | null; steer: SteerRecord | null; inserted: boolean }> {
+  async submit(incoming: IncomingMessage, options: SubmitOptions): Promise<{ session: SessionRecord | null; steer: SteerRecord | null; inserted: boolean }> {
     // Whatever a platform accepted is stored, cut to Slack's own limit with a visible mark (the
     // stores replace what Postgres cannot hold).
     const message = { ...incoming, text: capText(incoming.text, maxMessageChars), authorName: capText(incoming.authorName, 200) };
-    const session = options.startSession
-      ? (await this.deps.stores.sessions.open(message.address, { title: (options.title ?? message.text).slice(0, 80), scope: this.deps.settings.memoryScope, startedBy: message.authorId })).session
-      : await this.deps.stores.sessions.find(message.address);
-    if (!session) return { session: null, steer: null, inserted: false };
-    const { steer, inserted } = await this.deps.stores.steers.enqueue({
-      sessionId: session.id,
-      platformMessageKey: message.platformMessageKey,
-      authorId: message.authorId,
-      authorName: message.authorName,
-      text: message.text,
-      ...(message.attachments?.length ? { attachments: message.attachments.slice(0, maxAttachments) } : {}),
+    // One durable write: the event, the session (found or started), the queued message.
+    const { session, steer, inserted, notified } = await this.deps.stores.steers.accept({
+      address: message.address,
+      ...(options.startSession ? { start: { title: (options.title ?? message.text).slice(0, 80), scope: this.deps.settings.memoryScope, startedBy: message.authorId } } : {}),
+      steer: {
+        platformMessageKey: message.platformMessageKey,
+        authorId: message.authorId,
+        authorName: message.authorName,
+        text: message.text,
+        ...(message.attachments?.length ? { attachments: message.attachments.slice(0, maxAttachments) } : {}),
+      },
+      ...(options.eventKey === undefined ? {} : { eventKey: options.eventKey }),
     });
+    if (!session || !steer) return { session, steer: null, inserted: false };
     if (inserted) {
       this.deps.events.emit({ type: 'steer-received', session, steer });
       // The message is durable now: the caller may acknowledge it (Slack wants its 200 fast), and
       // the wake-up runs behind. The owner (on any replica) wakes on the notification; with no
       // live owner this replica takes the lease; if this process dies first, the sweeper does.
-      const wake = this.wake(session.id)
+      const wake = this.wake(session.id, notified)
         .catch((error: unknown) => this.deps.log.error({ sessionId: session.id, err: error }, 'steer-wake-failed'))
         .finally(() => {
           if (this.wakes.get(session.id) === wake) this.wakes.delete(session.id);
@@ -84,8 +94,8 @@ export class Agent {
     return { session, steer, inserted };
   }
 
-  private async wake(sessionId: string): Promise<void> {
-    await this.deps.replica.wakeups.notify(sessionId);
+  private async wake(sessionId: string, notified: boolean): Promise<void> {
+    if (!notified) await this.deps.replica.wakeups.notify(sessionId);
     // An ingest process never drives: the notification is for the workers.
     if (this.deps.replica.role === 'ingest') return;
     await (await this.runners.get(sessionId)).steerArrived();

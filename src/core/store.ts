@@ -233,7 +233,34 @@ export interface SearchHit {
   snippet: string;
 }
 
+/** A person's message as it arrives, before anything else is done with it. */
+export interface ArrivingMessage {
+  address: ThreadAddress;
+  /** Creates the thread's session (with its memory space and first segment) when it has none. */
+  start?: { title: string; scope: MemoryScope; startedBy?: string };
+  steer: Omit<NewSteer, 'sessionId'>;
+  /** The platform's event id, recorded as processed with the message (a retry finds it). */
+  eventKey?: string;
+}
+
+export interface Accepted {
+  /** Null: the thread has no session and none was to be started (the message is not stored). */
+  session: SessionRecord | null;
+  steer: SteerRecord | null;
+  /** False for a redelivery (the message was queued already). */
+  inserted: boolean;
+  /** The session was created by this message. */
+  created: boolean;
+  /** The store told the drivers on every replica itself (with the message, on commit). */
+  notified: boolean;
+}
+
 export interface SteerStore {
+  /**
+   * Stores an arriving message at once, as one durable write: the event recorded, the session
+   * found or started, the message queued (R9). The platform is acknowledged after it.
+   */
+  accept(message: ArrivingMessage): Promise<Accepted>;
   /** Inserts if the platform key is new; `inserted` false means a duplicate delivery. */
   enqueue(steer: NewSteer): Promise<{ steer: SteerRecord; inserted: boolean }>;
   /** Edits a still-queued steer; false when it was already taken. */

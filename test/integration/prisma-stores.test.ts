@@ -205,6 +205,57 @@ function describeStores(getHarness: () => Harness): void {
       return stores().steers.enqueue({ sessionId, platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text });
     }
 
+    const arriving = (address: ThreadAddress, key: string, text: string, extra: { start?: boolean; eventKey?: string } = {}) =>
+      stores().steers.accept({
+        address,
+        ...(extra.start ? { start: { title: 'the task', scope: 'channel' as const, startedBy: 'U1' } } : {}),
+        steer: { platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text },
+        ...(extra.eventKey ? { eventKey: extra.eventKey } : {}),
+      });
+
+    it('accepts a message in one write: the session started with its space and first segment, the message queued, the event recorded', async () => {
+      const address = thread();
+      const first = await arriving(address, `acc-${address.channelId}-1`, 'please help', { start: true, eventKey: `ev:${address.channelId}:1` });
+      expect(first).toMatchObject({ inserted: true, created: true, notified: false });
+      const session = first.session!;
+      expect(session).toMatchObject({ ...address, title: 'the task', startedBy: 'U1', paused: false, resetRequested: false });
+      expect(first.steer).toMatchObject({ sessionId: session.id, text: 'please help', authorName: 'Ann', status: 'queued' });
+      expect(Math.abs(first.steer!.receivedAt.getTime() - Date.now())).toBeLessThan(60_000);
+      // The same session as open() reads, with its first segment and a channel space.
+      expect(await stores().sessions.find(address)).toEqual(session);
+      const { segment } = await stores().context.load(session.id);
+      expect(segment).toMatchObject({ id: session.currentSegmentId, ordinal: 1 });
+      expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: session.memorySpaceId } })).toMatchObject({ scope: 'channel', scopeKey: address.channelId });
+      expect(await stores().events.wasProcessed(`ev:${address.channelId}:1`)).toBe(true);
+      // A reply in the thread finds the session; a redelivery of it stores nothing twice.
+      const reply = await arriving(address, `acc-${address.channelId}-2`, 'more', { eventKey: `ev:${address.channelId}:2` });
+      expect(reply).toMatchObject({ session: { id: session.id }, inserted: true, created: false });
+      const again = await arriving(address, `acc-${address.channelId}-2`, 'more, redelivered', { start: true, eventKey: `ev:${address.channelId}:2` });
+      expect(again).toMatchObject({ session: { id: session.id }, steer: reply.steer, inserted: false, created: false });
+      expect(await prisma().steerMessage.count({ where: { sessionId: session.id } })).toBe(2);
+      expect(await prisma().session.count({ where: { channelId: address.channelId } })).toBe(1);
+    });
+
+    it('stores no message in a thread without a session unless told to start one, and still records the event', async () => {
+      const address = thread();
+      const chatter = await arriving(address, `acc-${address.channelId}-x`, 'just chatting', { eventKey: `ev:${address.channelId}:x` });
+      expect(chatter).toEqual({ session: null, steer: null, inserted: false, created: false, notified: false });
+      expect(await stores().sessions.find(address)).toBeNull();
+      expect(await prisma().steerMessage.count({ where: { platformMessageKey: `acc-${address.channelId}-x` } })).toBe(0);
+      expect(await stores().events.wasProcessed(`ev:${address.channelId}:x`)).toBe(true);
+    });
+
+    it('starts one session when many messages open the same thread at once', async () => {
+      const address = thread();
+      const results = await Promise.all(Array.from({ length: 8 }, (_unused, index) => arriving(address, `race-${address.channelId}-${index}`, `m${index}`, { start: true })));
+      expect(new Set(results.map((result) => result.session?.id)).size).toBe(1);
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      expect(results.every((result) => result.inserted)).toBe(true);
+      expect(await prisma().session.count({ where: { channelId: address.channelId } })).toBe(1);
+      expect(await prisma().segment.count({ where: { sessionId: results[0]!.session!.id } })).toBe(1);
+      expect(await prisma().steerMessage.count({ where: { sessionId: results[0]!.session!.id } })).toBe(8);
+    });
+
     it('ignores a duplicate delivery and keeps the first text', async () => {
       const session = await open();
       const first = await enqueue(session.id, `dup-${session.id}`, 'first');
@@ -624,6 +675,39 @@ describe('Prisma stores on Postgres', () => {
   const harness = (): Harness => ({ stores: createPrismaStores(database.prisma), database });
 
   describeStores(harness);
+
+  it('accepts a message on the intake pool in one statement that also tells every replica, once it is committed', async () => {
+    const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(String(message.payload)));
+    await listener.query('LISTEN hippo_session_work');
+    const statements: string[] = [];
+    const intake = database.ackPool!;
+    const query = intake.query.bind(intake);
+    // Counts what the intake pool is sent (the agent's pool is not asked at all).
+    intake.query = ((...args: Parameters<typeof query>) => {
+      statements.push(String(args[0]));
+      return query(...args);
+    }) as typeof intake.query;
+    try {
+      const address = thread();
+      const accepted = await stores.steers.accept({ address, start: { title: 't', scope: 'channel' }, steer: { platformMessageKey: `ack-${address.channelId}`, authorId: 'U1', authorName: 'Ann', text: 'hi' }, eventKey: `ev:ack:${address.channelId}` });
+      expect(accepted).toMatchObject({ inserted: true, created: true, notified: true });
+      expect(statements).toHaveLength(1);
+      const deadline = Date.now() + 5_000;
+      while (!heard.includes(accepted.session!.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(heard).toEqual([accepted.session!.id]);
+      // A redelivery notifies no one.
+      expect(await stores.steers.accept({ address, steer: { platformMessageKey: `ack-${address.channelId}`, authorId: 'U1', authorName: 'Ann', text: 'hi' } })).toMatchObject({ inserted: false, notified: false });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(heard).toHaveLength(1);
+    } finally {
+      intake.query = query;
+      await listener.end();
+    }
+  });
 
   it('gives the steers to the first of two takers that waited on the same lock', async () => {
     const { stores } = harness();

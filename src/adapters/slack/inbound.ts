@@ -31,7 +31,8 @@ export interface EventDelivery {
 }
 
 /** What became of a person's message: a refused one leaves no trace, not even "processed". */
-type Outcome = 'handled' | 'ignored' | 'refused';
+/** 'recorded': the message was stored with its event id (nothing more to record). */
+type Outcome = 'handled' | 'recorded' | 'ignored' | 'refused';
 
 /** Handles one message or app_mention event. */
 export async function handleMessageEvent(context: SlackContext, delivery: EventDelivery, raw: unknown): Promise<void> {
@@ -53,11 +54,12 @@ export async function handleMessageEvent(context: SlackContext, delivery: EventD
   // delivery that finished, e.g. chatter that was ignored before a session came to its thread.
   // A retry racing its first delivery passes; the steer key (or command key) holds then.
   if (eventKey && (delivery.retryNum ?? 0) > 0 && (await context.stores.events.wasProcessed(eventKey))) return;
-  const outcome = await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, identity, event));
-  if (eventKey && outcome !== 'refused') await context.stores.events.markProcessed(eventKey);
+  const outcome = await inFlight.run(slackMessageKey(teamId, event.channel, event.ts), () => handleHumanMessage(context, teamId, identity, event, eventKey ?? undefined));
+  if (eventKey && outcome !== 'refused' && outcome !== 'recorded') await context.stores.events.markProcessed(eventKey);
 }
 
-async function handleHumanMessage(context: SlackContext, teamId: string, identity: SlackIdentity, event: MessageEvent): Promise<Outcome> {
+async function handleHumanMessage(context: SlackContext, teamId: string, identity: SlackIdentity, event: MessageEvent, eventKey: string | undefined): Promise<Outcome> {
+  const submitted = eventKey === undefined ? {} : { eventKey };
   const { agent, access } = context;
   const userId = event.user ?? '';
   const mention = `<@${identity.botUserId}>`;
@@ -72,14 +74,17 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   const target = { teamId, channelId: event.channel, userId, threadTs: event.thread_ts };
   const knownName = mentioned || direct ? undefined : context.people.knownName(teamId, userId);
   if (knownName !== undefined && (await access.maySteer(requester)).allowed) {
-    // A plain reply by someone already known: submit finds the thread's session itself (one
-    // statement less on the ack path) and queues nothing where there is none (chatter).
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName: knownName, text, attachments }, { startSession: false });
-    return 'handled';
+    // A plain reply by someone already known: the ack's one statement finds the thread's session,
+    // queues the message and records the event, and queues nothing where there is none (chatter).
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName: knownName, text, attachments }, { startSession: false, ...submitted });
+    return 'recorded';
   }
-  const session = await agent.findSession(address);
-  // Without a session, "remember …" has no context to fork memory from: it is a request then.
   const said = mentioned || direct ? mentionCommand(text) : null;
+  // A message at the top of a channel or DM starts its own thread: it has no session before it (a
+  // redelivery finds its own in the intake statement), so only a command or a reply looks one up.
+  const threadReply = event.thread_ts !== undefined && event.thread_ts !== event.ts;
+  const session = said || threadReply ? await agent.findSession(address) : null;
+  // Without a session, "remember …" has no context to fork memory from: it is a request then.
   const command = said && (session || !textVerbs.has(said.verb)) ? said : null;
   if (session && command) return runThreadCommand(context, session, command, event, teamId);
   if (!session && !mentioned && !direct) return 'ignored'; // chatter in a thread Hippo is not part of
@@ -89,27 +94,26 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
     // A stranger chatting in a session's thread is told once an hour, not at every message.
     if (!decision.allowed) return (refuse(context, target, decision, `steer:${session.id}:${userId}`), 'refused');
     const authorName = await context.people.name(teamId, userId);
-    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName, text, attachments }, { startSession: false });
-    return 'handled';
+    await agent.submit({ address, platformMessageKey: messageKey, authorId: userId, authorName, text, attachments }, { startSession: false, ...submitted });
+    return 'recorded';
   }
   const decision = await access.mayStart(requester, { channelId: event.channel, direct });
   if (!decision.allowed) return (refuse(context, target, decision, `message:${messageKey}`), 'refused');
-  const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
   const [authorName, history, visibility] = await Promise.all([
     context.people.name(teamId, userId),
-    inThread ? context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '',
+    threadReply ? context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '',
     context.people.visibility(teamId, event.channel, event.channel_type),
   ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
     { address: { ...address, visibility }, platformMessageKey: messageKey, authorId: userId, authorName, text: history ? withHistory(history, request) : request, attachments },
-    { startSession: true, title: request.slice(0, 80) },
+    { startSession: true, title: request.slice(0, 80), ...submitted },
   );
-  if (!inserted) return 'handled';
-  context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: inThread }, 'slack-session-started');
+  if (!inserted) return 'recorded';
+  context.log.info({ channelId: event.channel, threadTs: address.threadKey, fromThread: threadReply }, 'slack-session-started');
   // A direct thread is (most likely) one of the assistant pane: it is titled after the request.
-  if (direct && inThread) setThreadTitle(context, teamId, event.channel, address.threadKey, request);
-  return 'handled';
+  if (direct && threadReply) setThreadTitle(context, teamId, event.channel, address.threadKey, request);
+  return 'recorded';
 }
 
 /**

@@ -21,6 +21,8 @@ export interface Database {
   prisma: PrismaClient;
   /** The pg pool (Postgres only): LISTEN/NOTIFY and raw maintenance use it. */
   pool?: pg.Pool;
+  /** A small pool of its own for the intake statement (Postgres only): acks never queue behind agent work. */
+  ackPool?: pg.Pool;
   /** Names of the migrations applied by this start-up. */
   appliedMigrations: string[];
   /** Resolves when the database answers a trivial query. */
@@ -41,6 +43,9 @@ export interface OpenDatabaseOptions {
 // Prisma's defaults (2 s to get a connection, 5 s per transaction) fail short transactions on a
 // busy machine; waiting a little longer is better than failing a run.
 const transactionOptions = { maxWait: 10_000, timeout: 30_000 };
+
+/** Connections of the intake pool: each ack is one short statement, so a few carry hundreds per second. */
+const ackPoolSize = 4;
 
 /**
  * How the embedded database is started. PGlite's default shared_buffers (128 MB) only duplicates the
@@ -122,15 +127,19 @@ async function openPostgres(
     if (!isTransientDatabaseError(error)) throw error;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions });
+  // Connections are opened on first use: an ingest-less process (a worker) opens none.
+  const ackPool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: transactionOptions.timeout, max: ackPoolSize });
+  ackPool.on('error', (error) => options.log.warn({ err: error.message }, 'database-pool-error'));
   return {
     kind: 'postgres',
     prisma,
     pool,
+    ackPool,
     appliedMigrations: applied,
     ping: async () => void (await pool.query('SELECT 1')),
     close: async () => {
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), ackPool.end()]);
     },
   };
 }

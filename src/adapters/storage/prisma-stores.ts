@@ -1,5 +1,6 @@
 // The storage ports of src/core/store.ts on Prisma (Postgres or PGlite). The larger stores live in
 // their own files; the small ones (event log, memory runs, usage) are here.
+import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
@@ -17,11 +18,11 @@ const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider
 const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed', 'skipped'];
 
 /** Every store core needs, on one Prisma client; failures reach core as StorageError. */
-export function createPrismaStores(prisma: PrismaClient): Stores {
+export function createPrismaStores(prisma: PrismaClient, options: { /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool } = {}): Stores {
   return {
     sessions: guardStore(createSessionStore(prisma)),
     context: guardStore(createContextStore(prisma)),
-    steers: guardStore(createSteerStore(prisma)),
+    steers: guardStore(createSteerStore(prisma, options.ackPool)),
     events: guardStore(createEventLog(prisma)),
     memoryRuns: guardStore(createMemoryRunStore(prisma)),
     usage: guardStore(createUsageStore(prisma)),

@@ -112,7 +112,7 @@ function threadKey(address: ThreadAddress): ThreadAddress {
  * and an invite-only thread are spaces of their own, and a private channel never shares one with
  * public channels.
  */
-function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
+export function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
   // An invite-only thread is its own conversation: its members are not the channel's.
   if (address.visibility === 'invited') return `invited:${address.threadKey}`;
   if (address.visibility === 'direct') return scope === 'thread' ? `dm:${address.channelId}/${address.threadKey}` : `dm:${address.channelId}`;
@@ -161,7 +161,7 @@ async function createSession(
   return session;
 }
 
-function toSessionRecord(row: Session): SessionRecord {
+export function toSessionRecord(row: Session): SessionRecord {
   const platform = platforms.find((candidate) => candidate === row.platform);
   if (!platform) throw new Error(`session ${row.id} has an unknown platform "${row.platform}"`);
   return {

@@ -3,20 +3,24 @@ import { z } from 'zod';
 import type { Attachment } from '../../core/store.js';
 import type { SteerRecord, SteerStore } from '../../core/store.js';
 import { capText, maxMessageChars, storableText } from '../../core/prompts/text-hygiene.js';
+import type pg from 'pg';
 import { Prisma, type PrismaClient, type SteerMessage } from '../../../prisma/generated/client.js';
+import { acceptMessage } from './intake.js';
 
 const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];
 
-/** Creates the Prisma-backed SteerStore. */
-export function createSteerStore(prisma: PrismaClient): SteerStore {
+/** Creates the Prisma-backed SteerStore; `ackPool` (Postgres) runs the intake statement. */
+export function createSteerStore(prisma: PrismaClient, ackPool?: pg.Pool): SteerStore {
   return {
+    accept: (message) => acceptMessage(prisma, ackPool, message),
+
     async enqueue(steer) {
       // Insert-if-absent in one statement: a redelivered platform event finds the row already there
       // (and only then costs a second statement, to read it).
       const inserted = await prisma.$queryRaw<SteerMessage[]>`
         INSERT INTO steer_messages (session_id, platform_message_key, author_id, author_name, text, attachments)
         VALUES (${steer.sessionId}, ${storableText(steer.platformMessageKey)}, ${storableText(steer.authorId)}, ${storableText(steer.authorName)}, ${storableText(steer.text)},
-                ${steer.attachments?.length ? JSON.stringify(steer.attachments.map(storableAttachment)) : null}::jsonb)
+                ${steer.attachments?.length ? JSON.stringify(storableAttachments(steer.attachments)) : null}::jsonb)
         ON CONFLICT (platform_message_key) DO NOTHING
         RETURNING ${steerColumns}`;
       const row = inserted[0] ?? (await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } }));
@@ -78,6 +82,10 @@ function attachmentsOf(value: unknown): Attachment[] {
 }
 
 /** What platforms sent is stored as text Postgres can hold. */
+export function storableAttachments(attachments: Attachment[]): Attachment[] {
+  return attachments.map(storableAttachment);
+}
+
 function storableAttachment(attachment: Attachment): Attachment {
   return { ...attachment, name: storableText(attachment.name), ref: storableText(attachment.ref), ...(attachment.url === undefined ? {} : { url: storableText(attachment.url) }) };
 }

@@ -5,7 +5,9 @@ import pg from 'pg';
 import type { WakeReason, Wakeups } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 
-const channel = 'hippo_session_work';
+/** The channel every replica LISTENs to (the intake statement notifies on it too). */
+export const wakeupChannel = 'hippo_session_work';
+const channel = wakeupChannel;
 // Payload: the session id for new work, "flags:<session id>" for changed flags.
 const flagsPrefix = 'flags:';
 
