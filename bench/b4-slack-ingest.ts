@@ -22,7 +22,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent as HttpAgent, createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -723,6 +723,9 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
   }
 }
 
+/** The worker's nice value in the ingest+worker layout (BENCH_B4_WORKER_NICE, default 10). */
+const workerNice = envNumber('BENCH_B4_WORKER_NICE', 10);
+
 /** Starts `src/main.ts` as HIPPO_ROLE=worker and waits until it serves. */
 async function startWorker(databaseUrl: string, modelUrl: string, slackApiUrl: string, logLevel: string): Promise<RunningProcess> {
   const worker = startScript('src/main.ts', {
@@ -730,6 +733,9 @@ async function startWorker(databaseUrl: string, modelUrl: string, slackApiUrl: s
     OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: modelUrl, MODEL: 'bench-model', MODEL_CONTEXT_WINDOW: '128000', TOOLS: 'memory',
     SLACK_BOT_TOKEN: 'xoxb-b4-bench', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slackApiUrl,
   }, [], { nodeOptions: ['--max-old-space-size=1536'] });
+  // Acks are what Slack times; a turn may wait. On one machine the worker yields the CPU to the
+  // ingest (in production they run on machines of their own).
+  if (worker.child.pid !== undefined) setPriority(worker.child.pid, workerNice);
   try {
     await worker.waitForLog(/^service-started/, 60_000);
   } catch (error) {
