@@ -94,9 +94,9 @@ export class Metrics {
         if (lease) held.add(sessionId);
         return lease;
       },
-      renew: async (sessionId, owner, fencingToken, ttlMs) => {
-        const renewed = await store.renew(sessionId, owner, fencingToken, ttlMs);
-        if (!renewed) held.delete(sessionId);
+      renewAll: async (owner, leases, ttlMs) => {
+        const renewed = await store.renewAll(owner, leases, ttlMs);
+        for (const { sessionId } of leases) if (!renewed.has(sessionId)) held.delete(sessionId);
         return renewed;
       },
       release: async (sessionId, owner, fencingToken) => {

@@ -367,8 +367,11 @@ export interface LeaseStore {
    * token grows when the lease changes hands; the same owner re-claiming keeps its token.
    */
   acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease | null>;
-  /** Extends a held lease; false when it was lost (expired and taken). */
-  renew(sessionId: string, owner: string, fencingToken: number, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends every lease `owner` holds of `leases` in one statement (a process renews all its
+   * sessions at one beat); returns the sessions still held (the others were lost: expired and taken).
+   */
+  renewAll(owner: string, leases: ReadonlyArray<{ sessionId: string; fencingToken: number }>, ttlMs: number): Promise<Set<string>>;
   /** Gives the lease up at idle (owner and token are kept: tokens only grow). */
   release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
   /** Current fencing token of a session (0 when none was ever taken). */

@@ -72,7 +72,7 @@ const stallTtlMs = 600;
  */
 async function stall(harness: AgentHarness, sessionId: string): Promise<void> {
   const leases = harness.deps.replica.leases;
-  leases.renew = async () => {
+  leases.renewAll = async () => {
     throw new Error('stalled');
   };
   leases.acquire = async () => null;

@@ -10,6 +10,7 @@ import { openDatabase, type Database } from '../../src/adapters/storage/database
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
+import { LeaseHeartbeat } from '../../src/core/runner/lease-heartbeat.js';
 import { LeaseKeeper } from '../../src/core/runner/lease-keeper.js';
 import type { AnyTool } from '../../src/core/tool.js';
 import { createLogger } from '../../src/log.js';
@@ -214,6 +215,43 @@ describe('replicas on one Postgres', () => {
     expect(final).toHaveLength(1);
     expect(shape(conversation(final[0]!.body))).toEqual(['user:run it', 'assistant→[job]', 'tool(job)']);
   }, 90_000);
+
+  it('renews every lease a process holds in one statement per beat, and tells only the session whose lease was taken', async () => {
+    const stores = createPrismaStores(database.prisma);
+    const leases = createLeaseStore(database.prisma);
+    const beats: number[] = [];
+    const renewAll = leases.renewAll.bind(leases);
+    leases.renewAll = async (owner, held, ttlMs) => {
+      beats.push(held.length);
+      return renewAll(owner, held, ttlMs);
+    };
+    const heartbeat = new LeaseHeartbeat(leases, 'one-process', 600, log);
+    const keepers = await Promise.all([1, 2, 3].map(async () => {
+      const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+      const keeper = new LeaseKeeper(leases, session.id, 'one-process', 600, log, true, heartbeat);
+      expect(await keeper.claim()).toBe('kept');
+      return keeper;
+    }));
+    const [kept, taken, alsoKept] = keepers as [LeaseKeeper, LeaseKeeper, LeaseKeeper];
+    const expiry = async (keeper: LeaseKeeper) => (await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: keeper.sessionId } })).expiresAt.getTime();
+    const before = await expiry(kept);
+    await until(() => beats.length >= 2, 5_000, 'two beats');
+    // Each beat renewed all three in one statement, past their first expiry.
+    expect(beats.slice(0, 2)).toEqual([3, 3]);
+    expect(await expiry(kept)).toBeGreaterThan(before);
+    // Another replica takes one lease after it expired: the next beat tells that keeper alone.
+    await database.prisma.$executeRaw`UPDATE session_leases SET owner = 'other-replica', fencing_token = fencing_token + 1 WHERE session_id = ${taken.sessionId}`;
+    await until(() => taken.lost, 5_000, 'the taken lease noticed');
+    expect(taken.token).toBeNull();
+    expect([kept.lost, alsoKept.lost]).toEqual([false, false]);
+    // Released leases leave the beat; with none held, nothing is sent.
+    await kept.release();
+    await alsoKept.release();
+    const sent = beats.length;
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(beats.length).toBe(sent);
+    expect(beats.every((size) => size > 0)).toBe(true);
+  });
 
   it('refuses the writes of a replica whose lease was taken (fencing)', async () => {
     const stores = createPrismaStores(database.prisma);

@@ -32,11 +32,14 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
       return row ? toLease(row) : null;
     },
 
-    async renew(sessionId, owner, fencingToken, ttlMs) {
-      const updated = await prisma.$executeRaw`
-        UPDATE session_leases SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
-        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken} AND NOT released`;
-      return updated > 0;
+    async renewAll(owner, leases, ttlMs) {
+      if (leases.length === 0) return new Set();
+      const rows = await prisma.$queryRaw<Array<{ session_id: string }>>`
+        UPDATE session_leases l SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
+        FROM unnest(${leases.map((lease) => lease.sessionId)}::text[], ${leases.map((lease) => lease.fencingToken)}::bigint[]) AS held(session_id, fencing_token)
+        WHERE l.session_id = held.session_id AND l.owner = ${owner} AND l.fencing_token = held.fencing_token AND NOT l.released
+        RETURNING l.session_id`;
+      return new Set(rows.map((row) => row.session_id));
     },
 
     async release(sessionId, owner, fencingToken) {

@@ -1,8 +1,9 @@
 // Holds a session's lease while its runner works (R10 across replicas): claims it before each
-// activity, renews it by heartbeat, releases it at idle, and notices when it was lost. A claim
-// while the lease is held and freshly renewed costs no statement.
+// activity, renews it with the process's heartbeat, releases it at idle, and notices when it was
+// lost. A claim while the lease is held and freshly renewed costs no statement.
 import type { Log } from '../log.js';
 import type { LeaseStore } from '../store.js';
+import { LeaseHeartbeat, type HeldLease } from './lease-heartbeat.js';
 
 export type Claim =
   /** Held all along (renewed recently): nothing could have changed; no statement was needed. */
@@ -14,7 +15,7 @@ export type Claim =
   /** Another replica holds it: it drives the session. */
   | 'refused';
 
-export class LeaseKeeper {
+export class LeaseKeeper implements HeldLease {
   /** The fencing token while held; null otherwise. */
   token: number | null = null;
   /** Set when a renewal found the lease taken; the runner stops at its next checkpoint. */
@@ -23,17 +24,18 @@ export class LeaseKeeper {
   /** Until when (Date.now() ms) the last acquire or renewal holds the lease. */
   private heldUntil = 0;
   private stale = false;
-  private heartbeat: NodeJS.Timeout | undefined;
   private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: LeaseStore,
-    private readonly sessionId: string,
+    readonly sessionId: string,
     private readonly owner: string,
     private readonly ttlMs: number,
     private readonly log: Log,
     /** False in a process that never drives (HIPPO_ROLE=ingest): every claim is refused. */
     private readonly drives = true,
+    /** The process's heartbeat, shared by its sessions (one renewal statement per beat). */
+    private readonly heartbeat = new LeaseHeartbeat(store, owner, ttlMs, log),
   ) {}
 
   async claim(): Promise<Claim> {
@@ -103,36 +105,24 @@ export class LeaseKeeper {
   }
 
   private startHeartbeat(): void {
-    if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.ttlMs / 3)));
-    this.heartbeat.unref();
+    this.heartbeat.join(this);
   }
 
   private stopHeartbeat(): void {
-    clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
+    this.heartbeat.leave(this);
   }
 
-  private async renew(): Promise<void> {
-    const token = this.token;
-    if (token === null) return;
-    const sentAt = Date.now();
-    let held: boolean;
-    try {
-      held = await this.store.renew(this.sessionId, this.owner, token, this.ttlMs);
-    } catch (error) {
-      // A database hiccup is not a lost lease; the next beat tries again (and claims meanwhile
-      // ask the database, as the renewal did not extend what we know).
-      this.log.warn({ sessionId: this.sessionId, err: String(error) }, 'lease-renew-failed');
-      return;
-    }
+  /** HeldLease: the process's heartbeat renewed the lease. */
+  renewedAt(token: number, sentAt: number): void {
+    if (this.token === token) this.heldUntil = sentAt + this.ttlMs;
+  }
+
+  /** HeldLease: the renewal found the lease taken; the runner stops at its next checkpoint. */
+  takenAway(token: number): void {
     if (this.token !== token) return;
-    if (held) this.heldUntil = sentAt + this.ttlMs;
-    else {
-      this.log.warn({ sessionId: this.sessionId, fencingToken: token }, 'lease-lost');
-      this.lost = true;
-      this.token = null;
-      this.stopHeartbeat();
-    }
+    this.log.warn({ sessionId: this.sessionId, fencingToken: token }, 'lease-lost');
+    this.lost = true;
+    this.token = null;
+    this.stopHeartbeat();
   }
 }

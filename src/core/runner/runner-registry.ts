@@ -4,11 +4,14 @@ import type { AgentDeps } from '../agent-context.js';
 import { retryTransient } from './retry.js';
 import { SessionRunner } from './session-runner.js';
 import { WorkSlots } from './work-slots.js';
+import { LeaseHeartbeat } from './lease-heartbeat.js';
 
 export class RunnerRegistry {
   private readonly runners = new Map<string, Promise<SessionRunner>>();
   /** Shared by every runner of this process. */
   readonly slots: WorkSlots;
+  /** Renews the leases of every session this process drives, in one statement per beat. */
+  private readonly heartbeat: LeaseHeartbeat;
   private sweeper: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Aborted by stop(): ends a recovery still waiting for the database. */
@@ -20,6 +23,7 @@ export class RunnerRegistry {
     private readonly idleAfterMs = 10 * 60_000,
   ) {
     this.slots = new WorkSlots(deps.settings.runnerSlots);
+    this.heartbeat = new LeaseHeartbeat(deps.replica.leases, deps.replica.owner, deps.replica.leaseTtlMs, deps.log);
   }
 
   /**
@@ -28,10 +32,10 @@ export class RunnerRegistry {
    * bring a kept copy up to date (its status would show the session as it was).
    */
   get(sessionId: string): Promise<SessionRunner> {
-    if (this.deps.replica.role === 'ingest') return SessionRunner.load(this.deps, sessionId, this.slots);
+    if (this.deps.replica.role === 'ingest') return SessionRunner.load(this.deps, sessionId, this.slots, this.heartbeat);
     let runner = this.runners.get(sessionId);
     if (!runner) {
-      runner = SessionRunner.load(this.deps, sessionId, this.slots).then(async (loaded) => {
+      runner = SessionRunner.load(this.deps, sessionId, this.slots, this.heartbeat).then(async (loaded) => {
         // Whatever a crashed process left owed to the thread goes out first.
         await loaded.redeliver().catch((error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'redeliver-failed'));
         return loaded;

@@ -23,6 +23,7 @@ import { SessionBudget } from './session-budget.js';
 import { StorageOutage } from './storage-outage.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
+import type { LeaseHeartbeat } from './lease-heartbeat.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from '../store.js';
 import { runWorkerLoop } from '../loop/worker-loop.js';
 
@@ -69,8 +70,9 @@ export class SessionRunner {
     readonly context: LiveContext,
     /** Activities hold one of the process's slots, except while they wait on a model or tool. */
     private readonly slots: WorkSlots,
+    heartbeat: LeaseHeartbeat,
   ) {
-    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log, deps.replica.role !== 'ingest');
+    this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log, deps.replica.role !== 'ingest', heartbeat);
     this.budget = new SessionBudget(deps);
     this.outage = new StorageOutage(deps);
     const saver = deps.attachments;
@@ -106,12 +108,12 @@ export class SessionRunner {
   }
 
   /** Loads a session's current segment (its init messages are written by the first activity). */
-  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots): Promise<SessionRunner> {
+  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots, heartbeat: LeaseHeartbeat): Promise<SessionRunner> {
     const session = await deps.stores.sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     const { segment, messages } = await deps.stores.context.load(sessionId);
     const context = new LiveContext(deps.stores.context, segment, messages, estimateTokens(deps.tools.definitions));
-    return new SessionRunner(deps, session, context, slots);
+    return new SessionRunner(deps, session, context, slots, heartbeat);
   }
 
   get session(): SessionRecord {
