@@ -74,13 +74,23 @@ export interface B4Options {
   traceAckPath?: boolean;
   /**
    * Process layout (BENCH_B4_ROLES, a comma list run one after the other; default "all,ingest+worker"):
-   * `all` = one process acks and runs the agent; `ingest+worker` = the measured process is
-   * HIPPO_ROLE=ingest and a real `src/main.ts` with HIPPO_ROLE=worker runs the sessions (Postgres only).
+   * `all` = one process acks and runs the agent; `ingest+worker` (or `ingest+2workers`, …) = the
+   * measured process is HIPPO_ROLE=ingest and real `src/main.ts` processes with HIPPO_ROLE=worker
+   * run the sessions (Postgres only).
    */
   roles?: Layout;
 }
 
-export type Layout = 'all' | 'ingest+worker';
+/** `all`, or `ingest+worker`, `ingest+2workers`, `ingest+4workers`, … */
+export type Layout = string;
+
+/** Worker processes beside the measured one (0: it is an `all` process). */
+function workersOf(layout: Layout): number {
+  if (layout === 'all') return 0;
+  const match = /^ingest\+(\d*)workers?$/.exec(layout);
+  if (!match) throw new Error(`BENCH_B4_ROLES: expected "all" or "ingest+worker" / "ingest+Nworkers", got "${layout}"`);
+  return match[1] ? Number(match[1]) : 1;
+}
 
 /** Latency percentiles of acks, in milliseconds. */
 export interface LatencySummary {
@@ -138,8 +148,10 @@ export interface B4Result {
     ackStatements: Array<[string, number]>;
     /** Outbox items sent to the fake Slack per second during the measured window. */
     outboxSentPerSecond: number;
-    /** CPU of the worker process per event during the measured window (ingest+worker only; NaN otherwise). */
+    /** CPU of the worker processes per event, from the measured window's start until every steer was taken (NaN without workers). */
     workerCpuMsPerEvent: number;
+    /** Transactions Postgres committed in the database per event over the same span, every process (pg_stat_database). */
+    transactionsPerEvent: number;
   };
   /** Hippo ÷ bare Bolt: ack p50 and p99; bare ÷ Hippo: throughput (all "how many times worse"). */
   ratios: { p50: number; p99: number; throughput: number };
@@ -172,9 +184,8 @@ function optionsFromEnvironment(): Required<B4Options> {
 
 function layoutsFromEnvironment(): Layout[] {
   const named = (process.env['BENCH_B4_ROLES'] ?? 'all,ingest+worker').split(',').map((name) => name.trim());
-  const layouts = named.filter((name): name is Layout => name === 'all' || name === 'ingest+worker');
-  if (layouts.length !== named.length) throw new Error(`BENCH_B4_ROLES: expected "all" and/or "ingest+worker", got "${process.env['BENCH_B4_ROLES'] ?? ''}"`);
-  return layouts;
+  for (const name of named) workersOf(name);
+  return named;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -613,7 +624,8 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
     }
 
     console.error(`b4: Hippo (${settings.roles}), ${count(settings.events)} events…`);
-    const split = settings.roles === 'ingest+worker';
+    const workerCount = workersOf(settings.roles);
+    const split = workerCount > 0;
     if (split && settings.database !== 'postgres') throw new Error('BENCH_B4_ROLES=ingest+worker needs Postgres (process roles share one database)');
     const model = await startModelHost({ kind: 'chat', delayMs: settings.modelMs }, { simulateCache: false });
     const database = await createDatabase(settings.database);
@@ -630,7 +642,9 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       const built = await buildAgent({ config, database: database.database, log, environment: {} });
       if (!split) built.agent.runners.startSweeping();
       // The worker: the real service (npm start's entry) on the same database, fake model and fake Slack.
-      const worker = split ? await startWorker(database.url ?? '', model.url, identity.apiUrl, settings.logLevel) : undefined;
+      const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(database.url ?? '', model.url, identity.apiUrl, settings.logLevel)));
+      const workersCpu = async () => (await Promise.all(workers.map((worker) => cpuMsOf(worker.child.pid)))).reduce((total, value) => total + value, 0);
+      const commits = async () => Number((await database.database.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]?.n ?? Number.NaN);
       const http = new HttpServer(log);
       if (settings.traceAckPath) {
         // Routes the adapter adds run inside ackScope (the public route() wrapped, nothing else changed).
@@ -659,9 +673,9 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
         database.ackRoundTrips.reset();
         const outboxSent = () => database.database.prisma.outboxItem.count({ where: { status: 'sent' } });
         const sentBefore = await outboxSent();
-        const workerCpuBefore = worker ? await cpuMsOf(worker.child.pid) : 0;
+        const workerCpuBefore = await workersCpu();
+        const commitsBefore = settings.database === 'postgres' ? await commits() : Number.NaN;
         const stats = await measure(split ? 'Hippo ingest (durable rows)' : 'Hippo (durable rows)', generator, url, { events: [], mentions: 0 }, plan, load);
-        const workerCpuMs = worker ? (await cpuMsOf(worker.child.pid)) - workerCpuBefore : Number.NaN;
         const sentDuring = (await outboxSent()) - sentBefore;
         hippo = {
           ...stats,
@@ -670,7 +684,8 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
           ackRoundTripsPerEvent: settings.traceAckPath ? database.ackRoundTrips.total / settings.events : Number.NaN,
           ackStatements: database.ackRoundTrips.top(14),
           outboxSentPerSecond: (sentDuring * 1000) / stats.wallMs,
-          workerCpuMsPerEvent: workerCpuMs / settings.events,
+          workerCpuMsPerEvent: Number.NaN,
+          transactionsPerEvent: Number.NaN,
         };
         const ingestEnded = performance.now();
         rows = await checkRows(database.database, plan.events, warm.events, plan.mentions);
@@ -685,6 +700,10 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
           if (Date.now() > deadline) break;
           await sleep(250);
         }
+        if (split) hippo.workerCpuMsPerEvent = ((await workersCpu()) - workerCpuBefore) / settings.events;
+        // Statistics reach pg_stat_database within a second of each backend's commits.
+        await sleep(1_500);
+        if (settings.database === 'postgres') hippo.transactionsPerEvent = ((await commits()) - commitsBefore) / settings.events;
         drain = {
           steersTakenMs,
           queuedAtEnd: await queued(),
@@ -694,10 +713,8 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       } finally {
         // As the service stops: no new requests, sessions reach a checkpoint, then the outbox sender stops.
         await http.close();
-        if (worker) {
-          worker.kill('SIGTERM');
-          await worker.exited;
-        }
+        for (const worker of workers) worker.kill('SIGTERM');
+        await Promise.all(workers.map((worker) => worker.exited));
         await built.agent.stop(20_000);
         await adapter.stop();
         await built.close();
@@ -816,7 +833,8 @@ export function b4Report(result: B4Result): BenchReport {
           ['processed event ids (incl. warm-up)', count(rows.processedEvents)],
           ['every steer taken by a worker after', Number.isFinite(drain.steersTakenMs) ? `${fixed(drain.steersTakenMs / 1000, 1)} s` : `not within ${fixed(settings.drainTimeoutMs / 1000, 0)} s (${drain.queuedAtEnd} queued)`],
           ['outbox items sent during the ingest', `${fixed(hippo.outboxSentPerSecond, 0)} / s`],
-          ...(Number.isFinite(hippo.workerCpuMsPerEvent) ? [['worker process CPU during the ingest', `${fixed(hippo.workerCpuMsPerEvent, 2)} ms / event`]] : []),
+          ...(Number.isFinite(hippo.workerCpuMsPerEvent) ? [['worker processes CPU, measured window until every steer was taken', `${fixed(hippo.workerCpuMsPerEvent, 2)} ms / event`]] : []),
+          ...(Number.isFinite(hippo.transactionsPerEvent) ? [['transactions committed in the database, same span, every process', `${fixed(hippo.transactionsPerEvent, 1)} / event`]] : []),
           ['outbox sent / pending at the end', `${count(drain.outboxSent)} / ${count(drain.outboxPendingAtEnd)}`],
         ],
       },
