@@ -56,6 +56,8 @@ interface ScaleResult {
   rssPerSessionKb: number;
   peakRssMb: number;
   roundTripsPerTurn: number;
+  /** The most sent statements, per turn. */
+  statementsPerTurn: Array<[string, number]>;
   cpuMsPerTurn: number;
   failedTurns: number;
   /** Session runners loaded at the end (sessions whose creation failed have none). */
@@ -127,6 +129,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         runners,
         peakRssMb: peakRss / 2 ** 20,
         roundTripsPerTurn: database.roundTrips.total / turns,
+        statementsPerTurn: database.roundTrips.top(10).map(([sql, times]): [string, number] => [sql, times / turns]),
         cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
         failedTurns,
         failures,
@@ -214,6 +217,7 @@ async function runB3(): Promise<BenchReport> {
       'Per-turn CPU and round trips divide by all turns sent (failed ones included); turn latency percentiles are over answered turns.',
       'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the runners loaded.',
       `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
+      ...results.map((result) => `Statements per turn with ${count(result.sessions)} sessions: ${result.statementsPerTurn.map(([sql, times]) => `${sql} ${fixed(times, 2)}`).join('; ')}.`),
     ],
   };
 }
