@@ -143,8 +143,15 @@ describe('process roles on one Postgres', () => {
     await ingest.process.exited;
     const second = await start('worker');
     try {
-      await until(() => answers(root, 'Answered after the crash.').length >= 1, 40_000, 'the answer from the second worker');
       const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      // A killed process may hold the claim of the thread's status post it was sending (under load
+      // the kill can land mid-send): the thread's later items wait until that claim lapses (the
+      // outbox's 60 s claim lease), so the answer may take a minute; it must still come, once.
+      await until(() => answers(root, 'Answered after the crash.').length >= 1, 90_000, 'the answer from the second worker').catch(async (error: unknown) => {
+        console.log(JSON.stringify(await database.prisma.$queryRaw`SELECT id, operation, status, attempts, next_attempt_at, created_at, now() AS now, last_error FROM outbox WHERE session_id = ${session.id} ORDER BY id`, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v, 1));
+        console.log(second.process.lines.slice(-40).join('\n'));
+        throw error;
+      });
       await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 20_000, 'the outbox drained');
       // Both messages reached the model, the answer was posted once, and nothing is left queued.
       const lastCall = model.requests.filter((request) => request.body.prompt_cache_key === session.id).at(-1);
@@ -156,5 +163,5 @@ describe('process roles on one Postgres', () => {
     } finally {
       await stop(second.process);
     }
-  }, 150_000);
+  }, 200_000);
 });
