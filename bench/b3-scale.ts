@@ -129,7 +129,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         runners,
         peakRssMb: peakRss / 2 ** 20,
         roundTripsPerTurn: database.roundTrips.total / turns,
-        statementsPerTurn: database.roundTrips.top(10).map(([sql, times]): [string, number] => [sql, times / turns]),
+        statementsPerTurn: database.roundTrips.top(process.env["BENCH_STATEMENT_SOURCES"] === "1" ? 40 : 10).map(([sql, times]): [string, number] => [sql, times / turns]),
         cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
         failedTurns,
         failures,

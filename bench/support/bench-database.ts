@@ -7,6 +7,7 @@
 //   is one statement sent to the server and one round trip, BEGIN and COMMIT included.
 // - PGlite: the instance's `query` is wrapped, and `transaction` counts its BEGIN and COMMIT plus
 //   every `tx.query` inside. PGlite runs in-process, so a "round trip" is a call into the engine.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ export class RoundTripCounter {
 
   record(sql: string): void {
     this.total += 1;
-    const key = normalizeSql(sql);
+    const key = normalizeSql(sql) + (sourcesWanted ? ` @ ${storeCall.getStore() ?? '?'}` : '');
     this.bySql.set(key, (this.bySql.get(key) ?? 0) + 1);
   }
 
@@ -51,6 +52,21 @@ export class RoundTripCounter {
   /** The most frequent statements, most frequent first. */
   top(limit: number): Array<[string, number]> {
     return [...this.bySql.entries()].sort((left, right) => right[1] - left[1]).slice(0, limit);
+  }
+}
+
+/** BENCH_STATEMENT_SOURCES=1: each statement is counted with the store method that sent it. */
+const sourcesWanted = process.env['BENCH_STATEMENT_SOURCES'] === '1';
+const storeCall = new AsyncLocalStorage<string>();
+
+/** Names each store method's statements by the method (stores.context.append…): see sourcesWanted. */
+export function labelStoreCalls(stores: Record<string, Record<string, unknown>>): void {
+  for (const [storeName, store] of Object.entries(stores)) {
+    for (const [method, value] of Object.entries(store)) {
+      if (typeof value !== 'function') continue;
+      const call = value as (...args: unknown[]) => unknown;
+      store[method] = (...args: unknown[]) => storeCall.run(`${storeName}.${method}`, () => call.apply(store, args));
+    }
   }
 }
 

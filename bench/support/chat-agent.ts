@@ -7,6 +7,7 @@ import type { SessionRecord, ThreadAddress } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import type { BenchDatabase } from './bench-database.js';
 import type { ModelHost } from './model-host.js';
+import { labelStoreCalls } from './bench-database.js';
 import { CallRecorder } from './probes.js';
 import { chatMessage } from './workload.js';
 
@@ -44,6 +45,7 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
     replica: productionReplica,
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
+  if (process.env['BENCH_STATEMENT_SOURCES'] === '1') labelStoreCalls(harness.deps.stores as unknown as Record<string, Record<string, unknown>>);
   if (options.sweep) harness.agent.runners.startSweeping();
   // Answers by thread key; a failed drive fails the waiting turn instead of leaving it hanging.
   // The harness's own event list is emptied so it does not grow.

@@ -189,9 +189,11 @@ export interface ContextStore {
    * Appends one message at `seq`; throws ConflictError if that position is taken by a different
    * message (a second writer); finding the same message there (a retried write) is success.
    * `contextTokens`, when given, is the prompt size of the call that produced this message: it is
-   * stored on the segment in the same statement, covering the messages before `seq`.
+   * stored on the segment in the same statement, covering the messages before `seq`; `usage`,
+   * when given, is the usage row of that call, written in the same statement (R14). A refused
+   * append writes neither.
    */
-  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number }): Promise<void>;
+  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens'>>): Promise<void>;
   /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
   markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;

@@ -169,6 +169,19 @@ function describeStores(getHarness: () => Harness): void {
       await stores().context.append(segmentId, entry(1, assistant('fine')));
     });
 
+    it('writes an answer with its context size and its call\'s usage row together, and neither when its position is taken', async () => {
+      const { session, segmentId } = await sessionWith([user('question')]);
+      const usage = { sessionId: session.id, segmentId, memoryRunId: null, role: 'worker' as const, model: 'm', promptTokens: 321, cachedTokens: 300, completionTokens: 7, latencyMs: 12.4, error: null };
+      await stores().context.append(segmentId, entry(1, assistant('answer')), { contextTokens: 321, usage });
+      // A retry of that write (its answer lost with a connection) finds its own row: still one usage row.
+      await stores().context.append(segmentId, entry(1, assistant('answer')), { contextTokens: 321, usage });
+      // Another writer's answer at a taken position: refused, and its usage row with it.
+      await expect(stores().context.append(segmentId, entry(1, assistant('other')), { contextTokens: 999, usage: { ...usage, promptTokens: 999 } })).rejects.toThrow(ConflictError);
+      const calls = await prisma().modelCall.findMany({ where: { sessionId: session.id } });
+      expect(calls.map((call) => [call.role, call.promptTokens, call.cachedTokens, call.completionTokens, call.latencyMs, call.segmentId])).toEqual([['worker', 321, 300, 7, 12, segmentId]]);
+      expect((await stores().context.load(session.id)).segment).toMatchObject({ contextTokens: 321, contextTokensSeq: 1 });
+    });
+
     it('updates the segment counters', async () => {
       const { session, segmentId } = await sessionWith([]);
       await stores().context.updateSegment(segmentId, { lastStep: 9, summarizerRounds: 2 });

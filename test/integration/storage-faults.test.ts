@@ -81,6 +81,9 @@ describe('storage faults', () => {
     expect(answersOf(h, session!.id).map((event) => event.text)).toEqual(['Paid for once.']);
     const stored = await bed.database.prisma.contextMessage.count({ where: { segment: { sessionId: session!.id }, role: 'assistant' } });
     expect(stored).toBe(1);
+    // The paid call is recorded once, with the answer it was held with (R14).
+    const calls = await bed.database.prisma.modelCall.findMany({ where: { sessionId: session!.id, role: 'worker' } });
+    expect(calls.map((call) => [call.promptTokens, call.error])).toEqual([[300, null]]);
   });
 
   it('records a summarizer that ended while the database was away once it is back (R18): its note comes once', async () => {

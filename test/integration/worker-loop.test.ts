@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
-import { conversation, shape } from '../support/model-script.js';
+import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { until } from '../support/wait.js';
 
 /** A tool that waits until the test opens its gate. */
 function gatedTool() {
@@ -207,5 +208,22 @@ describe('usage', () => {
     expect(calls[0]).toMatchObject({ role: 'worker', model: 'test-model', promptTokens: 1500, cachedTokens: 1280, completionTokens: 7 });
     const status = await harness.agent.status(session!.id);
     expect(status.cacheRatio).toBeCloseTo(1280 / 1500);
+  });
+
+  it('records the usage of a paid call whose answer another writer\'s message refused (R14)', async () => {
+    const harness = await bed.harness();
+    const answerGate = gate();
+    scriptRoles(bed.model, { worker: async () => (await answerGate.promise, at(900, { content: 'too late' })) });
+    const { session } = await harness.agent.submit(personMessage(newThread(), 'hi'), { startSession: true });
+    await until(() => requestsOf(bed.model.requests, 'worker').length === 1, 10_000, 'the model call');
+    // Another writer (a replica that took the lease over) stored its message where the answer goes.
+    const { segment, messages } = await harness.stores.context.load(session!.id);
+    await harness.stores.context.append(segment.id, { seq: messages.length, message: { role: 'assistant', content: 'the other writer' }, isInit: false, isMarker: false, memoryRunId: null, awaitingDelivery: false });
+    answerGate.open();
+    await harness.waitForEvent('run-end', (event) => event.session.id === session!.id);
+    const stored = await bed.database.prisma.contextMessage.findMany({ where: { segment: { sessionId: session!.id }, role: 'assistant' } });
+    expect(stored.map((row) => JSON.parse(row.content).content)).toEqual(['the other writer']);
+    const calls = await bed.database.prisma.modelCall.findMany({ where: { sessionId: session!.id, role: 'worker' } });
+    expect(calls.map((call) => call.promptTokens)).toEqual([900]);
   });
 });

@@ -6,7 +6,7 @@ import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
-import { isUniqueViolation, pickDefined, searchQuery, type TransactionClient } from './prisma-support.js';
+import { insertModelCall, isUniqueViolation, pickDefined, searchQuery, type TransactionClient } from './prisma-support.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
@@ -30,13 +30,16 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     },
 
     async append(segmentId, entry, options = {}) {
-      // One statement (the hot path of every step): the message, and the segment's token count
-      // when given. The unique (segment_id, seq) refuses a second writer at the same position.
-      const segmentUpdate = options.contextTokens === undefined
-        ? Prisma.empty
-        : Prisma.sql`WITH segment AS (UPDATE segments SET context_tokens = ${options.contextTokens}, context_tokens_seq = ${entry.seq} WHERE id = ${segmentId}) `;
+      // One statement (the hot path of every step): the message, and when given the segment's
+      // token count and the call's usage row. The unique (segment_id, seq) refuses a second
+      // writer at the same position (and with it the usage row: the caller records that apart).
+      const companions = [
+        ...(options.contextTokens === undefined ? [] : [Prisma.sql`segment AS (UPDATE segments SET context_tokens = ${options.contextTokens}, context_tokens_seq = ${entry.seq} WHERE id = ${segmentId})`]),
+        ...(options.usage === undefined ? [] : [Prisma.sql`usage AS (${insertModelCall(options.usage)})`]),
+      ];
+      const ctes = companions.length === 0 ? Prisma.empty : Prisma.sql`WITH ${Prisma.join(companions, ', ')} `;
       try {
-        await prisma.$executeRaw`${segmentUpdate}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`;
+        await prisma.$executeRaw`${ctes}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         // A retry of a write whose first attempt committed but whose answer was lost (a dropped

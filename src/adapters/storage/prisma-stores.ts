@@ -12,6 +12,7 @@ import { createMemorySpaceStore, createReviewStore, parseRequest } from './revie
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';
 import { guardStore } from './storage-errors.js';
+import { insertModelCall } from './prisma-support.js';
 
 const roles: readonly AgentRole[] = ['worker', 'summarizer', 'decider'];
 const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider'];
@@ -105,12 +106,8 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
 function createUsageStore(prisma: PrismaClient): UsageStore {
   return {
     async record(call) {
-      const { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error } = call;
-      const cacheWriteTokens = call.cacheWriteTokens ?? null;
-      // Raw: one row per model call of every role, so it is on every step's path.
-      await prisma.$executeRaw`
-        INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, cache_write_tokens, latency_ms, error)
-        VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${cacheWriteTokens}::integer, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
+      // Raw: one row per model call of every role (the worker's answers carry theirs, append).
+      await prisma.$executeRaw(insertModelCall(call));
     },
 
     async totals(scope) {

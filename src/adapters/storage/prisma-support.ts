@@ -1,10 +1,18 @@
 // Small helpers the Prisma stores share: recognising lost races, the transaction client type, and
 // building update data that Prisma's types accept under exactOptionalPropertyTypes.
+import type { ModelCallRecord } from '../../core/store.js';
+import { storableText } from '../../core/prompts/text-hygiene.js';
 import { Prisma } from '../../../prisma/generated/client.js';
 
-/** True when a unique constraint refused a row (Prisma P2002; the driver adapters map 23505 to it). */
+/**
+ * True when a unique constraint refused a row: P2002 from the query builder; a raw statement's
+ * refusal is P2010 ("raw query failed") carrying Postgres's 23505 from the driver adapter.
+ */
 export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === 'P2002') return true;
+  const cause = (error.meta?.['driverAdapterError'] as { cause?: { originalCode?: unknown; kind?: unknown } } | undefined)?.cause;
+  return error.code === 'P2010' && (cause?.originalCode === '23505' || cause?.kind === 'UniqueConstraintViolation');
 }
 
 /** The client inside `prisma.$transaction(async (tx) => …)`. */
@@ -31,4 +39,15 @@ export function pickDefined<T extends object, K extends keyof T>(source: T, keys
  */
 export function searchQuery(text: string): Prisma.Sql {
   return Prisma.sql`regexp_replace(websearch_to_tsquery('simple', ${text})::text, '(''(?:[^'']|'''')*'')', '\\1:*', 'g')::tsquery`;
+}
+
+/**
+ * The statement that stores one model call's usage row (R14): alone, or as a CTE of the statement
+ * that stores the worker's answer (ContextStore.append), so the two are written together.
+ */
+export function insertModelCall(call: ModelCallRecord): Prisma.Sql {
+  const { sessionId, segmentId, memoryRunId, role, model, promptTokens, cachedTokens, completionTokens, latencyMs, error } = call;
+  return Prisma.sql`
+    INSERT INTO model_calls (session_id, segment_id, memory_run_id, role, model, prompt_tokens, cached_tokens, completion_tokens, cache_write_tokens, latency_ms, error)
+    VALUES (${sessionId}, ${segmentId}, ${memoryRunId}, ${role}, ${model}, ${promptTokens}, ${cachedTokens}, ${completionTokens}, ${call.cacheWriteTokens ?? null}::integer, ${Math.round(latencyMs)}, ${error === null ? null : storableText(error)})`;
 }

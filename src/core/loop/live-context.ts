@@ -3,7 +3,7 @@
 import { estimateTokens } from './context-window.js';
 import { isTransient } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../messages.js';
-import type { ContextStore, SegmentRecord, SteerRecord, StoredMessage } from '../store.js';
+import type { ContextStore, ModelCallRecord, SegmentRecord, SteerRecord, StoredMessage } from '../store.js';
 
 /** What the end of a context asks for next (markers and init messages are skipped). */
 export type Tail =
@@ -26,7 +26,7 @@ export interface CallUsage {
  * no tool run twice.
  */
 export type HeldResult =
-  | { kind: 'answer'; seq: number; message: ChatMessage; contextTokens: number }
+  | { kind: 'answer'; seq: number; message: ChatMessage; contextTokens: number; usage?: ModelCallRecord }
   | { kind: 'tool-result'; callId: string; message: ChatMessage; ok: boolean };
 
 export class LiveContext {
@@ -65,11 +65,11 @@ export class LiveContext {
     return usage.promptTokens + (appended.length > 0 ? estimateTokens(appended) : 0);
   }
 
-  /** Persists then appends one message; `contextTokens` (a worker call's prompt size) goes with it. */
+  /** Persists then appends one message; a worker call's prompt size and usage row go with its answer. */
   async append(
     message: ChatMessage,
     flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {},
-    contextTokens?: number,
+    call?: { contextTokens: number; usage?: ModelCallRecord },
   ): Promise<StoredMessage> {
     const entry: StoredMessage = {
       seq: this.nextSeq,
@@ -79,9 +79,10 @@ export class LiveContext {
       memoryRunId: flags.memoryRunId ?? null,
       awaitingDelivery: flags.awaitingDelivery ?? false,
     };
-    await this.store.append(this.segment.id, entry, contextTokens === undefined ? {} : { contextTokens });
+    await this.store.append(this.segment.id, entry, call ?? {});
     this.entries.push(entry);
-    if (contextTokens !== undefined) {
+    if (call !== undefined) {
+      const { contextTokens } = call;
       this.segment.contextTokens = contextTokens;
       this.segment.contextTokensSeq = entry.seq;
       this.lastUsage = { promptTokens: contextTokens, coveredSeq: entry.seq };
@@ -95,7 +96,8 @@ export class LiveContext {
    */
   async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
     try {
-      const entry = await this.append(result.message, flags, result.kind === 'answer' ? result.contextTokens : undefined);
+      const call = result.kind === 'answer' ? { contextTokens: result.contextTokens, ...(result.usage ? { usage: result.usage } : {}) } : undefined;
+      const entry = await this.append(result.message, flags, call);
       this.held.delete(heldKey(result));
       return entry;
     } catch (error) {

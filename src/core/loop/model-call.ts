@@ -4,6 +4,7 @@ import { boundImages } from './image-budget.js';
 import { ModelError } from '../errors.js';
 import type { AgentRole, ChatMessage } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model-client.js';
+import type { ModelCallRecord } from '../store.js';
 
 export interface CallScope {
   sessionId: string;
@@ -13,6 +14,11 @@ export interface CallScope {
   signal: AbortSignal;
   onTextDelta?: (delta: string) => void;
   onResponseStart?: () => void;
+  /**
+   * The caller stores the answer at once and writes the usage row of a successful call with it
+   * (ContextStore.append's `usage`): one statement instead of two. Failed calls are recorded here.
+   */
+  usageWithAnswer?: boolean;
 }
 
 /**
@@ -35,9 +41,12 @@ export function textChars(value: unknown): number {
 
 /** A model's answer, while its usage row is still being written. */
 export interface ModelCallResult extends ModelResponse {
+  /** The call's usage row (R14): the caller writes it when the scope asked for usageWithAnswer. */
+  usageRecord: ModelCallRecord;
   /**
-   * The usage row (R14) being written beside whatever the caller stores next, so the two writes
-   * overlap. Never rejects (a failed write is logged); await it before the step is over.
+   * The usage row being written beside whatever the caller stores next, so the two writes
+   * overlap (resolved at once with usageWithAnswer). Never rejects (a failed write is logged);
+   * await it before the step is over.
    */
   recorded: Promise<void>;
 }
@@ -45,8 +54,7 @@ export interface ModelCallResult extends ModelResponse {
 /** Calls the model and records usage; failures are recorded too, then rethrown. */
 export async function callModel(deps: AgentDeps, request: ModelRequest, scope: CallScope): Promise<ModelCallResult> {
   const started = Date.now();
-  const record = (response: ModelResponse | null, error: string | null) =>
-    deps.stores.usage.record({
+  const row = (response: ModelResponse | null, error: string | null): ModelCallRecord => ({
       sessionId: scope.sessionId,
       segmentId: scope.segmentId,
       memoryRunId: scope.memoryRunId ?? null,
@@ -59,6 +67,7 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
       latencyMs: response?.latencyMs ?? Date.now() - started,
       error,
     });
+  const record = (response: ModelResponse | null, error: string | null) => deps.stores.usage.record(row(response, error));
   let response: ModelResponse;
   try {
     // Measured before the client serializes it: a request too large to send is never built as JSON.
@@ -76,7 +85,9 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
     if (error instanceof ModelError || (error instanceof Error && error.name === 'CancelledError')) throw error;
     throw new ModelError(message, false, undefined, { cause: error });
   }
+  const usageRecord = row(response, null);
+  if (scope.usageWithAnswer) return { ...response, usageRecord, recorded: Promise.resolve() };
   // A paid answer is never dropped because its usage row could not be written.
-  const recorded = record(response, null).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
-  return { ...response, recorded };
+  const recorded = deps.stores.usage.record(usageRecord).catch((error: unknown) => deps.log.warn({ sessionId: scope.sessionId, err: String(error) }, 'usage-record-failed'));
+  return { ...response, usageRecord, recorded };
 }

@@ -8,6 +8,7 @@ import { modelImageTypes } from './attachments.js';
 import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
 import type { StopReason } from '../events.js';
 import type { LiveContext } from './live-context.js';
+import { isTransient } from '../errors.js';
 import { contentText, type ChatMessage, type ToolCall } from '../messages.js';
 import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
@@ -98,7 +99,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   const position = { segmentId: context.segment.id, seq: context.nextSeq };
   let text = '';
   const response = held
-    ? { message: held.message, contextTokens: held.contextTokens, recorded: Promise.resolve() }
+    ? held
     : await scope.waiting(async () => {
         const called = await callModel(deps, buildRequest(deps, session.id, context.messages), {
           sessionId: session.id,
@@ -110,21 +111,26 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
             deps.events.emit({ type: 'text-delta', session, ...position, delta, text });
           },
           onResponseStart: scope.onModelResponseStart,
+          usageWithAnswer: true,
         });
         // R2: provider usage first (plus the image bytes it does not count); an estimate of the
         // whole request when the provider reports none.
         const contextTokens = called.usage
           ? called.usage.promptTokens + imageSurplusTokens(context.messages)
           : requestTokens(context.messages, deps.tools.definitions);
-        return { message: called.message, contextTokens, recorded: called.recorded };
+        return { message: called.message, contextTokens, usage: called.usageRecord };
       });
   const isAnswer = !response.message.tool_calls?.length;
   // An answer is marked until the chat adapter has taken it, so a crash cannot lose it. The
-  // message, its context size and the usage row are written side by side.
-  const [entry] = await Promise.all([
-    context.appendResult({ kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens }, { awaitingDelivery: isAnswer }),
-    response.recorded,
-  ]);
+  // message, its context size and the call's usage row are one statement (held together when
+  // the database is away); refused (another replica wrote the session), the usage row is written
+  // apart: the call was paid for.
+  const entry = await context
+    .appendResult({ kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens, ...(response.usage ? { usage: response.usage } : {}) }, { awaitingDelivery: isAnswer })
+    .catch(async (error: unknown) => {
+      if (!isTransient(error) && response.usage) await deps.stores.usage.record(response.usage).catch(() => undefined);
+      throw error;
+    });
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
     const files = answerFiles(context.entries, entry.seq, (tool) => deps.tools.deliversFile(tool));
