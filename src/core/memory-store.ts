@@ -82,6 +82,13 @@ export interface DocumentStore {
   read(key: DocumentKey): Promise<DocumentRecord | null>;
   /** A document by id, deleted or not; null when there is none. */
   get(documentId: string): Promise<DocumentRecord | null>;
+  /** Several documents in one read, in the order asked: null for one absent or deleted. */
+  readMany(keys: readonly DocumentKey[]): Promise<Array<DocumentRecord | null>>;
+  /**
+   * Creates a document that never existed, as version 1, in one statement; null when the document
+   * has a row (live, deleted, or created meanwhile): then write() with its checks is the way.
+   */
+  create(key: DocumentKey, content: string, author: DocumentAuthor): Promise<DocumentRecord | null>;
   /** Live documents of the space plus the session's own (TODO.md). */
   list(spaceId: string, sessionId: string): Promise<DocumentRecord[]>;
   /** Live documents of the whole space (no TODO.md), by path, with their last change. */

@@ -444,6 +444,39 @@ function describeStores(getHarness: () => Harness): void {
       expect(await stores().documents.read(key)).toMatchObject({ version: 3, content: 'unchecked' });
     });
 
+    it('creates a document that never existed in one statement, with its first version, and only then', async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      const created = await stores().documents.create(key, '# Main', { kind: 'system' });
+      expect(created).toMatchObject({ ...key, version: 1, content: '# Main', deleted: false, pinnedLines: [] });
+      expect(await stores().documents.read(key)).toEqual(created);
+      const [first] = await stores().documents.versions(created!.id);
+      expect(first).toMatchObject({ version: 1, content: '# Main', author: { kind: 'system' } });
+      // A second creator, and one after a person removed the document: no-ops, history intact.
+      expect(await stores().documents.create(key, 'other', person)).toBeNull();
+      await stores().documents.remove(key, person, 1);
+      expect(await stores().documents.create(key, 'again', person)).toBeNull();
+      expect((await stores().documents.versions(created!.id)).map((version) => version.version)).toEqual([2, 1]);
+      // Two concurrent creators: one wins.
+      const other = { ...key, path: 'NOTES.md' };
+      const both = await Promise.all([stores().documents.create(other, 'A', person), stores().documents.create(other, 'B', person)]);
+      expect(both.filter((record) => record !== null)).toHaveLength(1);
+    });
+
+    it('reads several documents in one go, in the order asked, absent and deleted ones as null', async () => {
+      const session = await space();
+      const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      const todo = { spaceId: session.memorySpaceId, sessionKey: session.id, path: 'TODO.md' };
+      const gone = { ...main, path: 'GONE.md' };
+      await stores().documents.write(todo, '- [ ] ship', person, 0);
+      await stores().documents.write(main, 'main', person, 0);
+      await stores().documents.write(gone, 'x', person, 0);
+      await stores().documents.remove(gone, person, 1);
+      const read = await stores().documents.readMany([todo, { ...main, path: 'NONE.md' }, gone, main, { ...todo, sessionKey: 'another-session' }]);
+      expect(read.map((record) => record?.content ?? null)).toEqual(['- [ ] ship', null, null, 'main', null]);
+      expect(await stores().documents.readMany([])).toEqual([]);
+    });
+
     it('lets one of two writers that read the same version win', async () => {
       const session = await space();
       const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };

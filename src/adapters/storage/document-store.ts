@@ -26,6 +26,36 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       return row && !row.deleted ? toDocumentRecord(row) : null;
     },
 
+    async readMany(keys) {
+      if (keys.length === 0) return [];
+      const rows = await prisma.memoryDocument.findMany({ where: { OR: keys.map((key) => documentKey(key)), deleted: false } });
+      return keys.map((key) => {
+        const row = rows.find((candidate) => candidate.spaceId === key.spaceId && candidate.sessionKey === key.sessionKey && candidate.path === key.path);
+        return row ? toDocumentRecord(row) : null;
+      });
+    },
+
+    async create(key, content, author) {
+      const { spaceId, sessionKey, path } = documentKey(key);
+      const { authorKind, authorId, authorName, memoryRunId, sessionId } = authorColumns(author);
+      // The document and its first version together; a row already there (even a deleted one or
+      // a placeholder a writer holds) makes it a no-op, so the version history never forks.
+      const rows = await prisma.$queryRaw<MemoryDocument[]>`
+        WITH created AS (
+          INSERT INTO memory_documents (id, space_id, session_key, path, version, content, deleted, updated_at)
+          VALUES (${randomUUID()}, ${spaceId}, ${sessionKey}, ${path}, 1, ${storableText(content)}, false, now())
+          ON CONFLICT (space_id, session_key, path) DO NOTHING
+          RETURNING *),
+        first_version AS (
+          INSERT INTO memory_document_versions (id, document_id, version, path, content, deleted, author_kind, author_id, author_name, memory_run_id, session_id)
+          SELECT ${randomUUID()}, id, 1, path, content, false, ${authorKind}, ${authorId}, ${authorName}, ${memoryRunId}, ${sessionId} FROM created)
+        SELECT id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted,
+               pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"
+        FROM created`;
+      const [row] = rows;
+      return row ? toDocumentRecord(row) : null;
+    },
+
     async list(spaceId, sessionId) {
       const rows = await prisma.memoryDocument.findMany({
         where: { spaceId, deleted: false, sessionKey: { in: ['', sessionId] } },

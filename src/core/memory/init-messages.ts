@@ -12,15 +12,19 @@ export const todoDocumentPath = 'TODO.md';
 export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; mainVersion: number | null; todo: string }> {
   const documents = deps.stores.documents;
   const mainKey = { spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath };
-  let main = await documents.read(mainKey);
-  if (!main || main.deleted) {
-    try {
-      main = await documents.write(mainKey, initialMainDocument, { kind: 'system' }, 0);
-    } catch {
-      main = await documents.read(mainKey); // another session created it first
+  let [main, todo] = await documents.readMany([mainKey, { spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath }]);
+  if (!main) {
+    // A new space: created in one statement. A row already there (removed by a person, or
+    // created by another session just now) goes through the checked write instead.
+    main = await documents.create(mainKey, initialMainDocument, { kind: 'system' });
+    if (!main) {
+      try {
+        main = await documents.write(mainKey, initialMainDocument, { kind: 'system' }, 0);
+      } catch {
+        main = await documents.read(mainKey); // another session created it first
+      }
     }
   }
-  const todo = await documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath });
   return { main: main?.content ?? initialMainDocument, mainVersion: main?.version ?? null, todo: todo && !todo.deleted ? todo.content : '' };
 }
 
