@@ -182,6 +182,21 @@ function describeStores(getHarness: () => Harness): void {
       expect((await stores().context.load(session.id)).segment).toMatchObject({ contextTokens: 321, contextTokensSeq: 1 });
     });
 
+    it('loads the current segment\'s messages in position order, also after an earlier one was updated', async () => {
+      const call = assistantCalling('c1');
+      const { session, segmentId } = await sessionWith([system('init'), user('question'), call, user('more'), user('and more')]);
+      // The update writes a new row version at the end of the table: storage order is not position order.
+      await stores().context.markToolCallStarted(segmentId, 2, 'c1');
+      await stores().context.markToolCallStarted(segmentId, 0, 'x');
+      const { segment, messages } = await stores().context.load(session.id);
+      expect(segment.id).toBe(segmentId);
+      expect(messages.map((message) => message.seq)).toEqual([0, 1, 2, 3, 4]);
+      expect(messages[2]?.startedToolCalls).toEqual(['c1']);
+      const empty = await sessionWith([]);
+      expect((await stores().context.load(empty.session.id)).messages).toEqual([]);
+      await expect(stores().context.load('no-such-session')).rejects.toThrow('session no-such-session does not exist');
+    });
+
     it('updates the segment counters', async () => {
       const { session, segmentId } = await sessionWith([]);
       await stores().context.updateSegment(segmentId, { lastStep: 9, summarizerRounds: 2 });
@@ -332,6 +347,26 @@ function describeStores(getHarness: () => Harness): void {
     it('records a platform event once', async () => {
       expect(await stores().events.markProcessed(`slack:Ev-${String(threadCounter)}`)).toBe(true);
       expect(await stores().events.markProcessed(`slack:Ev-${String(threadCounter)}`)).toBe(false);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('finds what a session still owes its thread, each kind on its own, and nothing when nothing is owed', async () => {
+      const { session, segmentId } = await sessionWith([user('question')]);
+      const nothing = { answers: [], memoryRuns: [], resets: [] };
+      expect(await stores().deliveries.pending(session.id)).toEqual(nothing);
+      const run = await stores().memoryRuns.start({ sessionId: session.id, segmentId, role: 'summarizer', round: 1, forkPoint: 0 });
+      await stores().memoryRuns.finish(run.id, { status: 'succeeded', transcript: [], usage: { promptTokens: 1, cachedTokens: 0, completionTokens: 1 }, awaitingDelivery: true });
+      expect((await stores().deliveries.pending(session.id)).memoryRuns.map((owed) => owed.memoryRunId)).toEqual([run.id]);
+      await stores().deliveries.markMemoryRun(run.id);
+      expect(await stores().deliveries.pending(session.id)).toEqual(nothing);
+      await stores().context.append(segmentId, { ...entry(1, assistant('the answer')), awaitingDelivery: true });
+      expect((await stores().deliveries.pending(session.id)).answers).toEqual([{ segmentId, seq: 1, text: 'the answer' }]);
+      await stores().deliveries.markAnswer(segmentId, 1);
+      const next = await stores().context.startSegment(session.id, { fromSegmentId: segmentId, messages: [], carriedMessages: 0, startTokens: 10, lastStep: 0 });
+      expect((await stores().deliveries.pending(session.id)).resets.map((owed) => owed.segmentId)).toEqual([next.id]);
+      await stores().deliveries.markReset(next.id);
+      expect(await stores().deliveries.pending(session.id)).toEqual(nothing);
     });
   });
 

@@ -6,7 +6,7 @@ import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
-import { insertModelCall, isUniqueViolation, pickDefined, searchQuery, type TransactionClient } from './prisma-support.js';
+import { insertModelCall, isUniqueViolation, pickDefined, searchQuery } from './prisma-support.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
@@ -16,12 +16,24 @@ const maxSnippetChars = 300;
 export function createContextStore(prisma: PrismaClient): ContextStore {
   return {
     async load(sessionId) {
-      const segmentId = await currentSegmentId(prisma, sessionId);
-      const segment = await prisma.segment.findUniqueOrThrow({
-        where: { id: segmentId },
-        include: { messages: { orderBy: { seq: 'asc' } } },
-      });
-      return { segment: toSegmentRecord(segment), messages: segment.messages.map(toStoredMessage) };
+      // One statement (every runner load and reload): the current segment with its messages.
+      const rows = await prisma.$queryRaw<LoadedRow[]>`
+        SELECT g.id, g.session_id AS "sessionId", g.ordinal, g.last_step AS "lastStep", g.summarizer_rounds AS "summarizerRounds",
+               g.decider_rounds AS "deciderRounds", g.decider_due_in AS "deciderDueIn", g.context_tokens AS "contextTokens",
+               g.context_tokens_seq AS "contextTokensSeq", g.carried_messages AS "carriedMessages",
+               m.segment_id AS "segmentId", m.seq, m.content, m.is_init AS "isInit", m.is_marker AS "isMarker",
+               m.memory_run_id AS "memoryRunId", m.started_tool_call_ids AS "startedToolCallIds"
+        FROM sessions s
+        LEFT JOIN segments g ON g.id = s.current_segment_id
+        LEFT JOIN context_messages m ON m.segment_id = g.id
+        WHERE s.id = ${sessionId}
+        ORDER BY m.seq`;
+      const [first] = rows;
+      if (!first) throw new Error(`session ${sessionId} does not exist`);
+      if (first.id === null) throw new Error(`session ${sessionId} has no current segment`);
+      const segment = toSegmentRecord(first as LoadedRow & { id: string });
+      const messages = first.seq === null ? [] : rows.map((row) => toStoredMessage({ ...row, seq: row.seq ?? 0 }));
+      return { segment, messages };
     },
 
     async segmentMessages(segmentId) {
@@ -172,12 +184,9 @@ interface SearchRow {
   snippet: string;
 }
 
-async function currentSegmentId(client: PrismaClient | TransactionClient, sessionId: string): Promise<string> {
-  const session = await client.session.findUnique({ where: { id: sessionId }, select: { currentSegmentId: true } });
-  if (!session) throw new Error(`session ${sessionId} does not exist`);
-  if (!session.currentSegmentId) throw new Error(`session ${sessionId} has no current segment`);
-  return session.currentSegmentId;
-}
+/** A row of load(): the segment's columns (null without one) beside each of its messages (null without any). */
+type LoadedRow = { id: string | null; seq: number | null } & Pick<Segment, 'sessionId' | 'ordinal' | 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens' | 'contextTokensSeq' | 'carriedMessages'>
+  & Pick<ContextMessage, 'segmentId' | 'content' | 'isInit' | 'isMarker' | 'memoryRunId' | 'startedToolCallIds'>;
 
 const messageColumns = Prisma.raw(
   '(segment_id, seq, role, content, tool_call_id, tool_call_ids, is_init, is_marker, memory_run_id, awaiting_delivery, search_text)',
@@ -209,14 +218,14 @@ function toMessageRow(segmentId: string, entry: StoredMessage): Prisma.ContextMe
   };
 }
 
-function toStoredMessage(row: ContextMessage): StoredMessage {
+function toStoredMessage(row: Pick<ContextMessage, 'segmentId' | 'seq' | 'content' | 'isInit' | 'isMarker' | 'memoryRunId' | 'startedToolCallIds'>): StoredMessage {
   return {
     seq: row.seq, message: parseMessage(row), isInit: row.isInit, isMarker: row.isMarker, memoryRunId: row.memoryRunId,
     ...(row.startedToolCallIds.length > 0 ? { startedToolCalls: row.startedToolCallIds } : {}),
   };
 }
 
-function parseMessage(row: ContextMessage): ChatMessage {
+function parseMessage(row: Pick<ContextMessage, 'segmentId' | 'seq' | 'content'>): ChatMessage {
   const parsed: unknown = JSON.parse(row.content);
   if (typeof parsed !== 'object' || parsed === null || !('role' in parsed) || typeof parsed.role !== 'string') {
     throw new Error(`context message ${row.segmentId}#${String(row.seq)} is not a chat message`);
@@ -225,7 +234,7 @@ function parseMessage(row: ContextMessage): ChatMessage {
   return parsed as ChatMessage;
 }
 
-function toSegmentRecord(row: Segment): SegmentRecord {
+function toSegmentRecord(row: Pick<Segment, 'id' | 'sessionId' | 'ordinal' | 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens' | 'contextTokensSeq' | 'carriedMessages'>): SegmentRecord {
   return {
     id: row.id,
     sessionId: row.sessionId,

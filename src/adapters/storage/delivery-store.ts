@@ -8,6 +8,12 @@ import { parseRequest } from './review-store.js';
 export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
   return {
     async pending(sessionId) {
+      // Nearly always nothing is owed (every runner load asks): one look first, the reads after.
+      const [look] = await prisma.$queryRaw<Array<{ owed: boolean }>>`
+        SELECT EXISTS (SELECT 1 FROM context_messages m JOIN segments g ON g.id = m.segment_id WHERE g.session_id = ${sessionId} AND m.awaiting_delivery)
+            OR EXISTS (SELECT 1 FROM memory_runs WHERE session_id = ${sessionId} AND awaiting_delivery)
+            OR EXISTS (SELECT 1 FROM segments WHERE session_id = ${sessionId} AND awaiting_delivery) AS owed`;
+      if (look?.owed !== true) return { answers: [], memoryRuns: [], resets: [] };
       const [answers, memoryRuns, resets] = await Promise.all([
         prisma.contextMessage.findMany({
           where: { awaitingDelivery: true, segment: { sessionId } },
