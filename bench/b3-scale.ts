@@ -86,6 +86,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       const turnLatency: number[] = [];
       let failedTurns = 0;
       const failures = new Map<string, number>();
+      const sessionIds = new Set<string>();
       await Promise.all(
         threads.map(async (thread, index) => {
           // Each session's first message arrives on its own, as chat events do (not all in one tick).
@@ -94,6 +95,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
             try {
               const result = await agent.turn(thread, turn, 1);
               turnLatency.push(result.answeredAt - result.sentAt);
+              sessionIds.add(result.session.id);
             } catch (error) {
               failedTurns += 1;
               const key = String(error).replace(/t\d+-\d+/g, '…').slice(0, 90);
@@ -107,10 +109,8 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       lag.disable();
       clearInterval(sampler);
       // Let the drives finish their last checkpoint and release their leases; runners stay loaded.
-      await Promise.all(threads.map(async (thread) => {
-        const session = await agent.harness.agent.findSession(thread);
-        if (session) await (await agent.harness.agent.runner(session.id)).whenIdle();
-      }));
+      // (By the ids the turns returned: a lookup here would count as the sessions' statements.)
+      await Promise.all([...sessionIds].map(async (sessionId) => (await agent.harness.agent.runner(sessionId)).whenIdle()));
       await sleep(200);
       const after = memory();
       const runners = Math.max(1, agent.harness.agent.runners.size - 10); // minus the warm-up's
