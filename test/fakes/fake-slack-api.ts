@@ -21,10 +21,11 @@ export interface SlackCall {
 }
 
 /**
- * A scripted answer: a Slack error (`ok: false`), a rate limit, a custom body, or the normal
- * answer's effect (e.g. the message is posted) with the connection dropped before the response.
+ * A scripted answer: a Slack error (`ok: false`), a rate limit, a custom body, the normal
+ * answer's effect (e.g. the message is posted) with the connection dropped before the response,
+ * or the normal answer once `hold` settles (a slow Slack, for as long as the test wants).
  */
-export type ScriptedReply = { error: string } | { rateLimitSeconds: number } | { body: Record<string, unknown> } | { dropResponse: true };
+export type ScriptedReply = { error: string } | { rateLimitSeconds: number } | { body: Record<string, unknown> } | { dropResponse: true } | { hold: Promise<unknown> };
 
 /** A message the fake holds (posted through chat.postMessage, later edited by chat.update). */
 export interface FakeSlackMessage {
@@ -186,7 +187,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       response.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
       return;
     }
-    call.response = scripted ? ('error' in scripted ? { ok: false, error: scripted.error } : scripted.body) : answerAs(method, args, request.headers);
+    if (scripted && 'hold' in scripted) await scripted.hold;
+    call.response = scripted && 'error' in scripted ? { ok: false, error: scripted.error } : scripted && 'body' in scripted ? scripted.body : answerAs(method, args, request.headers);
     record(call);
     send(response, 200, call.response);
   }

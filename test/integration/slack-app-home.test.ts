@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formBody, signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
-import { roleOf } from '../support/model-script.js';
+import { gate, roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -181,6 +181,26 @@ describe('Slack App Home: export', () => {
     expect([...files.keys()].some((name) => name.startsWith('history/MAIN.md/'))).toBe(true);
     const done = await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('Sent to your messages with Hippo'));
     expect(JSON.stringify(done.args['view'])).toContain(upload!.title);
+  });
+
+  it('starts no second export while one is on its way, and exports again once it arrived', async () => {
+    const bob = await home('UBOB');
+    const exportButton = buttonOf(bob, 'hippo_home_export', projectSpace)!;
+    const uploads = slack.files.uploads.length;
+    // Slack is slow to finish the first upload: the export is still under way at the second click.
+    const slow = gate();
+    slack.script('files.completeUploadExternal', { hold: slow.promise });
+    const first = await click('UBOB', exportButton);
+    expect(text(await opened(first.trigger))).toContain('Preparing the memory of');
+    const second = await click('UBOB', exportButton);
+    expect(text(await opened(second.trigger))).toContain('An export of this memory is already on its way to your messages with Hippo.');
+    slow.open();
+    await until(() => slack.files.uploads.length === uploads + 1, 10_000, 'the first upload');
+    const third = await click('UBOB', exportButton);
+    expect(text(await opened(third.trigger))).toContain('Preparing the memory of');
+    await until(() => slack.files.uploads.length === uploads + 2, 10_000, 'the third click\'s upload');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(slack.files.uploads.length).toBe(uploads + 2);
   });
 
   it('refuses an export to someone outside the conversation or ALLOWED_USERS, and to an unsigned request', async () => {
