@@ -257,15 +257,34 @@ describe('replicas on one Postgres', () => {
     const stores = createPrismaStores(database.prisma);
     const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
     const leases = createLeaseStore(database.prisma);
-    const stale = new LeaseKeeper(leases, session.id, 'stale-replica', 200, log);
+    // The stale replica's heartbeat stalls (an event loop that stopped, a paused VM) while its
+    // lease runs out and another replica takes it: a renewal landing in between would keep it.
+    let stalled: Promise<void> | undefined;
+    let resume = () => {};
+    let waiting = 0;
+    const stallable: typeof leases = {
+      ...leases,
+      renewAll: async (...args) => {
+        if (stalled) {
+          waiting += 1;
+          await stalled;
+        }
+        return leases.renewAll(...args);
+      },
+    };
+    const stale = new LeaseKeeper(stallable, session.id, 'stale-replica', 200, log);
     // The first holder ever follows nobody: its state is current without a reload.
     expect(await stale.claim()).toBe('kept');
     const staleToken = stale.token!;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    stalled = new Promise((resolve) => (resume = resolve));
+    // One beat waits: none is on its way to the database (a heartbeat never sends two at once).
+    await until(() => waiting > 0, 5_000, 'the stale heartbeat stalled');
     await database.prisma.$executeRaw`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${session.id}`;
     const fresh = new LeaseKeeper(leases, session.id, 'new-owner', 10_000, log);
     expect(await fresh.claim()).toBe('changed-hands');
     expect(fresh.token).toBeGreaterThan(staleToken);
+    stalled = undefined;
+    resume();
 
     const delivered: string[] = [];
     const outbox = new Outbox(new OutboxStore(database.prisma), log);
