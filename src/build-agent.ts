@@ -90,7 +90,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   // Replicas on one Postgres hear of each other's messages through NOTIFY, which the intake
   // statement sends itself on the intake pool.
   const shared = database.pool && database.ackPool && config.DATABASE_URL ? { pool: database.pool, ackPool: database.ackPool, url: config.DATABASE_URL } : undefined;
-  const stores = createPrismaStores(database.prisma, shared ? { ackPool: shared.ackPool } : {});
+  const stores = createPrismaStores(database.prisma, { ackPool: shared?.ackPool, pool: database.pool });
   const window = contextWindowFor(config.MODEL, config.MODEL_CONTEXT_WINDOW);
   if (!window.known) log.warn({ model: config.MODEL, contextWindow: window.tokens }, 'model-window-unknown: set MODEL_CONTEXT_WINDOW');
   const groups = parseToolGroups(config.TOOLS);

@@ -753,9 +753,43 @@ describe('Prisma stores on Postgres', () => {
   afterAll(async () => {
     await database.drop();
   });
-  const harness = (): Harness => ({ stores: createPrismaStores(database.prisma), database });
+  // As the service runs them: the hot statements of every step on pg's pool (statements.ts).
+  const harness = (): Harness => ({ stores: createPrismaStores(database.prisma, { pool: database.pool }), database });
 
   describeStores(harness);
+
+  it("sends every step's statements on pg's pool and reads their rows as Prisma does, in any time zone", async () => {
+    const stores = harness().stores;
+    const { session } = await stores.sessions.open(thread(), { title: 't', scope: 'channel' });
+    const segmentId = session.currentSegmentId!;
+    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `tz-${session.id}`, authorId: 'U1', authorName: 'Ann', text: 'hi' });
+    const stored = await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: `tz-${session.id}` } });
+    const sent: string[] = [];
+    const pool = database.pool!;
+    const query = pool.query.bind(pool);
+    const zone = process.env['TZ'];
+    // A server far from UTC: timestamps without a zone are UTC in this schema, never local time.
+    process.env['TZ'] = 'Pacific/Kiritimati';
+    Object.assign(pool, { query: (...args: Parameters<typeof query>) => (sent.push(String((args[0] as { text?: string }).text ?? args[0])), query(...args)) });
+    try {
+      const taken = await stores.context.takeSteers(session.id, segmentId, 0, (steer) => user(steer.text));
+      await stores.context.append(segmentId, { seq: 1, message: assistantCalling('c1'), isInit: false, isMarker: false, memoryRunId: null });
+      await stores.context.markToolCallStarted(segmentId, 1, 'c1');
+      const loaded = await stores.context.load(session.id);
+      expect(taken).toHaveLength(1);
+      expect(taken[0]!.receivedAt.toISOString()).toBe(stored.receivedAt.toISOString());
+      expect(taken[0]!.id).toBe(Number(stored.id));
+      expect(loaded.messages.map((message) => message.seq)).toEqual([0, 1]);
+      expect(loaded.messages[1]!.startedToolCalls).toEqual(['c1']);
+    } finally {
+      Object.assign(pool, { query });
+      if (zone === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = zone;
+    }
+    // The look and the take, the answer, the tool's start mark and the load: five, none through Prisma.
+    expect(sent).toHaveLength(5);
+    expect(sent[0]).toMatch(/FROM steer_messages/);
+  });
 
   it('accepts a message on the intake pool in one statement that also tells every replica, once it is committed', async () => {
     const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });

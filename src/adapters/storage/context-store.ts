@@ -6,18 +6,22 @@ import { messageText } from '../../core/messages.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
+import type pg from 'pg';
 import { insertModelCall, isUniqueViolation, pickDefined, searchQuery } from './prisma-support.js';
+import { statementsOn } from './statements.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
 // ts_headline fragments are bounded in words; this bounds the snippet in characters as well.
 const maxSnippetChars = 300;
 
 /** Creates the Prisma-backed ContextStore. */
-export function createContextStore(prisma: PrismaClient): ContextStore {
+export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): ContextStore {
+  // The statements of every step; the rest (resets, search, repairs) stay on Prisma.
+  const hot = statementsOn(prisma, pool);
   return {
     async load(sessionId) {
       // One statement (every runner load and reload): the current segment with its messages.
-      const rows = await prisma.$queryRaw<LoadedRow[]>`
+      const rows = await hot.rows<LoadedRow>(Prisma.sql`
         SELECT g.id, g.session_id AS "sessionId", g.ordinal, g.last_step AS "lastStep", g.summarizer_rounds AS "summarizerRounds",
                g.decider_rounds AS "deciderRounds", g.decider_due_in AS "deciderDueIn", g.context_tokens AS "contextTokens",
                g.context_tokens_seq AS "contextTokensSeq", g.carried_messages AS "carriedMessages",
@@ -27,7 +31,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
         LEFT JOIN segments g ON g.id = s.current_segment_id
         LEFT JOIN context_messages m ON m.segment_id = g.id
         WHERE s.id = ${sessionId}
-        ORDER BY m.seq`;
+        ORDER BY m.seq`);
       const [first] = rows;
       if (!first) throw new Error(`session ${sessionId} does not exist`);
       if (first.id === null) throw new Error(`session ${sessionId} has no current segment`);
@@ -51,7 +55,7 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       ];
       const ctes = companions.length === 0 ? Prisma.empty : Prisma.sql`WITH ${Prisma.join(companions, ', ')} `;
       try {
-        await prisma.$executeRaw`${ctes}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`;
+        await hot.run(Prisma.sql`${ctes}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`);
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         // A retry of a write whose first attempt committed but whose answer was lost (a dropped
@@ -68,9 +72,9 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
     },
 
     async markToolCallStarted(segmentId, seq, callId) {
-      await prisma.$executeRaw`
+      await hot.run(Prisma.sql`
         UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${callId})
-        WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`;
+        WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`);
     },
 
     async takeSteers(sessionId, segmentId, seq, render, prepare) {
@@ -79,15 +83,15 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
       // order; one edited, withdrawn or taken by another writer meanwhile is left alone (a
       // concurrent taker waits on the row lock, then re-checks and skips it), so no steer is
       // ever injected twice or with stale text.
-      const queued = await prisma.$queryRaw<SteerMessage[]>`
-        SELECT ${steerColumns} FROM steer_messages WHERE session_id = ${sessionId} AND status = 'queued' ORDER BY id`;
+      const queued = await hot.rows<SteerMessage>(Prisma.sql`
+        SELECT ${steerColumns} FROM steer_messages WHERE session_id = ${sessionId} AND status = 'queued' ORDER BY id`);
       if (queued.length === 0) return [];
       const steers = queued.map(toSteerRecord);
       if (prepare) await prepare(steers);
       const rows = steers.map((steer) => toMessageRow(segmentId, { seq, message: render(steer), isInit: false, isMarker: false, memoryRunId: null }));
       let taken: Array<{ id: bigint }>;
       try {
-        taken = await prisma.$queryRaw<Array<{ id: bigint }>>`
+        taken = await hot.rows<{ id: bigint }>(Prisma.sql`
           WITH candidate AS (
             SELECT * FROM unnest(${steers.map((steer) => steer.id)}::bigint[], ${steers.map((steer) => steer.text)}::text[],
                                  ${rows.map((row) => row.role)}::text[], ${rows.map((row) => row.content)}::text[],
@@ -101,8 +105,8 @@ export function createContextStore(prisma: PrismaClient): ContextStore {
             SELECT c.*, row_number() OVER (ORDER BY c.id) - 1 AS n FROM candidate c JOIN taken USING (id)),
           inserted AS (
             INSERT INTO context_messages (segment_id, seq, role, content, search_text)
-            SELECT ${segmentId}, ${seq}::int + n::int, role, content, search_text FROM numbered)
-          SELECT id FROM numbered ORDER BY id`;
+            SELECT ${segmentId}::text, ${seq}::int + n::int, role, content, search_text FROM numbered)
+          SELECT id FROM numbered ORDER BY id`);
       } catch (error) {
         if (isUniqueViolation(error)) throw new ConflictError(`context position ${seq} is taken: another replica wrote this session`);
         throw error;

@@ -19,10 +19,13 @@ const runRoles: ReadonlyArray<MemoryRunRecord['role']> = ['summarizer', 'decider
 const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succeeded', 'failed', 'skipped'];
 
 /** Every store core needs, on one Prisma client; failures reach core as StorageError. */
-export function createPrismaStores(prisma: PrismaClient, options: { /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool } = {}): Stores {
+export function createPrismaStores(
+  prisma: PrismaClient,
+  options: { /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool | undefined; /** Postgres: the pool the hot statements of every step go to. */ pool?: pg.Pool | undefined } = {},
+): Stores {
   return {
     sessions: guardStore(createSessionStore(prisma)),
-    context: guardStore(createContextStore(prisma)),
+    context: guardStore(createContextStore(prisma, options.pool)),
     steers: guardStore(createSteerStore(prisma, options.ackPool)),
     events: guardStore(createEventLog(prisma)),
     memoryRuns: guardStore(createMemoryRunStore(prisma)),

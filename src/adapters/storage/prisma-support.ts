@@ -2,13 +2,16 @@
 // building update data that Prisma's types accept under exactOptionalPropertyTypes.
 import type { ModelCallRecord } from '../../core/store.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
+import pg from 'pg';
 import { Prisma } from '../../../prisma/generated/client.js';
 
 /**
  * True when a unique constraint refused a row: P2002 from the query builder; a raw statement's
- * refusal is P2010 ("raw query failed") carrying Postgres's 23505 from the driver adapter.
+ * refusal is P2010 ("raw query failed") carrying Postgres's 23505 from the driver adapter; a
+ * statement sent on pg's pool (statements.ts) fails with pg's own error, code 23505.
  */
 export function isUniqueViolation(error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return error.code === '23505';
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   if (error.code === 'P2002') return true;
   const cause = (error.meta?.['driverAdapterError'] as { cause?: { originalCode?: unknown; kind?: unknown } } | undefined)?.cause;
