@@ -167,7 +167,15 @@ export async function createPostgresBenchDatabase(
       const first = args[0];
       const sql = typeof first === 'string' ? first : String((first as { text?: unknown } | undefined)?.text ?? '');
       options.onStatement?.(sql);
-      return roundTrips.timed(sql, query(...args));
+      // pool.query() passes a callback (no promise comes back): time the statement until it is called.
+      const callback = args.at(-1);
+      if (typeof callback !== 'function') return roundTrips.timed(sql, query(...args));
+      let settle = () => {};
+      roundTrips.timed(sql, new Promise<void>((resolve) => (settle = resolve)));
+      return query(...args.slice(0, -1), (...results: unknown[]) => {
+        settle();
+        (callback as (...parameters: unknown[]) => void)(...results);
+      });
     };
     Object.assign(client, { query: counting });
   };
