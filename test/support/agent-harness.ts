@@ -53,8 +53,8 @@ async function anthropicClient(url: string): Promise<ModelClient> {
 export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
   if (options.provider === 'anthropic' && !options.model) throw new Error('the Anthropic harness needs the fake Anthropic server as `model`');
   const model = options.model ?? (await startFakeModelServer());
-  // On Postgres the intake and the hot statements go to pg's pools, as in the service (build-agent.ts).
-  const stores = createPrismaStores(options.database.prisma, { ackPool: options.database.ackPool, pool: options.database.pool });
+  // On Postgres the hot statements go to pg's pool, as in the service (build-agent.ts).
+  const stores = createPrismaStores(options.database.prisma, { pool: options.database.pool });
   const events: AgentEvent[] = [];
   const waiters = new Set<() => void>();
   const bus = new EventBus((error) => {
