@@ -2,6 +2,8 @@
 // database, the model process running the chat scenario, a no-op tool, a recording model client,
 // and a way to await the answer to a message in a given thread.
 import { z } from 'zod';
+import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
+import { createLogger } from '../../src/log.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../../test/support/agent-harness.js';
 import type { SessionRecord, ThreadAddress } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
@@ -37,12 +39,16 @@ const turnTimeoutMs = 180_000;
 
 export async function startChatAgent(database: BenchDatabase, model: ModelHost, options: { sweep?: boolean } = {}): Promise<ChatAgent> {
   const recorder = new CallRecorder();
+  // On Postgres the drivers listen for wake-ups there, as in the service, so the message's one
+  // intake statement (the ack pool's) also notifies them.
+  const pool = database.database.pool;
+  const wakeups = pool && database.url ? await PostgresWakeups.start(pool, database.url, createLogger('silent')) : undefined;
   const harness = await createAgentHarness({
     database: database.database,
     model: model.asHarnessModel(),
     tools: [noop],
     settings: { contextWindow: 128_000 },
-    replica: productionReplica,
+    replica: { ...productionReplica, ...(wakeups ? { wakeups } : {}) },
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
   if (process.env['BENCH_STATEMENT_SOURCES'] === '1') labelStoreCalls(harness.deps.stores as unknown as Record<string, Record<string, unknown>>);
@@ -101,7 +107,10 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
         clearTimeout(timer);
       }
     },
-    close: () => harness.close(),
+    close: async () => {
+      await harness.close();
+      await wakeups?.close();
+    },
   };
 }
 

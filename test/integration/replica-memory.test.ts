@@ -85,11 +85,13 @@ describe('flags across replicas (R8, R11)', { timeout: 90_000 }, () => {
   it('does not repeat a pause that the driver already carried out and a person resumed', async () => {
     const slow = slowTool();
     const driver = await replica('flags-a', { tools: [slow.tool] });
-    const other = await replica('flags-b', { tools: [slow.tool] });
     scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the pause' }] });
     const thread = newThread();
     const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
     await until(slow.started, 30_000, 'tool start');
+    // The other replica starts once the driver holds the lease: both hear the message's wake-up,
+    // and whichever claims first drives.
+    const other = await replica('flags-b', { tools: [slow.tool] });
     // The pause reaches the replica that does not drive: it stores the request, and its runner
     // remembers it after its claim is refused.
     await other.agent.pause(session!.id);
@@ -110,11 +112,13 @@ describe('flags across replicas (R8, R11)', { timeout: 90_000 }, () => {
   it('does not repeat a reset that the driver already carried out', async () => {
     const slow = slowTool();
     const driver = await replica('flags-c', { tools: [slow.tool] });
-    const other = await replica('flags-d', { tools: [slow.tool] });
     scriptRoles(model, { worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'after the reset' }] });
     const thread = newThread();
     const { session } = await driver.agent.submit(personMessage(thread, 'start'), { startSession: true });
     await until(slow.started, 30_000, 'tool start');
+    // The other replica starts once the driver holds the lease: both hear the message's wake-up,
+    // and whichever claims first drives.
+    const other = await replica('flags-d', { tools: [slow.tool] });
     expect(await other.agent.reset(session!.id)).toBe(true);
     slow.open();
     const reset = await driver.waitForEvent('context-reset', (event) => event.session.id === session!.id, 30_000);

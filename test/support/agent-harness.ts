@@ -4,7 +4,7 @@
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { LocalWakeups } from '../../src/adapters/storage/wakeups.js';
+import { LocalWakeups, PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
 import { Agent } from '../../src/core/agent.js';
 import { defaultAgentSettings, type AgentDeps, type AgentSettings } from '../../src/core/agent-context.js';
 import { EventBus, type AgentEvent } from '../../src/core/events.js';
@@ -53,8 +53,12 @@ async function anthropicClient(url: string): Promise<ModelClient> {
 export async function createAgentHarness(options: HarnessOptions): Promise<AgentHarness> {
   if (options.provider === 'anthropic' && !options.model) throw new Error('the Anthropic harness needs the fake Anthropic server as `model`');
   const model = options.model ?? (await startFakeModelServer());
-  // On Postgres the hot statements go to pg's pool, as in the service (build-agent.ts).
-  const stores = createPrismaStores(options.database.prisma, { pool: options.database.pool });
+  // On Postgres the hot statements go to pg's pool, as in the service (build-agent.ts). The intake
+  // statement notifies the drivers itself, so it takes the ack pool only where they listen on
+  // Postgres: with local wake-ups (two harnesses in one process) the notification is local.
+  const wakeups = options.replica?.wakeups ?? new LocalWakeups();
+  const ackPool = wakeups instanceof PostgresWakeups ? options.database.ackPool : undefined;
+  const stores = createPrismaStores(options.database.prisma, { ackPool, pool: options.database.pool });
   const events: AgentEvent[] = [];
   const waiters = new Set<() => void>();
   const bus = new EventBus((error) => {
@@ -71,11 +75,11 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
     replica: {
       owner: `test-${Math.random().toString(36).slice(2, 8)}`,
       leases: createLeaseStore(options.database.prisma),
-      wakeups: new LocalWakeups(),
       leaseTtlMs: 10_000,
       sweepIntervalMs: 500,
       leaseIdleGraceMs: 0,
       ...options.replica,
+      wakeups,
     },
     stores,
     model: options.provider === 'anthropic'
