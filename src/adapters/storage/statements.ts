@@ -3,6 +3,7 @@
 // statement costs about four times the client CPU (measured in bench/RESULTS.md, under B3).
 // Without a pool (PGlite) they run through Prisma, unchanged. Either way a caller gets the same
 // rows: int8 as bigint and timestamps (stored as UTC, without a zone) as UTC dates, as Prisma reads them.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Prisma, PrismaClient } from '../../../prisma/generated/client.js';
 
@@ -26,6 +27,21 @@ const prismaLikeTypes = {
   },
 } as pg.CustomTypesConfig;
 
+// Each statement's text is parsed and planned once per connection (a named prepared statement):
+// the hot statements are long CTEs, and sending and parsing their text on every step cost both
+// processes CPU. Their shapes are few; past `maxNamed` texts the rest go unnamed, so a statement
+// built from a varying list cannot grow the server's per-connection cache without bound.
+const maxNamed = 64;
+const names = new Map<string, string>();
+
+function nameOf(text: string): string | undefined {
+  const known = names.get(text);
+  if (known !== undefined || names.size >= maxNamed) return known;
+  const name = `hippo_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  names.set(text, name);
+  return name;
+}
+
 /** The statements of `prisma`'s database, on `pool` when it is Postgres's. */
 export function statementsOn(prisma: PrismaClient, pool: pg.Pool | undefined): Statements {
   if (!pool) {
@@ -34,7 +50,7 @@ export function statementsOn(prisma: PrismaClient, pool: pg.Pool | undefined): S
       run: (statement) => prisma.$executeRaw(statement),
     };
   }
-  const send = (statement: Prisma.Sql) => pool.query({ text: statement.text, values: statement.values, types: prismaLikeTypes });
+  const send = (statement: Prisma.Sql) => pool.query({ name: nameOf(statement.text), text: statement.text, values: statement.values, types: prismaLikeTypes });
   return {
     rows: async <Row>(statement: Prisma.Sql) => (await send(statement)).rows as Row[],
     run: async (statement) => (await send(statement)).rowCount ?? 0,

@@ -160,7 +160,7 @@ async function acceptMessage(prisma: PrismaClient, pool: pg.Pool | undefined, me
       steer.attachments?.length ? JSON.stringify(storableAttachments(steer.attachments)) : null,
       message.eventKey === undefined ? null : storableText(message.eventKey), pool !== undefined, wakeupChannel,
     ];
-    const rows = pool ? (await pool.query<Row>(statement, values)).rows : await prisma.$queryRawUnsafe<Row[]>(statement, ...values);
+    const rows = pool ? (await pool.query<Row>({ name: 'hippo_intake', text: statement, values })).rows : await prisma.$queryRawUnsafe<Row[]>(statement, ...values);
     const row = rows[0];
     if (!row) throw new Error('the intake statement returned no row');
     if (!row.session) {
