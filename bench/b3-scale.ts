@@ -55,6 +55,9 @@ interface ScaleResult {
   heapPerSessionKb: number;
   rssPerSessionKb: number;
   peakRssMb: number;
+  /** V8's heap at the peak RSS sample: in use, and reserved. */
+  peakHeapUsedMb: number;
+  peakHeapTotalMb: number;
   roundTripsPerTurn: number;
   /** The most sent statements, per turn. */
   statementsPerTurn: Array<[string, number]>;
@@ -77,8 +80,12 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       const before = memory();
       database.roundTrips.reset();
       const callsBefore = agent.recorder.calls.length;
-      let peakRss = process.memoryUsage().rss;
-      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+      // Peak RSS, and where it was: V8's heap (used and reserved) and what lives outside it.
+      let peak = process.memoryUsage();
+      const sampler = setInterval(() => {
+        const usage = process.memoryUsage();
+        if (usage.rss > peak.rss) peak = usage;
+      }, 100);
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
       const cpu = process.cpuUsage();
@@ -127,7 +134,9 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         heapPerSessionKb: ((after.heapMb - before.heapMb) * 1024) / runners,
         rssPerSessionKb: ((after.rssMb - before.rssMb) * 1024) / runners,
         runners,
-        peakRssMb: peakRss / 2 ** 20,
+        peakRssMb: peak.rss / 2 ** 20,
+        peakHeapUsedMb: peak.heapUsed / 2 ** 20,
+        peakHeapTotalMb: peak.heapTotal / 2 ** 20,
         roundTripsPerTurn: database.roundTrips.total / turns,
         statementsPerTurn: database.roundTrips.top(process.env["BENCH_STATEMENT_SOURCES"] === "1" ? 40 : 10).map(([sql, times]): [string, number] => [sql, times / turns]),
         cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
@@ -193,7 +202,7 @@ async function runB3(): Promise<BenchReport> {
       },
       {
         title: 'Event loop and memory',
-        columns: ['sessions', 'runners loaded', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'heap / session KB', 'RSS / session KB', 'peak RSS MB'],
+        columns: ['sessions', 'runners loaded', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'heap / session KB', 'RSS / session KB', 'peak RSS MB', 'at peak: heap used / reserved MB'],
         rows: results.map((result) => [
           result.sessions,
           result.runners,
@@ -203,6 +212,7 @@ async function runB3(): Promise<BenchReport> {
           fixed(result.heapPerSessionKb, 1),
           fixed(result.rssPerSessionKb, 1),
           count(result.peakRssMb),
+          `${count(result.peakHeapUsedMb)} / ${count(result.peakHeapTotalMb)}`,
         ]),
       },
     ],
