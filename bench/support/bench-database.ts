@@ -71,7 +71,19 @@ export function labelStoreCalls(stores: Record<string, Record<string, unknown>>)
 }
 
 /** First words of a statement with parameters and whitespace collapsed, for grouping. */
+// The counter's own CPU counts as the agent's: each distinct text is normalized once.
+const normalized = new Map<string, string>();
+
 function normalizeSql(sql: string): string {
+  let key = normalized.get(sql);
+  if (key === undefined) {
+    key = normalizeText(sql);
+    if (normalized.size < 1_000) normalized.set(sql, key);
+  }
+  return key;
+}
+
+function normalizeText(sql: string): string {
   const text = sql.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').trim();
   const table = /\b(?:FROM|INTO|UPDATE)\s+"?(?:public"?\."?)?"?([a-z_]+)"?/i.exec(text)?.[1];
   const verb = text.split(' ')[0]?.toUpperCase() ?? '';

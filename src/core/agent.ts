@@ -84,7 +84,7 @@ export class Agent {
       // The message is durable now: the caller may acknowledge it (Slack wants its 200 fast), and
       // the wake-up runs behind. The owner (on any replica) wakes on the notification; with no
       // live owner this replica takes the lease; if this process dies first, the sweeper does.
-      const wake = this.wake(session.id, notified)
+      const wake = this.wake(session, notified)
         .catch((error: unknown) => this.deps.log.error({ sessionId: session.id, err: error }, 'steer-wake-failed'))
         .finally(() => {
           if (this.wakes.get(session.id) === wake) this.wakes.delete(session.id);
@@ -94,11 +94,14 @@ export class Agent {
     return { session, steer, inserted };
   }
 
-  private async wake(sessionId: string, notified: boolean): Promise<void> {
-    if (!notified) await this.deps.replica.wakeups.notify(sessionId);
+  private async wake(session: SessionRecord, notified: boolean): Promise<void> {
+    if (!notified) await this.deps.replica.wakeups.notify(session.id);
     // An ingest process never drives: the notification is for the workers.
     if (this.deps.replica.role === 'ingest') return;
-    await (await this.runners.get(sessionId)).steerArrived();
+    // The intake read the session's row in the statement that stored the message: a runner
+    // loaded now starts from that row, and needs no second look at it.
+    const loading = !this.runners.has(session.id);
+    await (await this.runners.get(session.id, session)).steerArrived({ rowJustRead: loading });
   }
 
   /** The session bound to a thread, if any. */

@@ -251,13 +251,17 @@ function describeStores(getHarness: () => Harness): void {
       expect(Math.abs(first.steer!.receivedAt.getTime() - Date.now())).toBeLessThan(60_000);
       // The same session as open() reads, with its first segment and a channel space.
       expect(await stores().sessions.find(address)).toEqual(session);
+      expect(await stores().sessions.get(session.id)).toEqual(session);
       const { segment } = await stores().context.load(session.id);
       expect(segment).toMatchObject({ id: session.currentSegmentId, ordinal: 1 });
       expect(await prisma().memorySpace.findUniqueOrThrow({ where: { id: session.memorySpaceId } })).toMatchObject({ scope: 'channel', scopeKey: address.channelId });
       expect(await stores().events.wasProcessed(`ev:${address.channelId}:1`)).toBe(true);
       // A reply in the thread finds the session; a redelivery of it stores nothing twice.
+      // The row as it is now (a runner loaded for the message starts from it): flags included.
+      await prisma().session.update({ where: { id: session.id }, data: { paused: true, title: 'renamed' } });
       const reply = await arriving(address, `acc-${address.channelId}-2`, 'more', { eventKey: `ev:${address.channelId}:2` });
-      expect(reply).toMatchObject({ session: { id: session.id }, inserted: true, created: false });
+      expect(reply).toMatchObject({ session: { id: session.id, paused: true, title: 'renamed' }, inserted: true, created: false });
+      expect(reply.session).toEqual(await stores().sessions.get(session.id));
       const again = await arriving(address, `acc-${address.channelId}-2`, 'more, redelivered', { start: true, eventKey: `ev:${address.channelId}:2` });
       expect(again).toMatchObject({ session: { id: session.id }, steer: reply.steer, inserted: false, created: false });
       expect(await prisma().steerMessage.count({ where: { sessionId: session.id } })).toBe(2);

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newThread, personMessage } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
@@ -42,5 +43,31 @@ describe('RunnerRegistry', () => {
     expect(harness.agent.runners.slots.waiting).toBe(0);
     slowModel.open();
     await harness.waitForEvent('answer', (event) => event.text === 'slow answer');
+  });
+
+  it("starts the runner a message wakes from the row the intake read: Prisma reads the session's row no more", async () => {
+    const harness = await bed.harness();
+    bed.model.enqueue({ content: 'first' }, { content: 'second' });
+    // Every statement any pooled client sends (Prisma's and the hot ones both run on this pool).
+    const sent: string[] = [];
+    const pool = bed.database.pool!;
+    const watch = (client: pg.PoolClient) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      Object.assign(client, { query: (...args: unknown[]) => (sent.push(String((args[0] as { text?: string }).text ?? args[0])), query(...args)) });
+    };
+    pool.on('acquire', watch);
+    try {
+      const thread = newThread();
+      const { session } = await harness.agent.submit(personMessage(thread, 'hi'), { startSession: true });
+      await harness.waitForEvent('answer', (event) => event.text === 'first');
+      await (await harness.agent.runner(session!.id)).whenIdle();
+      // An evicted session, woken by a reply, loads again from the reply's row.
+      expect(await harness.agent.runners.evictIdle(Date.now() + 11 * 60_000)).toBe(1);
+      await harness.agent.submit(personMessage(thread, 'again'), { startSession: false });
+      await harness.waitForEvent('answer', (event) => event.text === 'second');
+    } finally {
+      pool.off('acquire', watch);
+    }
+    expect(sent.filter((sql) => /FROM "public"\."sessions"/.test(sql))).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // The live session runners of this process: one per session (R10), created on demand, evicted
 // when idle, and woken at start-up for sessions with backlog (R12).
 import type { AgentDeps } from '../agent-context.js';
+import type { SessionRecord } from '../store.js';
 import { retryTransient } from './retry.js';
 import { SessionRunner } from './session-runner.js';
 import { WorkSlots } from './work-slots.js';
@@ -27,15 +28,16 @@ export class RunnerRegistry {
   }
 
   /**
-   * The runner of a session, loading it on first use. A process that never drives (ingest) reads
+   * The runner of a session, loading it on first use (from `seen`, the session's row as just
+   * read, when the caller has it). A process that never drives (ingest) reads
    * it fresh each time instead: a worker elsewhere changes the session, and nothing here would
    * bring a kept copy up to date (its status would show the session as it was).
    */
-  get(sessionId: string): Promise<SessionRunner> {
+  get(sessionId: string, seen?: SessionRecord): Promise<SessionRunner> {
     if (this.deps.replica.role === 'ingest') return SessionRunner.load(this.deps, sessionId, this.slots, this.heartbeat);
     let runner = this.runners.get(sessionId);
     if (!runner) {
-      runner = SessionRunner.load(this.deps, sessionId, this.slots, this.heartbeat).then(async (loaded) => {
+      runner = SessionRunner.load(this.deps, sessionId, this.slots, this.heartbeat, seen).then(async (loaded) => {
         // Whatever a crashed process left owed to the thread goes out first.
         await loaded.redeliver().catch((error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'redeliver-failed'));
         return loaded;
@@ -44,6 +46,11 @@ export class RunnerRegistry {
       runner.catch(() => this.runners.delete(sessionId));
     }
     return runner;
+  }
+
+  /** Whether the session's runner is loaded or loading. */
+  has(sessionId: string): boolean {
+    return this.runners.has(sessionId);
   }
 
   /** The runner if it is loaded, without loading it. */

@@ -108,8 +108,8 @@ export class SessionRunner {
   }
 
   /** Loads a session's current segment (its init messages are written by the first activity). */
-  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots, heartbeat: LeaseHeartbeat): Promise<SessionRunner> {
-    const session = await deps.stores.sessions.get(sessionId);
+  static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots, heartbeat: LeaseHeartbeat, seen?: SessionRecord): Promise<SessionRunner> {
+    const session = seen?.id === sessionId ? seen : await deps.stores.sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     const { segment, messages } = await deps.stores.context.load(sessionId);
     const context = new LiveContext(deps.stores.context, segment, messages, estimateTokens(deps.tools.definitions));
@@ -170,11 +170,11 @@ export class SessionRunner {
    * A steer message was stored. It resumes a paused session (R11); with a reset pending it is
    * taken only after the reset (R9), which the resumed runner carries out first.
    */
-  async steerArrived(): Promise<void> {
+  async steerArrived(options: { /** The session's row was read after the message was stored. */ rowJustRead?: boolean } = {}): Promise<void> {
     this.steers.arrived();
     // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
     // 'missed' when notifications may have been lost); otherwise it reads them now.
-    if (this.lease.token === null) await this.refreshUnlessDriving();
+    if (this.lease.token === null && !options.rowJustRead) await this.refreshUnlessDriving();
     this.failed.clear();
     this.tooLongRetried = false;
     this.workPending = true;
