@@ -150,7 +150,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     replica: {
       role: config.HIPPO_ROLE,
       owner,
-      leases: metrics.instrumentLeases(createLeaseStore(database.prisma)),
+      leases: metrics.instrumentLeases(createLeaseStore(database.prisma, database.pool)),
       wakeups,
       leaseTtlMs: config.LEASE_TTL_SECONDS * 1000,
       sweepIntervalMs: Math.max(500, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),

@@ -48,7 +48,7 @@ async function replica(name: string, options: ReplicaOptions = {}): Promise<Agen
     model,
     tools: options.tools ?? [],
     settings: options.settings ?? {},
-    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma, connection.pool), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
   });
   harness.agent.runners.startSweeping();
   closers.push(async () => {

@@ -53,7 +53,7 @@ async function replica(name: string, tools: AnyTool[] = [], options: { leaseTtlM
     database: connection,
     model,
     tools,
-    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
+    replica: { owner: name, wakeups, leases: createLeaseStore(connection.prisma, connection.pool), leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepIntervalMs: 300, leaseIdleGraceMs: options.leaseIdleGraceMs ?? 0 },
   });
   harness.agent.runners.startSweeping();
   closers.push(async () => {
@@ -218,7 +218,8 @@ describe('replicas on one Postgres', () => {
 
   it('renews every lease a process holds in one statement per beat, and tells only the session whose lease was taken', async () => {
     const stores = createPrismaStores(database.prisma);
-    const leases = createLeaseStore(database.prisma);
+    // On pg's pool, as the service runs it (the fencing test below keeps the Prisma path).
+    const leases = createLeaseStore(database.prisma, database.pool);
     const beats: number[] = [];
     const renewAll = leases.renewAll.bind(leases);
     leases.renewAll = async (owner, held, ttlMs) => {

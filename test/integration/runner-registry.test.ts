@@ -45,15 +45,23 @@ describe('RunnerRegistry', () => {
     await harness.waitForEvent('answer', (event) => event.text === 'slow answer');
   });
 
-  it("starts the runner a message wakes from the row the intake read: Prisma reads the session's row no more", async () => {
+  it("starts the runner a message wakes from the row the intake read, and sends a session's hot statements as named statements on pg", async () => {
     const harness = await bed.harness();
     bed.model.enqueue({ content: 'first' }, { content: 'second' });
     // Every statement any pooled client sends (Prisma's and the hot ones both run on this pool).
     const sent: string[] = [];
+    const named = new Set<string>();
     const pool = bed.database.pool!;
     const watch = (client: pg.PoolClient) => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      Object.assign(client, { query: (...args: unknown[]) => (sent.push(String((args[0] as { text?: string }).text ?? args[0])), query(...args)) });
+      Object.assign(client, {
+        query: (...args: unknown[]) => {
+          const config = args[0] as { text?: string; name?: string };
+          sent.push(String(config.text ?? args[0]));
+          if (config.name) named.add(String(config.text));
+          return query(...args);
+        },
+      });
     };
     pool.on('acquire', watch);
     try {
@@ -69,5 +77,13 @@ describe('RunnerRegistry', () => {
       pool.off('acquire', watch);
     }
     expect(sent.filter((sql) => /FROM "public"\."sessions"/.test(sql))).toEqual([]);
+    // What every woken session and every step sends runs as a named statement on pg, not through
+    // Prisma: the lease, the look for owed deliveries, MAIN.md's creation, the steer drain, the
+    // answer, the context load.
+    const hot = [/INSERT INTO session_leases/, /SELECT EXISTS \(SELECT 1 FROM context_messages/, /INSERT INTO memory_documents/, /FROM steer_messages WHERE session_id/, /INSERT INTO context_messages/, /LEFT JOIN context_messages m ON m.segment_id = g.id/];
+    for (const pattern of hot) {
+      expect([...named].some((sql) => pattern.test(sql)), String(pattern)).toBe(true);
+      expect(sent.filter((sql) => pattern.test(sql) && !named.has(sql)), String(pattern)).toEqual([]);
+    }
   });
 });

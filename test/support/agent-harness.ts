@@ -74,7 +74,7 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
     settings: { ...defaultAgentSettings, model: 'test-model', contextWindow: 100_000, forkAfterWorkerPrefillMs: 0, ...options.settings },
     replica: {
       owner: `test-${Math.random().toString(36).slice(2, 8)}`,
-      leases: createLeaseStore(options.database.prisma),
+      leases: createLeaseStore(options.database.prisma, options.database.pool),
       leaseTtlMs: 10_000,
       sweepIntervalMs: 500,
       leaseIdleGraceMs: 0,

@@ -1,18 +1,21 @@
 // Delivery marks on answers, memory runs and reset segments: set when core stores them, cleared
 // when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
 import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+import type pg from 'pg';
+import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
+import { statementsOn } from './statements.js';
 import { parseRequest } from './review-store.js';
 
-/** Creates the Prisma-backed DeliveryStore. */
-export function createDeliveryStore(prisma: PrismaClient): DeliveryStore {
+/** Creates the DeliveryStore; on Postgres the look every runner load makes goes to `pool`. */
+export function createDeliveryStore(prisma: PrismaClient, pool?: pg.Pool): DeliveryStore {
+  const sql = statementsOn(prisma, pool);
   return {
     async pending(sessionId) {
       // Nearly always nothing is owed (every runner load asks): one look first, the reads after.
-      const [look] = await prisma.$queryRaw<Array<{ owed: boolean }>>`
+      const [look] = await sql.rows<{ owed: boolean }>(Prisma.sql`
         SELECT EXISTS (SELECT 1 FROM context_messages m JOIN segments g ON g.id = m.segment_id WHERE g.session_id = ${sessionId} AND m.awaiting_delivery)
             OR EXISTS (SELECT 1 FROM memory_runs WHERE session_id = ${sessionId} AND awaiting_delivery)
-            OR EXISTS (SELECT 1 FROM segments WHERE session_id = ${sessionId} AND awaiting_delivery) AS owed`;
+            OR EXISTS (SELECT 1 FROM segments WHERE session_id = ${sessionId} AND awaiting_delivery) AS owed`);
       if (look?.owed !== true) return { answers: [], memoryRuns: [], resets: [] };
       const [answers, memoryRuns, resets] = await Promise.all([
         prisma.contextMessage.findMany({

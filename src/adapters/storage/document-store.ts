@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, PinnedLineError } from '../../core/errors.js';
 import { droppedPins } from '../../core/memory/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
-import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from '../../../prisma/generated/client.js';
+import type pg from 'pg';
+import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaClient } from '../../../prisma/generated/client.js';
+import { statementsOn } from './statements.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
 import type { TransactionClient } from './prisma-support.js';
@@ -15,8 +17,9 @@ interface DocumentState {
   deleted: boolean;
 }
 
-/** Creates the Prisma-backed DocumentStore. */
-export function createDocumentStore(prisma: PrismaClient): DocumentStore {
+/** Creates the Prisma-backed DocumentStore; on Postgres `create` (every new session's MAIN.md) goes to `pool`. */
+export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): DocumentStore {
+  const sql = statementsOn(prisma, pool);
   return {
     ...createDocumentReviewMethods(prisma, lockDocumentById),
 
@@ -40,7 +43,7 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
       const { authorKind, authorId, authorName, memoryRunId, sessionId } = authorColumns(author);
       // The document and its first version together; a row already there (even a deleted one or
       // a placeholder a writer holds) makes it a no-op, so the version history never forks.
-      const rows = await prisma.$queryRaw<MemoryDocument[]>`
+      const rows = await sql.rows<MemoryDocument>(Prisma.sql`
         WITH created AS (
           INSERT INTO memory_documents (id, space_id, session_key, path, version, content, deleted, updated_at)
           VALUES (${randomUUID()}, ${spaceId}, ${sessionKey}, ${path}, 1, ${storableText(content)}, false, now())
@@ -51,7 +54,7 @@ export function createDocumentStore(prisma: PrismaClient): DocumentStore {
           SELECT ${randomUUID()}, id, 1, path, content, false, ${authorKind}, ${authorId}, ${authorName}, ${memoryRunId}, ${sessionId} FROM created)
         SELECT id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted,
                pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"
-        FROM created`;
+        FROM created`);
       const [row] = rows;
       return row ? toDocumentRecord(row) : null;
     },

@@ -1,7 +1,9 @@
 // Session leases on Postgres (or PGlite): one row per session, taken and renewed with single
 // statements so two replicas can never both believe they hold it.
 import type { Lease, LeaseStore } from '../../core/store.js';
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+import type pg from 'pg';
+import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
+import { statementsOn } from './statements.js';
 import { guardStore } from './storage-errors.js';
 
 interface LeaseRow {
@@ -11,13 +13,14 @@ interface LeaseRow {
   expires_at: Date;
 }
 
-/** Creates the Prisma-backed LeaseStore. */
-export function createLeaseStore(prisma: PrismaClient): LeaseStore {
+/** Creates the LeaseStore; on Postgres its statements go to `pool` (statements.ts). */
+export function createLeaseStore(prisma: PrismaClient, pool?: pg.Pool): LeaseStore {
+  const sql = statementsOn(prisma, pool);
   return guardStore<LeaseStore>({
     async acquire(sessionId, owner, ttlMs) {
       // Taken when released, expired, or already ours. The token grows only when the lease
       // changes hands: a replica re-claiming its own lease keeps it, so its queued writes stay valid.
-      const rows = await prisma.$queryRaw<LeaseRow[]>`
+      const rows = await sql.rows<LeaseRow>(Prisma.sql`
         INSERT INTO session_leases (session_id, owner, fencing_token, expires_at, released)
         VALUES (${sessionId}, ${owner}, 1, now() + ${ttlMs} * interval '1 millisecond', false)
         ON CONFLICT (session_id) DO UPDATE SET
@@ -27,30 +30,30 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
           expires_at = EXCLUDED.expires_at,
           released = false
         WHERE session_leases.owner = EXCLUDED.owner OR session_leases.released OR session_leases.expires_at <= now()
-        RETURNING session_id, owner, fencing_token, expires_at`;
+        RETURNING session_id, owner, fencing_token, expires_at`);
       const row = rows[0];
       return row ? toLease(row) : null;
     },
 
     async renewAll(owner, leases, ttlMs) {
       if (leases.length === 0) return new Set();
-      const rows = await prisma.$queryRaw<Array<{ session_id: string }>>`
+      const rows = await sql.rows<{ session_id: string }>(Prisma.sql`
         UPDATE session_leases l SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
         FROM unnest(${leases.map((lease) => lease.sessionId)}::text[], ${leases.map((lease) => lease.fencingToken)}::bigint[]) AS held(session_id, fencing_token)
         WHERE l.session_id = held.session_id AND l.owner = ${owner} AND l.fencing_token = held.fencing_token AND NOT l.released
-        RETURNING l.session_id`;
+        RETURNING l.session_id`);
       return new Set(rows.map((row) => row.session_id));
     },
 
     async release(sessionId, owner, fencingToken) {
-      await prisma.$executeRaw`
+      await sql.run(Prisma.sql`
         UPDATE session_leases SET released = true, expires_at = now()
-        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`;
+        WHERE session_id = ${sessionId} AND owner = ${owner} AND fencing_token = ${fencingToken}`);
     },
 
     async currentToken(sessionId) {
-      const rows = await prisma.$queryRaw<Array<{ fencing_token: bigint }>>`
-        SELECT fencing_token FROM session_leases WHERE session_id = ${sessionId}`;
+      const rows = await sql.rows<{ fencing_token: bigint }>(Prisma.sql`
+        SELECT fencing_token FROM session_leases WHERE session_id = ${sessionId}`);
       return Number(rows[0]?.fencing_token ?? 0n);
     },
 
@@ -58,7 +61,7 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
       // A driver died mid-work (its lease is still named but expired), or work is waiting with
       // nobody holding the lease (a wake-up was missed). Failed runs that wait for a person are
       // neither: their lease was released and nothing is queued.
-      const rows = await prisma.$queryRaw<Array<{ id: string }>>`
+      const rows = await sql.rows<{ id: string }>(Prisma.sql`
         SELECT s.id FROM sessions s
         LEFT JOIN session_leases l ON l.session_id = s.id
         WHERE (l.session_id IS NOT NULL AND NOT l.released AND l.expires_at <= now())
@@ -67,7 +70,7 @@ export function createLeaseStore(prisma: PrismaClient): LeaseStore {
                 OR (NOT s.paused AND EXISTS (
                   SELECT 1 FROM steer_messages q
                   WHERE q.session_id = s.id AND q.status = 'queued' AND q.received_at < now() - ${graceMs} * interval '1 millisecond'))))
-        ORDER BY s.id`;
+        ORDER BY s.id`);
       return rows.map((row) => row.id);
     },
   });

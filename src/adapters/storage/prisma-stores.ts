@@ -30,8 +30,8 @@ export function createPrismaStores(
     events: guardStore(createEventLog(prisma)),
     memoryRuns: guardStore(createMemoryRunStore(prisma)),
     usage: guardStore(createUsageStore(prisma)),
-    documents: guardStore(createDocumentStore(prisma)),
-    deliveries: guardStore(createDeliveryStore(prisma)),
+    documents: guardStore(createDocumentStore(prisma, options.pool)),
+    deliveries: guardStore(createDeliveryStore(prisma, options.pool)),
     reviews: guardStore(createReviewStore(prisma)),
     spaces: guardStore(createMemorySpaceStore(prisma)),
   };
