@@ -2,14 +2,20 @@
 // Each session sends a few messages in turn; each message gets one tool step and an answer (two
 // model calls). Measures throughput, event-loop lag (perf_hooks.monitorEventLoopDelay) and memory
 // per session (heap and RSS growth with every session's runner loaded, after a full GC).
+// Scale-out (BENCH_B3_PROCESSES=1,2,4): the same load over N worker processes on one Postgres
+// (support/b3-replica.ts), CPU and round trips per turn summed over them.
 // Run alone: npx tsx bench/b3-scale.ts
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createPostgresBenchDatabase } from './support/bench-database.js';
+import { driveSessions } from './support/b3-drive.js';
+import type { ReplicaMessage, ReplicaReport, ReplicaTask } from './support/b3-replica.js';
 import { newThread, startChatAgent } from './support/chat-agent.js';
 import { startModelHost, type ModelHost } from './support/model-host.js';
-import { isMain, runAlone, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
+import { isMain, repoRoot, runAlone, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
 import { count, envNumber, envNumbers, fixed, percentile, sleep } from './support/stats.js';
 
 interface B3Settings {
@@ -21,6 +27,10 @@ interface B3Settings {
   modelMs: number;
   /** BENCH_B3_RAMP_MS: first messages are spread evenly over this long (events arrive one by one). */
   rampMs: number;
+  /** BENCH_B3_PROCESSES: worker process counts of the scale-out runs (none by default). */
+  processCounts: number[];
+  /** BENCH_B3_SCALEOUT_SESSIONS: sessions of each scale-out run, shared among its processes. */
+  scaleOutSessions: number;
 }
 
 function settingsFromEnvironment(): B3Settings {
@@ -29,6 +39,8 @@ function settingsFromEnvironment(): B3Settings {
     turns: envNumber('BENCH_B3_TURNS', 3),
     modelMs: envNumber('BENCH_B3_MODEL_MS', 200),
     rampMs: envNumber('BENCH_B3_RAMP_MS', 1_000),
+    processCounts: envNumbers('BENCH_B3_PROCESSES', []),
+    scaleOutSessions: envNumber('BENCH_B3_SCALEOUT_SESSIONS', 1_000),
   };
 }
 
@@ -76,7 +88,6 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
     try {
       // Warm-up outside the measurement (JIT, Prisma plans, pool connections), one at a time.
       for (let index = 0; index < 10; index += 1) await agent.turn(newThread(), 1, 1);
-      const threads = Array.from({ length: sessions }, () => newThread());
       const before = memory();
       database.roundTrips.reset();
       const callsBefore = agent.recorder.calls.length;
@@ -89,29 +100,7 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
       const cpu = process.cpuUsage();
-      const started = performance.now();
-      const turnLatency: number[] = [];
-      let failedTurns = 0;
-      const failures = new Map<string, number>();
-      const sessionIds = new Set<string>();
-      await Promise.all(
-        threads.map(async (thread, index) => {
-          // Each session's first message arrives on its own, as chat events do (not all in one tick).
-          await sleep((index * settings.rampMs) / sessions);
-          for (let turn = 1; turn <= settings.turns; turn += 1) {
-            try {
-              const result = await agent.turn(thread, turn, 1);
-              turnLatency.push(result.answeredAt - result.sentAt);
-              sessionIds.add(result.session.id);
-            } catch (error) {
-              failedTurns += 1;
-              const key = String(error).replace(/t\d+-\d+/g, '…').slice(0, 90);
-              failures.set(key, (failures.get(key) ?? 0) + 1);
-            }
-          }
-        }),
-      );
-      const wallMs = performance.now() - started;
+      const { turnLatency, failedTurns, failures, sessionIds, wallMs } = await driveSessions(agent, sessions, settings);
       const cpuUsed = process.cpuUsage(cpu);
       lag.disable();
       clearInterval(sampler);
@@ -151,16 +140,88 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
   }
 }
 
+interface ScaleOutResult {
+  processes: number;
+  sessions: number;
+  turns: number;
+  failedTurns: number;
+  wallMs: number;
+  turnLatency: number[];
+  cpuMsPerTurn: number;
+  roundTripsPerTurn: number;
+  peakRssMb: number;
+}
+
+/**
+ * `processes` worker processes on one Postgres, the sessions shared among them (each process sends
+ * its own sessions' messages, as a load balancer would spread them), all started together.
+ */
+async function runScaleOut(processes: number, settings: B3Settings, model: ModelHost): Promise<ScaleOutResult> {
+  const database = await createPostgresBenchDatabase();
+  const children: ChildProcess[] = [];
+  try {
+    const share = Math.floor(settings.scaleOutSessions / processes);
+    const reports = await new Promise<ReplicaReport[]>((resolve, reject) => {
+      const done: ReplicaReport[] = [];
+      let ready = 0;
+      for (let index = 0; index < processes; index += 1) {
+        const task: ReplicaTask = { url: database.url, modelUrl: model.url, sessions: share, turns: settings.turns, rampMs: settings.rampMs };
+        const child = fork(fileURLToPath(new URL('./support/b3-replica.ts', import.meta.url)), [JSON.stringify(task)], {
+          cwd: repoRoot,
+          execArgv: ['--import', 'tsx'],
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        });
+        children.push(child);
+        child.once('exit', (code) => {
+          if (done.length < processes) reject(new Error(`a B3 worker process exited early (code ${code})`));
+        });
+        child.on('message', (raw) => {
+          const message = raw as ReplicaMessage;
+          if (message.type === 'ready' && ++ready === processes) for (const each of children) each.send({ type: 'go' });
+          if (message.type === 'done' && done.push(message.report) === processes) resolve(done);
+        });
+      }
+    });
+    const turns = reports.reduce((sum, report) => sum + report.turns, 0);
+    return {
+      processes,
+      sessions: share * processes,
+      turns,
+      failedTurns: reports.reduce((sum, report) => sum + report.failedTurns, 0),
+      wallMs: Math.max(...reports.map((report) => report.wallMs)),
+      turnLatency: reports.flatMap((report) => report.turnLatency),
+      cpuMsPerTurn: reports.reduce((sum, report) => sum + report.cpuMs, 0) / turns,
+      roundTripsPerTurn: reports.reduce((sum, report) => sum + report.roundTrips, 0) / turns,
+      peakRssMb: Math.max(...reports.map((report) => report.peakRssMb)),
+    };
+  } finally {
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.removeAllListeners('exit');
+      child.once('exit', () => resolve());
+      child.send({ type: 'exit' });
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    })));
+    await database.drop();
+  }
+}
+
 async function runB3(): Promise<BenchReport> {
   const settings = settingsFromEnvironment();
   const scenario = { kind: 'chat' as const, delayMs: settings.modelMs };
   const model = await startModelHost(scenario, { simulateCache: false });
   const results: ScaleResult[] = [];
+  const scaleOut: ScaleOutResult[] = [];
   try {
     for (const sessions of settings.sessionCounts) {
       console.error(`b3: ${sessions} sessions…`);
       await model.configure(scenario);
       results.push(await runScale(sessions, settings, model));
+    }
+    for (const processes of settings.processCounts) {
+      console.error(`b3: ${settings.scaleOutSessions} sessions over ${processes} worker process(es)…`);
+      await model.configure(scenario);
+      scaleOut.push(await runScaleOut(processes, settings, model));
     }
   } finally {
     await model.close();
@@ -215,12 +276,32 @@ async function runB3(): Promise<BenchReport> {
           `${count(result.peakHeapUsedMb)} / ${count(result.peakHeapTotalMb)}`,
         ]),
       },
+      ...(scaleOut.length === 0 ? [] : [{
+        title: 'Scale-out: worker processes on one Postgres, the sessions shared among them (CPU and round trips summed over the processes)',
+        columns: ['processes', 'sessions', 'turns sent', 'failed', 'wall s', 'answered turns/s', 'turn p50 ms', 'turn p99 ms', 'CPU ms / turn', 'DB round trips / turn', 'peak RSS MB (largest process)'],
+        rows: scaleOut.map((result) => [
+          result.processes,
+          count(result.sessions),
+          count(result.turns),
+          result.failedTurns,
+          fixed(result.wallMs / 1000, 1),
+          fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1),
+          count(percentile(result.turnLatency, 50)),
+          count(percentile(result.turnLatency, 99)),
+          fixed(result.cpuMsPerTurn, 1),
+          fixed(result.roundTripsPerTurn, 1),
+          count(result.peakRssMb),
+        ]),
+      }]),
     ],
     targets,
     summaryLines: results.map((result) =>
       `B3 summary: sessions=${result.sessions} lag_p99_ms=${fixed(result.lagP99Ms, 1)} peak_rss_mb=${Math.round(result.peakRssMb)} `
       + `cpu_ms_per_turn=${fixed(result.cpuMsPerTurn, 1)} db_round_trips_per_turn=${fixed(result.roundTripsPerTurn, 1)} `
-      + `turns_per_s=${fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1)} failed=${result.failedTurns}`),
+      + `turns_per_s=${fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1)} failed=${result.failedTurns}`).concat(
+      scaleOut.map((result) =>
+        `B3 summary: sessions=${result.sessions} processes=${result.processes} cpu_ms_per_turn=${fixed(result.cpuMsPerTurn, 1)} `
+        + `db_round_trips_per_turn=${fixed(result.roundTripsPerTurn, 1)} turns_per_s=${fixed(((result.turns - result.failedTurns) * 1000) / result.wallMs, 1)} failed=${result.failedTurns}`)),
     notes: [
       ...failureNotes,
       'Sessions send their first message within the first BENCH_B3_RAMP_MS (evenly spread), then each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',

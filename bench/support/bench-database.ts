@@ -159,11 +159,36 @@ export async function createPostgresBenchDatabase(
     await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await rm(dataDir, { recursive: true, force: true });
   };
-  let database: Database;
+  let opened: BenchDatabase & { url: string };
   try {
-    database = await openDatabase({ databaseUrl: url.toString(), dataDir, log: createLogger('silent') });
+    opened = await openPostgresBenchDatabase(url.toString(), options);
   } catch (error) {
     await drop().catch(() => undefined);
+    throw error;
+  }
+  return track({
+    ...opened,
+    drop: async () => {
+      await opened.drop();
+      await drop();
+    },
+  });
+}
+
+/**
+ * A connection to an existing Postgres bench database (another process created it), counting
+ * round trips as createPostgresBenchDatabase does; drop() only closes the connections.
+ */
+export async function openPostgresBenchDatabase(
+  url: string,
+  options: { onStatement?: (sql: string) => void } = {},
+): Promise<BenchDatabase & { url: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hippo-bench-'));
+  let database: Database;
+  try {
+    database = await openDatabase({ databaseUrl: url, dataDir, log: createLogger('silent') });
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
   const roundTrips = new RoundTripCounter();
@@ -193,16 +218,16 @@ export async function createPostgresBenchDatabase(
   };
   pool.on('acquire', counted);
   database.ackPool?.on('acquire', counted);
-  return track({
+  return {
     kind: 'postgres',
-    url: url.toString(),
+    url,
     database,
     roundTrips,
     drop: async () => {
       await database.close().catch(() => undefined);
-      await drop();
+      await rm(dataDir, { recursive: true, force: true });
     },
-  });
+  };
 }
 
 /** An embedded PGlite under a temporary directory, migrated by openDatabase. */
