@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { PostgresWakeups } from '../../src/adapters/storage/wakeups.js';
 import { createLogger } from '../../src/log.js';
-import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../../test/support/agent-harness.js';
+import { createAgentHarness, newThread as harnessThread, personMessage, type AgentHarness } from '../../test/support/agent-harness.js';
 import type { SessionRecord, ThreadAddress } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import type { BenchDatabase } from './bench-database.js';
@@ -114,4 +114,8 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
   };
 }
 
-export { newThread };
+/** A new thread, unique across the processes of a scale-out run too (its messages' keys derive from it). */
+export function newThread(): ThreadAddress {
+  const thread = harnessThread();
+  return { ...thread, channelId: `${thread.channelId}-p${process.pid}`, threadKey: `${thread.threadKey}-p${process.pid}` };
+}
