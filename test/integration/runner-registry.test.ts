@@ -78,9 +78,9 @@ describe('RunnerRegistry', () => {
     }
     expect(sent.filter((sql) => /FROM "public"\."sessions"/.test(sql))).toEqual([]);
     // What every woken session and every step sends runs as a named statement on pg, not through
-    // Prisma: the lease, the look for owed deliveries, MAIN.md's creation, the steer drain, the
-    // answer, the context load.
-    const hot = [/INSERT INTO session_leases/, /SELECT EXISTS \(SELECT 1 FROM context_messages/, /INSERT INTO memory_documents/, /FROM steer_messages WHERE session_id/, /INSERT INTO context_messages/, /LEFT JOIN context_messages m ON m.segment_id = g.id/];
+    // Prisma: the lease, the look for owed deliveries, MAIN.md's creation, the init messages' read
+    // of MAIN.md and TODO.md, the steer drain, the answer, the context load.
+    const hot = [/INSERT INTO session_leases/, /SELECT EXISTS \(SELECT 1 FROM context_messages/, /INSERT INTO memory_documents/, /FROM memory_documents\s+WHERE NOT deleted AND \(space_id, session_key, path\) IN/, /FROM steer_messages WHERE session_id/, /INSERT INTO context_messages/, /LEFT JOIN context_messages m ON m.segment_id = g.id/];
     for (const pattern of hot) {
       expect([...named].some((sql) => pattern.test(sql)), String(pattern)).toBe(true);
       expect(sent.filter((sql) => pattern.test(sql) && !named.has(sql)), String(pattern)).toEqual([]);

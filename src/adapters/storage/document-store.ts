@@ -17,7 +17,7 @@ interface DocumentState {
   deleted: boolean;
 }
 
-/** Creates the Prisma-backed DocumentStore; on Postgres `create` (every new session's MAIN.md) goes to `pool`. */
+/** Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new space creates (MAIN.md, TODO.md) goes to `pool`. */
 export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): DocumentStore {
   const sql = statementsOn(prisma, pool);
   return {
@@ -31,7 +31,11 @@ export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): Docum
 
     async readMany(keys) {
       if (keys.length === 0) return [];
-      const rows = await prisma.memoryDocument.findMany({ where: { OR: keys.map((key) => documentKey(key)), deleted: false } });
+      // Every new segment's init messages read MAIN.md and TODO.md here: one statement on pg.
+      const rows = await sql.rows<MemoryDocument>(Prisma.sql`
+        SELECT ${documentColumns} FROM memory_documents
+        WHERE NOT deleted AND (space_id, session_key, path) IN (
+          SELECT * FROM unnest(${keys.map((key) => key.spaceId)}::text[], ${keys.map((key) => key.sessionKey)}::text[], ${keys.map((key) => key.path)}::text[]))`);
       return keys.map((key) => {
         const row = rows.find((candidate) => candidate.spaceId === key.spaceId && candidate.sessionKey === key.sessionKey && candidate.path === key.path);
         return row ? toDocumentRecord(row) : null;
@@ -52,9 +56,7 @@ export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): Docum
         first_version AS (
           INSERT INTO memory_document_versions (id, document_id, version, path, content, deleted, author_kind, author_id, author_name, memory_run_id, session_id)
           SELECT ${randomUUID()}, id, 1, path, content, false, ${authorKind}, ${authorId}, ${authorName}, ${memoryRunId}, ${sessionId} FROM created)
-        SELECT id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted,
-               pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"
-        FROM created`);
+        SELECT ${documentColumns} FROM created`);
       const [row] = rows;
       return row ? toDocumentRecord(row) : null;
     },
@@ -331,6 +333,12 @@ function toAuthor(row: MemoryDocumentVersion): DocumentAuthor {
 }
 
 // Callers may pass a whole DocumentRecord; Prisma refuses unknown fields, so copy the three.
+/** A memory_documents row as Prisma names its fields. */
+const documentColumns = Prisma.raw(
+  'id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted, ' +
+    'pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"',
+);
+
 function documentKey(key: DocumentKey): DocumentKey {
   return { spaceId: key.spaceId, sessionKey: key.sessionKey, path: key.path };
 }
