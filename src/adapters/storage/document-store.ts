@@ -17,7 +17,10 @@ interface DocumentState {
   deleted: boolean;
 }
 
-/** Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new space creates (MAIN.md, TODO.md) goes to `pool`. */
+/**
+ * Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new
+ * space creates (MAIN.md, TODO.md) goes to `pool`.
+ */
 export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): DocumentStore {
   const sql = statementsOn(prisma, pool);
   return {
@@ -332,13 +335,13 @@ function toAuthor(row: MemoryDocumentVersion): DocumentAuthor {
   }
 }
 
-// Callers may pass a whole DocumentRecord; Prisma refuses unknown fields, so copy the three.
 /** A memory_documents row as Prisma names its fields. */
 const documentColumns = Prisma.raw(
   'id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted, ' +
     'pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"',
 );
 
+// Callers may pass a whole DocumentRecord; Prisma refuses unknown fields, so copy the three.
 function documentKey(key: DocumentKey): DocumentKey {
   return { spaceId: key.spaceId, sessionKey: key.sessionKey, path: key.path };
 }

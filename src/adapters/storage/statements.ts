@@ -1,6 +1,6 @@
 // The statements every step sends (a message stored, a steer taken, a tool call marked, the
-// context loaded) and those of every woken session (its lease, the look for owed deliveries, its
-// first MAIN.md) go straight to pg's pool on Postgres: through Prisma's raw query the same
+// context loaded) and those of every woken session (its lease, the look for owed deliveries, the
+// memory documents of its init messages) go straight to pg's pool on Postgres: through Prisma's raw query the same
 // statement costs about four times the client CPU (measured in bench/RESULTS.md, under B3).
 // Without a pool (PGlite) they run through Prisma, unchanged. Either way a caller gets the same
 // rows: int8 as bigint and timestamps (stored as UTC, without a zone) as UTC dates, as Prisma reads them.
@@ -35,7 +35,8 @@ const prismaLikeTypes = {
 const maxNamed = 64;
 const names = new Map<string, string>();
 
-function nameOf(text: string): string | undefined {
+/** The name a statement's text is prepared under on every connection (undefined past the cap). */
+export function nameOf(text: string): string | undefined {
   const known = names.get(text);
   if (known !== undefined || names.size >= maxNamed) return known;
   const name = `hippo_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;

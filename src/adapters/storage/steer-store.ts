@@ -6,6 +6,7 @@ import type { Accepted, ArrivingMessage, Attachment, SteerRecord, SteerStore } f
 import { capText, maxMessageChars, storableText } from '../../core/prompts/text-hygiene.js';
 import { Prisma, type PrismaClient, type Session, type SteerMessage } from '../../../prisma/generated/client.js';
 import { spaceKey, toSessionRecord } from './session-store.js';
+import { nameOf } from './statements.js';
 import { wakeupChannel } from './wakeups.js';
 
 const statuses: ReadonlyArray<SteerRecord['status']> = ['queued', 'taken', 'withdrawn'];
@@ -160,7 +161,7 @@ async function acceptMessage(prisma: PrismaClient, pool: pg.Pool | undefined, me
       steer.attachments?.length ? JSON.stringify(storableAttachments(steer.attachments)) : null,
       message.eventKey === undefined ? null : storableText(message.eventKey), pool !== undefined, wakeupChannel,
     ];
-    const rows = pool ? (await pool.query<Row>({ name: 'hippo_intake', text: statement, values })).rows : await prisma.$queryRawUnsafe<Row[]>(statement, ...values);
+    const rows = pool ? (await pool.query<Row>({ name: nameOf(statement), text: statement, values })).rows : await prisma.$queryRawUnsafe<Row[]>(statement, ...values);
     const row = rows[0];
     if (!row) throw new Error('the intake statement returned no row');
     if (!row.session) {
