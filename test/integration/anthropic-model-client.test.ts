@@ -309,6 +309,21 @@ describe('AnthropicModelClient: failures', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it('restarts the silence at every event: a steady stream longer than one silence completes', async () => {
+    // About 15 events 40 ms apart (600 ms in all) against 200 ms of allowed silence.
+    server.enqueue({ content: 'abcdefghijklmnopqrstuvwxyz0123', chunkDelayMs: 40 });
+    const response = await client({ timeoutMs: 200 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('abcdefghijklmnopqrstuvwxyz0123');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('after the answer starts waits a full silence, not what was left of the start budget', async () => {
+    // Gaps of 300 ms: past the 250 ms start budget, well inside the 2 s silence.
+    server.enqueue({ content: 'abcdef', chunkDelayMs: 300 });
+    const response = await client({ timeoutMs: 2_000, totalTimeoutMs: 250 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('abcdef');
+  });
+
   it('fails a hung model after the total budget', async () => {
     server.respond(() => ({ hang: true }));
     const error = await expectRejection(client({ timeoutMs: 200, maxRetries: 50, totalTimeoutMs: 600 }).complete(request(hello), { role: 'worker' }), ModelError);

@@ -339,6 +339,21 @@ describe('OpenAIModelClient', () => {
     expect(Date.now() - started).toBeGreaterThan(250);
   });
 
+  it('restarts the silence at every chunk: a steady stream longer than one silence completes', async () => {
+    // 13 chunks 40 ms apart: about 500 ms in all against 150 ms of allowed silence.
+    server.enqueue({ content: 'abcdefghijklmnopqrstuvwxyz0123', chunkDelayMs: 40 });
+    const response = await client({ timeoutMs: 150 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('abcdefghijklmnopqrstuvwxyz0123');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('after the first chunk waits a full silence, not what was left of the start budget', async () => {
+    // Gaps of 300 ms: past the 250 ms start budget, well inside the 2 s silence.
+    server.enqueue({ content: 'abcdef', chunkDelayMs: 300 });
+    const response = await client({ timeoutMs: 2_000, totalTimeoutMs: 250 }).complete(request(hello), { role: 'worker' });
+    expect(response.message.content).toBe('abcdef');
+  });
+
   it('checks the endpoint: ok, unauthorized, unreachable (with the /v1 hint)', async () => {
     expect(await client().checkEndpoint()).toEqual({ status: 'ok', detail: expect.stringMatching(/answers$/) });
     const keyed = await startFakeModelServer({ apiKey: 'right-key' });

@@ -9,6 +9,7 @@ import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { toAnthropicPrompt } from './anthropic-messages.js';
+import { modelFetch } from './model-fetch.js';
 import type { EndpointCheck } from './openai-model-client.js';
 import { AttemptTimeout, callWithRetries, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
@@ -76,6 +77,7 @@ export class AnthropicModelClient implements ModelClient {
       maxRetries: 0,
       timeout: this.policy.timeoutMs,
       logLevel: 'off',
+      fetch: modelFetch,
     });
   }
 

@@ -7,6 +7,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionToo
 import { CancelledError, ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
+import { modelFetch } from './model-fetch.js';
 
 /** The logger calls this client makes (a pino logger fits). */
 export interface ModelClientLog {
@@ -90,7 +91,8 @@ export class OpenAIModelClient implements ModelClient {
     this.baseDelayMs = options.baseDelayMs ?? 1000;
     this.maxDelayMs = options.maxDelayMs ?? 30_000;
     this.log = options.log;
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.timeoutMs });
+    // Everything explicit: the SDK would otherwise read OPENAI_* variables itself (config is ours).
+    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.timeoutMs, logLevel: 'off', fetch: modelFetch });
   }
 
   /** The endpoint as errors name it: host, port and path of the base URL (no credentials). */
@@ -162,9 +164,13 @@ export class OpenAIModelClient implements ModelClient {
     options.signal?.addEventListener('abort', forwardAbort, { once: true });
     let timedOut: 'silence' | 'budget' | undefined;
     let timer: NodeJS.Timeout | undefined;
-    // Until the first chunk the call's total budget may be shorter than an attempt's silence.
+    let armedForSilence = false;
+    // Until the first chunk the call's total budget may be shorter than an attempt's silence;
+    // after it, every chunk restarts the same full silence (the timer is refreshed, not remade).
     const armTimer = () => {
+      if (armedForSilence) return void timer?.refresh();
       clearTimeout(timer);
+      armedForSilence = progress.sawChunk;
       const budgetMs = progress.sawChunk ? Number.POSITIVE_INFINITY : deadline - performance.now();
       const reason = budgetMs < this.timeoutMs ? 'budget' : 'silence';
       timer = setTimeout(() => {

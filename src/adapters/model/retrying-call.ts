@@ -98,9 +98,13 @@ async function runAttempt<T>(call: RetryingCall<T>, state: { started: boolean; c
   call.signal?.addEventListener('abort', forwardAbort, { once: true });
   let timedOut: 'silence' | 'budget' | undefined;
   let timer: NodeJS.Timeout | undefined;
-  // Until the answer starts, the call's total budget may be shorter than an attempt's silence.
+  let armedForSilence = false;
+  // Until the answer starts, the call's total budget may be shorter than an attempt's silence;
+  // after it, every event restarts the same full silence (the timer is refreshed, not remade).
   const armTimer = () => {
+    if (armedForSilence) return void timer?.refresh();
     clearTimeout(timer);
+    armedForSilence = state.started;
     const budgetMs = state.started ? Number.POSITIVE_INFINITY : deadline - performance.now();
     const reason = budgetMs < call.policy.timeoutMs ? 'budget' : 'silence';
     timer = setTimeout(() => {
