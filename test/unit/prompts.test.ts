@@ -6,6 +6,8 @@ import { requestSection, reviewSection } from '../../src/core/memory/review-brie
 import { currentStep, shouldTrigger } from '../../src/core/memory/trigger-policy.js';
 import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-window.js';
 import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';
+import { memoryTools } from '../../src/core/memory/memory-tools.js';
+import { toolDefinitions } from '../../src/core/tool.js';
 
 describe('renderSteer', () => {
   it('quotes every line under the author name, so thread text never looks like a system notice', () => {
@@ -27,6 +29,16 @@ describe('renderSteer', () => {
 
   it('renders the marker as a system notice', () => {
     expect(markerText(3)).toBe('<memory-checkpoint n="3"/>');
+  });
+});
+
+describe('what every request repeats', () => {
+  // V8 keeps a string with one character above U+00FF at two bytes per character: every session
+  // holds its own system prompt, and every model call encodes it with the memory tools again.
+  it('is one byte per character: the system prompt and the memory tools\' definitions are Latin-1', () => {
+    const prompt = systemPrompt({ platform: 'slack', now: new Date(), toolNames: ['memory_write', 'shell'], summarizerStepCap: 8 });
+    const tools = JSON.stringify(toolDefinitions(memoryTools({ documents: {} as never, context: {} as never })));
+    for (const text of [prompt, tools]) expect([...text].filter((character) => character.charCodeAt(0) > 0xff)).toEqual([]);
   });
 });
 

@@ -49,7 +49,7 @@ When memory is up to date, finish in the same step as your last edits: call memo
  * appended message only names the role and what is new (R1: one short message, lean forks).
  */
 export function backgroundRoles(options: { stepCap: number }): string {
-  return `Background roles (they apply only when a <role-change role="…"> message names one; as the worker, skip this section):
+  return `Background roles (they apply only when a <role-change role="..."> message names one; as the worker, skip this section):
 
 The summarizer (a copy of the worker forked from its context) brings what matters from the context into the memory documents of this space and keeps them well organized, so the worker has a human-like memory. Guidelines (adapt them when they get in the way):
 1. If the worker's context were wiped now, memory alone must let it carry on: the goal, decisions, the state of the work, what is left.
