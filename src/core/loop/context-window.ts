@@ -48,6 +48,8 @@ export function imagePartTokens(url: string): number {
  * image counted by imagePartTokens. Image data is left out of the JSON, not copied into it.
  */
 export function estimateTokens(messages: readonly unknown[]): number {
+  // Image parts live only in list contents; without one, the plain (much faster) serializer.
+  if (!messages.some(hasPartList)) return Math.ceil(Buffer.byteLength(JSON.stringify(messages), 'utf8') / 4);
   let images = 0;
   const json = JSON.stringify(messages, (key, value: unknown) => {
     if (key === 'url' && typeof value === 'string' && value.startsWith('data:')) {
@@ -57,6 +59,10 @@ export function estimateTokens(messages: readonly unknown[]): number {
     return value;
   });
   return Math.ceil(Buffer.byteLength(json, 'utf8') / 4) + images;
+}
+
+function hasPartList(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && Array.isArray((message as { content?: unknown }).content);
 }
 
 /**
