@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createPostgresBenchDatabase } from './support/bench-database.js';
+import { backendCpuMs, backendCpuSince, createPostgresBenchDatabase } from './support/bench-database.js';
 import { driveSessions } from './support/b3-drive.js';
 import type { ReplicaMessage, ReplicaReport, ReplicaTask } from './support/b3-replica.js';
 import { newThread, startChatAgent } from './support/chat-agent.js';
@@ -74,6 +74,9 @@ interface ScaleResult {
   /** The most sent statements, per turn. */
   statementsPerTurn: Array<[string, number]>;
   cpuMsPerTurn: number;
+  /** CPU per turn outside the agent: the model process, and Postgres's backends of this database. */
+  modelCpuMsPerTurn: number;
+  postgresCpuMsPerTurn: number;
   failedTurns: number;
   /** Session runners loaded at the end (sessions whose creation failed have none). */
   runners: number;
@@ -98,10 +101,12 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         if (usage.rss > peak.rss) peak = usage;
       }, 100);
       const lag = monitorEventLoopDelay({ resolution: 10 });
+      const [modelBefore, postgresBefore] = await Promise.all([model.stats(), backendCpuMs(database.url)]);
       lag.enable();
       const cpu = process.cpuUsage();
       const { turnLatency, failedTurns, failures, sessionIds, wallMs } = await driveSessions(agent, sessions, settings);
       const cpuUsed = process.cpuUsage(cpu);
+      const [modelAfter, postgresAfter] = await Promise.all([model.stats(), backendCpuMs(database.url)]);
       lag.disable();
       clearInterval(sampler);
       // Let the drives finish their last checkpoint and release their leases; runners stay loaded.
@@ -129,6 +134,8 @@ async function runScale(sessions: number, settings: B3Settings, model: ModelHost
         roundTripsPerTurn: database.roundTrips.total / turns,
         statementsPerTurn: database.roundTrips.top(process.env["BENCH_STATEMENT_SOURCES"] === "1" ? 40 : 10).map(([sql, times]): [string, number] => [sql, times / turns]),
         cpuMsPerTurn: (cpuUsed.user + cpuUsed.system) / 1000 / turns,
+        modelCpuMsPerTurn: (modelAfter.cpuMs - modelBefore.cpuMs) / turns,
+        postgresCpuMsPerTurn: backendCpuSince(postgresBefore, postgresAfter) / turns,
         failedTurns,
         failures,
       };
@@ -247,7 +254,7 @@ async function runB3(): Promise<BenchReport> {
     tables: [
       {
         title: `Throughput and latency (a turn = message → tool step → answer; ≥ ${lowerBound} ms of model time)`,
-        columns: ['sessions', 'turns sent', 'failed', 'wall s', 'answered turns/s', 'model calls/s', 'turn p50 ms', 'turn p99 ms', 'agent CPU ms / turn', 'DB round trips / turn'],
+        columns: ['sessions', 'turns sent', 'failed', 'wall s', 'answered turns/s', 'model calls/s', 'turn p50 ms', 'turn p99 ms', 'agent CPU ms / turn', 'DB round trips / turn', 'CPU ms / turn: model process · Postgres'],
         rows: results.map((result) => [
           result.sessions,
           result.turns,
@@ -259,6 +266,7 @@ async function runB3(): Promise<BenchReport> {
           fixed(percentile(result.turnLatency, 99), 0),
           fixed(result.cpuMsPerTurn, 1),
           fixed(result.roundTripsPerTurn, 1),
+          `${fixed(result.modelCpuMsPerTurn, 1)} · ${fixed(result.postgresCpuMsPerTurn, 1)}`,
         ]),
       },
       {
@@ -307,7 +315,7 @@ async function runB3(): Promise<BenchReport> {
       'Sessions send their first message within the first BENCH_B3_RAMP_MS (evenly spread), then each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',
       'Per-turn CPU and round trips divide by all turns sent (failed ones included); turn latency percentiles are over answered turns.',
       'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the runners loaded.',
-      `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
+      `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). On 2 cores the three share the CPU: turns/s is bounded by agent + model process + Postgres CPU per turn (the last read from /proc for this database's backends; WAL writer and checkpointer not counted). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
       ...results.map((result) => `Statements per turn with ${count(result.sessions)} sessions: ${result.statementsPerTurn.map(([sql, times]) => `${sql} ${fixed(times, 2)}`).join('; ')}.`),
     ],
   };

@@ -9,7 +9,7 @@
 //   every `tx.query` inside. PGlite runs in-process, so a "round trip" is a call into the engine.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -268,4 +268,38 @@ export async function createPgliteBenchDatabase(options: { /** Sees every statem
       await rm(dataDir, { recursive: true, force: true });
     },
   });
+}
+
+/**
+ * CPU time (ms) each Postgres backend serving the database at `url` has used so far, by pid: read from
+ * /proc, so only for a server on this machine (an empty map elsewhere). Background processes (WAL
+ * writer, checkpointer, autovacuum) are not counted.
+ */
+export async function backendCpuMs(url: string): Promise<Map<number, number>> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const client = new pg.Client({ connectionString: adminDatabaseUrl() });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name]);
+    const cpu = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        // Fields 14 and 15 of /proc/PID/stat: user and system time in clock ticks (100 per second).
+        const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
+        cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
+      } catch {
+        // Not on this machine, or gone.
+      }
+    }
+    return cpu;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Backend CPU used between two `backendCpuMs` readings (backends started since count whole). */
+export function backendCpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }

@@ -12,7 +12,7 @@ const simulateCache = process.env['BENCH_MODEL_SIMULATE_CACHE'] === '1';
 // fake always simulates its cache, with Claude Sonnet's 1,024-token minimum.
 const server = process.env['BENCH_MODEL_PROVIDER'] === 'anthropic'
   ? await startFakeAnthropicServer({ minCacheTokens: 1_024, chunkSize: 4096 })
-  : await startFakeModelServer({ simulateCache, chunkSize: 4096 });
+  : await startFakeModelServer({ simulateCache, chunkSize: 4096, keepBodies: false });
 let counters = newCounters();
 
 function configure(scenario: Scenario): void {

@@ -93,6 +93,12 @@ export interface FakeModelServerOptions {
    * Changeable later with `setContextWindow`.
    */
   contextWindow?: number;
+  /**
+   * Keep each recorded request's body once it is answered (default true). The benchmarks send
+   * tens of thousands of requests and only count them: without the bodies the fake's heap, and the
+   * CPU its collector spends beside the measured agent, stay small.
+   */
+  keepBodies?: boolean;
 }
 
 /** Options for the wait helpers; `timeoutMs` defaults to 5,000. */
@@ -236,6 +242,10 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     }
 
     const reply = queue.shift() ?? (await handler?.(body, { index: request.index, request })) ?? options.defaultReply ?? { content: 'ok' };
+    if (options.keepBodies === false) {
+      request.body = { messages: [] };
+      request.rawBody = '';
+    }
     if (reply.delayMs) await waitOrClose(res, reply.delayMs);
     if (res.destroyed) return;
     if (reply.hang) return waitOrClose(res);

@@ -77,6 +77,19 @@ describe('fake model server', () => {
     expect(withChoices.every((chunk) => chunk.usage === null)).toBe(true);
   });
 
+  it('keeps the bodies it answered unless told not to (keepBodies: false), and counts them either way', async () => {
+    await events(await post({ model: 'm', messages, stream: true }));
+    expect(server.requests[0]?.body.messages).toEqual(messages);
+    await server.close();
+    server = await startFakeModelServer({ keepBodies: false });
+    let seen: unknown;
+    server.respond((body) => ((seen = body.messages), { content: 'ok' }));
+    await events(await post({ model: 'm', messages, stream: true }));
+    expect(seen).toEqual(messages);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]).toMatchObject({ rawBody: '', body: { messages: [] } });
+  });
+
   it('sends no usage chunk unless stream_options.include_usage is set', async () => {
     const all = await chunks(await post({ model: 'm', messages, stream: true }));
     expect(all.every((chunk) => chunk.choices.length === 1 && chunk.usage === undefined)).toBe(true);
