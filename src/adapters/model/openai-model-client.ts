@@ -3,17 +3,12 @@
 // to the user, a retry would show it twice.
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { CancelledError, ContextTooLongError, ModelError } from '../../core/errors.js';
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { modelFetch } from './model-fetch.js';
-
-/** The logger calls this client makes (a pino logger fits). */
-export interface ModelClientLog {
-  warn(fields: object, message: string): void;
-  debug(fields: object, message: string): void;
-}
+import { AttemptTimeout, callWithRetries, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
 /** Options of `OpenAIModelClient`. */
 export interface OpenAIModelClientOptions {
@@ -39,24 +34,6 @@ export interface OpenAIModelClientOptions {
   log?: ModelClientLog;
 }
 
-// Server-sent retry hints beyond this are ignored in favour of our own backoff (as the SDK does).
-const maxRetryAfterMs = 60_000;
-
-interface Failure {
-  message: string;
-  retryable: boolean;
-  status?: number;
-  retryAfterMs?: number;
-  /** The endpoint refused the prompt as longer than the model's window (R19). */
-  contextTooLong?: boolean;
-}
-
-/** Raised inside an attempt when our inactivity timer fired. */
-class AttemptTimeout extends Error {}
-
-/** Raised inside an attempt when the call's total budget ran out before its answer started. */
-class BudgetExhausted extends Error {}
-
 /** The endpoint answered 200 with a web page (a UI or login page at the base URL), not the API. */
 class WebPageAnswer extends Error {}
 
@@ -77,22 +54,20 @@ export interface EndpointCheck {
 /** Calls an OpenAI-compatible Chat Completions API with streaming, retrying transient failures. */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
-  private readonly maxRetries: number;
-  private readonly timeoutMs: number;
-  private readonly totalTimeoutMs: number;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly policy: RetryPolicy;
   private readonly log: ModelClientLog | undefined;
 
   constructor(options: OpenAIModelClientOptions) {
-    this.maxRetries = options.maxRetries ?? 4;
-    this.timeoutMs = options.timeoutMs ?? 120_000;
-    this.totalTimeoutMs = options.totalTimeoutMs ?? Number.POSITIVE_INFINITY;
-    this.baseDelayMs = options.baseDelayMs ?? 1000;
-    this.maxDelayMs = options.maxDelayMs ?? 30_000;
+    this.policy = {
+      maxRetries: options.maxRetries ?? 4,
+      timeoutMs: options.timeoutMs ?? 120_000,
+      totalTimeoutMs: options.totalTimeoutMs ?? Number.POSITIVE_INFINITY,
+      baseDelayMs: options.baseDelayMs ?? 1000,
+      maxDelayMs: options.maxDelayMs ?? 30_000,
+    };
     this.log = options.log;
     // Everything explicit: the SDK would otherwise read OPENAI_* variables itself (config is ours).
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.timeoutMs, logLevel: 'off', fetch: modelFetch });
+    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: modelFetch });
   }
 
   /** The endpoint as errors name it: host, port and path of the base URL (no credentials). */
@@ -119,106 +94,48 @@ export class OpenAIModelClient implements ModelClient {
 
   /** Streams one completion and returns the aggregated assistant message. */
   async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
-    const startedAt = performance.now();
-    const deadline = startedAt + this.totalTimeoutMs;
-    const { signal } = options;
-    for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) throw cancelled(signal);
-      const progress = { sawChunk: false };
-      try {
-        const { message, usage } = await this.attempt(request, options, progress, deadline);
-        const latencyMs = Math.round(performance.now() - startedAt);
-        this.log?.debug({ role: options.role, attempts: attempt + 1, latencyMs, usage }, 'model-call-end');
-        return { message, usage, latencyMs };
-      } catch (error) {
-        if (signal?.aborted) throw cancelled(signal);
-        if (error instanceof BudgetExhausted) throw this.outOfBudget(attempt + 1, `attempt ${attempt + 1} was still waiting`);
-        const failure = describeFailure(error, this.endpoint, this.timeoutMs);
-        if (!failure.retryable || progress.sawChunk || attempt >= this.maxRetries) {
-          throw failure.contextTooLong
-            ? new ContextTooLongError(failure.message, failure.status, { cause: error })
-            : new ModelError(failure.message, failure.retryable, failure.status, { cause: error });
-        }
-        const delayMs = failure.retryAfterMs ?? this.backoffMs(attempt);
-        // Waiting past the budget only to fail then helps nobody: give up now.
-        if (performance.now() + delayMs >= deadline) throw this.outOfBudget(attempt + 1, failure.message);
-        this.log?.warn({ role: options.role, attempt: attempt + 1, status: failure.status, delayMs, error: failure.message }, 'model-call-retry');
-        await sleep(delayMs, signal);
-      }
-    }
-  }
-
-  private outOfBudget(attempts: number, last: string): ModelError {
-    const seconds = Math.round(this.totalTimeoutMs / 1000);
-    return new ModelError(
-      `model endpoint ${this.endpoint} gave no answer within ${seconds} s (MODEL_TOTAL_TIMEOUT_SECONDS) over ${attempts} attempt(s); last: ${last}`,
-      true,
-    );
-  }
-
-  private async attempt(request: ModelRequest, options: ModelCallOptions, progress: { sawChunk: boolean }, deadline: number): Promise<Pick<ModelResponse, 'message' | 'usage'>> {
-    // One controller per attempt: the caller's abort and our inactivity timer both stop the
-    // socket. The SDK's timeout only covers the response headers, not a stalled stream.
-    const controller = new AbortController();
-    const forwardAbort = () => controller.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', forwardAbort, { once: true });
-    let timedOut: 'silence' | 'budget' | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let armedForSilence = false;
-    // Until the first chunk the call's total budget may be shorter than an attempt's silence;
-    // after it, every chunk restarts the same full silence (the timer is refreshed, not remade).
-    const armTimer = () => {
-      if (armedForSilence) return void timer?.refresh();
-      clearTimeout(timer);
-      armedForSilence = progress.sawChunk;
-      const budgetMs = progress.sawChunk ? Number.POSITIVE_INFINITY : deadline - performance.now();
-      const reason = budgetMs < this.timeoutMs ? 'budget' : 'silence';
-      timer = setTimeout(() => {
-        timedOut = reason;
-        controller.abort(new AttemptTimeout());
-      }, Math.max(0, Math.min(this.timeoutMs, budgetMs)));
+    const body = {
+      model: request.model,
+      // Sent exactly as given so history (with provider extras) repeats byte for byte.
+      messages: request.messages as unknown as ChatCompletionMessageParam[],
+      ...(request.tools.length > 0 ? { tools: request.tools as unknown as ChatCompletionTool[] } : {}),
+      stream: true as const,
+      stream_options: { include_usage: true },
+      prompt_cache_key: request.cacheKey,
+      ...outputLimits(request),
     };
-    const accumulator = new MessageAccumulator();
-    try {
-      armTimer();
-      const { data: stream, response } = await this.client.chat.completions.create(
-        {
-          model: request.model,
-          // Sent exactly as given so history (with provider extras) repeats byte for byte.
-          messages: request.messages as unknown as ChatCompletionMessageParam[],
-          ...(request.tools.length > 0 ? { tools: request.tools as unknown as ChatCompletionTool[] } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-          prompt_cache_key: request.cacheKey,
-          ...outputLimits(request),
-        },
-        { signal: controller.signal },
-      ).withResponse();
-      refuseWebPage(response);
-      for await (const chunk of stream) {
-        if (!progress.sawChunk) options.onResponseStart?.();
-        progress.sawChunk = true;
-        armTimer();
-        accumulator.add(chunk, options.onTextDelta);
-      }
-      // The SDK ends the iteration silently when the stream is aborted, so a truncated message
-      // would otherwise look complete.
-      if (timedOut) throw timedOut === 'budget' ? new BudgetExhausted() : new AttemptTimeout();
-      if (options.signal?.aborted) throw new Error('aborted');
-      if (!accumulator.finished) throw new Error('stream ended before a finish_reason');
-      return { message: accumulator.message(), usage: accumulator.usage };
-    } catch (error) {
-      if (timedOut === 'budget') throw new BudgetExhausted('', { cause: error });
-      throw timedOut ? new AttemptTimeout('', { cause: error }) : error;
-    } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', forwardAbort);
-    }
+    const { value, attempts, latencyMs } = await callWithRetries({
+      policy: this.policy,
+      endpoint: this.endpoint,
+      role: options.role,
+      signal: options.signal,
+      log: this.log,
+      attempt: (control) => this.attempt(body, options, control),
+      describe: (error) => describeFailure(error, this.endpoint, this.policy.timeoutMs),
+      toError: (failure, cause) => failure.contextTooLong
+        ? new ContextTooLongError(failure.message, failure.status, { cause })
+        : new ModelError(failure.message, failure.retryable, failure.status, { cause }),
+    });
+    this.log?.debug({ role: options.role, attempts, latencyMs, usage: value.usage }, 'model-call-end');
+    return { ...value, latencyMs };
   }
 
-  private backoffMs(attempt: number): number {
-    const ceiling = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
-    return Math.round(ceiling * (0.5 + Math.random() * 0.5));
+  private async attempt(body: ChatCompletionCreateParamsStreaming, options: ModelCallOptions, control: AttemptControl): Promise<Pick<ModelResponse, 'message' | 'usage'>> {
+    const { data: stream, response } = await this.client.chat.completions.create(body, { signal: control.signal }).withResponse();
+    refuseWebPage(response);
+    const accumulator = new MessageAccumulator();
+    let started = false;
+    for await (const chunk of stream) {
+      if (!started) options.onResponseStart?.();
+      started = true;
+      control.progressed();
+      // Once any chunk arrived the call is not repeated: what streamed may already be on screen.
+      control.commit();
+      accumulator.add(chunk, options.onTextDelta);
+    }
+    // The SDK ends the iteration quietly when the stream is aborted: a cut answer must not pass.
+    if (!accumulator.finished) throw new Error('stream ended before a finish_reason');
+    return { message: accumulator.message(), usage: accumulator.usage };
   }
 }
 
@@ -353,45 +270,4 @@ function hintFor(status: number, endpoint: string): string {
       : ': OPENAI_BASE_URL probably needs /v1 at the end (e.g. http://localhost:11434/v1)';
   }
   return '';
-}
-
-/** Why a connection failed: the system error code under it (ECONNREFUSED, ENOTFOUND, …), else the innermost message. */
-function networkCode(error: Error): string | undefined {
-  let innermost: string | undefined;
-  for (let cause: unknown = error.cause, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    if (cause instanceof Error && cause.message) innermost = cause.message;
-  }
-  return innermost;
-}
-
-function retryAfterFrom(headers: Headers | undefined): number | undefined {
-  const milliseconds = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  const header = headers?.get('retry-after') ?? '';
-  const seconds = Number.parseFloat(header);
-  const candidate = !Number.isNaN(milliseconds) ? milliseconds
-    : !Number.isNaN(seconds) ? seconds * 1000
-    : header ? Date.parse(header) - Date.now() : Number.NaN;
-  return candidate >= 0 && candidate <= maxRetryAfterMs ? candidate : undefined;
-}
-
-function cancelled(signal: AbortSignal): CancelledError {
-  const reason: unknown = signal.reason;
-  return new CancelledError(typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : String(reason));
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(cancelled(signal));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelled(signal as AbortSignal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -30,6 +30,8 @@ export interface Failure {
   retryable: boolean;
   status?: number;
   retryAfterMs?: number;
+  /** The endpoint refused the prompt as longer than the model's window (R19). */
+  contextTooLong?: boolean;
 }
 
 /** What an attempt tells the loop while it runs. */
