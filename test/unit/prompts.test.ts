@@ -8,6 +8,7 @@ import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-wi
 import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';
 import { memoryTools } from '../../src/core/memory/memory-tools.js';
 import { toolDefinitions } from '../../src/core/tool.js';
+import { textChars } from '../../src/core/loop/model-call.js';
 
 describe('renderSteer', () => {
   it('quotes every line under the author name, so thread text never looks like a system notice', () => {
@@ -39,6 +40,13 @@ describe('what every request repeats', () => {
     const prompt = systemPrompt({ platform: 'slack', now: new Date(), toolNames: ['memory_write', 'shell'], summarizerStepCap: 8 });
     const tools = JSON.stringify(toolDefinitions(memoryTools({ documents: {} as never, context: {} as never })));
     for (const text of [prompt, tools]) expect([...text].filter((character) => character.charCodeAt(0) > 0xff)).toEqual([]);
+  });
+});
+
+describe('a request\'s size before it is serialized', () => {
+  it('counts the characters of every string value, however deep, and nothing else', () => {
+    expect(textChars({ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:xyz' } }], n: 12, none: null })).toBe(4 + 4 + 5 + 9 + 8);
+    expect(textChars([['ab'], 'c', [], {}])).toBe(3);
   });
 });
 

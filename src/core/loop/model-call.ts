@@ -34,9 +34,20 @@ export function buildRequest(deps: Pick<AgentDeps, 'settings' | 'tools'>, sessio
 /** Characters of every string in a value (a request's size, without serializing it). */
 export function textChars(value: unknown): number {
   if (typeof value === 'string') return value.length;
-  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + textChars(item), 0);
-  if (value && typeof value === 'object') return Object.values(value).reduce((sum: number, item) => sum + textChars(item), 0);
-  return 0;
+  if (value === null || typeof value !== 'object') return 0;
+  let sum = 0;
+  if (Array.isArray(value)) for (const item of value) sum += textChars(item);
+  else for (const key of Object.keys(value)) sum += textChars((value as Record<string, unknown>)[key]);
+  return sum;
+}
+
+/** The tools' definitions are one array for the agent's life: counted once. */
+const toolChars = new WeakMap<object, number>();
+
+function definitionChars(tools: readonly unknown[]): number {
+  let chars = toolChars.get(tools);
+  if (chars === undefined) toolChars.set(tools, (chars = textChars(tools)));
+  return chars;
 }
 
 /** A model's answer, while its usage row is still being written. */
@@ -71,7 +82,7 @@ export async function callModel(deps: AgentDeps, request: ModelRequest, scope: C
   let response: ModelResponse;
   try {
     // Measured before the client serializes it: a request too large to send is never built as JSON.
-    const chars = textChars(request.messages) + textChars(request.tools);
+    const chars = textChars(request.messages) + definitionChars(request.tools);
     if (chars > deps.settings.requestMaxChars) throw new ModelError(`the request is too large to send (${Math.round(chars / 1048576)} MB of text and images; the limit is ${Math.round(deps.settings.requestMaxChars / 1048576)} MB)`, false);
     response = await deps.model.complete(request, {
       role: scope.role,
