@@ -11,7 +11,7 @@ import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelU
 import { toAnthropicPrompt } from './anthropic-messages.js';
 import { modelFetch } from './model-fetch.js';
 import type { EndpointCheck } from './openai-model-client.js';
-import { AttemptTimeout, callWithRetries, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
+import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
 /** Options of `AnthropicModelClient`. */
 export interface AnthropicModelClientOptions {
@@ -55,18 +55,12 @@ export function defaultMaxOutputTokens(model: string): number {
 /** Calls the Anthropic Messages API with streaming, retrying transient failures. */
 export class AnthropicModelClient implements ModelClient {
   private readonly client: Anthropic;
-  private readonly policy: RetryPolicy;
+  readonly policy: RetryPolicy;
   private readonly maxOutputTokens: number | undefined;
-  private readonly log: ModelClientLog | undefined;
+  readonly log: ModelClientLog | undefined;
 
   constructor(options: AnthropicModelClientOptions) {
-    this.policy = {
-      maxRetries: options.maxRetries ?? 4,
-      timeoutMs: options.timeoutMs ?? 120_000,
-      totalTimeoutMs: options.totalTimeoutMs ?? Number.POSITIVE_INFINITY,
-      baseDelayMs: options.baseDelayMs ?? 1000,
-      maxDelayMs: options.maxDelayMs ?? 30_000,
-    };
+    this.policy = retryPolicy(options);
     this.maxOutputTokens = options.maxOutputTokens;
     this.log = options.log;
     // Everything explicit: the SDK would otherwise read ANTHROPIC_* variables itself (config is ours).
@@ -120,18 +114,11 @@ export class AnthropicModelClient implements ModelClient {
       ...(prompt.tools.length > 0 ? { tools: prompt.tools } : {}),
       stream: true,
     };
-    const { value, attempts, latencyMs } = await callWithRetries({
-      policy: this.policy,
-      endpoint: this.endpoint,
-      role: options.role,
-      signal: options.signal,
-      log: this.log,
+    return completeWithRetries(this, options, {
       attempt: (control) => this.attempt(body, options, control),
       describe: (error) => describeFailure(error, this.endpoint, this.policy.timeoutMs),
       toError: (failure, cause) => modelErrorOf(failure, cause),
     });
-    this.log?.debug({ role: options.role, attempts, latencyMs, usage: value.usage }, 'model-call-end');
-    return { ...value, latencyMs };
   }
 
   private async attempt(body: MessageCreateParamsStreaming, options: ModelCallOptions, control: AttemptControl): Promise<Pick<ModelResponse, 'message' | 'usage'>> {

@@ -8,7 +8,7 @@ import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { modelFetch } from './model-fetch.js';
-import { AttemptTimeout, callWithRetries, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
+import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
 /** Options of `OpenAIModelClient`. */
 export interface OpenAIModelClientOptions {
@@ -54,17 +54,11 @@ export interface EndpointCheck {
 /** Calls an OpenAI-compatible Chat Completions API with streaming, retrying transient failures. */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
-  private readonly policy: RetryPolicy;
-  private readonly log: ModelClientLog | undefined;
+  readonly policy: RetryPolicy;
+  readonly log: ModelClientLog | undefined;
 
   constructor(options: OpenAIModelClientOptions) {
-    this.policy = {
-      maxRetries: options.maxRetries ?? 4,
-      timeoutMs: options.timeoutMs ?? 120_000,
-      totalTimeoutMs: options.totalTimeoutMs ?? Number.POSITIVE_INFINITY,
-      baseDelayMs: options.baseDelayMs ?? 1000,
-      maxDelayMs: options.maxDelayMs ?? 30_000,
-    };
+    this.policy = retryPolicy(options);
     this.log = options.log;
     // Everything explicit: the SDK would otherwise read OPENAI_* variables itself (config is ours).
     this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: modelFetch });
@@ -104,20 +98,13 @@ export class OpenAIModelClient implements ModelClient {
       prompt_cache_key: request.cacheKey,
       ...outputLimits(request),
     };
-    const { value, attempts, latencyMs } = await callWithRetries({
-      policy: this.policy,
-      endpoint: this.endpoint,
-      role: options.role,
-      signal: options.signal,
-      log: this.log,
+    return completeWithRetries(this, options, {
       attempt: (control) => this.attempt(body, options, control),
       describe: (error) => describeFailure(error, this.endpoint, this.policy.timeoutMs),
       toError: (failure, cause) => failure.contextTooLong
         ? new ContextTooLongError(failure.message, failure.status, { cause })
         : new ModelError(failure.message, failure.retryable, failure.status, { cause }),
     });
-    this.log?.debug({ role: options.role, attempts, latencyMs, usage: value.usage }, 'model-call-end');
-    return { ...value, latencyMs };
   }
 
   private async attempt(body: ChatCompletionCreateParamsStreaming, options: ModelCallOptions, control: AttemptControl): Promise<Pick<ModelResponse, 'message' | 'usage'>> {

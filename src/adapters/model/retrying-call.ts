@@ -4,6 +4,7 @@
 // hint) unless the attempt already showed something to the user (a retry would show it twice).
 import { CancelledError, ModelError } from '../../core/errors.js';
 import type { AgentRole } from '../../core/messages.js';
+import type { ModelCallOptions, ModelResponse } from '../../core/model-client.js';
 
 /** The logger calls a model client makes (a pino logger fits). */
 export interface ModelClientLog {
@@ -22,6 +23,17 @@ export interface RetryPolicy {
   /** First backoff delay, doubled per retry, with jitter. */
   baseDelayMs: number;
   maxDelayMs: number;
+}
+
+/** A client's policy from its options: 4 retries, 120 s of silence, no total budget, 1 s → 30 s backoff. */
+export function retryPolicy(options: Partial<RetryPolicy>): RetryPolicy {
+  return {
+    maxRetries: options.maxRetries ?? 4,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    totalTimeoutMs: options.totalTimeoutMs ?? Number.POSITIVE_INFINITY,
+    baseDelayMs: options.baseDelayMs ?? 1000,
+    maxDelayMs: options.maxDelayMs ?? 30_000,
+  };
 }
 
 /** What went wrong with an attempt, in words for the operator. */
@@ -66,6 +78,26 @@ export interface RetryingCall<T> {
   describe(error: unknown): Failure;
   /** The error thrown when the loop gives up on a failure. */
   toError(failure: Failure, cause: unknown): ModelError;
+}
+
+/** A model client as the loop needs it: its policy, its endpoint's name and its log. */
+export interface RetryingClient {
+  readonly policy: RetryPolicy;
+  readonly endpoint: string;
+  readonly log: ModelClientLog | undefined;
+}
+
+/** One model call of `client` through the loop, logged as `model-call-end` when it answers. */
+export async function completeWithRetries(
+  client: RetryingClient,
+  options: ModelCallOptions,
+  call: Pick<RetryingCall<Pick<ModelResponse, 'message' | 'usage'>>, 'attempt' | 'describe' | 'toError'>,
+): Promise<ModelResponse> {
+  const { value, attempts, latencyMs } = await callWithRetries({
+    policy: client.policy, endpoint: client.endpoint, role: options.role, signal: options.signal, log: client.log, ...call,
+  });
+  client.log?.debug({ role: options.role, attempts, latencyMs, usage: value.usage }, 'model-call-end');
+  return { ...value, latencyMs };
 }
 
 /** Runs attempts until one succeeds, the failure is final, or the budget is spent. */
