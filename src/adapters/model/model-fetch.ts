@@ -5,10 +5,18 @@
 // Anything but a plain text body (an upload, a stream) goes to Node's fetch as before.
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
-/** Keep-alive connections to the model endpoints, as Node's global fetch keeps them. */
-const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
+/**
+ * Keep-alive connections to the model endpoints, as Node's global fetch keeps them; through the
+ * HTTP(S)_PROXY and NO_PROXY of the environment when NODE_USE_ENV_PROXY=1 asks Node's fetch to.
+ */
+let dispatcher: Dispatcher | undefined;
+
+function connections(): Dispatcher {
+  dispatcher ??= process.env['NODE_USE_ENV_PROXY'] === '1' ? new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }) : new Agent({ keepAliveTimeout: 30_000 });
+  return dispatcher;
+}
 
 /** Decoders for the encodings a server may use even unasked (no Accept-Encoding is sent). */
 const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
@@ -26,7 +34,7 @@ export async function modelFetch(input: string | URL | Request, init: RequestIni
     headers[name] = value;
   });
   const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
-  const answer = await request(String(input), { method, headers, body: body ?? null, signal: init.signal ?? undefined, dispatcher });
+  const answer = await request(String(input), { method, headers, body: body ?? null, signal: init.signal ?? undefined, dispatcher: connections() });
   const responseHeaders = new Headers();
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value === undefined) continue;
