@@ -8,7 +8,10 @@ import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-wi
 import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';
 import { memoryTools } from '../../src/core/memory/memory-tools.js';
 import { toolDefinitions } from '../../src/core/tool.js';
-import { textChars } from '../../src/core/loop/model-call.js';
+import { callModel, textChars } from '../../src/core/loop/model-call.js';
+import type { AgentDeps } from '../../src/core/agent-context.js';
+import type { ToolDefinition } from '../../src/core/messages.js';
+import { ModelError } from '../../src/core/errors.js';
 
 describe('renderSteer', () => {
   it('quotes every line under the author name, so thread text never looks like a system notice', () => {
@@ -47,6 +50,24 @@ describe('a request\'s size before it is serialized', () => {
   it('counts the characters of every string value, however deep, and nothing else', () => {
     expect(textChars({ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:xyz' } }], n: 12, none: null })).toBe(4 + 4 + 5 + 9 + 8);
     expect(textChars([['ab'], 'c', [], {}])).toBe(3);
+  });
+
+  it('counts the tools\' definitions with the messages: a request over the limit by its tools is refused unsent', async () => {
+    const sent: unknown[] = [];
+    const usage: unknown[] = [];
+    const deps = (limit: number) => ({
+      settings: { requestMaxChars: limit },
+      model: { complete: async (request: unknown) => (sent.push(request), { message: { role: 'assistant', content: 'ok' }, usage: null, latencyMs: 1 }) },
+      stores: { usage: { record: async (row: unknown) => void usage.push(row) } },
+      log: { warn: () => undefined },
+    }) as unknown as AgentDeps;
+    const tools: ToolDefinition[] = [{ type: 'function', function: { name: 'search', description: 'd'.repeat(2_000), parameters: { type: 'object' } } }];
+    const request = { model: 'm', messages: [{ role: 'user' as const, content: 'hello' }], tools, cacheKey: 's' };
+    const scope = { sessionId: 's', segmentId: 'g', role: 'worker' as const, signal: new AbortController().signal };
+    await expect(callModel(deps(1_000), request, scope)).rejects.toThrow(ModelError);
+    expect(sent).toHaveLength(0);
+    await callModel(deps(3_000), request, scope);
+    expect(sent).toHaveLength(1);
   });
 });
 
