@@ -7,7 +7,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { modelFetch } from '../src/adapters/model/model-fetch.js';
+import { createModelFetch } from '../src/adapters/model/model-fetch.js';
 import { envNumber, fixed } from './support/stats.js';
 
 const calls = envNumber('BENCH_MODEL_FETCH_CALLS', 3_000);
@@ -20,7 +20,7 @@ const messages: ChatCompletionMessageParam[] = [
   ...Array.from({ length: 10 }, (_, index): ChatCompletionMessageParam => ({ role: index % 2 ? 'assistant' : 'user', content: 'hello '.repeat(50) })),
 ];
 
-async function cpuPerCall(fetch: typeof modelFetch | undefined): Promise<{ cpuMs: number; wallMs: number }> {
+async function cpuPerCall(fetch: typeof globalThis.fetch | undefined): Promise<{ cpuMs: number; wallMs: number }> {
   const client = new OpenAI({ apiKey: 'k', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0, logLevel: 'off', ...(fetch ? { fetch } : {}) });
   const once = async () => {
     const { data } = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } }).withResponse();
@@ -35,7 +35,7 @@ async function cpuPerCall(fetch: typeof modelFetch | undefined): Promise<{ cpuMs
 }
 
 for (let round = 1; round <= 2; round += 1) {
-  for (const [name, fetch] of [["Node's fetch", undefined], ['model-fetch (undici request)', modelFetch]] as const) {
+  for (const [name, fetch] of [["Node's fetch", undefined], ['model-fetch (undici request)', createModelFetch()]] as const) {
     const { cpuMs, wallMs } = await cpuPerCall(fetch);
     console.log(`round ${round}  ${name.padEnd(30)} CPU ${fixed(cpuMs, 3)} ms per call, wall ${fixed(wallMs, 3)} ms`);
   }

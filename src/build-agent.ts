@@ -53,7 +53,7 @@ function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger): No
 
 /** The client of MODEL_PROVIDER; the Anthropic SDK is loaded only when it is the one used. */
 async function modelClientFor(config: Config, log: Logger): Promise<OpenAIModelClient | AnthropicModelClient> {
-  const limits = { timeoutMs: config.MODEL_TIMEOUT_SECONDS * 1000, maxRetries: config.MODEL_MAX_ATTEMPTS - 1, totalTimeoutMs: config.MODEL_TOTAL_TIMEOUT_SECONDS * 1000, log };
+  const limits = { timeoutMs: config.MODEL_TIMEOUT_SECONDS * 1000, maxRetries: config.MODEL_MAX_ATTEMPTS - 1, totalTimeoutMs: config.MODEL_TOTAL_TIMEOUT_SECONDS * 1000, log, proxyFromEnvironment: config.NODE_USE_ENV_PROXY };
   if (config.MODEL_PROVIDER === 'anthropic') {
     const { AnthropicModelClient } = await import('./adapters/model/anthropic-model-client.js');
     return new AnthropicModelClient({ apiKey: config.ANTHROPIC_API_KEY ?? '', ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}), ...limits });

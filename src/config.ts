@@ -70,6 +70,11 @@ export const configSchema = z.object({
   MODEL_TOTAL_TIMEOUT_SECONDS: z.coerce.number().min(1).max(7200).default(300),
   /** Whether MODEL accepts images (image parts); overrides the built-in table (unknown models: false). */
   MODEL_IMAGES: boolean.optional(),
+  /**
+   * Node's own switch: model calls go through HTTP_PROXY / HTTPS_PROXY (except NO_PROXY) when set,
+   * as Node's fetch does with it.
+   */
+  NODE_USE_ENV_PROXY: boolean.default(false),
   /** Memory runs fire every time the context grows by this percent of the window (R2). */
   MEMORY_STEP_PERCENT: z.coerce.number().int().min(1).max(50).default(3),
   /** Which conversations share memory documents. */

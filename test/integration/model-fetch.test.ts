@@ -1,10 +1,10 @@
 // The model clients' fetch over undici's request (src/adapters/model/model-fetch.ts), against a
 // loopback HTTP server: what a server sends arrives as Node's fetch would deliver it.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { modelFetch } from '../../src/adapters/model/model-fetch.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createModelFetch } from '../../src/adapters/model/model-fetch.js';
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
 
 interface Seen {
@@ -14,6 +14,7 @@ interface Seen {
 }
 
 let server: Server | undefined;
+const modelFetch = createModelFetch();
 
 afterEach(async () => {
   server?.closeAllConnections();
@@ -96,38 +97,6 @@ describe('modelFetch', () => {
     const response = await modelFetch(`${url}/v1/files`, { method: 'POST', body });
     expect(await response.text()).toBe('ok');
     expect(seen[0]?.body).toBe('part one, part two');
-  });
-
-  it('goes through HTTP_PROXY when NODE_USE_ENV_PROXY=1 asks Node\'s fetch to, and not otherwise', async () => {
-    const { url } = await serve((_seen, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-    const tunnels: string[] = [];
-    const proxy = createServer();
-    proxy.on('connect', (request: IncomingMessage, client: import('node:stream').Duplex) => {
-      tunnels.push(request.url ?? '');
-      const [host, port] = (request.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.pipe(client).pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    try {
-      vi.stubEnv('HTTP_PROXY', `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
-      vi.stubEnv('NO_PROXY', '');
-      for (const asked of ['0', '1']) {
-        vi.stubEnv('NODE_USE_ENV_PROXY', asked);
-        vi.resetModules();
-        const fresh = await import('../../src/adapters/model/model-fetch.js');
-        expect(await (await fresh.modelFetch(`${url}/v1/models`)).json()).toEqual({ ok: true });
-      }
-      expect(tunnels).toEqual([url.replace('http://', '')]);
-    } finally {
-      vi.unstubAllEnvs();
-      proxy.closeAllConnections();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
-    }
   });
 
   it('stops at once when the signal aborts while the server is silent', async () => {

@@ -9,7 +9,7 @@ import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { toAnthropicPrompt } from './anthropic-messages.js';
-import { modelFetch } from './model-fetch.js';
+import { createModelFetch } from './model-fetch.js';
 import type { EndpointCheck } from './openai-model-client.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
@@ -33,6 +33,8 @@ export interface AnthropicModelClientOptions {
   maxOutputTokens?: number;
   /** Receives `model-call-retry` (warn) and `model-call-end` (debug). */
   log?: ModelClientLog;
+  /** Send through the environment's HTTP(S)_PROXY / NO_PROXY (NODE_USE_ENV_PROXY=1). */
+  proxyFromEnvironment?: boolean;
 }
 
 /** A failure, and whether the API refused the prompt as longer than the model's window. */
@@ -71,7 +73,7 @@ export class AnthropicModelClient implements ModelClient {
       maxRetries: 0,
       timeout: this.policy.timeoutMs,
       logLevel: 'off',
-      fetch: modelFetch,
+      fetch: createModelFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }),
     });
   }
 

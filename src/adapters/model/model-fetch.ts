@@ -7,15 +7,22 @@ import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
-/**
- * Keep-alive connections to the model endpoints, as Node's global fetch keeps them; through the
- * HTTP(S)_PROXY and NO_PROXY of the environment when NODE_USE_ENV_PROXY=1 asks Node's fetch to.
- */
-let dispatcher: Dispatcher | undefined;
+/** Keep-alive connections to the model endpoints, as Node's global fetch keeps them: direct, or through a proxy. */
+let direct: Dispatcher | undefined;
+let viaProxy: Dispatcher | undefined;
 
-function connections(): Dispatcher {
-  dispatcher ??= process.env['NODE_USE_ENV_PROXY'] === '1' ? new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }) : new Agent({ keepAliveTimeout: 30_000 });
-  return dispatcher;
+/** What a model client's fetch is told (config.ts: NODE_USE_ENV_PROXY). */
+export interface ModelFetchOptions {
+  /** Through the environment's HTTP_PROXY / HTTPS_PROXY, except NO_PROXY, as Node's fetch does when asked. */
+  proxyFromEnvironment?: boolean;
+}
+
+/** The `fetch` a model SDK is given. */
+export function createModelFetch(options: ModelFetchOptions = {}): typeof fetch {
+  const connections = () => options.proxyFromEnvironment
+    ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
+    : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
+  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections())) as typeof fetch;
 }
 
 /** Decoders for the encodings a server may use even unasked (no Accept-Encoding is sent). */
@@ -26,7 +33,7 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
   br: createBrotliDecompress,
 };
 
-export async function modelFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher): Promise<Response> {
   const body = init.body;
   if (input instanceof Request || (body !== undefined && body !== null && typeof body !== 'string')) return fetch(input, init);
   const headers: Record<string, string> = {};
@@ -34,7 +41,7 @@ export async function modelFetch(input: string | URL | Request, init: RequestIni
     headers[name] = value;
   });
   const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
-  const answer = await request(String(input), { method, headers, body: body ?? null, signal: init.signal ?? undefined, dispatcher: connections() });
+  const answer = await request(String(input), { method, headers, body: body ?? null, signal: init.signal ?? undefined, dispatcher });
   const responseHeaders = new Headers();
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value === undefined) continue;

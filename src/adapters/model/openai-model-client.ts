@@ -7,7 +7,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatComp
 import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
-import { modelFetch } from './model-fetch.js';
+import { createModelFetch } from './model-fetch.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
 /** Options of `OpenAIModelClient`. */
@@ -32,6 +32,8 @@ export interface OpenAIModelClientOptions {
   maxDelayMs?: number;
   /** Receives `model-call-retry` (warn) and `model-call-end` (debug). */
   log?: ModelClientLog;
+  /** Send through the environment's HTTP(S)_PROXY / NO_PROXY (NODE_USE_ENV_PROXY=1). */
+  proxyFromEnvironment?: boolean;
 }
 
 /** The endpoint answered 200 with a web page (a UI or login page at the base URL), not the API. */
@@ -61,7 +63,7 @@ export class OpenAIModelClient implements ModelClient {
     this.policy = retryPolicy(options);
     this.log = options.log;
     // Everything explicit: the SDK would otherwise read OPENAI_* variables itself (config is ours).
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: modelFetch });
+    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: createModelFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }) });
   }
 
   /** The endpoint as errors name it: host, port and path of the base URL (no credentials). */
