@@ -101,7 +101,7 @@ export async function completeWithRetries(
 }
 
 /** Runs attempts until one succeeds, the failure is final, or the budget is spent. */
-export async function callWithRetries<T>(call: RetryingCall<T>): Promise<{ value: T; attempts: number; latencyMs: number }> {
+async function callWithRetries<T>(call: RetryingCall<T>): Promise<{ value: T; attempts: number; latencyMs: number }> {
   const startedAt = performance.now();
   const deadline = startedAt + call.policy.totalTimeoutMs;
   const { signal, policy } = call;

@@ -1,9 +1,10 @@
 // The statements every step sends (a message stored, a steer taken, a tool call marked, the
 // context loaded) and those of every woken session (its lease, the look for owed deliveries, the
-// memory documents of its init messages) go straight to pg's pool on Postgres: through Prisma's raw query the same
-// statement costs about four times the client CPU (measured in bench/RESULTS.md, under B3).
+// memory documents of its init messages) go straight to pg's pool on Postgres: through Prisma's
+// raw query the same statement costs about four times the client CPU (bench/RESULTS.md, B3).
 // Without a pool (PGlite) they run through Prisma, unchanged. Either way a caller gets the same
-// rows: int8 as bigint and timestamps (stored as UTC, without a zone) as UTC dates, as Prisma reads them.
+// rows: int8 as bigint and timestamps (stored as UTC, without a zone) as UTC dates, as Prisma
+// reads them.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Prisma, PrismaClient } from '../../../prisma/generated/client.js';
