@@ -42,6 +42,8 @@ export class SessionRunner {
   private workPending = false;
   /** Another replica may have changed the session's flags (a person's command it received). */
   private flagsStale = false;
+  /** Bumped by every change this runner makes to its mirror, so a read begun before one never undoes it. */
+  private localChanges = 0;
   /** The segment whose open tool batch a drive was started to close before its reset. */
   private batchClosingTried: string | null = null;
   /** The session's spend caps, checked before each model call. */
@@ -274,6 +276,7 @@ export class SessionRunner {
       return false;
     }
     this.record = { ...this.record, resetRequested: true };
+    this.localChanges += 1;
     this.pump();
     return true;
   }
@@ -415,8 +418,17 @@ export class SessionRunner {
   /** Re-reads the session's flags after another replica may have changed them. */
   private async refreshFlags(): Promise<void> {
     this.flagsStale = false;
-    const session = await this.deps.stores.sessions.get(this.record.id);
-    if (session) this.record = session;
+    // A row read while this runner changed its flags (a resume during a reset's claim) may predate
+    // the change: read again rather than put the old flags back.
+    for (;;) {
+      const changes = this.localChanges;
+      const session = await this.deps.stores.sessions.get(this.record.id);
+      if (!session) return;
+      if (changes === this.localChanges) {
+        this.record = session;
+        return;
+      }
+    }
   }
 
   /** Flags may have been changed by another replica while this one was not driving. */
@@ -582,6 +594,7 @@ export class SessionRunner {
   /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
   async raiseBudget(usd: number): Promise<void> {
     this.record = { ...this.record, budgetUsd: await this.budget.raise(this.record, usd) };
+    this.localChanges += 1;
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();
@@ -607,6 +620,7 @@ export class SessionRunner {
         summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
       });
       this.record = { ...this.record, resetRequested: false, currentSegmentId: this.context.segment.id };
+      this.localChanges += 1;
       this.resetReason = null;
       const { settings } = this.deps;
       if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
@@ -624,5 +638,6 @@ export class SessionRunner {
   private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy'>>): Promise<void> {
     await this.deps.stores.sessions.setFlags(this.record.id, flags);
     this.record = { ...this.record, ...flags };
+    this.localChanges += 1;
   }
 }
