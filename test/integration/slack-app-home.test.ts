@@ -187,6 +187,8 @@ describe('Slack App Home: export', () => {
     const bob = await home('UBOB');
     const exportButton = buttonOf(bob, 'hippo_home_export', projectSpace)!;
     const uploads = slack.files.uploads.length;
+    const sentModals = () => slack.callsTo('views.update').filter((call) => JSON.stringify(call.args['view']).includes('Sent to your messages with Hippo')).length;
+    const sentBefore = sentModals();
     // Slack is slow to finish the first upload: the export is still under way at the second click.
     const slow = gate();
     slack.script('files.completeUploadExternal', { hold: slow.promise });
@@ -196,6 +198,8 @@ describe('Slack App Home: export', () => {
     expect(text(await opened(second.trigger))).toContain('An export of this memory is already on its way to your messages with Hippo.');
     slow.open();
     await until(() => slack.files.uploads.length === uploads + 1, 10_000, 'the first upload');
+    // Arrived once its modal says so: until then the export is still on its way.
+    await until(() => sentModals() === sentBefore + 1, 10_000, 'the first export\'s modal');
     const third = await click('UBOB', exportButton);
     expect(text(await opened(third.trigger))).toContain('Preparing the memory of');
     await until(() => slack.files.uploads.length === uploads + 2, 10_000, 'the third click\'s upload');
