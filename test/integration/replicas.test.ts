@@ -3,6 +3,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
@@ -17,7 +18,8 @@ import { createLogger } from '../../src/log.js';
 import { shellTools } from '../../src/tools/shell.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createEmptyDatabase, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { takeDatabaseAway } from '../support/database-faults.js';
 import { conversation, shape, slowTool } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
 import { until } from '../support/wait.js';
@@ -330,6 +332,29 @@ describe('wake-ups', () => {
     await until(() => heard.includes('missed:'), 10_000, 'missed after the reconnect');
     await wakeups.notify('s2');
     await until(() => heard.includes('work:s2'), 5_000, 'notifications after the reconnect');
+  });
+  it('starts while the database refuses connections, then listens once it is back and says notifications may have been missed', async () => {
+    // A database of its own: taking it away must not touch the other tests' connections.
+    const own = await createEmptyDatabase('hippo_wake');
+    const pool = new pg.Pool({ connectionString: own.url });
+    pool.on('error', () => undefined);
+    const away = await takeDatabaseAway(own.name);
+    let wakeups: PostgresWakeups | undefined;
+    closers.push(async () => {
+      await away.restore();
+      await wakeups?.close();
+      await pool.end();
+      await own.drop();
+    });
+    // A replica starting during a failover (or as its connections are dropped) starts all the same.
+    wakeups = await PostgresWakeups.start(pool, own.url, log);
+    const heard: string[] = [];
+    wakeups.subscribe((sessionId, reason) => heard.push(`${reason}:${sessionId}`));
+    await away.restore();
+    await until(() => heard.includes('missed:'), 10_000, 'missed once it listens');
+    await wakeups.notify('s3');
+    await until(() => heard.includes('work:s3'), 5_000, 'notifications once it listens');
+    expect(heard.filter((each) => each === 'work:s3')).toEqual(['work:s3']);
   });
 });
 

@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { WakeReason, Wakeups } from '../../core/store.js';
 import type { Logger } from '../../log.js';
+import { isTransientDatabaseError } from './storage-errors.js';
 
 /** The channel every replica LISTENs to (the intake statement notifies on it too). */
 export const wakeupChannel = 'hippo_session_work';
@@ -33,6 +34,8 @@ export class LocalWakeups implements Wakeups {
 export class PostgresWakeups implements Wakeups {
   private readonly emitter = new EventEmitter();
   private listener: pg.Client | undefined;
+  /** A connection was lost or failed to start: the next one to listen reports what was missed. */
+  private everLost = false;
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
 
@@ -42,10 +45,18 @@ export class PostgresWakeups implements Wakeups {
     private readonly log: Logger,
   ) {}
 
-  /** Connects the listening connection; missed notifications are covered by the lease sweeper. */
+  /**
+   * Connects the listening connection; missed notifications are covered by the lease sweeper. A
+   * connection dropped as the service starts (a failover, a server restart) does not stop the
+   * start: it listens again shortly, and the sweeper covers what is notified meanwhile.
+   */
   static async start(pool: pg.Pool, url: string, log: Logger): Promise<PostgresWakeups> {
     const wakeups = new PostgresWakeups(pool, url, log);
-    await wakeups.connect();
+    await wakeups.connect().catch((error: unknown) => {
+      if (!isTransientDatabaseError(error)) throw error;
+      log.warn({ err: String(error) }, 'wakeups-connection-lost');
+      wakeups.reconnectLater();
+    });
     return wakeups;
   }
 
@@ -66,7 +77,6 @@ export class PostgresWakeups implements Wakeups {
   }
 
   private async connect(): Promise<void> {
-    const reconnecting = this.listener !== undefined;
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
     client.on('notification', (message) => {
       const payload = message.payload;
@@ -74,16 +84,31 @@ export class PostgresWakeups implements Wakeups {
       if (payload.startsWith(flagsPrefix)) this.emitter.emit('wake', payload.slice(flagsPrefix.length), 'flags');
       else this.emitter.emit('wake', payload, 'work');
     });
-    client.on('error', (error) => {
-      this.log.warn({ err: error.message }, 'wakeups-connection-lost');
+    // Only the connection in use reconnects: one that failed to start or was replaced is done.
+    const lost = (error?: Error) => {
+      if (client !== this.listener) return;
+      this.listener = undefined;
+      this.everLost = true;
+      if (error) this.log.warn({ err: error.message }, 'wakeups-connection-lost');
       this.reconnectLater();
-    });
-    client.on('end', () => this.reconnectLater());
-    await client.connect();
-    await client.query(`LISTEN ${channel}`);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+    } catch (error) {
+      this.everLost = true;
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.listener = client;
     // Whatever was notified while no connection listened is lost: every session is looked at again.
-    if (reconnecting) this.emitter.emit('wake', '', 'missed');
+    if (this.everLost) this.emitter.emit('wake', '', 'missed');
   }
 
   private reconnectLater(): void {
