@@ -190,10 +190,12 @@ export interface ContextStore {
    * message (a second writer); finding the same message there (a retried write) is success.
    * `contextTokens`, when given, is the prompt size of the call that produced this message: it is
    * stored on the segment in the same statement, covering the messages before `seq`; `usage`,
-   * when given, is the usage row of that call, written in the same statement (R14). A refused
-   * append writes neither.
+   * when given, is the usage row of that call, written in the same statement (R14). `startCall`,
+   * when given, marks a tool call of the assistant message at its `seq` as begun, in the same
+   * statement (the call that runs right after this write). A refused append writes none of them.
+   * The entry's own `startedToolCalls` are stored with it.
    */
-  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord }): Promise<void>;
+  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord; startCall?: { seq: number; callId: string } }): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens'>>): Promise<void>;
   /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
   markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;

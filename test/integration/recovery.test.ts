@@ -12,7 +12,8 @@ import type { ChatMessage } from '../../src/core/messages.js';
 import type { Stores, ThreadAddress } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { createAgentHarness, newThread, type AgentHarness } from '../support/agent-harness.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { StorageError } from '../../src/core/errors.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, roleOf, shape } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
@@ -186,6 +187,63 @@ describe('recovery at start-up (R12)', () => {
   });
 });
 
+describe('the begin mark of a call not safe to repeat (R12)', () => {
+  /** The started-call marks stored on the session's assistant message with tool calls. */
+  async function storedMarks(sessionId: string): Promise<string[]> {
+    const row = await database.prisma.contextMessage.findFirst({ where: { segment: { sessionId }, role: 'assistant', toolCallIds: { isEmpty: false } } });
+    return row?.startedToolCallIds ?? [];
+  }
+
+  it('goes with the write before the call: the model\'s answer carries the first call\'s mark, each result the next one\'s', async () => {
+    const seen: Array<{ label: string; marks: string[] }> = [];
+    let sessionId = '';
+    const watcher = defineTool({
+      name: 'record', description: 'Records its label.', input: z.object({ label: z.string() }),
+      execute: async ({ label }) => {
+        seen.push({ label, marks: await storedMarks(sessionId) });
+        return `recorded ${label}`;
+      },
+    }) as AnyTool;
+    harness = await createAgentHarness({ database, model, tools: [watcher] });
+    const separateMarks: string[] = [];
+    const context = harness.deps.stores.context;
+    const mark = context.markToolCallStarted.bind(context);
+    context.markToolCallStarted = async (segmentId, seq, callId) => {
+      separateMarks.push(callId);
+      await mark(segmentId, seq, callId);
+    };
+    model.enqueue({ toolCalls: [{ id: 'b1', name: 'record', arguments: { label: 'one' } }, { id: 'b2', name: 'record', arguments: { label: 'two' } }] }, { content: 'both recorded' });
+    const { session } = await harness.agent.submit(personMessage(newThread(), 'record twice'), { startSession: true });
+    sessionId = session!.id;
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    // Each call was marked before it ran, the next one not yet; no statement of its own did it.
+    expect(seen).toEqual([{ label: 'one', marks: ['b1'] }, { label: 'two', marks: ['b1', 'b2'] }]);
+    expect(separateMarks).toEqual([]);
+  });
+
+  it('counts as ours when the write that carried it committed but its acknowledgement was lost: the call runs, once', async () => {
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    const context = harness.deps.stores.context;
+    const append = context.append.bind(context);
+    let lost = 0;
+    context.append = async (segmentId, entry, options) => {
+      await append(segmentId, entry, options);
+      if (entry.message.tool_calls?.length && lost === 0) {
+        lost += 1;
+        throw new StorageError('the connection dropped after the commit', true);
+      }
+    };
+    model.enqueue({ toolCalls: [{ id: 'a1', name: 'record', arguments: { label: 'once' } }] }, { content: 'recorded once' });
+    const { session } = await harness.agent.submit(personMessage(newThread(), 'record it'), { startSession: true });
+    await harness.waitForEvent('answer', (event) => event.session.id === session!.id, 20_000);
+    expect(lost).toBe(1);
+    expect(executed).toEqual(['once']);
+    expect(await storedMarks(session!.id)).toEqual(['a1']);
+    const results = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId: session!.id }, role: 'tool' } });
+    expect(results.map((row) => JSON.parse(row.content).content)).toEqual(['recorded once']);
+  });
+});
+
 describe('a process killed during a tool call', () => {
   it('is recovered by the next process: nothing lost or duplicated, and the interrupted call answered once, not run again', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-crash-'));
@@ -232,7 +290,7 @@ describe('a process killed during a tool call', () => {
     expect(final).toHaveLength(1);
     const messages = conversation(final[0]!.body);
     expect(shape(messages)).toEqual(['user:please run the job', 'assistant→[job_1]', 'tool(job_1)']);
-    expect(String(messages[2]?.['content'])).toContain('this call was interrupted (the service stopped or crashed while it ran) and was not run again');
+    expect(String(messages[2]?.['content'])).toContain('this call was interrupted (the service stopped or crashed as it began or while it ran) and was not run again');
     const rows = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId }, isInit: false }, orderBy: { seq: 'asc' } });
     expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(await database.prisma.steerMessage.count({ where: { sessionId, status: 'queued' } })).toBe(0);

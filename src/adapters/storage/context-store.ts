@@ -52,6 +52,7 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       const companions = [
         ...(options.contextTokens === undefined ? [] : [Prisma.sql`segment AS (UPDATE segments SET context_tokens = ${options.contextTokens}, context_tokens_seq = ${entry.seq} WHERE id = ${segmentId})`]),
         ...(options.usage === undefined ? [] : [Prisma.sql`usage AS (${insertModelCall(options.usage)})`]),
+        ...(options.startCall === undefined ? [] : [Prisma.sql`started AS (${markStarted(segmentId, options.startCall.seq, options.startCall.callId)})`]),
       ];
       const ctes = companions.length === 0 ? Prisma.empty : Prisma.sql`WITH ${Prisma.join(companions, ', ')} `;
       try {
@@ -72,9 +73,7 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
     },
 
     async markToolCallStarted(segmentId, seq, callId) {
-      await hot.run(Prisma.sql`
-        UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${callId})
-        WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`);
+      await hot.run(markStarted(segmentId, seq, callId));
     },
 
     async takeSteers(sessionId, segmentId, seq, render, prepare) {
@@ -193,14 +192,21 @@ type LoadedRow = { id: string | null; seq: number | null } & Pick<Segment, 'sess
   & Pick<ContextMessage, 'segmentId' | 'content' | 'isInit' | 'isMarker' | 'memoryRunId' | 'startedToolCallIds'>;
 
 const messageColumns = Prisma.raw(
-  '(segment_id, seq, role, content, tool_call_id, tool_call_ids, is_init, is_marker, memory_run_id, awaiting_delivery, search_text)',
+  '(segment_id, seq, role, content, tool_call_id, tool_call_ids, started_tool_call_ids, is_init, is_marker, memory_run_id, awaiting_delivery, search_text)',
 );
+
+/** Marks a tool call of the assistant message at `seq` as begun (once). */
+function markStarted(segmentId: string, seq: number, callId: string): Prisma.Sql {
+  return Prisma.sql`
+    UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${callId})
+    WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`;
+}
 
 /** The VALUES tuple of one context message for `messageColumns` (raw statements on hot paths). */
 function messageValues(segmentId: string, entry: StoredMessage): Prisma.Sql {
   const row = toMessageRow(segmentId, entry);
   return Prisma.sql`(${row.segmentId}, ${row.seq}, ${row.role}, ${row.content}, ${row.toolCallId}, ${row.toolCallIds}::text[],
-    ${row.isInit}, ${row.isMarker}, ${row.memoryRunId}, ${row.awaitingDelivery}, ${row.searchText})`;
+    ${entry.startedToolCalls ?? []}::text[], ${row.isInit}, ${row.isMarker}, ${row.memoryRunId}, ${row.awaitingDelivery}, ${row.searchText})`;
 }
 
 /** The row of one context message; `content` is the exact JSON text the model is sent. */

@@ -33,6 +33,12 @@ export class LiveContext {
   /** The last worker call's usage in this segment, when known (R2 measures from it). */
   lastUsage: CallUsage | null = null;
   private readonly held = new Map<string, HeldResult>();
+  /**
+   * Calls whose begin mark went with the write before them (`startCall`) and that have not begun
+   * here yet: stored as begun, yet not run by anyone (a crash between the two leaves the mark,
+   * and the call counts as interrupted).
+   */
+  private readonly premarked = new Set<string>();
 
   constructor(
     private readonly store: ContextStore,
@@ -65,12 +71,18 @@ export class LiveContext {
     return usage.promptTokens + (appended.length > 0 ? estimateTokens(appended) : 0);
   }
 
-  /** Persists then appends one message; a worker call's prompt size and usage row go with its answer. */
+  /**
+   * Persists then appends one message; a worker call's prompt size and usage row go with its
+   * answer, and `startCall`'s begin mark (the tool call that runs right after) with any message.
+   */
   async append(
     message: ChatMessage,
-    flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean } = {},
+    flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean; startCall?: string } = {},
     call?: { contextTokens: number; usage?: ModelCallRecord },
   ): Promise<StoredMessage> {
+    const { startCall } = flags;
+    const ownCall = startCall !== undefined && (message.tool_calls?.some((each) => each.id === startCall) ?? false);
+    const carrier = startCall !== undefined && !ownCall ? this.assistantWith(startCall) : undefined;
     const entry: StoredMessage = {
       seq: this.nextSeq,
       message,
@@ -78,9 +90,16 @@ export class LiveContext {
       isMarker: flags.isMarker ?? false,
       memoryRunId: flags.memoryRunId ?? null,
       awaitingDelivery: flags.awaitingDelivery ?? false,
+      ...(ownCall && startCall !== undefined ? { startedToolCalls: [startCall] } : {}),
     };
-    await this.store.append(this.segment.id, entry, call ?? {});
+    // Noted before the write: if it commits but its answer is lost, the reload finds the mark ours.
+    if (startCall !== undefined && (ownCall || carrier)) this.premarked.add(startCall);
+    const startOther = carrier && startCall !== undefined ? { startCall: { seq: carrier.seq, callId: startCall } } : {};
+    await this.store.append(this.segment.id, entry, { ...call, ...startOther });
     this.entries.push(entry);
+    if (carrier && startCall !== undefined && !(carrier.startedToolCalls ?? []).includes(startCall)) {
+      carrier.startedToolCalls = [...(carrier.startedToolCalls ?? []), startCall];
+    }
     if (call !== undefined) {
       const { contextTokens } = call;
       this.segment.contextTokens = contextTokens;
@@ -94,11 +113,12 @@ export class LiveContext {
    * Appends a result the worker computed; when the database fails transiently, the result is
    * held (see HeldResult) and the error rethrown, so the retry after a reload stores it.
    */
-  async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean } = {}): Promise<StoredMessage> {
+  async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean; startCall?: string } = {}): Promise<StoredMessage> {
     try {
       const call = result.kind === 'answer' ? { contextTokens: result.contextTokens, ...(result.usage ? { usage: result.usage } : {}) } : undefined;
       const entry = await this.append(result.message, flags, call);
       this.held.delete(heldKey(result));
+      if (result.kind === 'tool-result') this.premarked.delete(result.callId);
       return entry;
     } catch (error) {
       if (isTransient(error)) this.held.set(heldKey(result), result);
@@ -121,17 +141,19 @@ export class LiveContext {
     return held?.kind === 'tool-result' ? held : undefined;
   }
 
-  /** True when the call had begun running before (in this process or one that died). */
-  wasStarted(callId: string): boolean {
-    return this.assistantWith(callId)?.startedToolCalls?.includes(callId) ?? false;
-  }
-
-  /** Records durably that the call begins running now (before it runs). */
-  async markStarted(callId: string): Promise<void> {
+  /**
+   * Before a call that is not safe to repeat runs: false when it had begun before (in this
+   * process, or in one that died); otherwise records durably that it begins now, unless the write
+   * before it already did (`startCall`), and returns true.
+   */
+  async beginCall(callId: string): Promise<boolean> {
     const entry = this.assistantWith(callId);
-    if (!entry) return;
+    if (!entry) return true;
+    const premarked = this.premarked.delete(callId);
+    if (entry.startedToolCalls?.includes(callId)) return premarked;
     await this.store.markToolCallStarted(this.segment.id, entry.seq, callId);
     entry.startedToolCalls = [...(entry.startedToolCalls ?? []), callId];
+    return true;
   }
 
   private assistantWith(callId: string): StoredMessage | undefined {
@@ -156,6 +178,7 @@ export class LiveContext {
     // Results held for calls the stored context no longer waits for are dropped.
     const pending = new Set(this.pendingToolCalls().map((call) => call.id));
     for (const [key, held] of this.held) if (held.kind === 'tool-result' && !pending.has(held.callId)) this.held.delete(key);
+    for (const callId of this.premarked) if (!pending.has(callId)) this.premarked.delete(callId);
   }
 
   tail(): Tail {

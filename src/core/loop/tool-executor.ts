@@ -132,7 +132,7 @@ export function notRunToolResult(by: string): string {
 }
 
 /** The result of a call that had started when the process died, and was not run again. */
-export const interruptedToolResult = 'Error: this call was interrupted (the service stopped or crashed while it ran) and was not run again, in case it caused the crash or already had its effect. Check its effect before you decide to call it again.';
+export const interruptedToolResult = 'Error: this call was interrupted (the service stopped or crashed as it began or while it ran) and was not run again, in case it caused the crash or already had its effect. Check its effect before you decide to call it again.';
 
 function reasonText(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason ?? 'aborted');

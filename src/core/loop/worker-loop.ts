@@ -125,8 +125,13 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   // message, its context size and the call's usage row are one statement (held together when
   // the database is away); refused (another replica wrote the session), the usage row is written
   // apart: the call was paid for.
+  const first = response.message.tool_calls?.[0];
+  const startCall = first ? beginsWithThisWrite(scope, first) : undefined;
   const entry = await context
-    .appendResult({ kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens, ...(response.usage ? { usage: response.usage } : {}) }, { awaitingDelivery: isAnswer })
+    .appendResult(
+      { kind: 'answer', seq: context.nextSeq, message: response.message, contextTokens: response.contextTokens, ...(response.usage ? { usage: response.usage } : {}) },
+      { awaitingDelivery: isAnswer, ...(startCall ? { startCall } : {}) },
+    )
     .catch(async (error: unknown) => {
       if (!isTransient(error) && response.usage) await deps.stores.usage.record(response.usage).catch(() => undefined);
       throw error;
@@ -166,7 +171,9 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     roomTokens -= estimateTokens([message]);
-    await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok });
+    const next = pending[index + 1];
+    const startCall = next ? beginsWithThisWrite(scope, next) : undefined;
+    await context.appendResult({ kind: 'tool-result', callId: call.id, message, ok: outcome.ok }, startCall ? { startCall } : {});
     if (!held) deps.events.emit({ type: 'tool-call-end', session, call, ok: outcome.ok, result: outcome.content });
     if (outcome.ok) images.push(...callImages);
   }
@@ -182,12 +189,9 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
 async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>, limitChars: number): Promise<ToolOutcome> {
   const { deps, context } = scope;
   const session = scope.session();
-  if (!deps.tools.isRepeatable(call.function.name)) {
-    if (context.wasStarted(call.id)) {
-      deps.log.warn({ sessionId: session.id, tool: call.function.name, callId: call.id }, 'tool-call-not-repeated');
-      return { ok: false, content: interruptedToolResult };
-    }
-    await context.markStarted(call.id);
+  if (!deps.tools.isRepeatable(call.function.name) && !(await context.beginCall(call.id))) {
+    deps.log.warn({ sessionId: session.id, tool: call.function.name, callId: call.id }, 'tool-call-not-repeated');
+    return { ok: false, content: interruptedToolResult };
   }
   return scope.waiting(() => deps.tools.execute(call, {
     role: 'worker',
@@ -206,6 +210,16 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ c
       },
     } : {}),
   }));
+}
+
+/**
+ * The call that runs right after the write at hand, when its begin mark can go with that write
+ * (one commit fewer per tool step): a call not safe to repeat, with no held result, before any
+ * Stop. A crash between the write and the call leaves it marked: it counts as interrupted.
+ */
+function beginsWithThisWrite(scope: WorkerScope, call: ToolCall): string | undefined {
+  if (scope.deps.tools.isRepeatable(call.function.name) || scope.context.heldToolResult(call.id) || scope.stoppedBy() !== null) return undefined;
+  return call.id;
 }
 
 /** Characters a result may have per token of room: under 4, as JSON escapes and non-ASCII text weigh more. */
