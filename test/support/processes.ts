@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
@@ -35,6 +36,18 @@ export function productionNodeOptions(): string[] {
   return start.split(/\s+/).filter((word) => /^--max-old-space-size=\d+$/.test(word));
 }
 
+/**
+ * The children still running: SIGKILLed after the test file that started them, so a failed test
+ * leaves none behind (the test process may end without an 'exit' event, and children outlive it).
+ */
+const children = new Set<ChildProcess>();
+// Benchmarks and the long chaos run use these helpers outside Vitest, where there are no hooks.
+if (process.env['VITEST']) {
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+}
+
 /** Runs `tsx <script>` with only the given environment (plus PATH/HOME). */
 export function startScript(script: string, env: Record<string, string>, args: string[] = [], options: ScriptOptions = {}): RunningProcess {
   // tsx by its file URL: `--import tsx` would be resolved from the working directory.
@@ -43,6 +56,7 @@ export function startScript(script: string, env: Record<string, string>, args: s
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  children.add(child);
   const lines: string[] = [];
   let stderr = '';
   let buffer = '';
@@ -59,6 +73,7 @@ export function startScript(script: string, env: Record<string, string>, args: s
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => {
+      children.delete(child);
       for (const wake of waiters.splice(0)) wake();
       resolve({ code, signal });
     }),
