@@ -4,8 +4,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createModelFetch } from '../../src/adapters/model/model-fetch.js';
+import { createModelFetch, maxEventBytes, maxResponseBytes } from '../../src/adapters/model/model-fetch.js';
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
+import { until } from '../support/wait.js';
 
 interface Seen {
   method: string;
@@ -36,6 +37,29 @@ async function serve(answer: (seen: Seen, response: import('node:http').ServerRe
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}`, seen };
+}
+
+async function closeServer(): Promise<void> {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+}
+
+/** A server that writes `filler` over and over, as fast as the socket takes it, until the reader goes away. */
+async function endlessServer(contentType: string, filler: string): Promise<{ url: string; sent: () => number; closed: () => boolean }> {
+  let sent = 0;
+  let closed = false;
+  const chunk = Buffer.from(filler.repeat(Math.ceil((256 * 1024) / filler.length)));
+  const { url } = await serve((_seen, response) => {
+    response.writeHead(200, { 'content-type': contentType });
+    const more = () => {
+      while (!closed && response.write(chunk)) sent += chunk.length;
+    };
+    response.on('drain', more);
+    response.on('close', () => (closed = true));
+    more();
+  });
+  return { url, sent: () => sent, closed: () => closed };
 }
 
 const events = [
@@ -82,6 +106,48 @@ describe('modelFetch', () => {
     });
     const response = await modelFetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' });
     await expect(response.text()).rejects.toThrow();
+  });
+
+  it('fails a body past its cap instead of reading it all: a decompression bomb, an endless body', async () => {
+    // 48 MiB of zeros compress to about 48 KB: decoded whole, it would pass the 32 MiB cap.
+    const bomb = gzipSync(Buffer.alloc(48 * 1024 * 1024));
+    let { url } = await serve((_seen, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
+    });
+    let response = await modelFetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    await expect(response.arrayBuffer()).rejects.toThrow(`model response: more than ${maxResponseBytes} bytes (decoded); the rest was not read`);
+    await closeServer();
+    const endless = await endlessServer('application/json', 'a');
+    const small = createModelFetch({ maxResponseBytes: 4 * 1024 * 1024 });
+    response = await small(`${endless.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    await expect(response.text()).rejects.toThrow('model response: more than 4194304 bytes (decoded)');
+    await until(endless.closed, 5_000, 'the server sees the connection closed');
+    expect(endless.sent()).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('passes an event stream far longer than one event may be, whichever blank lines end its events', async () => {
+    for (const end of ['\n\n', '\r\r', '\r\n\r\n']) {
+      const event = `data: ${'x'.repeat(1_000)}${end}`;
+      const body = event.repeat(3_000); // about 3 MB, each event 1 KB
+      const { url } = await serve((_seen, response) => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(body));
+      const response = await modelFetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+      expect((await response.text()).length).toBe(body.length);
+      await closeServer();
+    }
+  });
+
+  it('fails an event stream whose event never ends, before the SDK spends minutes rescanning it', async () => {
+    // The SDK's SSE decoder rescans an open event with every chunk; an event is a delta of a few
+    // hundred bytes. Short lines without the blank line that ends an event count as one event.
+    for (const filler of ['a', 'data: x\n', 'x\n\r\n']) {
+      const endless = await endlessServer('text/event-stream', filler);
+      const client = new OpenAIModelClient({ apiKey: 'k', baseURL: `${endless.url}/v1`, maxRetries: 0 });
+      await expect(client.complete({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [], cacheKey: 's' }, { role: 'worker' }))
+        .rejects.toThrow(`an event of more than ${maxEventBytes} bytes`);
+      await until(endless.closed, 5_000, 'the server sees the connection closed');
+      expect(endless.sent()).toBeLessThan(64 * 1024 * 1024);
+      await closeServer();
+    }
   });
 
   it('gives a 204 no body', async () => {

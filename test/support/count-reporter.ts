@@ -1,8 +1,8 @@
 // Prints "N passed, N failed" alone on the last line: CI reads that line.
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, SerializedError, TestModule } from 'vitest/node';
 
 export default class CountReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError> = []): void {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
@@ -19,6 +19,9 @@ export default class CountReporter implements Reporter {
       if (module.state() === 'failed' && failedHere === 0) failedHere = 1;
       failed += failedHere;
     }
+    // An error outside any test (a worker that ran out of memory, a rejection nobody awaited) fails
+    // the run too, though the tests it cut short only count as skipped.
+    failed += unhandledErrors.length;
     setImmediate(() => process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`));
   }
 }

@@ -15,14 +15,31 @@ let viaProxy: Dispatcher | undefined;
 export interface ModelFetchOptions {
   /** Through the environment's HTTP_PROXY / HTTPS_PROXY, except NO_PROXY, as Node's fetch does when asked. */
   proxyFromEnvironment?: boolean;
+  /** Most bytes one response body may decode to (default `maxResponseBytes`). */
+  maxResponseBytes?: number;
 }
+
+/**
+ * Most bytes one response body may decode to: far above any answer (a full window of output is
+ * a few MB of SSE), far below what hurts the process. A body past it (a decompression bomb, an
+ * endless line from a broken proxy) fails its call instead of filling the heap.
+ */
+export const maxResponseBytes = 32 * 1024 * 1024;
+
+/**
+ * Most bytes one server-sent event may have (a model's events are a delta each, a few hundred
+ * bytes). The SDKs buffer an event until its blank line and rescan it with every chunk, so time
+ * grows with the square of its length: an 8 MiB event cost 10 s of CPU, 1 MiB costs 0.1 s.
+ */
+export const maxEventBytes = 1024 * 1024;
 
 /** The `fetch` a model SDK is given. */
 export function createModelFetch(options: ModelFetchOptions = {}): typeof fetch {
   const connections = () => options.proxyFromEnvironment
     ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
     : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
-  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections())) as typeof fetch;
+  const limit = options.maxResponseBytes ?? maxResponseBytes;
+  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections(), limit)) as typeof fetch;
 }
 
 /** Decoders for the encodings a server may use even unasked (no Accept-Encoding is sent). */
@@ -33,7 +50,7 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
   br: createBrotliDecompress,
 };
 
-async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher): Promise<Response> {
+async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher, limit: number): Promise<Response> {
   const body = init.body;
   if (input instanceof Request || (body !== undefined && body !== null && typeof body !== 'string')) return fetch(input, init);
   const headers: Record<string, string> = {};
@@ -52,7 +69,44 @@ async function send(input: string | URL | Request, init: RequestInit, dispatcher
     return new Response(null, { status: answer.statusCode, headers: responseHeaders });
   }
   // Node's Response reads an async iterable body (undici's extractBody); the DOM types omit it.
-  return new Response(decoded(answer.body, responseHeaders) as unknown as ConstructorParameters<typeof Response>[0], { status: answer.statusCode, headers: responseHeaders });
+  const eventStream = responseHeaders.get('content-type')?.toLowerCase().includes('text/event-stream') ?? false;
+  const read = capped(decoded(answer.body, responseHeaders), limit, eventStream ? maxEventBytes : null);
+  return new Response(read as unknown as ConstructorParameters<typeof Response>[0], { status: answer.statusCode, headers: responseHeaders });
+}
+
+/**
+ * The body, failing once it has decoded to more than `limit` bytes, or (an event stream) once one
+ * event runs past `eventLimit` bytes without its blank line; the rest is not read.
+ */
+async function* capped(body: AsyncIterable<Uint8Array>, limit: number, eventLimit: number | null): AsyncIterable<Uint8Array> {
+  let total = 0;
+  const event = { bytes: 0, last: [0, 0, 0] };
+  for await (const chunk of body) {
+    total += chunk.byteLength;
+    if (total > limit) throw new Error(`model response: more than ${limit} bytes (decoded); the rest was not read`);
+    if (eventLimit !== null && eventBytes(event, chunk) > eventLimit) throw new Error(`model response: an event of more than ${eventLimit} bytes; the rest was not read`);
+    yield chunk;
+  }
+}
+
+const lf = 0x0a;
+const cr = 0x0d;
+
+/** Bytes of the event still open after `chunk` (an event ends with \n\n, \r\r or \r\n\r\n). */
+function eventBytes(event: { bytes: number; last: number[] }, chunk: Uint8Array): number {
+  let [third = 0, second = 0, first = 0] = event.last;
+  let bytes = event.bytes;
+  for (let index = 0; index < chunk.length; index += 1) {
+    const byte = chunk[index] ?? 0;
+    const ends = (byte === lf && (first === lf || (first === cr && second === lf && third === cr))) || (byte === cr && first === cr);
+    bytes = ends ? 0 : bytes + 1;
+    third = second;
+    second = first;
+    first = byte;
+  }
+  event.bytes = bytes;
+  event.last = [third, second, first];
+  return bytes;
 }
 
 /** The body as sent, or decoded when the server compressed it (then its length no longer holds). */
