@@ -196,6 +196,11 @@ export interface ContextStore {
    * The entry's own `startedToolCalls` are stored with it.
    */
   append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord; startCall?: { seq: number; callId: string } }): Promise<void>;
+  /**
+   * Appends a new segment's init messages in one statement, at their `seq`s; finding the same
+   * messages there (a retried write) is success, other messages there a ConflictError.
+   */
+  appendInit(segmentId: string, entries: StoredMessage[]): Promise<void>;
   updateSegment(segmentId: string, patch: Partial<Pick<SegmentRecord, 'lastStep' | 'summarizerRounds' | 'deciderRounds' | 'deciderDueIn' | 'contextTokens'>>): Promise<void>;
   /** Records, before it runs, that a tool call of the assistant message at `seq` began (crash safety). */
   markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;

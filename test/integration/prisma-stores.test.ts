@@ -169,6 +169,15 @@ function describeStores(getHarness: () => Harness): void {
       await stores().context.append(segmentId, entry(1, assistant('fine')));
     });
 
+    it('writes a new segment\'s init messages in one statement; a retry finds them, another writer\'s are refused', async () => {
+      const { session, segmentId } = await sessionWith([]);
+      const init = [entry(0, system('You are Hippo.'), { isInit: true }), entry(1, user('MAIN.md: nothing yet'), { isInit: true })];
+      await stores().context.appendInit(segmentId, init);
+      await stores().context.appendInit(segmentId, init);
+      await expect(stores().context.appendInit(segmentId, [init[0]!, entry(1, user('MAIN.md: other'), { isInit: true })])).rejects.toThrow(ConflictError);
+      expect((await stores().context.load(session.id)).messages).toEqual(init);
+    });
+
     it('writes an answer with its context size and its call\'s usage row together, and neither when its position is taken', async () => {
       const { session, segmentId } = await sessionWith([user('question')]);
       const usage = { sessionId: session.id, segmentId, memoryRunId: null, role: 'worker' as const, model: 'm', promptTokens: 321, cachedTokens: 300, completionTokens: 7, latencyMs: 12.4, error: null };

@@ -67,6 +67,20 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       }
     },
 
+    async appendInit(segmentId, entries) {
+      if (entries.length === 0) return;
+      try {
+        await hot.run(Prisma.sql`INSERT INTO context_messages ${messageColumns} VALUES ${Prisma.join(entries.map((entry) => messageValues(segmentId, entry)))}`);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        // As in append: a retried write whose first attempt committed finds its own rows.
+        const existing = await prisma.contextMessage.findMany({ where: { segmentId, seq: { in: entries.map((entry) => entry.seq) } }, select: { seq: true, content: true } });
+        const stored = new Map(existing.map((row) => [row.seq, row.content]));
+        if (entries.every((entry) => stored.get(entry.seq) === JSON.stringify(entry.message))) return;
+        throw new ConflictError(`context positions from ${entries[0]?.seq} are taken: another replica wrote this session`);
+      }
+    },
+
     async updateSegment(segmentId, patch) {
       const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'deciderDueIn', 'contextTokens']);
       await prisma.segment.update({ where: { id: segmentId }, data });

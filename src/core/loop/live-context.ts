@@ -109,6 +109,14 @@ export class LiveContext {
     return entry;
   }
 
+  /** Persists then appends a new segment's init messages, in one write. */
+  async appendInit(messages: ChatMessage[]): Promise<void> {
+    const first = this.nextSeq;
+    const entries: StoredMessage[] = messages.map((message, index) => ({ seq: first + index, message, isInit: true, isMarker: false, memoryRunId: null, awaitingDelivery: false }));
+    await this.store.appendInit(this.segment.id, entries);
+    this.entries.push(...entries);
+  }
+
   /**
    * Appends a result the worker computed; when the database fails transiently, the result is
    * held (see HeldResult) and the error rethrown, so the retry after a reload stores it.

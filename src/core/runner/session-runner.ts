@@ -366,7 +366,7 @@ export class SessionRunner {
     const initStored = this.context.entries.filter((entry) => entry.isInit).length;
     if (initStored === this.context.entries.length) {
       const init = await buildInitMessages(this.deps, this.record);
-      for (const message of init.slice(initStored)) await this.context.append(message, { isInit: true });
+      await this.context.appendInit(init.slice(initStored));
     }
     return true;
   }
