@@ -145,48 +145,40 @@ describe('memory runs (R3, R8, R14)', () => {
   });
 });
 
+/** A session that answered 'one', forked a summarizer that waits for its gate, and was paused. */
+async function pausedWithSummarizerRunning() {
+  const summarizerGate = gate();
+  const h = await bed.harness({ settings: { contextWindow: 10_000 } });
+  scriptRoles(bed.model, {
+    worker: [at(400, { content: 'one' }), at(300, { content: 'answered the reply' })],
+    summarizer: async () => {
+      await summarizerGate.promise;
+      return { content: 'no change' };
+    },
+  });
+  const thread = newThread();
+  const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
+  const runner = await h.agent.runner(session!.id);
+  await h.waitForEvent('answer', (event) => event.text === 'one');
+  await h.agent.pause(session!.id);
+  await until(() => runner.session.paused, 5_000, 'paused');
+  return { h, thread, session: session!, runner, summarizerGate };
+}
+
 describe('pause and reset (R11, R9)', () => {
   it('takes a reply to a paused session with a reset pending after the reset, without another message', async () => {
-    const summarizerGate = gate();
-    const h = await bed.harness({ settings: { contextWindow: 10_000 } });
-    scriptRoles(bed.model, {
-      worker: [at(400, { content: 'one' }), at(300, { content: 'answered the reply' })],
-      summarizer: async () => {
-        await summarizerGate.promise;
-        return { content: 'no change' };
-      },
-    });
-    const thread = newThread();
-    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
-    const runner = await h.agent.runner(session!.id);
-    await h.waitForEvent('answer', (event) => event.text === 'one');
-    await h.agent.pause(session!.id);
-    await until(() => runner.session.paused, 5_000, 'paused');
+    const { h, thread, session, summarizerGate } = await pausedWithSummarizerRunning();
     // The reset waits for the running summarizer; meanwhile someone replies.
-    await h.agent.reset(session!.id);
+    await h.agent.reset(session.id);
     await h.agent.submit(personMessage(thread, 'a reply', 'Grace'), { startSession: false });
     summarizerGate.open();
-    const reset = await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    const reset = await h.waitForEvent('context-reset', (event) => event.session.id === session.id);
     const answer = await h.waitForEvent('answer', (event) => event.text === 'answered the reply');
     expect(answer.segmentId).toBe(reset.segmentId);
   });
 
   it('keeps a resume that lands while the reset\'s claim reads the session row: the older row does not pause it again', async () => {
-    const summarizerGate = gate();
-    const h = await bed.harness({ settings: { contextWindow: 10_000 } });
-    scriptRoles(bed.model, {
-      worker: [at(400, { content: 'one' }), at(300, { content: 'answered the reply' })],
-      summarizer: async () => {
-        await summarizerGate.promise;
-        return { content: 'no change' };
-      },
-    });
-    const thread = newThread();
-    const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
-    const runner = await h.agent.runner(session!.id);
-    await h.waitForEvent('answer', (event) => event.text === 'one');
-    await h.agent.pause(session!.id);
-    await until(() => runner.session.paused, 5_000, 'paused');
+    const { h, thread, session, runner, summarizerGate } = await pausedWithSummarizerRunning();
     // The row the reset's claim reads (paused) is held until the reply's resume has been written.
     const rowRead = gate();
     const released = gate();
@@ -195,20 +187,20 @@ describe('pause and reset (R11, R9)', () => {
     let holding = true;
     sessions.get = async (id) => {
       const row = await get(id);
-      if (holding && id === session!.id && new Error().stack?.includes('refreshFlags')) {
+      if (holding && id === session.id && new Error().stack?.includes('refreshFlags')) {
         holding = false;
         rowRead.open();
         await released.promise;
       }
       return row;
     };
-    await h.agent.reset(session!.id);
+    await h.agent.reset(session.id);
     await rowRead.promise;
     await h.agent.submit(personMessage(thread, 'a reply', 'Grace'), { startSession: false });
     await until(() => !runner.session.paused, 5_000, 'resumed by the reply');
     released.open();
     summarizerGate.open();
-    const reset = await h.waitForEvent('context-reset', (event) => event.session.id === session!.id);
+    const reset = await h.waitForEvent('context-reset', (event) => event.session.id === session.id);
     const answer = await h.waitForEvent('answer', (event) => event.text === 'answered the reply');
     expect(answer.segmentId).toBe(reset.segmentId);
     expect(runner.session.paused).toBe(false);
