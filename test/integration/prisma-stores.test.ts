@@ -191,6 +191,16 @@ function describeStores(getHarness: () => Harness): void {
       expect((await stores().context.load(session.id)).segment).toMatchObject({ contextTokens: 321, contextTokensSeq: 1 });
     });
 
+    it('stores started-call marks as it stores call ids: a NUL, which Postgres cannot hold, as U+FFFD', async () => {
+      const { session, segmentId } = await sessionWith([user('question')]);
+      await stores().context.append(segmentId, { ...entry(1, assistantCalling('a\u0000')), startedToolCalls: ['a\u0000'] });
+      await stores().context.append(segmentId, { ...entry(2, assistantCalling('b\u0000')) });
+      await stores().context.markToolCallStarted(segmentId, 2, 'b\u0000');
+      await stores().context.markToolCallStarted(segmentId, 2, 'b\u0000');
+      const { messages } = await stores().context.load(session.id);
+      expect(messages.map((message) => message.startedToolCalls ?? [])).toEqual([[], ['a\uFFFD'], ['b\uFFFD']]);
+    });
+
     it('loads the current segment\'s messages in position order, also after an earlier one was updated', async () => {
       const call = assistantCalling('c1');
       const { session, segmentId } = await sessionWith([system('init'), user('question'), call, user('more'), user('and more')]);

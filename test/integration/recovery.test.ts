@@ -242,6 +242,31 @@ describe('the begin mark of a call not safe to repeat (R12)', () => {
     const results = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId: session!.id }, role: 'tool' } });
     expect(results.map((row) => JSON.parse(row.content).content)).toEqual(['recorded once']);
   });
+  it('holds a call id the database cannot store (a NUL) as stored: the call runs once, and after a crash counts as begun', async () => {
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ toolCalls: [{ id: 'n\u0000ul', name: 'record', arguments: { label: 'nul' } }] }, { content: 'recorded' });
+    const { session } = await harness.agent.submit(personMessage(newThread(), 'record it'), { startSession: true });
+    await harness.waitForEvent('answer', (event) => event.session.id === session!.id);
+    expect(executed).toEqual(['nul']);
+    expect(await storedMarks(session!.id)).toEqual(['n\uFFFDul']);
+    await harness.close();
+    harness = undefined;
+    executed.length = 0;
+    // A process that died in such a call: the next one answers it "interrupted".
+    const sessionId = await crashedSession(newThread(), [
+      { message: { role: 'user', content: 'Ada wrote:\n> launch it' } },
+      { message: { role: 'assistant', content: null, tool_calls: [call('z\u0000', 'launch')] } },
+    ]);
+    const { segment } = await stores.context.load(sessionId);
+    await stores.context.markToolCallStarted(segment.id, 3, 'z\u0000');
+    harness = await createAgentHarness({ database, model, tools: [recorder] });
+    model.enqueue({ content: 'checked' });
+    await harness.agent.recover();
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(executed).toEqual([]);
+    const results = await database.prisma.contextMessage.findMany({ where: { segment: { sessionId }, role: 'tool' } });
+    expect(results.map((row) => row.content)).toEqual([expect.stringContaining('was interrupted')]);
+  });
 });
 
 describe('a process killed during a tool call', () => {

@@ -209,18 +209,19 @@ const messageColumns = Prisma.raw(
   '(segment_id, seq, role, content, tool_call_id, tool_call_ids, started_tool_call_ids, is_init, is_marker, memory_run_id, awaiting_delivery, search_text)',
 );
 
-/** Marks a tool call of the assistant message at `seq` as begun (once). */
+/** Marks a tool call of the assistant message at `seq` as begun (once); ids are stored as `tool_call_ids` are. */
 function markStarted(segmentId: string, seq: number, callId: string): Prisma.Sql {
+  const id = storableText(callId);
   return Prisma.sql`
-    UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${callId})
-    WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${callId} = ANY(started_tool_call_ids))`;
+    UPDATE context_messages SET started_tool_call_ids = array_append(started_tool_call_ids, ${id})
+    WHERE segment_id = ${segmentId} AND seq = ${seq} AND NOT (${id} = ANY(started_tool_call_ids))`;
 }
 
 /** The VALUES tuple of one context message for `messageColumns` (raw statements on hot paths). */
 function messageValues(segmentId: string, entry: StoredMessage): Prisma.Sql {
   const row = toMessageRow(segmentId, entry);
   return Prisma.sql`(${row.segmentId}, ${row.seq}, ${row.role}, ${row.content}, ${row.toolCallId}, ${row.toolCallIds}::text[],
-    ${entry.startedToolCalls ?? []}::text[], ${row.isInit}, ${row.isMarker}, ${row.memoryRunId}, ${row.awaitingDelivery}, ${row.searchText})`;
+    ${(entry.startedToolCalls ?? []).map(storableText)}::text[], ${row.isInit}, ${row.isMarker}, ${row.memoryRunId}, ${row.awaitingDelivery}, ${row.searchText})`;
 }
 
 /** The row of one context message; `content` is the exact JSON text the model is sent. */

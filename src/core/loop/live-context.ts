@@ -2,6 +2,7 @@
 // applied here (R12: every message is persisted before the next step).
 import { estimateTokens } from './context-window.js';
 import { isTransient } from '../errors.js';
+import { storableText } from '../prompts/text-hygiene.js';
 import type { ChatMessage, ToolCall } from '../messages.js';
 import type { ContextStore, ModelCallRecord, SegmentRecord, SteerRecord, StoredMessage } from '../store.js';
 
@@ -90,15 +91,15 @@ export class LiveContext {
       isMarker: flags.isMarker ?? false,
       memoryRunId: flags.memoryRunId ?? null,
       awaitingDelivery: flags.awaitingDelivery ?? false,
-      ...(ownCall && startCall !== undefined ? { startedToolCalls: [startCall] } : {}),
+      ...(ownCall && startCall !== undefined ? { startedToolCalls: [storableText(startCall)] } : {}),
     };
     // Noted before the write: if it commits but its answer is lost, the reload finds the mark ours.
     if (startCall !== undefined && (ownCall || carrier)) this.premarked.add(startCall);
     const startOther = carrier && startCall !== undefined ? { startCall: { seq: carrier.seq, callId: startCall } } : {};
     await this.store.append(this.segment.id, entry, { ...call, ...startOther });
     this.entries.push(entry);
-    if (carrier && startCall !== undefined && !(carrier.startedToolCalls ?? []).includes(startCall)) {
-      carrier.startedToolCalls = [...(carrier.startedToolCalls ?? []), startCall];
+    if (carrier && startCall !== undefined && !(carrier.startedToolCalls ?? []).includes(storableText(startCall))) {
+      carrier.startedToolCalls = [...(carrier.startedToolCalls ?? []), storableText(startCall)];
     }
     if (call !== undefined) {
       const { contextTokens } = call;
@@ -158,9 +159,11 @@ export class LiveContext {
     const entry = this.assistantWith(callId);
     if (!entry) return true;
     const premarked = this.premarked.delete(callId);
-    if (entry.startedToolCalls?.includes(callId)) return premarked;
+    // Marks are kept as they are stored (a NUL, which Postgres cannot hold, as U+FFFD).
+    const mark = storableText(callId);
+    if (entry.startedToolCalls?.includes(mark)) return premarked;
     await this.store.markToolCallStarted(this.segment.id, entry.seq, callId);
-    entry.startedToolCalls = [...(entry.startedToolCalls ?? []), callId];
+    entry.startedToolCalls = [...(entry.startedToolCalls ?? []), mark];
     return true;
   }
 
