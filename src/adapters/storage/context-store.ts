@@ -18,6 +18,20 @@ const maxSnippetChars = 300;
 export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): ContextStore {
   // The statements of every step; the rest (resets, search, repairs) stay on Prisma.
   const hot = statementsOn(prisma, pool);
+
+  /**
+   * After a failed insert of `entries`: a retry of a write whose first attempt committed but whose
+   * answer was lost (a dropped connection) finds its own rows, which is success; other messages at
+   * those positions mean a second writer (ConflictError); any other failure is rethrown.
+   */
+  async function refuseUnlessOwn(error: unknown, segmentId: string, entries: StoredMessage[]): Promise<void> {
+    if (!isUniqueViolation(error)) throw error;
+    const existing = await prisma.contextMessage.findMany({ where: { segmentId, seq: { in: entries.map((entry) => entry.seq) } }, select: { seq: true, content: true } });
+    const stored = new Map(existing.map((row) => [row.seq, row.content]));
+    if (entries.every((entry) => stored.get(entry.seq) === JSON.stringify(entry.message))) return;
+    throw new ConflictError(`context position ${entries[0]?.seq} is taken: another replica wrote this session`);
+  }
+
   return {
     async load(sessionId) {
       // One statement (every runner load and reload): the current segment with its messages.
@@ -58,12 +72,7 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       try {
         await hot.run(Prisma.sql`${ctes}INSERT INTO context_messages ${messageColumns} VALUES ${messageValues(segmentId, entry)}`);
       } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        // A retry of a write whose first attempt committed but whose answer was lost (a dropped
-        // connection) finds its own row: that is success, not a second writer.
-        const existing = await prisma.contextMessage.findUnique({ where: { segmentId_seq: { segmentId, seq: entry.seq } }, select: { content: true } });
-        if (existing?.content === JSON.stringify(entry.message)) return;
-        throw new ConflictError(`context position ${entry.seq} is taken: another replica wrote this session`);
+        await refuseUnlessOwn(error, segmentId, [entry]);
       }
     },
 
@@ -72,12 +81,7 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       try {
         await hot.run(Prisma.sql`INSERT INTO context_messages ${messageColumns} VALUES ${Prisma.join(entries.map((entry) => messageValues(segmentId, entry)))}`);
       } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        // As in append: a retried write whose first attempt committed finds its own rows.
-        const existing = await prisma.contextMessage.findMany({ where: { segmentId, seq: { in: entries.map((entry) => entry.seq) } }, select: { seq: true, content: true } });
-        const stored = new Map(existing.map((row) => [row.seq, row.content]));
-        if (entries.every((entry) => stored.get(entry.seq) === JSON.stringify(entry.message))) return;
-        throw new ConflictError(`context positions from ${entries[0]?.seq} are taken: another replica wrote this session`);
+        await refuseUnlessOwn(error, segmentId, entries);
       }
     },
 

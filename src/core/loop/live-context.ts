@@ -81,9 +81,11 @@ export class LiveContext {
     flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean; startCall?: string } = {},
     call?: { contextTokens: number; usage?: ModelCallRecord },
   ): Promise<StoredMessage> {
+    // The begin mark of the call that runs right after: on this message when it asks for the
+    // call, else on the assistant message that did.
     const { startCall } = flags;
-    const ownCall = startCall !== undefined && (message.tool_calls?.some((each) => each.id === startCall) ?? false);
-    const carrier = startCall !== undefined && !ownCall ? this.assistantWith(startCall) : undefined;
+    const ownCall = startCall !== undefined && message.tool_calls?.some((each) => each.id === startCall) === true;
+    const carrier = startCall === undefined || ownCall ? undefined : this.assistantWith(startCall);
     const entry: StoredMessage = {
       seq: this.nextSeq,
       message,
@@ -91,16 +93,14 @@ export class LiveContext {
       isMarker: flags.isMarker ?? false,
       memoryRunId: flags.memoryRunId ?? null,
       awaitingDelivery: flags.awaitingDelivery ?? false,
-      ...(ownCall && startCall !== undefined ? { startedToolCalls: [storableText(startCall)] } : {}),
     };
+    if (startCall !== undefined && ownCall) addMark(entry, startCall);
     // Noted before the write: if it commits but its answer is lost, the reload finds the mark ours.
     if (startCall !== undefined && (ownCall || carrier)) this.premarked.add(startCall);
     const startOther = carrier && startCall !== undefined ? { startCall: { seq: carrier.seq, callId: startCall } } : {};
     await this.store.append(this.segment.id, entry, { ...call, ...startOther });
     this.entries.push(entry);
-    if (carrier && startCall !== undefined && !(carrier.startedToolCalls ?? []).includes(storableText(startCall))) {
-      carrier.startedToolCalls = [...(carrier.startedToolCalls ?? []), storableText(startCall)];
-    }
+    if (carrier && startCall !== undefined) addMark(carrier, startCall);
     if (call !== undefined) {
       const { contextTokens } = call;
       this.segment.contextTokens = contextTokens;
@@ -159,11 +159,9 @@ export class LiveContext {
     const entry = this.assistantWith(callId);
     if (!entry) return true;
     const premarked = this.premarked.delete(callId);
-    // Marks are kept as they are stored (a NUL, which Postgres cannot hold, as U+FFFD).
-    const mark = storableText(callId);
-    if (entry.startedToolCalls?.includes(mark)) return premarked;
+    if (hasMark(entry, callId)) return premarked;
     await this.store.markToolCallStarted(this.segment.id, entry.seq, callId);
-    entry.startedToolCalls = [...(entry.startedToolCalls ?? []), mark];
+    addMark(entry, callId);
     return true;
   }
 
@@ -228,6 +226,15 @@ export class LiveContext {
 /** The usage a stored segment knows of (none for a segment whose first call has not happened). */
 function usageOf(segment: SegmentRecord): CallUsage | null {
   return segment.contextTokens > 0 ? { promptTokens: segment.contextTokens, coveredSeq: segment.contextTokensSeq } : null;
+}
+
+// Begin marks are kept as they are stored (a NUL, which Postgres cannot hold, as U+FFFD).
+function hasMark(entry: StoredMessage, callId: string): boolean {
+  return entry.startedToolCalls?.includes(storableText(callId)) ?? false;
+}
+
+function addMark(entry: StoredMessage, callId: string): void {
+  if (!hasMark(entry, callId)) entry.startedToolCalls = [...(entry.startedToolCalls ?? []), storableText(callId)];
 }
 
 function heldKey(result: HeldResult): string {

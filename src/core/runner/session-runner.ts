@@ -275,8 +275,7 @@ export class SessionRunner {
       this.flagsStale = true;
       return false;
     }
-    this.record = { ...this.record, resetRequested: true };
-    this.localChanges += 1;
+    this.changeRecord({ resetRequested: true });
     this.pump();
     return true;
   }
@@ -593,8 +592,7 @@ export class SessionRunner {
 
   /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
   async raiseBudget(usd: number): Promise<void> {
-    this.record = { ...this.record, budgetUsd: await this.budget.raise(this.record, usd) };
-    this.localChanges += 1;
+    this.changeRecord({ budgetUsd: await this.budget.raise(this.record, usd) });
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();
@@ -619,8 +617,7 @@ export class SessionRunner {
         // R20: a carry-over too big even with stubs gets a summarizer over it, and the reset waits.
         summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
       });
-      this.record = { ...this.record, resetRequested: false, currentSegmentId: this.context.segment.id };
-      this.localChanges += 1;
+      this.changeRecord({ resetRequested: false, currentSegmentId: this.context.segment.id });
       this.resetReason = null;
       const { settings } = this.deps;
       if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
@@ -637,7 +634,12 @@ export class SessionRunner {
 
   private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy'>>): Promise<void> {
     await this.deps.stores.sessions.setFlags(this.record.id, flags);
-    this.record = { ...this.record, ...flags };
+    this.changeRecord(flags);
+  }
+
+  /** Applies a change this runner made to the session's row (counted: see refreshFlags). */
+  private changeRecord(patch: Partial<SessionRecord>): void {
+    this.record = { ...this.record, ...patch };
     this.localChanges += 1;
   }
 }
