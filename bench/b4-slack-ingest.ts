@@ -40,6 +40,7 @@ import { signedHeaders, startFakeSlackApi } from '../test/fakes/fake-slack-api.j
 import { createPgliteBenchDatabase, createPostgresBenchDatabase, RoundTripCounter } from './support/bench-database.js';
 import { closeChild, startModelHost } from './support/model-host.js';
 import { readFile, mkdtemp } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { startScript, type RunningProcess } from '../test/support/processes.js';
 import { printReport, repoRoot, appendResults, runEnvironment, type BenchReport, type Benchmark, type TargetCheck } from './support/report.js';
 import { count, envNumber, fixed, percentile, sleep } from './support/stats.js';
@@ -290,7 +291,10 @@ interface Load {
 /** Sends the plan with `concurrency` requests in flight; replies wait for their mention's ack. */
 async function sendPlan(url: string, events: PlannedEvent[], load: Load): Promise<SendResult> {
   const { concurrency } = load;
-  const agent = new HttpAgent({ keepAlive: true, maxSockets: concurrency });
+  // With a timeout of its own, the agent closes an idle socket a second before the server's
+  // announced Keep-Alive timeout (Node applies the hint only below the agent's timeout); without
+  // one, an event sent as the server closes an idle socket fails with ECONNRESET.
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: concurrency, timeout: 120_000 });
   const latencies: number[] = events.map(() => Number.NaN);
   const failures: string[] = [];
   const mentions = events.flatMap((event, index) => (event.kind === 'mention' ? [index] : []));
@@ -630,7 +634,8 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
     const model = await startModelHost({ kind: 'chat', delayMs: settings.modelMs }, { simulateCache: false });
     const database = await createDatabase(settings.database);
     try {
-      const log = createLogger(settings.logLevel, nullSink);
+      const logFile = process.env['BENCH_B4_LOG_FILE'];
+      const log = createLogger(settings.logLevel, logFile ? createWriteStream(logFile) : nullSink);
       const parsed = parseConfig({
         ...(database.url ? { DATABASE_URL: database.url } : {}), DATA_DIR: join(tmpdir(), 'hippo-b4-data'), LOG_LEVEL: settings.logLevel,
         OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: model.url, MODEL: 'bench-model', MODEL_CONTEXT_WINDOW: '128000', TOOLS: 'memory',

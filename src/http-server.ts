@@ -20,6 +20,9 @@ export interface ReadinessCheck {
   check(): Promise<boolean | ReadinessStatus>;
 }
 
+/** How long an idle keep-alive connection stays open (announced as `Keep-Alive: timeout=65`). */
+const idleConnectionMs = 65_000;
+
 export class HttpServer {
   private readonly routes = new Map<string, RouteHandler>();
   private readonly checks: ReadinessCheck[] = [];
@@ -32,6 +35,11 @@ export class HttpServer {
       this.route('GET', '/readyz', (_request, response) => this.ready(response));
     }
     this.server = createServer((request, response) => this.handle(request, response));
+    // An idle connection stays open longer than a load balancer's idle timeout (60 s on the common
+    // ones), so the balancer never sends Slack's next event down a connection this server is just
+    // closing (a reset, a 502, a retried event). Node's default is 5 s.
+    this.server.keepAliveTimeout = idleConnectionMs;
+    this.server.headersTimeout = idleConnectionMs + 1_000;
   }
 
   /** Adds a route; `path` is matched exactly (without the query string). */
