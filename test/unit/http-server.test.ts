@@ -15,7 +15,7 @@ async function started(): Promise<string> {
   return `http://127.0.0.1:${await server.listen(0, { host: '127.0.0.1' })}`;
 }
 
-function get(url: string, agent: Agent): Promise<{ status: number; keepAlive: string | undefined; socket: unknown }> {
+function get(url: string, agent: Agent): Promise<{ status: number; keepAlive: string | string[] | undefined; socket: unknown }> {
   return new Promise((resolve, reject) => {
     const sent = request(url, { agent }, (response) => {
       response.resume();
