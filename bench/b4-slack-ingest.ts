@@ -20,7 +20,7 @@
 import { createChatStorage } from '../src/adapters/storage/chat-storage.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
-import { Agent as HttpAgent, createServer, request as httpRequest, type Server } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,20 +77,27 @@ export interface B4Options {
    * Process layout (BENCH_B4_ROLES, a comma list run one after the other; default "all,ingest+worker"):
    * `all` = one process acks and runs the agent; `ingest+worker` (or `ingest+2workers`, …) = the
    * measured process is HIPPO_ROLE=ingest and real `src/main.ts` processes with HIPPO_ROLE=worker
-   * run the sessions (Postgres only).
+   * run the sessions (Postgres only); `ingest+worker-after` (`ingest+Nworkers-after`) starts the
+   * workers only once the last event was acked: a burst taken while the workers are away, or the
+   * ingest as it acks when the workers run on machines of their own.
    */
   roles?: Layout;
 }
 
-/** `all`, or `ingest+worker`, `ingest+2workers`, `ingest+4workers`, … */
+/** `all`, or `ingest+worker`, `ingest+2workers`, `ingest+4workers`, …, each optionally `-after`. */
 export type Layout = string;
 
 /** Worker processes beside the measured one (0: it is an `all` process). */
 function workersOf(layout: Layout): number {
   if (layout === 'all') return 0;
-  const match = /^ingest\+(\d*)workers?$/.exec(layout);
-  if (!match) throw new Error(`BENCH_B4_ROLES: expected "all" or "ingest+worker" / "ingest+Nworkers", got "${layout}"`);
+  const match = /^ingest\+(\d*)workers?(-after)?$/.exec(layout);
+  if (!match) throw new Error(`BENCH_B4_ROLES: expected "all" or "ingest+worker" / "ingest+Nworkers" (optionally with "-after"), got "${layout}"`);
   return match[1] ? Number(match[1]) : 1;
+}
+
+/** Whether the workers start only after the ingest (`…-after`). */
+function workersAfter(layout: Layout): boolean {
+  return layout.endsWith('-after');
 }
 
 /** Latency percentiles of acks, in milliseconds. */
@@ -120,6 +127,11 @@ export interface IngestStats {
   /** Event-loop delay of the server process during the run (monitorEventLoopDelay, 10 ms resolution). */
   lagP99Ms: number;
   lagMaxMs: number;
+  /**
+   * Ack latency inside the server process: the request's 'request' event to its response's
+   * 'finish'. Against `ack`, the rest is the sockets, the run queue and the generator's own loop.
+   */
+  serverAck: LatencySummary;
 }
 
 /** Proof that every measured event became exactly one durable steer row. */
@@ -495,10 +507,12 @@ async function measure(label: string, generator: Generator, url: string, warmup:
   }
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
+  serverAcks.length = 0;
   const cpu = process.cpuUsage();
   const result = await generator.send(url, plan.events, load);
   const cpuUsed = process.cpuUsage(cpu);
   lag.disable();
+  const serverAck = summarize(serverAcks.splice(0));
   const kinds = (kind: PlannedEvent['kind']) => result.latencies.filter((_value, index) => plan.events[index]?.kind === kind);
   const answered = result.latencies.filter((value) => Number.isFinite(value)).length;
   return {
@@ -514,7 +528,17 @@ async function measure(label: string, generator: Generator, url: string, warmup:
     serverCpuMsPerEvent: (cpuUsed.user + cpuUsed.system) / 1000 / plan.events.length,
     lagP99Ms: lag.percentile(99) / 1e6,
     lagMaxMs: lag.max / 1e6,
+    serverAck,
   };
+}
+
+/** Acks timed inside this process (both servers run here), in ms; measure() reads and clears it. */
+const serverAcks: number[] = [];
+
+/** Times `response` from now until it has finished, into serverAcks. */
+function timeAck(response: ServerResponse): void {
+  const started = performance.now();
+  response.once('finish', () => serverAcks.push(performance.now() - started));
 }
 
 /** A bare Bolt app on its own port: the same receiver settings as Hippo's, listeners that only ack. */
@@ -529,7 +553,10 @@ async function startBareBolt(identity: SlackIdentity, log: Logger): Promise<{ ur
   });
   app.event('app_mention', async () => undefined);
   app.event('message', async () => undefined);
-  const server: Server = createServer((request, response) => receiver.requestListener(request, response));
+  const server: Server = createServer((request, response) => {
+    timeAck(response);
+    receiver.requestListener(request, response);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -647,10 +674,20 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       const built = await buildAgent({ config, database: database.database, log, environment: {} });
       if (!split) built.agent.runners.startSweeping();
       // The worker: the real service (npm start's entry) on the same database, fake model and fake Slack.
-      const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(database.url ?? '', model.url, identity.apiUrl, settings.logLevel)));
+      const startWorkers = () => Promise.all(Array.from({ length: workerCount }, () => startWorker(database.url ?? '', model.url, identity.apiUrl, settings.logLevel)));
+      const later = workersAfter(settings.roles);
+      const workers = later ? [] : await startWorkers();
       const workersCpu = async () => (await Promise.all(workers.map((worker) => cpuMsOf(worker.child.pid)))).reduce((total, value) => total + value, 0);
       const commits = async () => Number((await database.database.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]?.n ?? Number.NaN);
       const http = new HttpServer(log);
+      {
+        const route = http.route.bind(http);
+        http.route = (method, path, handler) =>
+          route(method, path, (request, response) => {
+            timeAck(response);
+            return handler(request, response);
+          });
+      }
       if (settings.traceAckPath) {
         // Routes the adapter adds run inside ackScope (the public route() wrapped, nothing else changed).
         const route = http.route.bind(http);
@@ -678,7 +715,7 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
         database.ackRoundTrips.reset();
         const outboxSent = () => database.database.prisma.outboxItem.count({ where: { status: 'sent' } });
         const sentBefore = await outboxSent();
-        const workerCpuBefore = await workersCpu();
+        let workerCpuBefore = await workersCpu();
         const commitsBefore = settings.database === 'postgres' ? await commits() : Number.NaN;
         const stats = await measure(split ? 'Hippo ingest (durable rows)' : 'Hippo (durable rows)', generator, url, { events: [], mentions: 0 }, plan, load);
         const sentDuring = (await outboxSent()) - sentBefore;
@@ -693,6 +730,10 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
           transactionsPerEvent: Number.NaN,
         };
         const ingestEnded = performance.now();
+        if (later) {
+          workers.push(...(await startWorkers()));
+          workerCpuBefore = await workersCpu();
+        }
         rows = await checkRows(database.database, plan.events, warm.events, plan.mentions);
         const queued = () => database.database.prisma.steerMessage.count({ where: { status: 'queued' } });
         let steersTakenMs = Number.NaN;
@@ -779,7 +820,7 @@ async function cpuMsOf(pid: number | undefined): Promise<number> {
 /** The result as a report for bench/run.ts. */
 export function b4Report(result: B4Result): BenchReport {
   const { settings, bare, hippo, ratios, rows, drain } = result;
-  const latencyRow = (stats: IngestStats, which: 'ack' | 'mentionAck' | 'replyAck', label: string) => {
+  const latencyRow = (stats: IngestStats, which: 'ack' | 'mentionAck' | 'replyAck' | 'serverAck', label: string) => {
     const summary = stats[which];
     return [label, fixed(summary.p50, 2), fixed(summary.p90, 2), fixed(summary.p99, 2), fixed(summary.max, 1), fixed(summary.mean, 2)];
   };
@@ -826,6 +867,8 @@ export function b4Report(result: B4Result): BenchReport {
           latencyRow(hippo, 'ack', 'Hippo, all'),
           latencyRow(hippo, 'mentionAck', 'Hippo, mentions (new session)'),
           latencyRow(hippo, 'replyAck', 'Hippo, thread replies (steer)'),
+          latencyRow(bare, 'serverAck', 'bare Bolt, inside the server'),
+          latencyRow(hippo, 'serverAck', 'Hippo, inside the server'),
           ['Hippo ÷ bare, all', `× ${fixed(ratios.p50, 2)}`, `× ${fixed(hippo.ack.p90 / bare.ack.p90, 2)}`, `× ${fixed(ratios.p99, 2)}`, '', ''],
         ],
       },
@@ -851,7 +894,9 @@ export function b4Report(result: B4Result): BenchReport {
     ],
     notes: [
       `Both servers get the same ${count(settings.events)} signed events (distinct event ids; ${count(rows.expectedSessions)} app_mentions at the top of 8 channels, each a new session, and thread replies spread over their threads, each a steer), after ${settings.warmup} warm-up events each. A reply is sent only after its thread's mention was acked.`,
-      'The bare Bolt app uses the same HTTPReceiver settings as Hippo (processBeforeResponse, signature check) with listeners that only return. Hippo acks after the steer row and the processed event id are committed; the agent runs the sessions (model answering at once, in its own process) and the outbox posts to the fake Slack while the ingest goes on.',
+      'The bare Bolt app uses the same HTTPReceiver settings as Hippo (processBeforeResponse, signature check) with listeners that only return. Hippo acks after the steer row and the processed event id are committed; ' + (workersAfter(settings.roles)
+        ? 'the workers start only after the last ack (a burst while they are away, or on machines of their own): the ingest acks with the whole machine but Postgres and the load generator, and its outbox sends the 👀 of steers waiting longer than a second; the drain row shows how long the workers then took.'
+        : 'the agent runs the sessions (model answering at once, in its own process) and the outbox posts to the fake Slack while the ingest goes on.'),
       settings.rate > 0
         ? `The load is an open loop of ${settings.rate} events/s: events go out on the clock whether or not earlier ones were acked (as Slack delivers a burst), so a slow ack shows as latency, not as a slower sender. Slack wants each ack within 3 s.`
         : `The load is a closed loop of ${settings.concurrency} requests in flight, so ack latency ≈ ${settings.concurrency} ÷ throughput once the server is the bottleneck (a p99 under 50 ms needs well over ${count((settings.concurrency * 1000) / 50)} events/s).`,
