@@ -1,5 +1,5 @@
 // The model clients' HTTP cost per streamed call: the OpenAI SDK through Node's own fetch against
-// the same SDK through src/adapters/model/model-fetch.ts (undici's request), instant answers from a
+// the same SDK through src/adapters/http/api-fetch.ts (undici's request), instant answers from a
 // loopback SSE server in a child process (its CPU is not counted). Not one of B1–B4: the figure
 // behind B3's "where the CPU per turn goes" in RESULTS.md.
 // Run alone: npx tsx bench/model-fetch.ts   (BENCH_MODEL_FETCH_CALLS, default 3,000 per round)
@@ -7,7 +7,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { createModelFetch } from '../src/adapters/model/model-fetch.js';
+import { createApiFetch } from '../src/adapters/http/api-fetch.js';
 import { envNumber, fixed } from './support/stats.js';
 
 const calls = envNumber('BENCH_MODEL_FETCH_CALLS', 3_000);
@@ -35,7 +35,7 @@ async function cpuPerCall(fetch: typeof globalThis.fetch | undefined): Promise<{
 }
 
 for (let round = 1; round <= 2; round += 1) {
-  for (const [name, fetch] of [["Node's fetch", undefined], ['model-fetch (undici request)', createModelFetch()]] as const) {
+  for (const [name, fetch] of [["Node's fetch", undefined], ['api-fetch (undici request)', createApiFetch()]] as const) {
     const { cpuMs, wallMs } = await cpuPerCall(fetch);
     console.log(`round ${round}  ${name.padEnd(30)} CPU ${fixed(cpuMs, 3)} ms per call, wall ${fixed(wallMs, 3)} ms`);
   }

@@ -9,7 +9,7 @@ import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { toAnthropicPrompt } from './anthropic-messages.js';
-import { createModelFetch } from './model-fetch.js';
+import { createApiFetch } from '../http/api-fetch.js';
 import type { EndpointCheck } from './openai-model-client.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
@@ -73,7 +73,7 @@ export class AnthropicModelClient implements ModelClient {
       maxRetries: 0,
       timeout: this.policy.timeoutMs,
       logLevel: 'off',
-      fetch: createModelFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }),
+      fetch: createApiFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }),
     });
   }
 

@@ -7,7 +7,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatComp
 import { ContextTooLongError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
-import { createModelFetch } from './model-fetch.js';
+import { createApiFetch } from '../http/api-fetch.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
 /** Options of `OpenAIModelClient`. */
@@ -63,7 +63,7 @@ export class OpenAIModelClient implements ModelClient {
     this.policy = retryPolicy(options);
     this.log = options.log;
     // Everything explicit: the SDK would otherwise read OPENAI_* variables itself (config is ours).
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: createModelFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }) });
+    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: this.policy.timeoutMs, logLevel: 'off', fetch: createApiFetch({ proxyFromEnvironment: options.proxyFromEnvironment ?? false }) });
   }
 
   /** The endpoint as errors name it: host, port and path of the base URL (no credentials). */

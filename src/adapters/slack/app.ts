@@ -9,6 +9,7 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
+import { createApiFetch } from '../http/api-fetch.js';
 import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
@@ -81,6 +82,21 @@ export interface ConnectOptions {
   serve?: boolean;
 }
 
+/** How every Web API client of the app calls Slack (`retries` of a failed call, with back-off). */
+export function slackClientOptions(config: Config, logger: BoltLogger, retries: number): webApi.WebClientOptions {
+  return {
+    logger,
+    // Rate limits come back to the outbox as errors with Retry-After instead of blocking the client.
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
+    timeout: 15_000,
+    // Each call costs about 0.3 ms less CPU than through Node's fetch (B4: ~4 calls per acked
+    // event), and an answer is capped, as the model's are.
+    fetch: createApiFetch({ name: 'Slack API response', proxyFromEnvironment: config.NODE_USE_ENV_PROXY }),
+    ...(config.SLACK_API_URL ? { slackApiUrl: apiBase(config.SLACK_API_URL) } : {}),
+  };
+}
+
 /**
  * Builds the Bolt app for one workspace (the token checked with auth.test) or many (installs
  * through /slack/install); throws ConfigError or PlatformError.
@@ -91,14 +107,7 @@ export async function connectSlack(options: ConnectOptions): Promise<SlackConnec
     throw new ConfigError('config: SLACK_SIGNING_SECRET is required for the Slack Events API (or set SLACK_APP_TOKEN for Socket Mode)');
   }
   const logger = boltLogger(log);
-  const clientOptions: webApi.WebClientOptions = {
-    logger,
-    // Rate limits come back to the outbox as errors with Retry-After instead of blocking the client.
-    rejectRateLimitedCalls: true,
-    retryConfig: { retries: options.webApiRetries ?? 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
-    timeout: 15_000,
-    ...(config.SLACK_API_URL ? { slackApiUrl: apiBase(config.SLACK_API_URL) } : {}),
-  };
+  const clientOptions = slackClientOptions(config, logger, options.webApiRetries ?? 2);
   const { workspaces, installations, appOptions } = await authorization(options, clientOptions, logger);
   const common = { workspaces, installations };
 

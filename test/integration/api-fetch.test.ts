@@ -1,11 +1,17 @@
-// The model clients' fetch over undici's request (src/adapters/model/model-fetch.ts), against a
-// loopback HTTP server: what a server sends arrives as Node's fetch would deliver it.
+// The API clients' fetch over undici's request (src/adapters/http/api-fetch.ts), against a loopback
+// HTTP server: what a server sends arrives as Node's fetch would deliver it, for the model SDKs and
+// for Slack's Web API client.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createModelFetch, maxEventBytes, maxResponseBytes } from '../../src/adapters/model/model-fetch.js';
+import { createApiFetch, maxEventBytes, maxResponseBytes } from '../../src/adapters/http/api-fetch.js';
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
+import { webApi } from '@slack/bolt';
+import { slackClientOptions } from '../../src/adapters/slack/app.js';
+import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
 import { until } from '../support/wait.js';
 
 interface Seen {
@@ -15,7 +21,7 @@ interface Seen {
 }
 
 let server: Server | undefined;
-const modelFetch = createModelFetch();
+const modelFetch = createApiFetch();
 
 afterEach(async () => {
   server?.closeAllConnections();
@@ -118,7 +124,7 @@ describe('modelFetch', () => {
     await expect(response.arrayBuffer()).rejects.toThrow(`model response: more than ${maxResponseBytes} bytes (decoded); the rest was not read`);
     await closeServer();
     const endless = await endlessServer('application/json', 'a');
-    const small = createModelFetch({ maxResponseBytes: 4 * 1024 * 1024 });
+    const small = createApiFetch({ maxResponseBytes: 4 * 1024 * 1024 });
     response = await small(`${endless.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
     await expect(response.text()).rejects.toThrow('model response: more than 4194304 bytes (decoded)');
     await until(endless.closed, 5_000, 'the server sees the connection closed');
@@ -150,6 +156,15 @@ describe('modelFetch', () => {
     }
   });
 
+  it("fails a redirect when told to refuse them (Slack's client is), as Node's fetch does", async () => {
+    const { url } = await serve((_seen, response) => {
+      response.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+    });
+    await expect(modelFetch(`${url}/api/chat.postMessage`, { method: 'POST', body: 'a=1', redirect: 'error' })).rejects.toThrow('redirected (HTTP 302) and redirects are refused');
+    const followed = await modelFetch(`${url}/v1/models`, { method: 'GET' });
+    expect(followed.status).toBe(302);
+  });
+
   it('gives a 204 no body', async () => {
     const { url } = await serve((_seen, response) => response.writeHead(204).end());
     const response = await modelFetch(`${url}/v1/x`, { method: 'DELETE' });
@@ -171,5 +186,31 @@ describe('modelFetch', () => {
     const pending = modelFetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}', signal: controller.signal });
     setTimeout(() => controller.abort(new Error('stop now')), 50);
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe("Slack's Web API client, as the app builds it", () => {
+  const clientFor = (url: string) => {
+    const parsed = parseConfig({ SLACK_BOT_TOKEN: 'xoxb-test', SLACK_SIGNING_SECRET: 'secret', SLACK_API_URL: url, OPENAI_API_KEY: 'k', MODEL: 'm' });
+    if (!parsed.ok) throw new Error(parsed.errors.join('; '));
+    return new webApi.WebClient('xoxb-test', slackClientOptions(parsed.config, boltLogger(createLogger('silent', { write: () => undefined })), 0));
+  };
+
+  it('calls Slack through the capped fetch: a call is sent and answered as usual, an endless answer fails the call', async () => {
+    const { url, seen } = await serve((_seen, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, channel: 'C1', ts: '1.2' }));
+    });
+    const answer = await clientFor(`${url}/api/`).chat.postMessage({ channel: 'C1', text: 'hello' });
+    expect(answer).toMatchObject({ ok: true, ts: '1.2' });
+    expect(seen[0]?.body).toContain('text=hello');
+    expect(seen[0]?.headers.authorization).toBe('Bearer xoxb-test');
+    await closeServer();
+    // A broken Slack (or a proxy in front of it) that never ends its answer: through Node's fetch
+    // the client would read it all into the heap.
+    const endless = await endlessServer('application/json', '[');
+    await expect(clientFor(`${endless.url}/api/`).reactions.add({ channel: 'C1', timestamp: '1.2', name: 'eyes' })).rejects.toThrow(
+      `Slack API response: more than ${maxResponseBytes} bytes (decoded); the rest was not read`,
+    );
+    await until(endless.closed, 5_000, 'the server sees the connection closed');
   });
 });

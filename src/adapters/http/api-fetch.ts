@@ -1,18 +1,23 @@
-// The model clients' HTTP: a `fetch` for the OpenAI and Anthropic SDKs over undici's `request`, the
-// HTTP/1.1 client Node's own fetch runs on, without the WHATWG Request machinery around each call
-// (abort-signal plumbing, header validation, body cloning). A streamed call costs about 0.4 ms less
-// CPU this way, which is a tenth of a turn's whole cost in the agent (docs/benchmarks.md, B3).
-// Anything but a plain text body (an upload, a stream) goes to Node's fetch as before.
+// The HTTP of the API clients we are given a `fetch` for (the OpenAI and Anthropic SDKs, Slack's Web
+// API client): a `fetch` over undici's `request`, the HTTP/1.1 client Node's own fetch runs on,
+// without the WHATWG Request machinery around each call (abort-signal plumbing, header validation,
+// body cloning). A streamed model call costs about 0.4 ms less CPU this way, a tenth of a turn's
+// whole cost in the agent, and a Slack call about 0.3 ms less, a tenth of an acked event's
+// (docs/benchmarks.md, B3 and B4). Anything but a plain text body (an upload, a stream) goes to
+// Node's fetch as before. Every answer is capped, so a broken or hostile endpoint (or a proxy in
+// front of it) cannot fill the heap.
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
-/** Keep-alive connections to the model endpoints, as Node's global fetch keeps them: direct, or through a proxy. */
+/** Keep-alive connections to the API endpoints, as Node's global fetch keeps them: direct, or through a proxy. */
 let direct: Dispatcher | undefined;
 let viaProxy: Dispatcher | undefined;
 
-/** What a model client's fetch is told (config.ts: NODE_USE_ENV_PROXY). */
-export interface ModelFetchOptions {
+/** What an API client's fetch is told (config.ts: NODE_USE_ENV_PROXY). */
+export interface ApiFetchOptions {
+  /** Whose answers these are, for the errors (default "model response"). */
+  name?: string;
   /** Through the environment's HTTP_PROXY / HTTPS_PROXY, except NO_PROXY, as Node's fetch does when asked. */
   proxyFromEnvironment?: boolean;
   /** Most bytes one response body may decode to (default `maxResponseBytes`). */
@@ -33,13 +38,13 @@ export const maxResponseBytes = 32 * 1024 * 1024;
  */
 export const maxEventBytes = 1024 * 1024;
 
-/** The `fetch` a model SDK is given. */
-export function createModelFetch(options: ModelFetchOptions = {}): typeof fetch {
+/** The `fetch` an API client is given. */
+export function createApiFetch(options: ApiFetchOptions = {}): typeof fetch {
   const connections = () => options.proxyFromEnvironment
     ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
     : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
-  const limit = options.maxResponseBytes ?? maxResponseBytes;
-  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections(), limit)) as typeof fetch;
+  const caps = { name: options.name ?? 'model response', limit: options.maxResponseBytes ?? maxResponseBytes };
+  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections(), caps)) as typeof fetch;
 }
 
 /** Decoders for the encodings a server may use even unasked (no Accept-Encoding is sent). */
@@ -50,7 +55,7 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
   br: createBrotliDecompress,
 };
 
-async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher, limit: number): Promise<Response> {
+async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher, caps: { name: string; limit: number }): Promise<Response> {
   const body = init.body;
   if (input instanceof Request || (body !== undefined && body !== null && typeof body !== 'string')) return fetch(input, init);
   const headers: Record<string, string> = {};
@@ -64,13 +69,18 @@ async function send(input: string | URL | Request, init: RequestInit, dispatcher
     if (value === undefined) continue;
     for (const each of Array.isArray(value) ? value : [value]) responseHeaders.append(name, each);
   }
+  if (init.redirect === 'error' && answer.statusCode >= 300 && answer.statusCode < 400 && responseHeaders.has('location')) {
+    // As Node's fetch does when told so (Slack's client is): a redirect fails the call.
+    answer.body.resume();
+    throw new TypeError(`fetch failed: ${caps.name} redirected (HTTP ${answer.statusCode}) and redirects are refused`);
+  }
   if (answer.statusCode === 204 || answer.statusCode === 304 || method === 'HEAD') {
     answer.body.resume();
     return new Response(null, { status: answer.statusCode, headers: responseHeaders });
   }
   // Node's Response reads an async iterable body (undici's extractBody); the DOM types omit it.
   const eventStream = responseHeaders.get('content-type')?.toLowerCase().includes('text/event-stream') ?? false;
-  const read = capped(decoded(answer.body, responseHeaders), limit, eventStream ? maxEventBytes : null);
+  const read = capped(decoded(answer.body, responseHeaders), caps.name, caps.limit, eventStream ? maxEventBytes : null);
   return new Response(read as unknown as ConstructorParameters<typeof Response>[0], { status: answer.statusCode, headers: responseHeaders });
 }
 
@@ -78,13 +88,13 @@ async function send(input: string | URL | Request, init: RequestInit, dispatcher
  * The body, failing once it has decoded to more than `limit` bytes, or (an event stream) once one
  * event runs past `eventLimit` bytes without its blank line; the rest is not read.
  */
-async function* capped(body: AsyncIterable<Uint8Array>, limit: number, eventLimit: number | null): AsyncIterable<Uint8Array> {
+async function* capped(body: AsyncIterable<Uint8Array>, name: string, limit: number, eventLimit: number | null): AsyncIterable<Uint8Array> {
   let total = 0;
   const event = { bytes: 0, last: [0, 0, 0] };
   for await (const chunk of body) {
     total += chunk.byteLength;
-    if (total > limit) throw new Error(`model response: more than ${limit} bytes (decoded); the rest was not read`);
-    if (eventLimit !== null && eventBytes(event, chunk) > eventLimit) throw new Error(`model response: an event of more than ${eventLimit} bytes; the rest was not read`);
+    if (total > limit) throw new Error(`${name}: more than ${limit} bytes (decoded); the rest was not read`);
+    if (eventLimit !== null && eventBytes(event, chunk) > eventLimit) throw new Error(`${name}: an event of more than ${eventLimit} bytes; the rest was not read`);
     yield chunk;
   }
 }
