@@ -698,7 +698,7 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
             return ackScope.run(scope, () => handler(request, response));
           });
       }
-      const adapter = await startSlackAdapter({ config, agent: built.agent, stores: built.stores, storage: createChatStorage(database.database.prisma), http, log });
+      const adapter = await startSlackAdapter({ config, agent: built.agent, stores: built.stores, storage: createChatStorage(database.database.prisma, database.database.pool), http, log });
       const port = await http.listen(0, { host: '127.0.0.1' });
       const url = `http://127.0.0.1:${port}${slackEventsPath}`;
       let hippo: B4Result['hippo'];

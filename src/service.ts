@@ -72,7 +72,7 @@ export async function startService(config: Config, log: Logger, options: Service
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
     const shared = {
-      config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma), agent.metrics), log,
+      config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma, database.pool), agent.metrics), log,
       onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments, serve: config.HIPPO_ROLE !== 'worker',
     };
     try {

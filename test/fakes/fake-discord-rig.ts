@@ -57,7 +57,7 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;
   const start = () => startDiscordAdapter({
-    config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), log, attachments, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
+    config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma, database.pool), log, attachments, ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
     tuning: { typingIntervalMs: 200, sender: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } },
   });
   const rig: DiscordRig = {

@@ -57,14 +57,14 @@ describe('Discord start-up', () => {
     const lines: string[] = [];
     const capture = createLogger('debug', { write: (line: string) => void lines.push(line) });
     const refusing = await startFakeDiscord({ disallowMessageContent: true });
-    const rejected = await startDiscordAdapter({ config: configFor(refusing.apiUrl), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), log: capture }).catch((error: unknown) => error);
+    const rejected = await startDiscordAdapter({ config: configFor(refusing.apiUrl), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma, database.pool), log: capture }).catch((error: unknown) => error);
     expect(rejected).toBeInstanceOf(ConfigError);
     expect((rejected as Error).message).toBe(disallowedIntentsMessage);
     await refusing.close();
 
     const unauthorised = await startFakeDiscord();
     unauthorised.fail('GET', /^\/gateway\/bot$/, 401, { message: '401: Unauthorized', code: 0 });
-    const refused = await startDiscordAdapter({ config: configFor(unauthorised.apiUrl), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), log: capture }).catch((error: unknown) => error);
+    const refused = await startDiscordAdapter({ config: configFor(unauthorised.apiUrl), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma, database.pool), log: capture }).catch((error: unknown) => error);
     expect((refused as Error).message).toBe(invalidTokenMessage);
     expect(unauthorised.gateway.identifies).toHaveLength(0);
     await unauthorised.close();
@@ -74,7 +74,7 @@ describe('Discord start-up', () => {
   it('registers /hippo in each guild of DISCORD_GUILD_IDS instead of globally, skipping a guild that refuses', async () => {
     const fake = await startFakeDiscord();
     fake.fail('PUT', /\/guilds\/333\/commands$/, 403, { message: 'Missing Access', code: 50001 });
-    const adapter = await startDiscordAdapter({ config: configFor(fake.apiUrl, { DISCORD_GUILD_IDS: '111, 333,222' }), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), log });
+    const adapter = await startDiscordAdapter({ config: configFor(fake.apiUrl, { DISCORD_GUILD_IDS: '111, 333,222' }), agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma, database.pool), log });
     try {
       expect(adapter.connected()).toBe(true);
       const calls = fake.callsTo('PUT', /^\/applications\/\d+\/guilds\/\d+\/commands$/);

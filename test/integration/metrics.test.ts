@@ -130,7 +130,7 @@ describe('/metrics', () => {
       await leases.release(session.id, 'replica-a', lease?.fencingToken ?? 0);
       expect(await metric(metrics, 'hippo_leases_held')).toBe(0);
 
-      const outbox = metrics.instrumentOutbox(new OutboxStore(database.prisma));
+      const outbox = metrics.instrumentOutbox(new OutboxStore(database.prisma, database.pool));
       const write = (key: string) => ({
         idempotencyKey: key, sessionId: null, platform: 'test', operation: 'post', payload: {}, targetKey: null,
         fencingToken: null, supersededOperations: [], supersedesTarget: false, whileSteerQueued: null,

@@ -290,7 +290,7 @@ describe('replicas on one Postgres', () => {
     resume();
 
     const delivered: string[] = [];
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sender = outbox.startSender('console', async (item) => {
       delivered.push(item.idempotencyKey);
       return { platformMessageId: `m-${item.idempotencyKey}` };
@@ -363,7 +363,7 @@ describe('graceful shutdown', () => {
     const stores = createPrismaStores(database.prisma);
     const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
     const delivered: string[] = [];
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     // A sender that polls rarely: only the flush at stop can send these in time.
     const sender = outbox.startSender('flush-test', async (item) => {
       delivered.push(item.idempotencyKey);

@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('Outbox', () => {
   it('stores a key once and sends it once, recording the platform message id', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const sent: string[] = [];
     expect(await outbox.enqueue({ idempotencyKey: 'once:1', sessionId, platform: 'p-once', operation: 'post', payload: { text: 'hi' } })).toEqual({ inserted: true });
@@ -56,7 +56,7 @@ describe('Outbox', () => {
   });
 
   it('sends in order per session, honours Retry-After, and lets other sessions pass', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const [slow, fast] = [await newSession(), await newSession()];
     const order: string[] = [];
     let limited = false;
@@ -81,7 +81,7 @@ describe('Outbox', () => {
   });
 
   it('resolves the target of an edit and sends only the newest pending edit of a card', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const deliveries: OutboxDelivery[] = [];
     await outbox.enqueue({ idempotencyKey: 'card:1', sessionId, platform: 'p-card', operation: 'post', payload: { n: 0 } });
@@ -102,7 +102,7 @@ describe('Outbox', () => {
   });
 
   it('lets a final write supersede the pending edits of its target and an untried target, and sends it without one', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const deliveries: OutboxDelivery[] = [];
     await outbox.enqueue({ idempotencyKey: 'st:1', sessionId, platform: 'p-final', operation: 'stream', payload: { n: 0 } });
@@ -127,7 +127,7 @@ describe('Outbox', () => {
   });
 
   it('stores several writes in order in one call, skipping keys that exist', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'all:2', sessionId, platform: 'p-all', operation: 'post', payload: { n: 2 } });
     const entries = [1, 2, 3].map((n) => ({ idempotencyKey: `all:${n}`, sessionId, platform: 'p-all', operation: 'post', payload: { n: n * 10 } }));
@@ -143,7 +143,7 @@ describe('Outbox', () => {
   });
 
   it('drops an untried item together with the write that cancels it, and keeps the undo of a sent one', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const react = (key: string) => ({ idempotencyKey: `react:${key}`, sessionId, platform: 'p-cancel', operation: 'react', payload: {} });
     const unreact = (key: string) => ({ idempotencyKey: `unreact:${key}`, sessionId, platform: 'p-cancel', operation: 'unreact', payload: {}, cancels: `react:${key}` });
@@ -169,7 +169,7 @@ describe('Outbox', () => {
   });
 
   it('never holds items without a session back, while the later items of a session wait for its head', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'free:blocked-head', sessionId, platform: 'p-free', operation: 'post', payload: {} });
     await database.prisma.outboxItem.update({ where: { idempotencyKey: 'free:blocked-head' }, data: { nextAttemptAt: new Date(Date.now() + 60_000) } });
@@ -189,7 +189,7 @@ describe('Outbox', () => {
   });
 
   it('stores a write tied to a steer only while that steer is still queued', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const stores = createPrismaStores(database.prisma);
     const steer = { sessionId, authorId: 'U1', authorName: 'Ada', text: 'hi' };
@@ -203,7 +203,7 @@ describe('Outbox', () => {
   });
 
   it('fails an item at once on a permanent error and moves on', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     const sent: string[] = [];
     await outbox.enqueue({ idempotencyKey: 'perm:1', sessionId, platform: 'p-perm', operation: 'post', payload: {} });
@@ -222,7 +222,7 @@ describe('Outbox', () => {
   });
 
   it('never sends a key twice when two replicas drain the same table', async () => {
-    const outboxes = [new Outbox(new OutboxStore(database.prisma), log), new Outbox(new OutboxStore(database.prisma), log)];
+    const outboxes = [new Outbox(new OutboxStore(database.prisma, database.pool), log), new Outbox(new OutboxStore(database.prisma, database.pool), log)];
     const sessions = await Promise.all(Array.from({ length: 5 }, () => newSession()));
     const sent: string[] = [];
     for (const [index, sessionId] of sessions.entries()) {
@@ -247,7 +247,7 @@ describe('Outbox', () => {
   });
 
   it('takes over a claim whose lease expired (a sender that crashed mid-send)', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'lease:1', sessionId, platform: 'p-lease', operation: 'post', payload: {} });
     await database.prisma.outboxItem.update({
@@ -265,7 +265,7 @@ describe('Outbox', () => {
   });
 
   it('deletes delivered items after the retention period, keeping failed ones for inspection', async () => {
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
     await outbox.enqueue({ idempotencyKey: 'old:1', sessionId, platform: 'p-old', operation: 'post', payload: {} });
     await outbox.enqueue({ idempotencyKey: 'old:2', sessionId, platform: 'p-old', operation: 'post', payload: {} });

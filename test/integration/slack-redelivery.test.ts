@@ -114,7 +114,7 @@ describe('SlackDelivery retried posts', () => {
 describe('Slack outbox redelivery', () => {
   it('sends once when the sender died after the post reached Slack but before marking it sent', async () => {
     const thread = newThread();
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const key = `answer:${thread}:7:1`;
     await outbox.enqueue({ idempotencyKey: key, sessionId: null, platform: 'slack-crash', operation: 'post', payload: { channel, thread_ts: thread, markdown: 'Posted before the crash.' } });
     // The doomed sender: claims the item (attempt 1), posts, and dies before recording it.
@@ -134,7 +134,7 @@ describe('Slack outbox redelivery', () => {
 
   it('sends once when Slack posted the message but the answer never came back', async () => {
     const thread = newThread();
-    const outbox = new Outbox(new OutboxStore(database.prisma), log);
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const key = `answer:${thread}:9:1`;
     slack.script('chat.postMessage', { dropResponse: true });
     await outbox.enqueue({ idempotencyKey: key, sessionId: null, platform: 'slack-lost', operation: 'post', payload: { channel, thread_ts: thread, markdown: 'Answer lost on the way back.' } });

@@ -85,7 +85,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const parsed = parseConfig({ ...credentials, ...(signingSecret ? { SLACK_SIGNING_SECRET: signingSecret } : {}), SLACK_API_URL: slack.apiUrl, ...options.env });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const adapter = await startSlackAdapter({
-    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma), http, log, attachments,
+    config: parsed.config, agent: harness.agent, stores: harness.stores, storage: createChatStorage(database.prisma, database.pool), http, log, attachments,
     webApiRetries: 0, outbox: options.outbox ?? { pollMs: 20, baseBackoffMs: 50 },
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),

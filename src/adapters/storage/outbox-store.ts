@@ -1,7 +1,11 @@
 // The outbox table (docs/product.md "Reliability promises"): platform writes stored with an
 // idempotency key before they are sent. The chat adapter's Outbox and its senders decide what to
-// write and when; every statement they need lives here.
-import type { PrismaClient } from '../../../prisma/generated/client.js';
+// write and when; every statement they need lives here. Each acked steer and each answer costs
+// several (stored, claimed, marked sent), so on Postgres they go to pg's pool as the hot
+// statements of a step do (statements.ts).
+import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
+import type pg from 'pg';
+import { statementsOn, type Statements } from './statements.js';
 
 /** A JSON object as stored in the outbox's payload column. */
 export type OutboxPayload = { readonly [key: string]: unknown };
@@ -50,7 +54,12 @@ interface ClaimedRow {
 
 /** The outbox's statements. */
 export class OutboxStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly sql: Statements;
+
+  /** `pool`: Postgres's (the statements skip Prisma's client); none on PGlite. */
+  constructor(prisma: PrismaClient, pool?: pg.Pool) {
+    this.sql = statementsOn(prisma, pool);
+  }
 
   /**
    * Stores the write unless its key exists, its fencing token is stale or its steer was taken.
@@ -61,7 +70,7 @@ export class OutboxStore {
     // One statement: the lease check and the insert cannot be separated by a take-over, and a card
     // shows its latest state only, so older unsent edits of the same target are superseded with it
     // (the UPDATE sees the table as it was before the INSERT, so never the new row).
-    const rows = await this.prisma.$queryRaw<Array<{ inserted: number }>>`
+    const rows = await this.sql.rows<{ inserted: number }>(Prisma.sql`
       WITH inserted AS (
         INSERT INTO outbox (idempotency_key, session_id, platform, operation, payload, target_key, fencing_token)
         SELECT ${idempotencyKey}, ${sessionId}, ${platform}, ${operation}, ${JSON.stringify(entry.payload)}::jsonb, ${targetKey}, ${fencingToken}::bigint
@@ -76,10 +85,10 @@ export class OutboxStore {
         WHERE status = 'pending' AND id < (SELECT id FROM inserted)
           AND ((target_key = ${targetKey} AND operation = ANY(${[...supersededOperations]}::text[]))
             OR (${supersedesTarget}::boolean AND idempotency_key = ${targetKey} AND attempts = 0)))
-      SELECT count(*)::int AS inserted FROM inserted`;
+      SELECT count(*)::int AS inserted FROM inserted`);
     const inserted = (rows[0]?.inserted ?? 0) > 0;
     if (inserted || fencingToken === null) return { inserted, fenced: false };
-    const exists = await this.prisma.$queryRaw<unknown[]>`SELECT 1 FROM outbox WHERE idempotency_key = ${idempotencyKey}`;
+    const exists = await this.sql.rows<unknown>(Prisma.sql`SELECT 1 FROM outbox WHERE idempotency_key = ${idempotencyKey}`);
     return { inserted: false, fenced: exists.length === 0 };
   }
 
@@ -93,7 +102,7 @@ export class OutboxStore {
     // An untried pending item is only ever claimed by a sender's UPDATE, which locks it: this UPDATE
     // waits for that and then sees 'sending', so an item that may have reached the platform is
     // never dropped, and its undoing item is stored.
-    const rows = await this.prisma.$queryRaw<Array<{ inserted: number }>>`
+    const rows = await this.sql.rows<{ inserted: number }>(Prisma.sql`
       WITH cancelled AS (
         UPDATE outbox SET status = 'superseded'
         WHERE idempotency_key = ANY(${cancels}::text[]) AND status = 'pending' AND attempts = 0
@@ -110,14 +119,14 @@ export class OutboxStore {
         ORDER BY e.ordinal
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING platform)
-      SELECT count(*)::int AS inserted FROM inserted`;
+      SELECT count(*)::int AS inserted FROM inserted`);
     return rows[0]?.inserted ?? 0;
   }
 
   /** The platform message id of a sent item, or null. */
   async messageIdOf(idempotencyKey: string): Promise<string | null> {
-    const rows = await this.prisma.$queryRaw<Array<{ platform_message_id: string | null }>>`
-      SELECT platform_message_id FROM outbox WHERE idempotency_key = ${idempotencyKey}`;
+    const rows = await this.sql.rows<{ platform_message_id: string | null }>(Prisma.sql`
+      SELECT platform_message_id FROM outbox WHERE idempotency_key = ${idempotencyKey}`);
     return rows[0]?.platform_message_id ?? null;
   }
 
@@ -129,7 +138,7 @@ export class OutboxStore {
    * retention cost nothing; items without a session are never blocked.
    */
   async claimDue(platform: string, options: { leaseMs: number; batchSize: number }): Promise<OutboxClaim[]> {
-    const rows = await this.prisma.$queryRaw<ClaimedRow[]>`
+    const rows = await this.sql.rows<ClaimedRow>(Prisma.sql`
       WITH unsent AS MATERIALIZED (
         SELECT id, session_id, next_attempt_at FROM outbox
         WHERE platform = ${platform} AND status IN ('pending', 'sending')),
@@ -150,7 +159,7 @@ export class OutboxStore {
       RETURNING outbox.id, outbox.idempotency_key, outbox.session_id, outbox.operation, outbox.payload,
         outbox.target_key, outbox.attempts,
         (SELECT t.platform_message_id FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_message_id,
-        (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status`;
+        (SELECT t.status FROM outbox t WHERE t.idempotency_key = outbox.target_key) AS target_status`);
     return rows.map((row) => ({
       id: row.id,
       idempotencyKey: row.idempotency_key,
@@ -166,29 +175,29 @@ export class OutboxStore {
 
   /** Marks a round of items sent in one statement, with their platform message ids. */
   async markSent(sent: ReadonlyArray<{ id: bigint; platformMessageId: string | null }>): Promise<void> {
-    await this.prisma.$executeRaw`
+    await this.sql.run(Prisma.sql`
       UPDATE outbox SET status = 'sent', sent_at = now(), platform_message_id = s.message_id, last_error = NULL
       FROM unnest(${sent.map((item) => item.id)}::bigint[], ${sent.map((item) => item.platformMessageId)}::text[]) AS s(id, message_id)
-      WHERE outbox.id = s.id`;
+      WHERE outbox.id = s.id`);
   }
 
   /** Puts a claimed item back, due again after `delayMs`. */
   async retryLater(id: bigint, delayMs: number, reason: string): Promise<void> {
-    await this.prisma.$executeRaw`
+    await this.sql.run(Prisma.sql`
       UPDATE outbox SET status = 'pending', last_error = ${reason},
         next_attempt_at = now() + make_interval(secs => ${delayMs / 1000}::double precision)
-      WHERE id = ${id}`;
+      WHERE id = ${id}`);
   }
 
   /** Gives an item up for good. */
   async markFailed(id: bigint, reason: string): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE outbox SET status = 'failed', last_error = ${reason} WHERE id = ${id}`;
+    await this.sql.run(Prisma.sql`UPDATE outbox SET status = 'failed', last_error = ${reason} WHERE id = ${id}`);
   }
 
   /** Deletes a platform's delivered items older than `retentionMs`; returns how many. */
   deleteDelivered(platform: string, retentionMs: number): Promise<number> {
-    return this.prisma.$executeRaw`
+    return this.sql.run(Prisma.sql`
       DELETE FROM outbox WHERE platform = ${platform} AND status IN ('sent', 'superseded')
-        AND created_at < now() - make_interval(secs => ${retentionMs / 1000}::double precision)`;
+        AND created_at < now() - make_interval(secs => ${retentionMs / 1000}::double precision)`);
   }
 }
