@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiFetch, maxEventBytes, maxResponseBytes } from '../../src/adapters/http/api-fetch.js';
+import { createApiFetch, createWholeAnswerFetch, maxEventBytes, maxResponseBytes } from '../../src/adapters/http/api-fetch.js';
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
 import { webApi } from '@slack/bolt';
 import { slackClientOptions } from '../../src/adapters/slack/app.js';
@@ -186,6 +186,35 @@ describe('modelFetch', () => {
     const pending = modelFetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}', signal: controller.signal });
     setTimeout(() => controller.abort(new Error('stop now')), 50);
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('the whole-answer fetch (what Slack\'s client reads)', () => {
+  const wholeFetch = createWholeAnswerFetch({ name: 'Slack API response' });
+
+  it('reads the answer whole: status, headers by any case, a body decoded from gzip, JSON', async () => {
+    const { url, seen } = await serve((_seen, response) => {
+      response.setHeader('Set-Cookie', ['a=1', 'b=2']);
+      response.writeHead(429, { 'content-type': 'application/json', 'Retry-After': '7', 'content-encoding': 'gzip' }).end(gzipSync('{"ok":false,"error":"ratelimited"}'));
+    });
+    const answer = await wholeFetch(`${url}/api/chat.postMessage`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'channel=C1&text=hi' });
+    expect(seen[0]).toMatchObject({ method: 'POST', body: 'channel=C1&text=hi' });
+    expect(seen[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect({ ok: answer.ok, status: answer.status, statusText: answer.statusText }).toEqual({ ok: false, status: 429, statusText: 'Too Many Requests' });
+    expect(answer.headers.get('RETRY-AFTER')).toBe('7');
+    expect(answer.headers.get('set-cookie')).toBe('a=1, b=2');
+    expect(answer.headers.get('content-encoding')).toBeNull();
+    expect(Object.fromEntries(answer.headers.entries())).toMatchObject({ 'retry-after': '7', 'content-type': 'application/json' });
+    expect(await answer.json()).toEqual({ ok: false, error: 'ratelimited' });
+    expect(Buffer.from(await answer.arrayBuffer()).toString()).toBe('{"ok":false,"error":"ratelimited"}');
+  });
+
+  it('fails an answer past the cap (a decompression bomb) with a one-line error naming whose answer it was', async () => {
+    const bomb = gzipSync(Buffer.alloc(48 * 1024 * 1024));
+    const { url } = await serve((_seen, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
+    });
+    await expect(wholeFetch(`${url}/api/auth.test`, { method: 'POST', body: '' })).rejects.toThrow(`Slack API response: more than ${maxResponseBytes} bytes (decoded); the rest was not read`);
   });
 });
 

@@ -2,11 +2,12 @@
 // API client): a `fetch` over undici's `request`, the HTTP/1.1 client Node's own fetch runs on,
 // without the WHATWG Request machinery around each call (abort-signal plumbing, header validation,
 // body cloning). A streamed model call costs about 0.4 ms less CPU this way, a tenth of a turn's
-// whole cost in the agent, and a Slack call about 0.3 ms less, a tenth of an acked event's
-// (docs/benchmarks.md, B3 and B4). Anything but a plain text body (an upload, a stream) goes to
+// whole cost in the agent; a Slack call, read whole without a web stream, about 0.4 ms less, half
+// its cost (docs/benchmarks.md, B3 and B4). Anything but a plain text body (an upload, a stream) goes to
 // Node's fetch as before. Every answer is capped, so a broken or hostile endpoint (or a proxy in
 // front of it) cannot fill the heap.
-import { pipeline, type Readable } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
@@ -38,13 +39,85 @@ export const maxResponseBytes = 32 * 1024 * 1024;
  */
 export const maxEventBytes = 1024 * 1024;
 
-/** The `fetch` an API client is given. */
+/** The `fetch` an API client is given (the model SDKs read their answers as streams). */
 export function createApiFetch(options: ApiFetchOptions = {}): typeof fetch {
-  const connections = () => options.proxyFromEnvironment
-    ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
-    : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
-  const caps = { name: options.name ?? 'model response', limit: options.maxResponseBytes ?? maxResponseBytes };
-  return ((input: string | URL | Request, init?: RequestInit) => send(input, init ?? {}, connections(), caps)) as typeof fetch;
+  const caps = capsOf(options);
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    if (input instanceof Request || !isText(init.body)) return fetch(input, init);
+    const { answer, headers, status } = await open(String(input), init, options, caps.name);
+    const responseHeaders = new Headers();
+    for (const [name, value] of headers) responseHeaders.append(name, value);
+    if (!answer) return new Response(null, { status, headers: responseHeaders });
+    const eventStream = responseHeaders.get('content-type')?.toLowerCase().includes('text/event-stream') ?? false;
+    const read = capped(answer, caps.name, caps.limit, eventStream ? maxEventBytes : null);
+    // Node's Response reads an async iterable body (undici's extractBody); the DOM types omit it.
+    return new Response(read as unknown as ConstructorParameters<typeof Response>[0], { status, headers: responseHeaders });
+  }) as typeof fetch;
+}
+
+/** An answer read whole, as a client that never streams reads it (Slack's Web API client). */
+export interface WholeAnswer {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null; entries(): IterableIterator<[string, string]> };
+  arrayBuffer(): Promise<ArrayBuffer>;
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+}
+
+/** What a whole-answer fetch is asked (the request side of fetch, as Slack's client calls it). */
+export interface WholeRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | FormData;
+  redirect?: 'error' | 'follow' | 'manual';
+  signal?: AbortSignal;
+}
+
+/**
+ * The same requests and caps for a client that reads each answer whole (Slack's Web API client):
+ * the body is read into one buffer and handed over as it is, without the WHATWG Response and the
+ * web stream it builds around every body (a third of a Slack call's CPU in B4's profile).
+ */
+export function createWholeAnswerFetch(options: ApiFetchOptions = {}): (input: string | URL, init?: WholeRequest) => Promise<WholeAnswer> {
+  const caps = capsOf(options);
+  return async (input, init = {}) => {
+    if (!isText(init.body)) return fetch(input, init as RequestInit);
+    const { answer, headers, status } = await open(String(input), init as RequestInit, options, caps.name);
+    const chunks: Uint8Array[] = [];
+    if (answer) for await (const chunk of capped(answer, caps.name, caps.limit, null)) chunks.push(chunk);
+    const bytes = Buffer.concat(chunks);
+    const text = () => bytes.toString('utf8');
+    return {
+      ok: status >= 200 && status < 300,
+      status,
+      statusText: STATUS_CODES[status] ?? '',
+      url: String(input),
+      headers: {
+        get: (name) => {
+          const wanted = name.toLowerCase();
+          const values = headers.filter(([each]) => each === wanted).map(([, value]) => value);
+          return values.length ? values.join(', ') : null;
+        },
+        entries: () => headers[Symbol.iterator](),
+      },
+      arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+      json: async () => JSON.parse(text()) as unknown,
+      text: async () => text(),
+    };
+  };
+}
+
+/** Whose errors, and the most bytes an answer may decode to. */
+function capsOf(options: ApiFetchOptions): { name: string; limit: number } {
+  return { name: options.name ?? 'model response', limit: options.maxResponseBytes ?? maxResponseBytes };
+}
+
+/** A body this module sends itself; anything else (an upload, a stream) goes to Node's fetch. */
+function isText(body: unknown): body is string | null | undefined {
+  return body === undefined || body === null || typeof body === 'string';
 }
 
 /** Decoders for the encodings a server may use even unasked (no Accept-Encoding is sent). */
@@ -55,33 +128,41 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
   br: createBrotliDecompress,
 };
 
-async function send(input: string | URL | Request, init: RequestInit, dispatcher: Dispatcher, caps: { name: string; limit: number }): Promise<Response> {
-  const body = init.body;
-  if (input instanceof Request || (body !== undefined && body !== null && typeof body !== 'string')) return fetch(input, init);
+/**
+ * Sends the request; returns the status, the headers (lower-case names; a decoded body loses its
+ * encoding and length) and the body decoded, or null when the answer has none.
+ */
+async function open(url: string, init: RequestInit, options: ApiFetchOptions, name: string): Promise<{ status: number; headers: Array<[string, string]>; answer: AsyncIterable<Uint8Array> | null }> {
+  const dispatcher = options.proxyFromEnvironment
+    ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
+    : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
   const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, name) => {
-    headers[name] = value;
+  new Headers(init.headers).forEach((value, header) => {
+    headers[header] = value;
   });
   const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
-  const answer = await request(String(input), { method, headers, body: body ?? null, signal: init.signal ?? undefined, dispatcher });
-  const responseHeaders = new Headers();
-  for (const [name, value] of Object.entries(answer.headers)) {
+  const answer = await request(url, { method, headers, body: (init.body as string | null | undefined) ?? null, signal: init.signal ?? undefined, dispatcher });
+  const status = answer.statusCode;
+  const received: Array<[string, string]> = [];
+  for (const [header, value] of Object.entries(answer.headers)) {
     if (value === undefined) continue;
-    for (const each of Array.isArray(value) ? value : [value]) responseHeaders.append(name, each);
+    for (const each of Array.isArray(value) ? value : [value]) received.push([header.toLowerCase(), each]);
   }
-  if (init.redirect === 'error' && answer.statusCode >= 300 && answer.statusCode < 400 && responseHeaders.has('location')) {
+  if (init.redirect === 'error' && status >= 300 && status < 400 && received.some(([header]) => header === 'location')) {
     // As Node's fetch does when told so (Slack's client is): a redirect fails the call.
     answer.body.resume();
-    throw new TypeError(`fetch failed: ${caps.name} redirected (HTTP ${answer.statusCode}) and redirects are refused`);
+    throw new TypeError(`fetch failed: ${name} redirected (HTTP ${status}) and redirects are refused`);
   }
-  if (answer.statusCode === 204 || answer.statusCode === 304 || method === 'HEAD') {
+  if (status === 204 || status === 304 || method === 'HEAD') {
     answer.body.resume();
-    return new Response(null, { status: answer.statusCode, headers: responseHeaders });
+    return { status, headers: received, answer: null };
   }
-  // Node's Response reads an async iterable body (undici's extractBody); the DOM types omit it.
-  const eventStream = responseHeaders.get('content-type')?.toLowerCase().includes('text/event-stream') ?? false;
-  const read = capped(decoded(answer.body, responseHeaders), caps.name, caps.limit, eventStream ? maxEventBytes : null);
-  return new Response(read as unknown as ConstructorParameters<typeof Response>[0], { status: answer.statusCode, headers: responseHeaders });
+  const encoding = received.find(([header]) => header === 'content-encoding')?.[1].trim().toLowerCase();
+  const decoder = encoding ? decoders[encoding] : undefined;
+  if (!decoder) return { status, headers: received, answer: answer.body };
+  // Decoded, the body no longer has the encoding or the length the server sent.
+  const kept = received.filter(([header]) => header !== 'content-encoding' && header !== 'content-length');
+  return { status, headers: kept, answer: pipeline(answer.body, decoder(), () => undefined) as unknown as AsyncIterable<Uint8Array> };
 }
 
 /**
@@ -117,14 +198,4 @@ function eventBytes(event: { bytes: number; last: number[] }, chunk: Uint8Array)
   event.bytes = bytes;
   event.last = [third, second, first];
   return bytes;
-}
-
-/** The body as sent, or decoded when the server compressed it (then its length no longer holds). */
-function decoded(body: Readable, headers: Headers): AsyncIterable<Uint8Array> {
-  const encoding = headers.get('content-encoding')?.trim().toLowerCase();
-  const decoder = encoding ? decoders[encoding] : undefined;
-  if (!decoder) return body;
-  headers.delete('content-encoding');
-  headers.delete('content-length');
-  return pipeline(body, decoder(), () => undefined) as unknown as AsyncIterable<Uint8Array>;
 }

@@ -9,7 +9,7 @@ import { ConfigError, PlatformError } from '../../core/errors.js';
 import type { HttpServer } from '../../http-server.js';
 import { sendJson } from '../../http-server.js';
 import type { Logger } from '../../log.js';
-import { createApiFetch } from '../http/api-fetch.js';
+import { createWholeAnswerFetch } from '../http/api-fetch.js';
 import { servesWorkspace } from '../chat/access-policy.js';
 import { whileAcknowledging } from '../storage/ack-priority.js';
 import { decodeEncryptionKey } from '../../config.js';
@@ -90,9 +90,9 @@ export function slackClientOptions(config: Config, logger: BoltLogger, retries: 
     rejectRateLimitedCalls: true,
     retryConfig: { retries, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
     timeout: 15_000,
-    // Each call costs about 0.3 ms less CPU than through Node's fetch (B4: ~4 calls per acked
+    // Each call costs about half the CPU it does through Node's fetch (B4: ~4 calls per acked
     // event), and an answer is capped, as the model's are.
-    fetch: createApiFetch({ name: 'Slack API response', proxyFromEnvironment: config.NODE_USE_ENV_PROXY }),
+    fetch: createWholeAnswerFetch({ name: 'Slack API response', proxyFromEnvironment: config.NODE_USE_ENV_PROXY }),
     ...(config.SLACK_API_URL ? { slackApiUrl: apiBase(config.SLACK_API_URL) } : {}),
   };
 }
