@@ -71,8 +71,8 @@ export const configSchema = z.object({
   /** Whether MODEL accepts images (image parts); overrides the built-in table (unknown models: false). */
   MODEL_IMAGES: boolean.optional(),
   /**
-   * Node's own switch: model calls go through HTTP_PROXY / HTTPS_PROXY (except NO_PROXY) when set,
-   * as Node's fetch does with it.
+   * Node's own switch: model calls and Slack Web API calls go through HTTP_PROXY / HTTPS_PROXY
+   * (except NO_PROXY) when set, as Node's fetch does with it.
    */
   NODE_USE_ENV_PROXY: boolean.default(false),
   /** Memory runs fire every time the context grows by this percent of the window (R2). */
