@@ -680,24 +680,17 @@ export async function runB4(options: B4Options = {}): Promise<B4Result> {
       const workersCpu = async () => (await Promise.all(workers.map((worker) => cpuMsOf(worker.child.pid)))).reduce((total, value) => total + value, 0);
       const commits = async () => Number((await database.database.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]?.n ?? Number.NaN);
       const http = new HttpServer(log);
-      {
-        const route = http.route.bind(http);
-        http.route = (method, path, handler) =>
-          route(method, path, (request, response) => {
-            timeAck(response);
-            return handler(request, response);
-          });
-      }
-      if (settings.traceAckPath) {
-        // Routes the adapter adds run inside ackScope (the public route() wrapped, nothing else changed).
-        const route = http.route.bind(http);
-        http.route = (method, path, handler) =>
-          route(method, path, (request, response) => {
-            const scope = { open: true };
-            response.once('finish', () => void (scope.open = false));
-            return ackScope.run(scope, () => handler(request, response));
-          });
-      }
+      // Routes the adapter adds are timed (and, with traceAckPath, run inside ackScope): the
+      // public route() wrapped, nothing else changed.
+      const route = http.route.bind(http);
+      http.route = (method, path, handler) =>
+        route(method, path, (request, response) => {
+          timeAck(response);
+          if (!settings.traceAckPath) return handler(request, response);
+          const scope = { open: true };
+          response.once('finish', () => void (scope.open = false));
+          return ackScope.run(scope, () => handler(request, response));
+        });
       const adapter = await startSlackAdapter({ config, agent: built.agent, stores: built.stores, storage: createChatStorage(database.database.prisma, database.database.pool), http, log });
       const port = await http.listen(0, { host: '127.0.0.1' });
       const url = `http://127.0.0.1:${port}${slackEventsPath}`;

@@ -44,7 +44,7 @@ export function createApiFetch(options: ApiFetchOptions = {}): typeof fetch {
   const caps = capsOf(options);
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     if (input instanceof Request || !isText(init.body)) return fetch(input, init);
-    const { answer, headers, status } = await open(String(input), init, options, caps.name);
+    const { answer, headers, status } = await open(String(input), init, caps);
     const responseHeaders = new Headers();
     for (const [name, value] of headers) responseHeaders.append(name, value);
     if (!answer) return new Response(null, { status, headers: responseHeaders });
@@ -85,7 +85,7 @@ export function createWholeAnswerFetch(options: ApiFetchOptions = {}): (input: s
   const caps = capsOf(options);
   return async (input, init = {}) => {
     if (!isText(init.body)) return fetch(input, init as RequestInit);
-    const { answer, headers, status } = await open(String(input), init as RequestInit, options, caps.name);
+    const { answer, headers, status } = await open(String(input), init as RequestInit, caps);
     const chunks: Uint8Array[] = [];
     if (answer) for await (const chunk of capped(answer, caps.name, caps.limit, null)) chunks.push(chunk);
     const bytes = Buffer.concat(chunks);
@@ -110,9 +110,15 @@ export function createWholeAnswerFetch(options: ApiFetchOptions = {}): (input: s
   };
 }
 
-/** Whose errors, and the most bytes an answer may decode to. */
-function capsOf(options: ApiFetchOptions): { name: string; limit: number } {
-  return { name: options.name ?? 'model response', limit: options.maxResponseBytes ?? maxResponseBytes };
+/** A created fetch's settings: whose answers (for errors), their cap, and the connections used. */
+interface Caps {
+  name: string;
+  limit: number;
+  proxyFromEnvironment: boolean;
+}
+
+function capsOf(options: ApiFetchOptions): Caps {
+  return { name: options.name ?? 'model response', limit: options.maxResponseBytes ?? maxResponseBytes, proxyFromEnvironment: options.proxyFromEnvironment ?? false };
 }
 
 /** A body this module sends itself; anything else (an upload, a stream) goes to Node's fetch. */
@@ -132,8 +138,8 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
  * Sends the request; returns the status, the headers (lower-case names; a decoded body loses its
  * encoding and length) and the body decoded, or null when the answer has none.
  */
-async function open(url: string, init: RequestInit, options: ApiFetchOptions, name: string): Promise<{ status: number; headers: Array<[string, string]>; answer: AsyncIterable<Uint8Array> | null }> {
-  const dispatcher = options.proxyFromEnvironment
+async function open(url: string, init: RequestInit, caps: Caps): Promise<{ status: number; headers: Array<[string, string]>; answer: AsyncIterable<Uint8Array> | null }> {
+  const dispatcher = caps.proxyFromEnvironment
     ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
     : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
   const headers: Record<string, string> = {};
@@ -151,7 +157,7 @@ async function open(url: string, init: RequestInit, options: ApiFetchOptions, na
   if (init.redirect === 'error' && status >= 300 && status < 400 && received.some(([header]) => header === 'location')) {
     // As Node's fetch does when told so (Slack's client is): a redirect fails the call.
     answer.body.resume();
-    throw new TypeError(`fetch failed: ${name} redirected (HTTP ${status}) and redirects are refused`);
+    throw new TypeError(`fetch failed: ${caps.name} redirected (HTTP ${status}) and redirects are refused`);
   }
   if (status === 204 || status === 304 || method === 'HEAD') {
     answer.body.resume();
