@@ -99,8 +99,7 @@ describe('Discord adapter: sessions', () => {
     await rig.restart();
     fake.redeliver(reply);
     fake.redeliver(mention);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await rig.adapter.idle();
+    await rig.settle();
     const key = `discord:${thread.id}:${reply.id}`;
     expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: key } })).toBe(1);
     expect(await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: `discord:${fake.general.id}:${mention.id}` } })).toBe(1);
@@ -168,7 +167,8 @@ describe('Discord adapter: sessions', () => {
     await rig.reaction(dropped.id, '👀');
     fake.edit(kept, 'use version 2');
     fake.remove(dropped);
-    await rig.adapter.idle();
+    // The edit and the delete travel the gateway: wait until the adapter has handled both.
+    await rig.settle();
     hold.open();
     await rig.botMessage(thread.id, (message) => message.content === 'second');
     const last = requestsOf(rig.model.requests, 'worker').at(-1)!.body.messages;
