@@ -16,6 +16,7 @@ import type { AnyTool } from '../../src/core/tool.js';
 import { createLogger } from '../../src/log.js';
 import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
 import { startFakeDiscord, type FakeDiscord, type FakeMessage } from './fake-discord.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 
@@ -36,6 +37,11 @@ export interface DiscordRig {
   reaction(messageId: string, emoji: string): Promise<void>;
   /** Resolves when the client has received every dispatch sent so far and the adapter handled them. */
   settle(): Promise<void>;
+  /**
+   * Resolves when no session holds its lease (a live memory run keeps it): the sessions of earlier
+   * tests are done, so none of their late forks takes a reply scripted for the next test.
+   */
+  quiet(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,6 +94,12 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
       });
       fake.gateway.dispatch('HIPPO_TEST_MARKER', marker);
       await seen;
+      await rig.adapter.idle();
+    },
+    quiet: async () => {
+      await rig.settle();
+      const { prisma } = database;
+      await until(async () => (await prisma.sessionLease.count({ where: { released: false } })) === 0, 10_000, 'the sessions going idle');
       await rig.adapter.idle();
     },
     close: async () => {
