@@ -18,7 +18,7 @@ afterAll(async () => {
   await rig?.close();
 });
 afterEach(async () => {
-  await rig.adapter.idle();
+  await rig.quiet();
   rig.model.reset();
 });
 
