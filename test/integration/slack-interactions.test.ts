@@ -203,13 +203,16 @@ describe('Slack memory notes', () => {
     expect(await database.prisma.memoryDocumentVersion.count()).toBe(versionsBefore);
   });
 
-  it('acknowledges at once a payload no listener wants (an unknown type, a shortcut), with an empty 200', async () => {
+  it('acknowledges at once a payload no listener wants (an unknown type, a shortcut, a forged button or modal), with an empty 200', async () => {
     const base = { team: { id: slack.teamId }, user: { id: 'UADA' }, trigger_id: 't', token: 'legacy' };
     for (const payload of [
       { ...base, type: 'something_new' },
       { ...base, type: 'shortcut', callback_id: 'not_ours' },
       { ...base, type: 'message_action', callback_id: 'not_ours', channel: { id: channel }, message: { ts: '1.1' } },
       { ...base, type: 'block_suggestion', action_id: 'not_ours', block_id: 'b', value: 'x' },
+      { ...base, type: 'block_actions', actions: [{ action_id: 'not_ours', block_id: 'b', type: 'button', value: 'x' }] },
+      { ...base, type: 'view_submission', view: { id: 'V1', type: 'modal', callback_id: 'not_ours', state: { values: {} } } },
+      { ...base, type: 'view_submission', view: { id: 'V2', type: 'modal', callback_id: 'hippo_no_such_modal', state: { values: {} } } },
     ]) {
       // Unacknowledged, Bolt would answer 404 after 3 s (and Slack show the person an error).
       const response = await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded');

@@ -3,7 +3,8 @@
 // `memory search`, words in any language) and answers in the modal, the box kept for the next
 // search. Each submission is checked like a click (ALLOWED_USERS, membership of the space's
 // conversation). Within Block Kit's limits: at most 5 hits of each kind, each cut to a section.
-import type { App, ViewResponseAction } from '@slack/bolt';
+import type { ViewResponseAction } from '@slack/bolt';
+import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
 import type { MemorySpaceRecord } from '../../core/store.js';
 import { quotedWords, searchMemory, searchWordsLimit, type ConversationHit, type MemorySearchResult } from '../chat/memory-search.js';
@@ -30,8 +31,8 @@ export async function openHomeSearch(context: SlackContext, click: BlockActionBo
 }
 
 /** Registers the search modal's submissions on the Bolt app (answered in the acknowledgement). */
-export function registerHomeSearch(app: App, context: SlackContext): void {
-  app.view(homeSearchCallback, async ({ ack, body }) => {
+export function registerHomeSearch(routes: SlackRoutes, context: SlackContext): void {
+  routes.view(homeSearchCallback, async ({ ack, body }) => {
     const answer = await searchSubmission(context, body).catch((error: unknown) => {
       context.log.error({ err: error }, 'slack-home-search-failed');
       return { response_action: 'update' as const, view: outcomeModal('The search failed; try again in a moment.', title) };

@@ -3,7 +3,7 @@
 // such a thread, the thread gets the request as its title (assistant.threads.setTitle). The
 // "is thinking…" status is the renderer's (deliver.ts). Someone who may not start sessions in
 // direct messages is told so instead of being greeted.
-import type { App } from '@slack/bolt';
+import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
 import { eventEnvelope } from './payloads.js';
 import { slackPlatform, workspaceOf, type SlackContext } from './context.js';
@@ -24,8 +24,8 @@ export const suggestedPrompts = [
 ];
 
 /** Registers the assistant pane handlers. */
-export function registerAssistantPane(app: App, context: SlackContext): void {
-  app.event('assistant_thread_started', async ({ event, body }) => {
+export function registerAssistantPane(routes: SlackRoutes, context: SlackContext): void {
+  routes.event('assistant_thread_started', async ({ event, body }) => {
     const envelope = eventEnvelope.safeParse(body);
     const parsed = threadStarted.safeParse(event);
     if (!envelope.success || !parsed.success) return;

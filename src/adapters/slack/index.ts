@@ -30,6 +30,7 @@ import { connectSlack, SlackRetryableError } from './app.js';
 import { slackPlatform, type SlackContext } from './context.js';
 import { registerSlashCommand } from './slash-command.js';
 import { registerUninstall } from './uninstall.js';
+import { SlackRoutes } from './routes.js';
 import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
 import { optionalTargetStreamOperations } from './stream-delivery.js';
 
@@ -106,18 +107,20 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
     if (!envelope.success) return log.warn('slack-event-without-team: ignored');
     await handleMessageEvent(context, { teamId: envelope.data.team_id, eventId: envelope.data.event_id, retryNum: bolt.retryNum }, event);
   };
-  app.event('app_mention', onMessage);
-  app.event('message', onMessage);
-  app.event('app_home_opened', async ({ event, body }) => {
+  const routes = new SlackRoutes();
+  routes.event('app_mention', onMessage);
+  routes.event('message', onMessage);
+  routes.event('app_home_opened', async ({ event, body }) => {
     const envelope = eventEnvelope.safeParse(body);
     if (envelope.success) handleAppHomeOpened(context, envelope.data.team_id, event);
   });
-  registerInteractions(app, context, options.onFeedback ?? (() => undefined));
+  registerInteractions(app, routes, context, options.onFeedback ?? (() => undefined));
   registerSlashCommand(app, context);
-  registerUninstall(app, context, connection.installations);
-  registerAssistantPane(app, context);
-  registerReactions(app, context, options.onFeedback ?? (() => undefined));
-  registerMembershipEvents(app, { people, access });
+  registerUninstall(routes, context, connection.installations);
+  registerAssistantPane(routes, context);
+  registerReactions(routes, context, options.onFeedback ?? (() => undefined));
+  registerMembershipEvents(routes, { people, access });
+  routes.mount(app);
   app.error(async (error) => {
     // An event of a workspace without an installation (uninstalled, or never installed): Bolt
     // could not authorize it. Acknowledged, so Slack does not retry; nothing runs.

@@ -20,6 +20,7 @@ import { homeActionIds, homeSpaceRef, isHomeAction } from './app-home.js';
 import { exportFromHome } from './app-home-export.js';
 import { openHomeSearch, registerHomeSearch } from './app-home-search.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
+import type { SlackRoutes } from './routes.js';
 
 const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),
@@ -29,8 +30,12 @@ const pageRef = z.object({ kind: z.enum(['memory', 'reset', 'document', 'history
 const undoBothRef: z.ZodType<UndoBothRef> = z.object({ r: z.string(), d: z.string(), v: z.number().int() });
 const threadRef: z.ZodType<ThreadRef> = z.object({ channelId: z.string(), threadTs: z.string() });
 
-/** Registers the button handlers and the memory browser's modal submissions on the Bolt app. */
-export function registerInteractions(app: App, context: SlackContext, onFeedback: FeedbackListener = () => undefined): void {
+/**
+ * Registers the button handler and the memory browser's modal submissions. Other actions (a stale
+ * or forged payload: Hippo's action ids all start with "hippo_") reach no listener; the app answers
+ * them with an empty 200 (app.ts).
+ */
+export function registerInteractions(app: App, routes: SlackRoutes, context: SlackContext, onFeedback: FeedbackListener = () => undefined): void {
   app.action(/^hippo_/, async ({ ack, body }) => {
     await ack();
     const parsed = blockActionBody.safeParse(body);
@@ -42,12 +47,8 @@ export function registerInteractions(app: App, context: SlackContext, onFeedback
     const value = action.value ?? action.selected_option?.value ?? '';
     context.background.run('slack-action', () => handleAction(context, click, action.action_id, value, onFeedback), { action: action.action_id });
   });
-  registerMemorySubmissions(app, context);
-  registerHomeSearch(app, context);
-  // Anything else (a stale or forged payload: Hippo's action and callback ids all start with
-  // "hippo_") is acknowledged at once; unanswered, Slack would wait 3 s and show an error.
-  app.action(/^(?!hippo_)/, async ({ ack }) => ack());
-  app.view(/^(?!hippo_)/, async ({ ack }) => ack());
+  registerMemorySubmissions(routes, context);
+  registerHomeSearch(routes, context);
 }
 
 /** Which memory access each note button needs. */

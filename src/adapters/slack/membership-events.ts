@@ -2,7 +2,7 @@
 // Slack says it changed (a person joined or left a channel Hippo is in, a user group's members or
 // settings changed), the cached answer is dropped at once: someone removed from an allowed group or
 // from a channel loses access now, not a minute later.
-import type { App } from '@slack/bolt';
+import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
 import { eventEnvelope } from './payloads.js';
 import type { SlackPeople } from './people.js';
@@ -13,7 +13,7 @@ const groupMembersChange = z.looseObject({ subteam_id: z.string() });
 const groupChange = z.looseObject({ subteam: z.looseObject({ id: z.string() }) });
 
 /** Registers the handlers that keep the membership caches true. */
-export function registerMembershipEvents(app: App, caches: { people: SlackPeople; access: SlackAccess }): void {
+export function registerMembershipEvents(routes: SlackRoutes, caches: { people: SlackPeople; access: SlackAccess }): void {
   const forgetGroup = (body: unknown, groupId: string | undefined) => {
     const envelope = eventEnvelope.safeParse(body);
     if (!envelope.success || !groupId) return;
@@ -25,8 +25,8 @@ export function registerMembershipEvents(app: App, caches: { people: SlackPeople
     const parsed = channelChange.safeParse(event);
     if (envelope.success && parsed.success) caches.access.forgetChannel(envelope.data.team_id, parsed.data.channel);
   };
-  app.event('subteam_members_changed', async ({ event, body }) => forgetGroup(body, groupMembersChange.safeParse(event).data?.subteam_id));
-  app.event('subteam_updated', async ({ event, body }) => forgetGroup(body, groupChange.safeParse(event).data?.subteam.id));
-  app.event('member_joined_channel', async ({ event, body }) => forgetChannel(body, event));
-  app.event('member_left_channel', async ({ event, body }) => forgetChannel(body, event));
+  routes.event('subteam_members_changed', async ({ event, body }) => forgetGroup(body, groupMembersChange.safeParse(event).data?.subteam_id));
+  routes.event('subteam_updated', async ({ event, body }) => forgetGroup(body, groupChange.safeParse(event).data?.subteam.id));
+  routes.event('member_joined_channel', async ({ event, body }) => forgetChannel(body, event));
+  routes.event('member_left_channel', async ({ event, body }) => forgetChannel(body, event));
 }

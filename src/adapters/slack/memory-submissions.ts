@@ -2,7 +2,8 @@
 // and-set: when someone wrote in between, the person gets the newer text with their edit kept, and
 // decides), a pinned or unpinned line, an undone change. Each is checked like a click (the space's
 // conversation, MEMORY_EDITORS) and answered in the modal itself, within Slack's 3 seconds.
-import type { App, types } from '@slack/bolt';
+import type { types } from '@slack/bolt';
+import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
 import { ConflictError } from '../../core/errors.js';
 import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
@@ -23,7 +24,7 @@ const editRef = z.object({ d: z.string(), v: z.number().int(), i: z.number().int
 type Answer = { close: true } | { view: ModalView };
 
 /** Registers the submission handlers on the Bolt app. */
-export function registerMemorySubmissions(app: App, context: SlackContext): void {
+export function registerMemorySubmissions(routes: SlackRoutes, context: SlackContext): void {
   const handlers: Record<string, (submission: Submission) => Promise<Answer>> = {
     [memoryCallbacks.choosePart]: (submission) => choosePart(context, submission),
     [memoryCallbacks.save]: (submission) => save(context, submission),
@@ -31,7 +32,7 @@ export function registerMemorySubmissions(app: App, context: SlackContext): void
     [memoryCallbacks.undo]: (submission) => undo(context, submission),
   };
   for (const [callbackId, handle] of Object.entries(handlers)) {
-    app.view(callbackId, async ({ ack, body }) => {
+    routes.view(callbackId, async ({ ack, body }) => {
       const submission = readSubmission(body);
       // The answer comes back in the acknowledgement (Slack waits up to 3 seconds for it).
       const answer = submission ? await handle(submission).catch((error: unknown) => failed(context, error)) : { view: outcomeModal('This form could not be read; open it again.', 'Memory') };

@@ -1,10 +1,10 @@
 // 👍 / 👎 that people put on Hippo's answers in Slack (reaction_added): recorded as answer
 // feedback when the message is one of Hippo's answers and the person may use Hippo.
-import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import { feedbackKind, recordAnswerFeedback, type FeedbackListener } from '../chat/answer-feedback.js';
 import { eventEnvelope } from './payloads.js';
 import type { SlackContext } from './context.js';
+import type { SlackRoutes } from './routes.js';
 
 const reactionAdded = z.looseObject({
   user: z.string(),
@@ -14,8 +14,8 @@ const reactionAdded = z.looseObject({
 });
 
 /** Registers the reaction handler; `onFeedback` hears each new 👍 / 👎 (the metrics counter). */
-export function registerReactions(app: App, context: SlackContext, onFeedback: FeedbackListener): void {
-  app.event('reaction_added', async ({ event, body }) => {
+export function registerReactions(routes: SlackRoutes, context: SlackContext, onFeedback: FeedbackListener): void {
+  routes.event('reaction_added', async ({ event, body }) => {
     const envelope = eventEnvelope.safeParse(body);
     const parsed = reactionAdded.safeParse(event);
     if (!envelope.success || !parsed.success) return;
