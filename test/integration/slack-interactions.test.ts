@@ -24,19 +24,20 @@ function nextTs(): string {
 
 const post = (body: string, contentType: string): Promise<Response> => rig.post(body, contentType);
 
-async function mention(text: string, ts: string, threadTs?: string): Promise<void> {
-  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
+async function mention(text: string, ts: string, threadTs?: string, where = channel): Promise<void> {
+  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel: where, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
   const response = await post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json');
   expect(response.status).toBe(200);
 }
 
 /** Clicks a button of a message in a thread, as Slack posts a block_actions interaction. */
-async function click(actionId: string, value: string, message: { ts: string; threadTs: string }, extra: Record<string, unknown> = {}): Promise<void> {
+async function click(actionId: string, value: string, message: { ts: string; threadTs: string; channel?: string }, extra: Record<string, unknown> = {}): Promise<void> {
+  const where = message.channel ?? channel;
   const payload = {
     type: 'block_actions', team: { id: slack.teamId, domain: 'hippo' }, user: { id: 'UADA', username: 'ada', name: 'ada', team_id: slack.teamId },
     api_app_id: 'A1', token: 'legacy', trigger_id: `trigger-${++counter}`, response_url: slack.responseUrl(`action-${counter}`),
-    container: { type: 'message', message_ts: message.ts, channel_id: channel, is_ephemeral: false, thread_ts: message.threadTs },
-    channel: { id: channel, name: 'project' }, message: { type: 'message', ts: message.ts, thread_ts: message.threadTs, text: '' },
+    container: { type: 'message', message_ts: message.ts, channel_id: where, is_ephemeral: false, thread_ts: message.threadTs },
+    channel: { id: where, name: 'project' }, message: { type: 'message', ts: message.ts, thread_ts: message.threadTs, text: '' },
     actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
     ...extra,
   };
@@ -84,9 +85,11 @@ describe('Slack memory notes', () => {
       // 400 of 10,000 tokens: past the 3% step, so the checkpoint after this answer forks memory.
       return { content: 'Noted: launch on Friday.', usage: { promptTokens: 400, cachedTokens: 300, completionTokens: 10 } };
     });
+    // A channel of its own: its memory space starts at MAIN.md v1 whichever tests ran before.
+    const notes = 'C0NOTES';
     const root = nextTs();
-    await mention('the launch is on Friday, budget 10k', root);
-    const note = await slack.waitForCall('chat.postMessage', (call) => (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_memory_updated');
+    await mention('the launch is on Friday, budget 10k', root, undefined, notes);
+    const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_memory_updated');
     expect(note.args['thread_ts']).toBe(root);
     expect(textOf(note)).toMatch(/^🧠 Memory updated · MAIN\.md \+2 −1/);
     const metadata = note.args['metadata'] as { event_payload: { memoryRunId: string; versions: Array<{ path: string; version: number }> } };
@@ -95,8 +98,9 @@ describe('Slack memory notes', () => {
     expect(blocksOf(note)).toContain('hippo_memory_revert');
     const noteTs = String(note.response?.['ts']);
 
-    await click('hippo_memory_view', runId, { ts: noteTs, threadTs: root });
-    const opened = await slack.waitForCall('views.open');
+    const at = { ts: noteTs, threadTs: root, channel: notes };
+    await click('hippo_memory_view', runId, at);
+    const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('The launch is on Friday.'));
     const view = opened.args['view'] as { type: string; title: { text: string }; blocks: Array<{ type: string; text?: { text: string } }> };
     expect(view.type).toBe('modal');
     expect(opened.args['trigger_id']).toMatch(/^trigger-/);
@@ -107,23 +111,25 @@ describe('Slack memory notes', () => {
     expect(viewText).toContain('- Nothing remembered yet');
     for (const block of view.blocks) expect((block.text?.text ?? '').length).toBeLessThanOrEqual(3_000);
 
-    await click('hippo_memory_ack', runId, { ts: noteTs, threadTs: root });
-    await slack.waitForCall('chat.postEphemeral', (call) => String(call.args['text']).includes('reviewed'));
+    await click('hippo_memory_ack', runId, at);
+    await slack.waitForCall('chat.postEphemeral', (call) => call.args['channel'] === notes && String(call.args['text']).includes('reviewed'));
     expect(await database.prisma.memoryDocumentVersion.findMany({ where: { memoryRunId: runId }, select: { reviewedBy: true } })).toEqual([{ reviewedBy: 'UADA' }]);
 
-    await click('hippo_memory_revert', runId, { ts: noteTs, threadTs: root });
-    const reverted = await slack.waitForCall('chat.postMessage', (call) => textOf(call).startsWith('↩️'));
+    await click('hippo_memory_revert', runId, at);
+    const reverted = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('↩️'));
     expect(textOf(reverted)).toBe('↩️ Ada reverted the memory change to MAIN.md');
-    const main = await database.prisma.memoryDocument.findFirstOrThrow({ where: { path: 'MAIN.md' } });
+    const { memorySpaceId } = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    const mainOfSpace = { where: { path: 'MAIN.md', spaceId: memorySpaceId } };
+    const main = await database.prisma.memoryDocument.findFirstOrThrow(mainOfSpace);
     expect(main.version).toBe(3);
     expect(main.content).toContain('Nothing remembered yet');
     const latest = await database.prisma.memoryDocumentVersion.findFirstOrThrow({ where: { documentId: main.id, version: 3 } });
     expect(latest).toMatchObject({ authorKind: 'person', authorId: 'UADA', authorName: 'Ada' });
 
     // A second click does not revert again.
-    await click('hippo_memory_revert', runId, { ts: noteTs, threadTs: root });
-    await slack.waitForCall('chat.postEphemeral', (call) => String(call.args['text']).includes('already reverted'));
-    expect((await database.prisma.memoryDocument.findFirstOrThrow({ where: { path: 'MAIN.md' } })).version).toBe(3);
+    await click('hippo_memory_revert', runId, at);
+    await slack.waitForCall('chat.postEphemeral', (call) => call.args['channel'] === notes && String(call.args['text']).includes('already reverted'));
+    expect((await database.prisma.memoryDocument.findFirstOrThrow(mainOfSpace)).version).toBe(3);
   });
 
   it('shows a later change before reverting an older one (R13): Keep changes nothing, Undo both restores and tells the thread', async () => {
@@ -221,13 +227,22 @@ describe('Slack memory notes', () => {
   });
 
   it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
-    const [refused, sent, ...more] = slack.callsTo('chat.postMessage').filter((call) => textOf(call) === 'Noted: launch on Friday.');
-    expect(refused?.response).toEqual({ ok: false, error: 'invalid_arguments' });
-    expect(sent?.args['markdown_text']).toBeUndefined();
-    expect(sent?.args['mrkdwn']).toBe('true');
-    expect(more).toEqual([]);
-    // Detected once: one refused markdown_text post, none after.
-    expect(slack.callsTo('chat.postMessage').filter((call) => call.args['markdown_text'] !== undefined)).toHaveLength(1);
+    harness.model.reset();
+    harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'A plain answer.' } : { content: 'KEEP_CONTEXT' }));
+    const root = nextTs();
+    await mention('answer me', root);
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'A plain answer.' && call.response?.['ok'] === true);
+    // Detected once, on the file's first answer (this one or an earlier test's): one refused
+    // markdown_text post, the same text sent again as mrkdwn, none with markdown_text after.
+    const posts = slack.callsTo('chat.postMessage');
+    const withMarkdown = posts.filter((call) => call.args['markdown_text'] !== undefined);
+    expect(withMarkdown).toHaveLength(1);
+    const refused = withMarkdown[0]!;
+    expect(refused.response).toEqual({ ok: false, error: 'invalid_arguments' });
+    const resent = posts.slice(posts.indexOf(refused) + 1).find((call) => textOf(call) === textOf(refused));
+    expect(resent?.args['mrkdwn']).toBe('true');
+    const answer = posts.filter((call) => call.args['thread_ts'] === root && textOf(call) === 'A plain answer.');
+    expect(answer.map((call) => call.args['mrkdwn'])).toContain('true');
   });
 });
 
