@@ -118,10 +118,12 @@ afterAll(async () => {
 });
 
 describe('Slack memory browser: edit', () => {
-  it('lists the documents; Edit saves a version by the person, and a summarizer write in between is shown, nothing lost', async () => {
+  it('lists the documents; Edit saves a version by the person, and a summarizer write in between is shown, nothing lost; the history shows each change', async () => {
+    // Only this test changes MAIN.md; other tests add documents of their own to the space.
     const rows = await documentRows();
-    expect(rows.map((row) => row.text?.text)).toEqual([expect.stringMatching(/^\*MAIN\.md\* · \d+ chars · v1 · \d{4}-\d\d-\d\d \d\d:\d\d UTC by Hippo$/)]);
-    expect(rows[0]?.accessory?.options.map((entry) => entry.text.text)).toEqual(['View', 'History', 'Edit', 'Undo last change', 'Pin a line']);
+    const mainRow = rows.find((row) => row.text?.text.startsWith('*MAIN.md*'));
+    expect(mainRow?.text?.text).toMatch(/^\*MAIN\.md\* · \d+ chars · v1 · \d{4}-\d\d-\d\d \d\d:\d\d UTC by Hippo$/);
+    expect(mainRow?.accessory?.options.map((entry) => entry.text.text)).toEqual(['View', 'History', 'Edit', 'Undo last change', 'Pin a line']);
     const editing = await opened(await menu(option(rows, 'MAIN.md', 'Edit')));
     expect(editing.callback_id).toBe('hippo_edit_save');
     const original = pieceValue(editing, 0);
@@ -150,6 +152,13 @@ describe('Slack memory browser: edit', () => {
     // Nothing is lost: every version is in the history.
     expect((await database.prisma.memoryDocumentVersion.findMany({ where: { documentId: saved.id }, orderBy: { version: 'asc' } })).map((version) => version.content)).toEqual([original, '# Memory\n- launch on Friday\n', mine]);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).includes('✏️ Ada edited MAIN.md (now v3)'));
+
+    // The history shows each change with author, time, reason and a link to its thread.
+    const history = await opened(await menu(option(await documentRows(), 'MAIN.md', 'History')));
+    const lines = history.blocks.filter((block) => block.type === 'section').map((block) => block.text?.text ?? '');
+    expect(lines[0]).toMatch(new RegExp(`^v3 · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · Ada · edited by Ada · <https://t0hippo\\.slack\\.com/archives/${channel}/p${root.replace('.', '')}\\?thread_ts=${root}&cid=${channel}\\|thread>$`));
+    expect(lines[1]).toMatch(/^v2 · .* · background memory · Noted the launch\. · <https:\/\/t0hippo\.slack\.com\/archives\/.*\|thread>$/);
+    expect(lines[2]).toMatch(/^v1 · .* · Hippo$/);
   });
 
   it('edits a long document section by section within Slack limits', async () => {
@@ -179,41 +188,42 @@ describe('Slack memory browser: edit', () => {
     expect(after.version).toBe(notes.version + 1);
     expect(after.content).toBe(content.replace('- deploy 0:', '- deploy ZERO:'));
   });
-
-  it('shows the history with author, time, reason and a link to the thread of each change', async () => {
-    const history = await opened(await menu(option(await documentRows(), 'MAIN.md', 'History')));
-    const lines = history.blocks.filter((block) => block.type === 'section').map((block) => block.text?.text ?? '');
-    expect(lines[0]).toMatch(new RegExp(`^v3 · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · Ada · edited by Ada · <https://t0hippo\\.slack\\.com/archives/${channel}/p${root.replace('.', '')}\\?thread_ts=${root}&cid=${channel}\\|thread>$`));
-    expect(lines[1]).toMatch(/^v2 · .* · background memory · Noted the launch\. · <https:\/\/t0hippo\.slack\.com\/archives\/.*\|thread>$/);
-    expect(lines[2]).toMatch(/^v1 · .* · Hippo$/);
-  });
 });
 
 describe('Slack review signals reach the next summarizer', () => {
-  it('records a pin and an undo as review events, and the next fork carries them (checked at the wire)', async () => {
+  it('records an edit, a pin and an undo as review events, and the next fork carries them (checked at the wire)', async () => {
+    // Documents of its own: plan.md for the edit and the pin, steps.md for the undo.
+    const ada = { kind: 'person' as const, userId: 'UADA', name: 'Ada' };
+    await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'plan.md' }, '# Plan\n- launch on Friday\n', ada, 0);
+    const steps = await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'steps.md' }, `- deploy 0: ${'x'.repeat(20)}\n`, ada, 0);
+    await harness.stores.documents.write(steps, `- deploy ZERO: ${'x'.repeat(20)}\n`, ada, steps.version);
+
+    const editing = await opened(await menu(option(await documentRows(), 'plan.md', 'Edit')));
+    expect(await submit(editing, pieces(['# Plan\n- launch on Friday\n- budget is 10k\n']))).toBeNull();
     const rows = await documentRows();
-    const pinForm = await opened(await menu(option(rows, 'MAIN.md', 'Pin a line')));
+    const pinForm = await opened(await menu(option(rows, 'plan.md', 'Pin a line')));
     const lines = pinForm.blocks.find((block) => block.block_id === 'line')?.element as { options: Array<{ text: { text: string }; value: string }> };
     const budget = lines.options.find((entry) => entry.text.text === '- budget is 10k')!;
     const pinned = await submit(pinForm, { line: { line: { type: 'static_select', selected_option: { value: budget.value } } } });
-    expect(text(pinned!)).toContain('📌 Pinned in MAIN.md: “- budget is 10k”');
-    expect((await document('MAIN.md')).pinnedLines).toEqual(['- budget is 10k']);
+    expect(text(pinned!)).toContain('📌 Pinned in plan.md: “- budget is 10k”');
+    expect((await document('plan.md')).pinnedLines).toEqual(['- budget is 10k']);
 
-    const undoForm = await opened(await menu(option(rows, 'notes.md', 'Undo last change')));
+    const undoForm = await opened(await menu(option(rows, 'steps.md', 'Undo last change')));
     expect(text(undoForm)).toContain('- deploy ZERO:');
     const undone = await submit(undoForm, {});
-    expect(text(undone!)).toMatch(/Undid v2 of notes\.md/);
-    expect((await document('notes.md')).content).toContain('- deploy 0:');
+    expect(text(undone!)).toMatch(/Undid v2 of steps\.md/);
+    expect((await document('steps.md')).content).toContain('- deploy 0:');
 
-    // The next summarizer of the space: its one appended message carries both, quoted.
-    harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'done', usage: { promptTokens: 900, cachedTokens: 0, completionTokens: 2 } } : { content: 'no change' }));
-    await mention('one more thing', { thread: root });
-    await until(() => requestsOf(harness.model.requests, 'summarizer').length > 0, 10_000, 'a summarizer fork');
+    // The next summarizer of the space: its one appended message carries all three, quoted.
+    const before = requestsOf(harness.model.requests, 'summarizer').length;
+    harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'done', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 2 } } : { content: 'no change' }));
+    await mention('remember the plan', { thread: root });
+    await until(() => requestsOf(harness.model.requests, 'summarizer').length > before, 10_000, 'a summarizer fork');
     const instruction = String(requestsOf(harness.model.requests, 'summarizer').at(-1)!.body.messages.at(-1)?.['content']);
-    expect(instruction).toMatch(/UTC, Ada pinned a line in MAIN\.md:\n  > - budget is 10k/);
-    expect(instruction).toMatch(/UTC, Ada undid a memory change to notes\.md; what that took out or put back:\n  > - - deploy ZERO: x+\n  > \+ - deploy 0: x+/);
-    expect(instruction).toMatch(/UTC, Ada edited MAIN\.md by hand; their change:/);
-    expect(instruction).toContain('MAIN.md: > - budget is 10k');
+    expect(instruction).toMatch(/UTC, Ada pinned a line in plan\.md:\n  > - budget is 10k/);
+    expect(instruction).toMatch(/UTC, Ada undid a memory change to steps\.md; what that took out or put back:\n  > - - deploy ZERO: x+\n  > \+ - deploy 0: x+/);
+    expect(instruction).toMatch(/UTC, Ada edited plan\.md by hand; their change:/);
+    expect(instruction).toContain('plan.md: > - budget is 10k');
   });
 });
 
@@ -257,7 +267,9 @@ describe('Slack: who may do what', () => {
   it('refuses a person from another channel, another workspace, or outside MEMORY_EDITORS, for every action, changing nothing', async () => {
     const rows = await documentRows();
     const before = await snapshot();
-    const refusals = (user: string) => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === user);
+    // Counted from here: another test may have refused the same people before.
+    const earlier = slack.callsTo('chat.postEphemeral').length;
+    const refusals = (user: string) => slack.callsTo('chat.postEphemeral').slice(earlier).filter((call) => call.args['user'] === user);
     // Dave is not in the channel: clicking from another channel (App Home, a forwarded payload) is refused.
     for (const label of actions) await menu(option(rows, 'MAIN.md', label), { user: 'UDAVE', in: 'C0ELSEWHERE' });
     await until(() => refusals('UDAVE').length === actions.length, 10_000, "Dave's refusals");
@@ -289,13 +301,15 @@ describe('Slack: who may do what', () => {
     const run = await harness.stores.memoryRuns.start({ sessionId: session.id, segmentId: session.currentSegmentId!, role: 'summarizer', round: 60, forkPoint: 0 });
     await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'extra.md' }, 'x\n', { kind: 'summarizer', memoryRunId: run.id }, 0);
     const before = await database.prisma.memoryDocumentVersion.count();
+    const refusals = () => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === 'UEVE').length;
+    const earlier = refusals();
     for (const actionId of ['hippo_memory_revert', 'hippo_memory_view', 'hippo_memory_ack']) {
       await post({
         type: 'block_actions', team: { id: 'T0OTHER' }, user: { id: 'UEVE', team_id: 'T0OTHER' }, trigger_id: `t-${++counter}`,
         channel: { id: channel }, message: { ts: ts(), thread_ts: root }, actions: [{ type: 'button', action_id: actionId, block_id: 'b', value: run.id, action_ts: '1' }],
       });
     }
-    await until(() => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === 'UEVE').length === 5 + 3, 10_000, 'the refusals');
+    await until(() => refusals() === earlier + 3, 10_000, 'the refusals');
     expect(await database.prisma.memoryDocumentVersion.count()).toBe(before);
     expect(slack.callsTo('views.open').some((call) => JSON.stringify(call.args['view']).includes('extra.md'))).toBe(false);
   });
@@ -380,18 +394,19 @@ describe('Slack App Home', () => {
 
 describe('memory search and export from Slack', () => {
   it('answers `@hippo memory search` in the thread and uploads `@hippo memory export` there as a zip', async () => {
-    const main = await document('MAIN.md');
-    await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'MAIN.md' }, `${main.content}\n- Ada will den Release-Plan schreiben\n`, { kind: 'person', userId: 'UADA', name: 'Ada' }, main.version);
+    // A document of its own (another test owns MAIN.md's versions).
+    await harness.stores.documents.write({ spaceId, sessionKey: '', path: 'release.md' }, '# Release\n- Ada will den Release-Plan schreiben\n', { kind: 'person', userId: 'UADA', name: 'Ada' }, 0);
     const searched = await mention('memory search Release-Plan', { thread: root });
     const answer = await slack.waitForCall('chat.postMessage', (call) => String((call.args['metadata'] as { event_payload?: Record<string, unknown> })?.event_payload?.['idempotency_key']).startsWith(`command:slack:${slack.teamId}:${channel}:${searched}`));
     expect(answer.args['thread_ts']).toBe(root);
-    expect(String(answer.args['markdown_text'] ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[^]*MAIN\.md/);
+    expect(String(answer.args['markdown_text'] ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[^]*release\.md/);
     await mention('memory export', { thread: root });
     await until(async () => slack.files.uploads.length > 0, 10_000, 'the export upload');
     const [upload] = slack.files.uploads;
     expect(upload).toMatchObject({ channel, threadTs: root, title: expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/) });
     const files = unzip(upload?.content ?? Buffer.alloc(0));
-    expect(files.get('MAIN.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
+    expect(files.get('release.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
+    expect(files.has('MAIN.md')).toBe(true);
     expect(files.has('history/MAIN.md/v0001.md')).toBe(true);
   });
 });
