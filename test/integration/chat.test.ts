@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../fakes/fake-model-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, shape } from '../support/model-script.js';
@@ -16,15 +16,19 @@ const running: RunningProcess[] = [];
 
 beforeAll(async () => {
   model = await startFakeModelServer();
+});
+// A database per test: the terminal has one thread per database, and an earlier test's context
+// there would make memory forks take the replies a test queued for its worker.
+beforeEach(async () => {
   database = await createTestDatabase();
 });
-afterEach(() => {
+afterEach(async () => {
   for (const chat of running.splice(0)) chat.kill('SIGKILL');
   model.reset();
+  await database.drop();
 });
 afterAll(async () => {
   await model.close();
-  await database.drop();
 });
 
 // Generous: starting the chat on an embedded database takes seconds, more on a loaded machine.
@@ -108,8 +112,7 @@ describe('npm run chat', () => {
     type('/history nothing.md');
     await waitForOutput(output, /^ {2}no document nothing\.md \(\/memory lists them\)$/m);
     type('/search tuesday');
-    // The hit names its session by title: the terminal's one thread is titled by whichever test of
-    // this file spoke first, so only the matched words are pinned.
+    // The hit names its session by title; only the matched words are pinned.
     await waitForOutput(output, /^ {2}🔎 Memory matching “tuesday”:\n {2}\*\*Conversations\*\*\n {2}• “[^”\n]*” \(user, context \d+\): .*the deploy window is \*\*Tuesday\*\*/m);
     type('/revert');
     await waitForOutput(output, /^ {2}(There is no memory change to undo in this space\.|↩️ Undid |The last memory change is )/m);
