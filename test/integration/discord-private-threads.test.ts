@@ -44,16 +44,24 @@ describe('Discord private threads', () => {
   let secret: SessionRecord;
   let open: SessionRecord;
   let publicThread: FakeChannel;
+  let privateThread: FakeChannel;
   let anchor: FakeMessage;
 
-  it('give a private thread a memory space of its own under the channel scope', async () => {
+  // Setup both tests read, whichever runs first: a private and a public thread with a session each,
+  // and the memory browser opened in the private one.
+  beforeAll(async () => {
     const { fake } = rig;
-    const privateThread = fake.createPrivateThread('launch plans', [fake.ada]);
+    privateThread = fake.createPrivateThread('launch plans', [fake.ada]);
     await rig.settle();
     secret = await sessionIn(privateThread, 'the launch code is zebra-4711');
     publicThread = fake.createThread('general chat');
     await rig.settle();
     open = await sessionIn(publicThread, 'what are we launching');
+    anchor = await openBrowser(privateThread);
+  }, 120_000);
+
+  it('give a private thread a memory space of its own under the channel scope', async () => {
+    const { fake } = rig;
     expect(secret.memorySpaceId).not.toBe(open.memorySpaceId);
     // Public threads of the channel still share the channel's space.
     const another = fake.createThread('more chat');
@@ -63,7 +71,7 @@ describe('Discord private threads', () => {
     const hits = await rig.harness.stores.context.searchOriginals(open.memorySpaceId, 'zebra', open.currentSegmentId ?? '', 10);
     expect(hits).toEqual([]);
     expect(await rig.harness.stores.context.searchOriginals(secret.memorySpaceId, 'zebra', '', 10)).not.toEqual([]);
-    anchor = await openBrowser(privateThread);
+    expect(anchor.channel_id).toBe(privateThread.id);
   }, 120_000);
 
   it("lets only the thread's members reach its memory from elsewhere in the channel", async () => {
