@@ -172,11 +172,13 @@ describe('Slack install flow', () => {
     expect(stored.botRefreshToken).toMatch(/^v1:/);
     expect(stored.botTokenExpiresAt?.getTime()).toBeLessThan(Date.now() + 301_000);
 
+    // Counted from here: another test may refresh another team's token.
+    const refreshes = () => slack.callsTo('oauth.v2.access').filter((call) => call.args['grant_type'] === 'refresh_token').length;
+    const refreshesBefore = refreshes();
     const root = nextTs();
     expect((await mention(teams.T3.teamId, teams.T3.botUserId, 'hello from team three', root)).status).toBe(200);
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Done here.'));
-    const refreshes = slack.callsTo('oauth.v2.access').filter((call) => call.args['grant_type'] === 'refresh_token');
-    expect(refreshes).toHaveLength(1);
+    expect(refreshes() - refreshesBefore).toBe(1);
     const fresh = slack.tokens.tokensOf(teams.T3.teamId)[1];
     expect(fresh).toBeDefined();
     expect(tokenOf(answer)).toBe(fresh);
@@ -217,6 +219,9 @@ describe('Slack install flow', () => {
 
 describe('Slack uninstall', () => {
   it('deletes the tokens on app_uninstalled, drops what the workspace\'s sessions still post, and ignores its later events', async () => {
+    // Both teams installed, whichever tests ran before (installing again replaces the tokens).
+    await install(teams.T2);
+    await install(teams.T3);
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     harness.model.respond(async () => {
@@ -226,7 +231,7 @@ describe('Slack uninstall', () => {
     const root = nextTs();
     await mention(teams.T2.teamId, teams.T2.botUserId, 'a long job', root);
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
-    await harness.model.waitFor(() => true);
+    await harness.model.waitFor((request) => JSON.stringify(request.body.messages).includes('a long job'));
 
     const response = await event(teams.T2.teamId, { type: 'app_uninstalled', event_ts: '1' });
     expect(response.status).toBe(200);
@@ -250,6 +255,7 @@ describe('Slack uninstall', () => {
   });
 
   it('deletes the installation when the bot token is revoked, not when only user tokens are', async () => {
+    await install(teams.T3);
     expect((await event(teams.T3.teamId, { type: 'tokens_revoked', tokens: { oauth: ['UPERSON'] }, event_ts: '2' })).status).toBe(200);
     expect(await database.prisma.slackInstallation.count({ where: { teamId: teams.T3.teamId } })).toBe(1);
     expect((await event(teams.T3.teamId, { type: 'tokens_revoked', tokens: { bot: [teams.T3.botUserId] }, event_ts: '3' })).status).toBe(200);
