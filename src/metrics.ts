@@ -117,9 +117,9 @@ export class Metrics {
       return result;
     };
     counted.insertAll = async (entries) => {
-      const inserted = await store.insertAll(entries);
-      writes.inc({ outcome: 'queued' }, inserted);
-      return inserted;
+      const stored = await store.insertAll(entries);
+      writes.inc({ outcome: 'queued' }, stored.length);
+      return stored;
     };
     counted.markSent = async (sent) => {
       await store.markSent(sent);

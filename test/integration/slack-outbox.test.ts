@@ -25,6 +25,24 @@ async function newSession(): Promise<string> {
   return session.id;
 }
 
+/** Counts the statements sent on the test database's pool until `stop()`. */
+function countStatements(): { stop(): number } {
+  const pool = database.pool;
+  if (!pool) throw new Error('these tests need the Postgres pool');
+  const query = pool.query.bind(pool);
+  let count = 0;
+  pool.query = ((...args: Parameters<typeof query>) => {
+    count += 1;
+    return query(...args);
+  }) as typeof pool.query;
+  return {
+    stop() {
+      pool.query = query;
+      return count;
+    },
+  };
+}
+
 async function statusOf(key: string) {
   return database.prisma.outboxItem.findUniqueOrThrow({ where: { idempotencyKey: key } });
 }
@@ -200,6 +218,41 @@ describe('Outbox', () => {
     expect(await outbox.enqueue(eyes('steer:queued'))).toEqual({ inserted: true });
     expect(await outbox.enqueue(eyes('steer:gone'))).toEqual({ inserted: false });
     expect(await outbox.enqueue(eyes('steer:unknown'))).toEqual({ inserted: false });
+  });
+
+  it('stores writes enqueued together in one statement, each with its own outcome', async () => {
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
+    const sessionId = await newSession();
+    const stores = createPrismaStores(database.prisma);
+    for (const n of [1, 2, 3, 4]) await stores.steers.enqueue({ sessionId, authorId: 'U1', authorName: 'Ada', text: `steer ${n}`, platformMessageKey: `burst:steer:${n}` });
+    expect(await stores.steers.withdraw('burst:steer:3')).toBe(true);
+    await outbox.enqueue({ idempotencyKey: 'burst:eyes:4', sessionId, platform: 'p-burst', operation: 'react', payload: {} });
+    const eyes = (n: number) => ({ idempotencyKey: `burst:eyes:${n}`, sessionId, platform: 'p-burst', operation: 'react', payload: { n }, whileSteerQueued: `burst:steer:${n}` });
+    const statements = countStatements();
+    const outcomes = await Promise.all([
+      outbox.enqueue(eyes(1)), // goes at once; the rest wait for it and go together
+      outbox.enqueue(eyes(2)),
+      outbox.enqueue(eyes(3)), // its steer was withdrawn
+      outbox.enqueue(eyes(4)), // its key exists
+      outbox.enqueue(eyes(2)), // the same key again in the batch
+      outbox.enqueue({ idempotencyKey: 'burst:post', sessionId, platform: 'p-burst', operation: 'post', payload: { text: 'plain' } }),
+    ]);
+    expect(statements.stop()).toBe(2);
+    expect(outcomes.map((outcome) => outcome.inserted)).toEqual([true, true, false, false, false, true]);
+    const rows = await database.prisma.outboxItem.findMany({ where: { platform: 'p-burst' }, orderBy: { id: 'asc' } });
+    expect(rows.map((row) => [row.idempotencyKey, row.payload])).toEqual([
+      ['burst:eyes:4', {}], ['burst:eyes:1', { n: 1 }], ['burst:eyes:2', { n: 2 }], ['burst:post', { text: 'plain' }],
+    ]);
+  });
+
+  it('fails a bad write of a batch alone and stores the others', async () => {
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
+    const sessionId = await newSession();
+    const post = (key: string, session: string) => outbox.enqueue({ idempotencyKey: key, sessionId: session, platform: 'p-split', operation: 'post', payload: {} });
+    const outcomes = await Promise.allSettled([post('split:1', sessionId), post('split:2', sessionId), post('split:no-session', 'no-such-session'), post('split:3', sessionId)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const rows = await database.prisma.outboxItem.findMany({ where: { platform: 'p-split' }, orderBy: { id: 'asc' } });
+    expect(rows.map((row) => row.idempotencyKey)).toEqual(['split:1', 'split:2', 'split:3']);
   });
 
   it('fails an item at once on a permanent error and moves on', async () => {

@@ -5,6 +5,8 @@
 import { storableJson } from '../../core/prompts/text-hygiene.js';
 import type { Logger } from '../../log.js';
 import type { OutboxPayload, OutboxStore } from '../storage/outbox-store.js';
+import { isTransient } from '../../core/errors.js';
+import { isTransientDatabaseError } from '../storage/storage-errors.js';
 import { OutboxSender, type Deliver, type SenderOptions } from './outbox-sender.js';
 
 /** A write to enqueue. */
@@ -51,6 +53,17 @@ export interface OutboxEntry {
 /** The outbox, and the senders that drain it. */
 export class Outbox {
   private readonly senders = new Map<string, OutboxSender>();
+  /**
+   * A batchable write's outcome: stored (true) or skipped. Writes enqueued while an earlier batch is
+   * being stored wait for it and then go together in one statement: in a burst, the 👀 of many
+   * steers cost one round trip and one commit instead of one each (bench/RESULTS.md, B4). With
+   * nothing in flight a write goes at once.
+   */
+  private readonly batch = new WriteBatch<OutboxEntry, boolean>(async (entries) => {
+    const stored = new Set(await this.insertAll(entries));
+    // A key twice in one batch is stored once, by the first of them (the statement keeps the order).
+    return entries.map((entry) => stored.delete(entry.idempotencyKey));
+  }, (error) => isTransientDatabaseError(error) || isTransient(error));
 
   constructor(
     private readonly store: OutboxStore,
@@ -62,6 +75,7 @@ export class Outbox {
    * `inserted` false = a duplicate, or (with `fenced`) a write of a replica that lost its lease.
    */
   async enqueue(entry: OutboxEntry): Promise<{ inserted: boolean; fenced?: boolean }> {
+    if (batchable(entry)) return { inserted: await this.batch.add(entry) };
     const targetKey = entry.targetKey ?? null;
     const fencingToken = entry.fencingToken ?? null;
     const { inserted, fenced } = await this.store.insert({
@@ -95,7 +109,12 @@ export class Outbox {
     if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending || entry.supersedes || entry.supersedesUntriedTarget || entry.whileSteerQueued !== undefined)) {
       throw new Error('enqueueAll takes no fencing token, replacesPending or whileSteerQueued: use enqueue');
     }
-    const inserted = await this.store.insertAll(
+    return (await this.insertAll(entries)).length;
+  }
+
+  /** One statement for `entries`; wakes the senders of what it stored. Returns the keys stored. */
+  private async insertAll(entries: readonly OutboxEntry[]): Promise<string[]> {
+    const stored = await this.store.insertAll(
       entries.map((entry) => ({
         idempotencyKey: entry.idempotencyKey,
         sessionId: entry.sessionId,
@@ -104,10 +123,14 @@ export class Outbox {
         payload: storableJson(entry.payload),
         targetKey: entry.targetKey ?? null,
         cancels: entry.cancels ?? null,
+        whileSteerQueued: entry.whileSteerQueued ?? null,
       })),
     );
-    if (inserted > 0) for (const platform of new Set(entries.map((entry) => entry.platform))) this.senders.get(platform)?.wake();
-    return inserted;
+    if (stored.length > 0) {
+      const keys = new Set(stored);
+      for (const platform of new Set(entries.filter((entry) => keys.has(entry.idempotencyKey)).map((entry) => entry.platform))) this.senders.get(platform)?.wake();
+    }
+    return stored;
   }
 
   /** The platform message id of a sent item, or null. */
@@ -121,5 +144,47 @@ export class Outbox {
     this.senders.set(platform, sender);
     sender.start();
     return sender;
+  }
+}
+
+/** A write the batch can take: no fencing token and nothing it supersedes (those need their own statement). */
+function batchable(entry: OutboxEntry): boolean {
+  return entry.fencingToken === undefined && !entry.replacesPending && entry.supersedes === undefined && !entry.supersedesUntriedTarget && entry.cancels === undefined;
+}
+
+/**
+ * Writes that arrive while a statement is in flight go together in the next one. A batch that fails
+ * for a reason other than the database being away is split, each write alone, so one bad write
+ * fails by itself.
+ */
+class WriteBatch<In, Out> {
+  private waiting: Array<{ input: In; resolve: (out: Out) => void; reject: (error: unknown) => void }> = [];
+  private flowing = false;
+
+  constructor(
+    private readonly store: (inputs: In[]) => Promise<Out[]>,
+    private readonly everyWriteFails: (error: unknown) => boolean,
+    private readonly maxBatch = 200,
+  ) {}
+
+  add(input: In): Promise<Out> {
+    const result = new Promise<Out>((resolve, reject) => this.waiting.push({ input, resolve, reject }));
+    if (!this.flowing) void this.flow();
+    return result;
+  }
+
+  private async flow(): Promise<void> {
+    this.flowing = true;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      try {
+        const outs = await this.store(batch.map((write) => write.input));
+        batch.forEach((write, index) => write.resolve(outs[index] as Out));
+      } catch (error) {
+        if (batch.length === 1 || this.everyWriteFails(error)) for (const write of batch) write.reject(error);
+        else for (const write of batch) await this.store([write.input]).then(([out]) => write.resolve(out as Out), write.reject);
+      }
+    }
+    this.flowing = false;
   }
 }

@@ -93,16 +93,18 @@ export class OutboxStore {
   }
 
   /**
-   * Stores several writes in one statement, in order (existing keys skipped). A write whose
-   * `cancels` names a pending, untried item drops that item and is not stored itself.
+   * Stores several writes in one statement, in order, and returns the keys it stored. A key that
+   * exists (or comes twice) is skipped; a write whose `cancels` names a pending, untried item drops
+   * that item and is not stored itself; a write with `whileSteerQueued` is stored only while that
+   * steer is still queued.
    */
-  async insertAll(entries: ReadonlyArray<Pick<OutboxInsert, 'idempotencyKey' | 'sessionId' | 'platform' | 'operation' | 'payload' | 'targetKey'> & { cancels: string | null }>): Promise<number> {
+  async insertAll(entries: ReadonlyArray<Pick<OutboxInsert, 'idempotencyKey' | 'sessionId' | 'platform' | 'operation' | 'payload' | 'targetKey' | 'whileSteerQueued'> & { cancels: string | null }>): Promise<string[]> {
     const column = <T>(pick: (entry: (typeof entries)[number]) => T) => entries.map(pick);
     const cancels = entries.flatMap((entry) => (entry.cancels === null ? [] : [entry.cancels]));
     // An untried pending item is only ever claimed by a sender's UPDATE, which locks it: this UPDATE
     // waits for that and then sees 'sending', so an item that may have reached the platform is
     // never dropped, and its undoing item is stored.
-    const rows = await this.sql.rows<{ inserted: number }>(Prisma.sql`
+    const rows = await this.sql.rows<{ key: string }>(Prisma.sql`
       WITH cancelled AS (
         UPDATE outbox SET status = 'superseded'
         WHERE idempotency_key = ANY(${cancels}::text[]) AND status = 'pending' AND attempts = 0
@@ -113,14 +115,16 @@ export class OutboxStore {
         FROM unnest(${column((entry) => entry.idempotencyKey)}::text[], ${column((entry) => entry.sessionId)}::text[],
           ${column((entry) => entry.platform)}::text[], ${column((entry) => entry.operation)}::text[],
           ${column((entry) => JSON.stringify(entry.payload))}::jsonb[], ${column((entry) => entry.targetKey)}::text[],
-          ${column((entry) => entry.cancels)}::text[])
-          WITH ORDINALITY AS e(key, session_id, platform, operation, payload, target_key, cancels, ordinal)
-        WHERE e.cancels IS NULL OR e.cancels NOT IN (SELECT idempotency_key FROM cancelled)
+          ${column((entry) => entry.cancels)}::text[], ${column((entry) => entry.whileSteerQueued)}::text[])
+          WITH ORDINALITY AS e(key, session_id, platform, operation, payload, target_key, cancels, while_queued, ordinal)
+        WHERE (e.cancels IS NULL OR e.cancels NOT IN (SELECT idempotency_key FROM cancelled))
+          AND (e.while_queued IS NULL OR EXISTS (
+            SELECT 1 FROM steer_messages m WHERE m.platform_message_key = e.while_queued AND m.status = 'queued'))
         ORDER BY e.ordinal
         ON CONFLICT (idempotency_key) DO NOTHING
-        RETURNING platform)
-      SELECT count(*)::int AS inserted FROM inserted`);
-    return rows[0]?.inserted ?? 0;
+        RETURNING idempotency_key)
+      SELECT idempotency_key AS key FROM inserted`);
+    return rows.map((row) => row.key);
   }
 
   /** The platform message id of a sent item, or null. */
