@@ -234,10 +234,10 @@ describe('Outbox', () => {
       outbox.enqueue(eyes(2)),
       outbox.enqueue(eyes(3)), // its steer was withdrawn
       outbox.enqueue(eyes(4)), // its key exists
-      outbox.enqueue(eyes(2)), // the same key again in the batch
+      outbox.enqueue(eyes(2)), // the same key again: it waits for the next statement
       outbox.enqueue({ idempotencyKey: 'burst:post', sessionId, platform: 'p-burst', operation: 'post', payload: { text: 'plain' } }),
     ]);
-    expect(statements.stop()).toBe(2);
+    expect(statements.stop()).toBe(3);
     expect(outcomes.map((outcome) => outcome.inserted)).toEqual([true, true, false, false, false, true]);
     const rows = await database.prisma.outboxItem.findMany({ where: { platform: 'p-burst' }, orderBy: { id: 'asc' } });
     expect(rows.map((row) => [row.idempotencyKey, row.payload])).toEqual([

@@ -5,8 +5,8 @@
 import { storableJson } from '../../core/prompts/text-hygiene.js';
 import type { Logger } from '../../log.js';
 import type { OutboxPayload, OutboxStore } from '../storage/outbox-store.js';
-import { isTransient } from '../../core/errors.js';
 import { isTransientDatabaseError } from '../storage/storage-errors.js';
+import { WriteBatch } from '../storage/write-batch.js';
 import { OutboxSender, type Deliver, type SenderOptions } from './outbox-sender.js';
 
 /** A write to enqueue. */
@@ -54,16 +54,13 @@ export interface OutboxEntry {
 export class Outbox {
   private readonly senders = new Map<string, OutboxSender>();
   /**
-   * A batchable write's outcome: stored (true) or skipped. Writes enqueued while an earlier batch is
-   * being stored wait for it and then go together in one statement: in a burst, the 👀 of many
-   * steers cost one round trip and one commit instead of one each (bench/RESULTS.md, B4). With
-   * nothing in flight a write goes at once.
+   * A batchable write's outcome: stored (true) or skipped. Writes enqueued while a batch is being
+   * stored go together in the next statement (the 👀 of a burst of steers: storage/write-batch.ts).
    */
   private readonly batch = new WriteBatch<OutboxEntry, boolean>(async (entries) => {
     const stored = new Set(await this.insertAll(entries));
-    // A key twice in one batch is stored once, by the first of them (the statement keeps the order).
-    return entries.map((entry) => stored.delete(entry.idempotencyKey));
-  }, (error) => isTransientDatabaseError(error) || isTransient(error));
+    return entries.map((entry) => stored.has(entry.idempotencyKey));
+  }, { maxInFlight: 1, maxBatch: 200, keyOf: (entry) => entry.idempotencyKey, splitAfter: (error) => !isTransientDatabaseError(error) });
 
   constructor(
     private readonly store: OutboxStore,
@@ -152,39 +149,3 @@ function batchable(entry: OutboxEntry): boolean {
   return entry.fencingToken === undefined && !entry.replacesPending && entry.supersedes === undefined && !entry.supersedesUntriedTarget && entry.cancels === undefined;
 }
 
-/**
- * Writes that arrive while a statement is in flight go together in the next one. A batch that fails
- * for a reason other than the database being away is split, each write alone, so one bad write
- * fails by itself.
- */
-class WriteBatch<In, Out> {
-  private waiting: Array<{ input: In; resolve: (out: Out) => void; reject: (error: unknown) => void }> = [];
-  private flowing = false;
-
-  constructor(
-    private readonly store: (inputs: In[]) => Promise<Out[]>,
-    private readonly everyWriteFails: (error: unknown) => boolean,
-    private readonly maxBatch = 200,
-  ) {}
-
-  add(input: In): Promise<Out> {
-    const result = new Promise<Out>((resolve, reject) => this.waiting.push({ input, resolve, reject }));
-    if (!this.flowing) void this.flow();
-    return result;
-  }
-
-  private async flow(): Promise<void> {
-    this.flowing = true;
-    while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
-      try {
-        const outs = await this.store(batch.map((write) => write.input));
-        batch.forEach((write, index) => write.resolve(outs[index] as Out));
-      } catch (error) {
-        if (batch.length === 1 || this.everyWriteFails(error)) for (const write of batch) write.reject(error);
-        else for (const write of batch) await this.store([write.input]).then(([out]) => write.resolve(out as Out), write.reject);
-      }
-    }
-    this.flowing = false;
-  }
-}
