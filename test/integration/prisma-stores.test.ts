@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { openDatabase, type Database } from '../../src/adapters/storage/database
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { ConflictError } from '../../src/core/errors.js';
 import type { ChatMessage } from '../../src/core/messages.js';
-import type { DocumentAuthor, MemoryScope, SessionRecord, StoredMessage, Stores, ThreadAddress } from '../../src/core/store.js';
+import type { Accepted, DocumentAuthor, MemoryScope, SessionRecord, StoredMessage, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -845,6 +846,79 @@ describe('Prisma stores on Postgres', () => {
       intake.query = query;
       await listener.end();
     }
+  });
+
+  it('stores messages that arrive together on the intake pool in shared statements, each with its own outcome', async () => {
+    const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+    const message = (address: ThreadAddress, key: string, start: boolean) => ({
+      address,
+      ...(start ? { start: { title: 'burst', scope: 'channel' as const, startedBy: 'U1' } } : {}),
+      steer: { platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text: key },
+      eventKey: `ev:${key}`,
+    });
+    const busy = thread();
+    const open = await stores.steers.accept(message(busy, `burst-${busy.channelId}-0`, true));
+    const shared = thread();
+    const fresh = Array.from({ length: 10 }, () => thread());
+    const quiet = thread();
+    const arriving = [
+      ...Array.from({ length: 8 }, (_unused, n) => message(shared, `burst-${shared.channelId}-${n}`, true)), // one new thread, eight openers
+      ...fresh.map((address) => message(address, `burst-${address.channelId}`, true)), // ten new threads
+      ...Array.from({ length: 10 }, (_unused, n) => message(busy, `burst-${busy.channelId}-${n + 1}`, false)), // replies in a live thread
+      message(busy, `burst-${busy.channelId}-3`, false), // a redelivery, while the first is on its way
+      message(quiet, `burst-${quiet.channelId}`, false), // chatter in a thread without a session
+    ];
+    const intake = database.ackPool!;
+    const query = intake.query.bind(intake);
+    let statements = 0;
+    intake.query = ((...args: Parameters<typeof query>) => {
+      statements += 1;
+      return query(...args);
+    }) as typeof intake.query;
+    let results: Accepted[];
+    try {
+      results = await Promise.all(arriving.map((item) => stores.steers.accept(item)));
+    } finally {
+      intake.query = query;
+    }
+    // Four go at once, one per connection of the pool; the rest wait and share statements.
+    expect(statements).toBeLessThanOrEqual(10);
+    const openers = results.slice(0, 8);
+    expect(new Set(openers.map((result) => result.session?.id)).size).toBe(1);
+    expect(openers.filter((result) => result.created)).toHaveLength(1);
+    expect(openers.every((result) => result.inserted && result.notified)).toBe(true);
+    const sharedId = openers[0]!.session!.id;
+    expect(await database.prisma.segment.count({ where: { sessionId: sharedId } })).toBe(1);
+    expect(await database.prisma.steerMessage.count({ where: { sessionId: sharedId } })).toBe(8);
+    for (const [index, address] of fresh.entries()) {
+      const result = results[8 + index]!;
+      expect(result).toMatchObject({ session: { ...address, title: 'burst', startedBy: 'U1' }, inserted: true, created: true, notified: true });
+      expect(result.steer).toMatchObject({ sessionId: result.session!.id, text: `burst-${address.channelId}`, status: 'queued' });
+      expect(await database.prisma.segment.findMany({ where: { sessionId: result.session!.id }, select: { id: true, ordinal: true } })).toEqual([{ id: result.session!.currentSegmentId, ordinal: 1 }]);
+    }
+    const replies = results.slice(18, 28);
+    expect(replies.every((result) => result.session?.id === open.session!.id && result.inserted && !result.created)).toBe(true);
+    expect(replies.map((result) => result.steer?.text)).toEqual(Array.from({ length: 10 }, (_unused, n) => `burst-${busy.channelId}-${n + 1}`));
+    // A thread's replies that share a statement are queued in the order they arrived.
+    const ids = replies.map((result) => result.steer!.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(results[28]).toMatchObject({ session: { id: open.session!.id }, steer: replies[2]!.steer, inserted: false, notified: false });
+    expect(results[29]).toEqual({ session: null, steer: null, inserted: false, created: false, notified: false });
+    expect(await database.prisma.steerMessage.count({ where: { sessionId: open.session!.id } })).toBe(11);
+    expect(await database.prisma.session.count({ where: { channelId: { in: [shared, ...fresh, quiet].map((address) => address.channelId) } } })).toBe(11);
+    for (const item of arriving) expect(await stores.events.wasProcessed(item.eventKey)).toBe(true);
+  });
+
+  it('fails a message the database refuses alone when it shares a statement, and stores the others', async () => {
+    const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+    const address = thread();
+    const first = await stores.steers.accept({ address, start: { title: 't', scope: 'channel' }, steer: { platformMessageKey: `split-${address.channelId}-0`, authorId: 'U1', authorName: 'Ann', text: 'go' } });
+    // A key too large for the unique index (a btree entry holds at most about 2.7 kB).
+    const huge = randomBytes(12_000).toString('hex');
+    const keys = Array.from({ length: 12 }, (_unused, n) => (n === 7 ? huge : `split-${address.channelId}-${n + 1}`));
+    const outcomes = await Promise.allSettled(keys.map((key) => stores.steers.accept({ address, steer: { platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text: key.slice(0, 20) } })));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(keys.map((key) => (key === huge ? 'rejected' : 'fulfilled')));
+    expect(await database.prisma.steerMessage.count({ where: { sessionId: first.session!.id } })).toBe(12);
   });
 
   it('gives the steers to the first of two takers that waited on the same lock', async () => {

@@ -22,20 +22,40 @@ const transientPrismaCodes = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024
 /** Messages of pg and Node network errors that carry no code but mean "the connection is gone". */
 const transientMessage = /connection terminated|terminating connection|connection error|not queryable|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|socket hang up|not currently accepting connections|the database system is (starting up|shutting down|in recovery mode)|Transaction already closed|Transaction not found/i;
 
-/** True when trying the same statement again later may succeed. */
-export function isTransientDatabaseError(error: unknown): boolean {
-  // The cause chain and Prisma's driver-adapter metadata both carry the driver's own error.
+interface ErrorRecord {
+  code?: unknown;
+  kind?: unknown;
+  originalCode?: unknown;
+  message?: unknown;
+  meta?: unknown;
+  cause?: unknown;
+}
+
+/** The error and the errors it carries: the cause chain and Prisma's driver-adapter metadata hold the driver's own. */
+function* chainOf(error: unknown): Generator<ErrorRecord & { codes: string[] }> {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
     seen.add(current);
-    const record = current as { code?: unknown; kind?: unknown; originalCode?: unknown; message?: unknown; meta?: unknown; cause?: unknown };
-    const codes = [record.code, record.originalCode].filter((value): value is string => typeof value === 'string');
-    if (codes.some((code) => transientStates.has(code) || code.startsWith('08') || transientPrismaCodes.has(code))) return true;
-    if (typeof record.kind === 'string' && transientKinds.has(record.kind)) return true;
-    if (typeof record.message === 'string' && transientMessage.test(record.message)) return true;
+    const record = current as ErrorRecord;
+    yield { ...record, codes: [record.code, record.originalCode].filter((value): value is string => typeof value === 'string') };
     const adapterError = (record.meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
     current = adapterError ?? record.cause;
   }
+}
+
+/** True when trying the same statement again later may succeed. */
+export function isTransientDatabaseError(error: unknown): boolean {
+  for (const record of chainOf(error)) {
+    if (record.codes.some((code) => transientStates.has(code) || code.startsWith('08') || transientPrismaCodes.has(code))) return true;
+    if (typeof record.kind === 'string' && transientKinds.has(record.kind)) return true;
+    if (typeof record.message === 'string' && transientMessage.test(record.message)) return true;
+  }
+  return false;
+}
+
+/** True for a deadlock or a serialization conflict: the statement met another, the database is there. */
+export function isWriteConflict(error: unknown): boolean {
+  for (const record of chainOf(error)) if (record.codes.some((code) => code === '40001' || code === '40P01')) return true;
   return false;
 }
 
