@@ -850,22 +850,27 @@ describe('Prisma stores on Postgres', () => {
 
   it('stores messages that arrive together on the intake pool in shared statements, each with its own outcome', async () => {
     const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
-    const message = (address: ThreadAddress, key: string, start: boolean) => ({
+    const message = (address: ThreadAddress, key: string, start: boolean, author = 'U1') => ({
       address,
-      ...(start ? { start: { title: 'burst', scope: 'channel' as const, startedBy: 'U1' } } : {}),
-      steer: { platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text: key },
+      ...(start ? { start: { title: `burst by ${author}`, scope: 'channel' as const, startedBy: author } } : {}),
+      steer: { platformMessageKey: key, authorId: author, authorName: 'Ann', text: key },
       eventKey: `ev:${key}`,
     });
     const busy = thread();
     const open = await stores.steers.accept(message(busy, `burst-${busy.channelId}-0`, true));
+    const reply = (n: number) => message(busy, `burst-${busy.channelId}-${n}`, false);
     const shared = thread();
-    const fresh = Array.from({ length: 10 }, () => thread());
+    // Ten new threads; the last two in one channel, so they share one new memory space.
+    const fresh = Array.from({ length: 9 }, () => thread());
+    fresh.push(thread({ channelId: fresh[8]!.channelId }));
     const quiet = thread();
     const arriving = [
-      ...Array.from({ length: 8 }, (_unused, n) => message(shared, `burst-${shared.channelId}-${n}`, true)), // one new thread, eight openers
-      ...fresh.map((address) => message(address, `burst-${address.channelId}`, true)), // ten new threads
-      ...Array.from({ length: 10 }, (_unused, n) => message(busy, `burst-${busy.channelId}-${n + 1}`, false)), // replies in a live thread
-      message(busy, `burst-${busy.channelId}-3`, false), // a redelivery, while the first is on its way
+      ...[1, 2, 3, 4].map(reply), // these four go at once, one per connection of the pool; the rest wait and share
+      ...Array.from({ length: 8 }, (_unused, n) => message(shared, `burst-${shared.channelId}-${n}`, true, `U${n}`)), // one new thread, eight openers
+      ...fresh.map((address) => message(address, `burst-${address.threadKey}`, true)), // ten new threads
+      ...[5, 6, 7, 8, 9, 10].map(reply), // more replies in the live thread
+      reply(3), // a redelivery of a message still on its way in another statement
+      reply(7), // a redelivery of one in this batch: it waits for the next statement
       message(quiet, `burst-${quiet.channelId}`, false), // chatter in a thread without a session
     ];
     const intake = database.ackPool!;
@@ -881,32 +886,63 @@ describe('Prisma stores on Postgres', () => {
     } finally {
       intake.query = query;
     }
-    // Four go at once, one per connection of the pool; the rest wait and share statements.
-    expect(statements).toBeLessThanOrEqual(10);
-    const openers = results.slice(0, 8);
+    expect(statements).toBeLessThanOrEqual(8);
+    const openers = results.slice(4, 12);
     expect(new Set(openers.map((result) => result.session?.id)).size).toBe(1);
-    expect(openers.filter((result) => result.created)).toHaveLength(1);
+    // The thread is opened by the first of them, and says so to that one only.
+    expect(openers.map((result) => result.created)).toEqual([true, false, false, false, false, false, false, false]);
+    expect(openers[0]!.session).toMatchObject({ title: 'burst by U0', startedBy: 'U0' });
     expect(openers.every((result) => result.inserted && result.notified)).toBe(true);
     const sharedId = openers[0]!.session!.id;
     expect(await database.prisma.segment.count({ where: { sessionId: sharedId } })).toBe(1);
     expect(await database.prisma.steerMessage.count({ where: { sessionId: sharedId } })).toBe(8);
     for (const [index, address] of fresh.entries()) {
-      const result = results[8 + index]!;
-      expect(result).toMatchObject({ session: { ...address, title: 'burst', startedBy: 'U1' }, inserted: true, created: true, notified: true });
-      expect(result.steer).toMatchObject({ sessionId: result.session!.id, text: `burst-${address.channelId}`, status: 'queued' });
+      const result = results[12 + index]!;
+      expect(result).toMatchObject({ session: { ...address, startedBy: 'U1' }, inserted: true, created: true, notified: true });
+      expect(result.steer).toMatchObject({ sessionId: result.session!.id, text: `burst-${address.threadKey}`, status: 'queued' });
       expect(await database.prisma.segment.findMany({ where: { sessionId: result.session!.id }, select: { id: true, ordinal: true } })).toEqual([{ id: result.session!.currentSegmentId, ordinal: 1 }]);
     }
-    const replies = results.slice(18, 28);
-    expect(replies.every((result) => result.session?.id === open.session!.id && result.inserted && !result.created)).toBe(true);
+    expect(results[20]!.session!.memorySpaceId).toBe(results[21]!.session!.memorySpaceId);
+    const replies = [...results.slice(0, 4), ...results.slice(22, 28)];
+    expect(replies.every((result) => result.session?.id === open.session!.id && !result.created)).toBe(true);
     expect(replies.map((result) => result.steer?.text)).toEqual(Array.from({ length: 10 }, (_unused, n) => `burst-${busy.channelId}-${n + 1}`));
     // A thread's replies that share a statement are queued in the order they arrived.
-    const ids = replies.map((result) => result.steer!.id);
+    const ids = results.slice(22, 28).map((result) => result.steer!.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
-    expect(results[28]).toMatchObject({ session: { id: open.session!.id }, steer: replies[2]!.steer, inserted: false, notified: false });
-    expect(results[29]).toEqual({ session: null, steer: null, inserted: false, created: false, notified: false });
+    // Reply 3 and its redelivery were stored by two statements at once: one of them stored it.
+    expect([results[2]!.inserted, results[28]!.inserted].sort()).toEqual([false, true]);
+    expect(results[28]!.steer).toEqual(results[2]!.steer);
+    expect(replies.filter((result) => result !== results[2]).every((result) => result.inserted)).toBe(true);
+    expect(results[29]).toMatchObject({ session: { id: open.session!.id }, steer: results[24]!.steer, inserted: false, notified: false });
+    expect(results[30]).toEqual({ session: null, steer: null, inserted: false, created: false, notified: false });
     expect(await database.prisma.steerMessage.count({ where: { sessionId: open.session!.id } })).toBe(11);
     expect(await database.prisma.session.count({ where: { channelId: { in: [shared, ...fresh, quiet].map((address) => address.channelId) } } })).toBe(11);
     for (const item of arriving) expect(await stores.events.wasProcessed(item.eventKey)).toBe(true);
+  });
+
+  it('stores a message in the session another replica opened for its thread after the intake read it', async () => {
+    const stores = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+    const address = thread();
+    // Another replica's intake, mid-statement: the thread's space and session inserted, not committed.
+    const replica = new pg.Client({ connectionString: database.url });
+    await replica.connect();
+    try {
+      await replica.query('BEGIN');
+      await replica.query(`INSERT INTO memory_spaces (id, platform, workspace_id, scope, scope_key) VALUES ('space-${address.channelId}', $1, $2, 'channel', $3)`, [address.platform, address.workspaceId, address.channelId]);
+      await replica.query(`INSERT INTO sessions (id, platform, workspace_id, channel_id, thread_key, memory_space_id, title, updated_at)
+        VALUES ('replica-${address.channelId}', $1, $2, $3, $4, 'space-${address.channelId}', 'theirs', now())`, [address.platform, address.workspaceId, address.channelId, address.threadKey]);
+      let settled = false;
+      const accepting = stores.steers.accept({ address, start: { title: 'ours', scope: 'channel' }, steer: { platformMessageKey: `late-${address.channelId}`, authorId: 'U1', authorName: 'Ann', text: 'hello' } })
+        .finally(() => void (settled = true));
+      // Our statement read no session and now waits for the other's new thread.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+      await replica.query('COMMIT');
+      expect(await accepting).toMatchObject({ session: { id: `replica-${address.channelId}`, title: 'theirs' }, steer: { text: 'hello' }, inserted: true, created: false });
+      expect(await database.prisma.session.count({ where: { channelId: address.channelId } })).toBe(1);
+    } finally {
+      await replica.end();
+    }
   });
 
   it('fails a message the database refuses alone when it shares a statement, and stores the others', async () => {
