@@ -32,21 +32,26 @@ interface ErrorRecord {
 }
 
 /** The error and the errors it carries: the cause chain and Prisma's driver-adapter metadata hold the driver's own. */
-function* chainOf(error: unknown): Generator<ErrorRecord & { codes: string[] }> {
+function* chainOf(error: unknown): Generator<ErrorRecord> {
   const seen = new Set<unknown>();
   for (let current: unknown = error; current && typeof current === 'object' && !seen.has(current); ) {
     seen.add(current);
     const record = current as ErrorRecord;
-    yield { ...record, codes: [record.code, record.originalCode].filter((value): value is string => typeof value === 'string') };
+    yield record;
     const adapterError = (record.meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
     current = adapterError ?? record.cause;
   }
 }
 
+/** The SQLSTATE or Prisma codes an error carries itself. */
+function codesOf(record: ErrorRecord): string[] {
+  return [record.code, record.originalCode].filter((value): value is string => typeof value === 'string');
+}
+
 /** True when trying the same statement again later may succeed. */
 export function isTransientDatabaseError(error: unknown): boolean {
   for (const record of chainOf(error)) {
-    if (record.codes.some((code) => transientStates.has(code) || code.startsWith('08') || transientPrismaCodes.has(code))) return true;
+    if (codesOf(record).some((code) => transientStates.has(code) || code.startsWith('08') || transientPrismaCodes.has(code))) return true;
     if (typeof record.kind === 'string' && transientKinds.has(record.kind)) return true;
     if (typeof record.message === 'string' && transientMessage.test(record.message)) return true;
   }
@@ -55,7 +60,7 @@ export function isTransientDatabaseError(error: unknown): boolean {
 
 /** True for a deadlock or a serialization conflict: the statement met another, the database is there. */
 export function isWriteConflict(error: unknown): boolean {
-  for (const record of chainOf(error)) if (record.codes.some((code) => code === '40001' || code === '40P01')) return true;
+  for (const record of chainOf(error)) if (codesOf(record).some((code) => code === '40001' || code === '40P01')) return true;
   return false;
 }
 
