@@ -23,6 +23,15 @@ type Row = { components: Array<{ type: number; custom_id: string; label?: string
 beforeAll(async () => {
   // Ada is a memory editor by her id; the editor role makes anyone who has it one.
   rig = await startDiscordRig({ contextWindow: 100_000, env: (fake) => ({ MEMORY_EDITORS: `${fake.ada.id},${fake.teamRoleId}` }) });
+  // Every test works in one session's thread, from the memory browser posted there.
+  const { fake } = rig;
+  scriptRoles(rig.model, { worker: [{ content: 'Started.' }] });
+  const mention = fake.say(fake.general, 'start the project', { mention: true });
+  await rig.botMessage(mention.id, (message) => message.content === 'Started.');
+  thread = fake.channels.get(mention.id)!;
+  session = (await rig.harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, thread.id)))!;
+  fake.say(thread, 'memory', { mention: true });
+  anchor = await rig.botMessage(thread.id, (message) => message.components.length > 0 && message.content.includes('**MAIN.md**'), 'the browser');
 });
 
 afterAll(async () => {
@@ -52,15 +61,8 @@ async function modalOf(interaction: { id: string }): Promise<Modal> {
 const mainKey = () => ({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
 
 describe('Discord memory browser', () => {
-  it('starts: a session, and `@Hippo memory` posts the list with a menu of documents', async () => {
+  it('`@Hippo memory` posts the list with a menu of documents, and shows the one chosen', async () => {
     const { fake } = rig;
-    scriptRoles(rig.model, { worker: [{ content: 'Started.' }] });
-    const mention = fake.say(fake.general, 'start the project', { mention: true });
-    await rig.botMessage(mention.id, (message) => message.content === 'Started.');
-    thread = fake.channels.get(mention.id)!;
-    session = (await rig.harness.agent.findSession(threadAddress(fake.guildId, fake.general.id, thread.id)))!;
-    fake.say(thread, 'memory', { mention: true });
-    anchor = await rig.botMessage(thread.id, (message) => message.components.length > 0 && message.content.includes('**MAIN.md**'), 'the browser');
     const menu = (anchor.components as Row[])[0]!.components[0]!;
     expect(menu.type).toBe(3);
     const main = (await rig.harness.stores.documents.read(mainKey()))!;
@@ -71,41 +73,50 @@ describe('Discord memory browser', () => {
     expect((shown.body?.['components'] as Row[])[0]!.components.map((button) => button.label)).toEqual(['History', 'Edit', 'Undo last change', 'Pin a line']);
   });
 
-  it('edits in a modal within Discord limits; a summarizer write in between is shown with the edit kept as a draft, nothing lost', async () => {
+  it('edits in a modal within Discord limits; a summarizer write in between is shown with the edit kept as a draft, nothing lost; the history shows who and why', async () => {
     const { fake, harness } = rig;
-    const main = (await harness.stores.documents.read(mainKey()))!;
-    const modal = await modalOf(fake.click(anchor, buttonId('dedit', session.id, main.id, { index: 0, version: main.version })));
+    const planKey = { spaceId: session.memorySpaceId, sessionKey: '', path: 'plan.md' };
+    const plan = await harness.stores.documents.write(planKey, '# Plan\n- draft the launch\n', { kind: 'person', userId: fake.bob.id, name: 'Bob' }, 0, 'first plan');
+    const modal = await modalOf(fake.click(anchor, buttonId('dedit', session.id, plan.id, { index: 0, version: plan.version })));
     expect(modal.custom_id.length).toBeLessThanOrEqual(100);
     expect(modal.title.length).toBeLessThanOrEqual(45);
     expect(modal.components.length).toBeLessThanOrEqual(5);
     const input = modal.components[0]!.components[0]!;
     expect(input).toMatchObject({ type: 4, style: 2, max_length: 4_000, custom_id: 'piece_0' });
     expect(input.label.length).toBeLessThanOrEqual(45);
-    expect(input.value).toBe(main.content);
+    expect(input.value).toBe(plan.content);
 
     const run = await harness.stores.memoryRuns.start({ sessionId: session.id, segmentId: (await harness.stores.context.load(session.id)).segment.id, role: 'summarizer', round: 70, forkPoint: 0 });
-    await harness.stores.documents.write(mainKey(), '# Memory\n- launch on Friday\n', { kind: 'summarizer', memoryRunId: run.id }, 1, 'Noted the launch.');
-    const mine = '# Memory\n- budget is 10k\n';
+    await harness.stores.documents.write(planKey, '# Plan\n- launch on Friday\n', { kind: 'summarizer', memoryRunId: run.id }, 1, 'Noted the launch.');
+    const mine = '# Plan\n- budget is 10k\n';
     const conflict = await answer(fake.submitModal(thread, modal.custom_id, { piece_0: mine }));
     const content = String(conflict.body?.['content']);
-    expect(content).toContain('**MAIN.md changed while you were editing** (v2 by background memory at');
+    expect(content).toContain('**plan.md changed while you were editing** (v2 by background memory at');
     expect(content).toContain('Noted the launch.');
     expect(content).toContain('- launch on Friday');
-    expect(content).toContain('**Your edit (kept):**\n```md\n# Memory\n- budget is 10k');
+    expect(content).toContain('**Your edit (kept):**\n```md\n# Plan\n- budget is 10k');
     const [again, keep] = (conflict.body?.['components'] as Row[])[0]!.components;
     expect([again?.label, keep?.label]).toEqual(['Edit again with my text', 'Keep the newer text']);
-    expect((await harness.stores.documents.read(mainKey()))?.version).toBe(2);
+    expect((await harness.stores.documents.read(planKey))?.version).toBe(2);
 
     const reopened = await modalOf(fake.click(anchor, again!.custom_id));
     expect(reopened.components[0]!.components[0]!.value).toBe(mine);
     const saved = await answer(fake.submitModal(thread, reopened.custom_id, { piece_0: mine }));
-    expect(saved.body?.['content']).toBe('✏️ Saved MAIN.md (now v3).');
-    expect(await harness.stores.documents.read(mainKey())).toMatchObject({ version: 3, content: mine });
-    const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { documentId: main.id }, orderBy: { version: 'asc' } });
+    expect(saved.body?.['content']).toBe('✏️ Saved plan.md (now v3).');
+    expect(await harness.stores.documents.read(planKey)).toMatchObject({ version: 3, content: mine });
+    const versions = await rig.database.prisma.memoryDocumentVersion.findMany({ where: { documentId: plan.id }, orderBy: { version: 'asc' } });
     expect(versions.map((version) => [version.version, version.authorKind, version.authorName, version.reason])).toEqual([
-      [1, 'system', '', ''], [2, 'summarizer', '', 'Noted the launch.'], [3, 'person', 'Ada Lovelace', 'edited by Ada Lovelace'],
+      [1, 'person', 'Bob', 'first plan'], [2, 'summarizer', '', 'Noted the launch.'], [3, 'person', 'Ada Lovelace', 'edited by Ada Lovelace'],
     ]);
-    await rig.botMessage(thread.id, (message) => message.content === '✏️ Ada Lovelace edited MAIN.md (now v3)');
+    await rig.botMessage(thread.id, (message) => message.content === '✏️ Ada Lovelace edited plan.md (now v3)');
+
+    // The history: authors, reasons and links to the threads.
+    const shown = await answer(fake.click(anchor, buttonId('dhist', session.id, plan.id, { index: 0, version: 0 })));
+    const lines = String(shown.body?.['content']).split('\n');
+    expect(lines[0]).toBe('**History of plan.md**');
+    expect(lines[1]).toMatch(new RegExp(`^• v3 · .* UTC · Ada Lovelace · edited by Ada Lovelace · \\[thread\\]\\(https://discord\\.com/channels/${fake.guildId}/${thread.id}\\)$`));
+    expect(lines[2]).toMatch(/^• v2 · .* · background memory · Noted the launch\. · \[thread\]/);
+    expect(lines[3]).toMatch(/^• v1 · .* · Bob · first plan/);
   });
 
   it('edits a long document one section at a time, each modal within 5 inputs of 4,000 characters', async () => {
@@ -141,20 +152,11 @@ describe('Discord memory browser', () => {
     expect(modal.components[0]!.components[0]!.value).toBe('- use Postgres\n');
   });
 
-  it('shows the history with authors, reasons and links to the threads', async () => {
-    const main = (await rig.harness.stores.documents.read(mainKey()))!;
-    const shown = await answer(rig.fake.click(anchor, buttonId('dhist', session.id, main.id, { index: 0, version: 0 })));
-    const lines = String(shown.body?.['content']).split('\n');
-    expect(lines[0]).toBe('**History of MAIN.md**');
-    expect(lines[1]).toMatch(new RegExp(`^• v3 · .* UTC · Ada Lovelace · edited by Ada Lovelace · \\[thread\\]\\(https://discord\\.com/channels/${rig.fake.guildId}/${thread.id}\\)$`));
-    expect(lines[2]).toMatch(/^• v2 · .* · background memory · Noted the launch\. · \[thread\]/);
-    expect(lines[3]).toMatch(/^• v1 · .* · Hippo$/);
-  });
-
   it('answers `@Hippo memory search` in the thread and replies to `@Hippo memory export` with the zip attached', async () => {
-    const { fake } = rig;
-    fake.say(thread, 'memory search budget', { mention: true });
-    await rig.botMessage(thread.id, (message) => message.content.startsWith('🔎 Memory matching “budget”:') && message.content.includes('MAIN.md'), 'the search answer');
+    const { fake, harness } = rig;
+    await harness.stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'release.md' }, '- ship the zebra release\n', { kind: 'person', userId: fake.ada.id, name: 'Ada Lovelace' }, 0);
+    fake.say(thread, 'memory search zebra', { mention: true });
+    await rig.botMessage(thread.id, (message) => message.content.startsWith('🔎 Memory matching “zebra”:') && message.content.includes('release.md'), 'the search answer');
     const asked = fake.say(thread, 'memory export', { mention: true });
     const sent = await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).find((call) => call.files.length > 0), 20_000, 'the export');
     expect(sent.json).toMatchObject({ content: expect.stringMatching(/^📦 \d+ memory documents as Markdown with front matter, and \d+ versions under history\/\.$/), message_reference: { message_id: asked.id } });
