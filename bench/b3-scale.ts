@@ -152,6 +152,8 @@ interface ScaleOutResult {
   sessions: number;
   turns: number;
   failedTurns: number;
+  /** Failure messages over all processes and how often each occurred. */
+  failures: Map<string, number>;
   wallMs: number;
   turnLatency: number[];
   cpuMsPerTurn: number;
@@ -195,6 +197,7 @@ async function runScaleOut(processes: number, settings: B3Settings, model: Model
       sessions: share * processes,
       turns,
       failedTurns: reports.reduce((sum, report) => sum + report.failedTurns, 0),
+      failures: new Map(reports.flatMap((report) => report.failures)),
       wallMs: Math.max(...reports.map((report) => report.wallMs)),
       turnLatency: reports.flatMap((report) => report.turnLatency),
       cpuMsPerTurn: reports.reduce((sum, report) => sum + report.cpuMs, 0) / turns,
@@ -234,9 +237,10 @@ async function runB3(): Promise<BenchReport> {
     await model.close();
   }
   const lowerBound = 2 * settings.modelMs;
-  const failureNotes = results.flatMap((result) =>
-    [...result.failures].map(([message, times]) => `FAILED turns with ${result.sessions} sessions: ${times}× "${message}"`),
-  );
+  const failureNotes = [
+    ...results.flatMap((result) => [...result.failures].map(([message, times]) => `FAILED turns with ${result.sessions} sessions: ${times}× "${message}"`)),
+    ...scaleOut.flatMap((result) => [...result.failures].map(([message, times]) => `FAILED turns over ${result.processes} processes: ${times}× "${message}"`)),
+  ];
   const largest = results.at(-1);
   const targets: TargetCheck[] = [];
   const thousand = results.find((result) => result.sessions >= 1_000);
@@ -314,6 +318,7 @@ async function runB3(): Promise<BenchReport> {
       ...failureNotes,
       'Sessions send their first message within the first BENCH_B3_RAMP_MS (evenly spread), then each sends its next message as soon as the previous answer arrives. Lag is measured with monitorEventLoopDelay (10 ms resolution) while the turns run.',
       'Per-turn CPU and round trips divide by all turns sent (failed ones included); turn latency percentiles are over answered turns.',
+      ...(scaleOut.length === 0 ? [] : ['Scale-out: a process waits for the answer events of the messages it sent. A session another process took over (its sweeper finds a steer that waited longer than a sweep interval while the sender was busy, as the service does under overload) is answered there: the turn fails here after 180 s although the answer is stored, which its failure note shows ("last message: assistant", the lease held by another process).']),
       'Memory per session: heap and RSS after a forced full GC with every runner still loaded (the registry keeps idle runners for 10 minutes), minus before the sessions started, divided by the runners loaded.',
       `The model runs in a child process (its CPU is not on this event loop). The service's sweeper runs (every 5 s). On 2 cores the three share the CPU: turns/s is bounded by agent + model process + Postgres CPU per turn (the last read from /proc for this database's backends; WAL writer and checkpointer not counted). ${largest ? `Largest run: ${count(largest.turns)} turns.` : ''}`,
       ...results.map((result) => `Statements per turn with ${count(result.sessions)} sessions: ${result.statementsPerTurn.map(([sql, times]) => `${sql} ${fixed(times, 2)}`).join('; ')}.`),

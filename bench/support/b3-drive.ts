@@ -7,7 +7,7 @@ import { sleep } from './stats.js';
 export interface DriveResult {
   turnLatency: number[];
   failedTurns: number;
-  /** Failure messages (first 90 characters) and how often each occurred. */
+  /** Failure messages (first 240 characters) and how often each occurred. */
   failures: Map<string, number>;
   sessionIds: Set<string>;
   wallMs: number;
@@ -31,7 +31,7 @@ export async function driveSessions(agent: ChatAgent, sessions: number, settings
           sessionIds.add(result.session.id);
         } catch (error) {
           failedTurns += 1;
-          const key = String(error).replace(/t\d+-\d+/g, '…').slice(0, 90);
+          const key = String(error).replace(/t\d+-\d+/g, '…').slice(0, 240);
           failures.set(key, (failures.get(key) ?? 0) + 1);
         }
       }

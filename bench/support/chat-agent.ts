@@ -65,6 +65,15 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
     if (event.type === 'answer') waiter?.resolve(performance.now());
     else waiter?.reject(new Error(`run failed: ${event.error.code}: ${event.error.message}`));
   });
+  /** Where a session's run stands, from the database (for a turn that got no answer here). */
+  const whereIs = async (session: SessionRecord): Promise<string> => {
+    const rows = await database.database.prisma.$queryRaw<Array<{ last: string | null; queued: bigint; owner: string | null }>>`
+      SELECT (SELECT m.role FROM context_messages m JOIN segments g ON g.id = m.segment_id WHERE g.session_id = ${session.id} ORDER BY g.ordinal DESC, m.seq DESC LIMIT 1) AS last,
+             (SELECT count(*) FROM steer_messages WHERE session_id = ${session.id} AND status = 'queued') AS queued,
+             (SELECT owner FROM session_leases WHERE session_id = ${session.id}) AS owner`;
+    const row = rows[0];
+    return `last message: ${row?.last ?? 'none'}, queued steers: ${String(row?.queued ?? '?')}, lease: ${row?.owner === harness.deps.replica.owner ? 'this process' : (row?.owner ?? 'none')}`;
+  };
   return {
     harness,
     recorder,
@@ -98,7 +107,7 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
       const timeout = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => {
           withdraw();
-          reject(new Error(`no answer within ${turnTimeoutMs} ms in thread ${thread.threadKey}`));
+          void whereIs(session).catch(() => 'the database could not be read').then((where) => reject(new Error(`no answer within ${turnTimeoutMs} ms in thread ${thread.threadKey} (${where})`)));
         }, turnTimeoutMs);
       });
       try {
