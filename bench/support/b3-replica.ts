@@ -22,6 +22,8 @@ export interface ReplicaReport {
   turns: number;
   failedTurns: number;
   failures: Array<[string, number]>;
+  /** Turns whose answer another process gave (after its sweeper took the session over). */
+  answeredElsewhere: number;
   turnLatency: number[];
   wallMs: number;
   cpuMs: number;
@@ -29,7 +31,7 @@ export interface ReplicaReport {
   peakRssMb: number;
 }
 
-export type ReplicaMessage = { type: 'ready' } | { type: 'done'; report: ReplicaReport };
+export type ReplicaMessage = { type: 'ready' } | { type: 'done'; report: ReplicaReport } | { type: 'answer'; threadKey: string };
 
 const task = JSON.parse(process.argv[2] ?? '{}') as ReplicaTask;
 const send = (message: ReplicaMessage) => process.send?.(message);
@@ -37,7 +39,13 @@ const database = await openPostgresBenchDatabase(task.url);
 const model = { asHarnessModel: () => ({ url: task.modelUrl }) as unknown as FakeModelServer } as ModelHost;
 const agent = await startChatAgent(database, model, { sweep: true });
 for (let index = 0; index < 10; index += 1) await agent.turn(newThread(), 1, 1);
-process.on('message', (message: { type: string }) => {
+// Answers this process gives in another process's threads go to that process (see b3-scale.ts).
+agent.harness.deps.events.subscribe((event) => {
+  if (event.type === 'answer' && !event.session.threadKey.endsWith(`-p${process.pid}`)) send({ type: 'answer', threadKey: event.session.threadKey });
+});
+let answeredElsewhere = 0;
+process.on('message', (message: ReplicaMessage | { type: 'go' | 'exit' }) => {
+  if (message.type === 'answer' && agent.answered(message.threadKey)) answeredElsewhere += 1;
   if (message.type === 'go') void run();
   if (message.type === 'exit') void agent.close().then(() => database.drop()).finally(() => process.exit(0));
 });
@@ -57,6 +65,7 @@ async function run(): Promise<void> {
       turns: task.sessions * task.turns,
       failedTurns: result.failedTurns,
       failures: [...result.failures],
+      answeredElsewhere,
       turnLatency: result.turnLatency,
       wallMs: result.wallMs,
       cpuMs: (used.user + used.system) / 1000,

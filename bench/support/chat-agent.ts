@@ -21,6 +21,8 @@ export interface ChatAgent {
    * when its answer is emitted, with the session and the performance.now() times.
    */
   turn(thread: ThreadAddress, turn: number, steps: number): Promise<{ session: SessionRecord; sentAt: number; answeredAt: number }>;
+  /** An answer given in `threadKey` by another process: resolves the turn waiting for it (false: none waits). */
+  answered(threadKey: string): boolean;
   close(): Promise<void>;
 }
 
@@ -56,12 +58,16 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
   // Answers by thread key; a failed drive fails the waiting turn instead of leaving it hanging.
   // The harness's own event list is emptied so it does not grow.
   const waiting = new Map<string, Array<{ resolve: (at: number) => void; reject: (error: Error) => void }>>();
+  const next = (threadKey: string) => {
+    const waiters = waiting.get(threadKey);
+    const waiter = waiters?.shift();
+    if (waiters?.length === 0) waiting.delete(threadKey);
+    return waiter;
+  };
   harness.deps.events.subscribe((event) => {
     harness.events.length = 0;
     if (event.type !== 'answer' && event.type !== 'error') return;
-    const waiters = waiting.get(event.session.threadKey);
-    const waiter = waiters?.shift();
-    if (waiters?.length === 0) waiting.delete(event.session.threadKey);
+    const waiter = next(event.session.threadKey);
     if (event.type === 'answer') waiter?.resolve(performance.now());
     else waiter?.reject(new Error(`run failed: ${event.error.code}: ${event.error.message}`));
   });
@@ -115,6 +121,11 @@ export async function startChatAgent(database: BenchDatabase, model: ModelHost, 
       } finally {
         clearTimeout(timer);
       }
+    },
+    answered(threadKey) {
+      const waiter = next(threadKey);
+      waiter?.resolve(performance.now());
+      return waiter !== undefined;
     },
     close: async () => {
       await harness.close();
