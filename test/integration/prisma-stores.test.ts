@@ -986,6 +986,9 @@ describe('Prisma stores on Postgres', () => {
 /** Waits until `count` other backends wait for a lock (the takers are blocked, not yet to come). */
 async function waitForLockWaiters(client: pg.Client, count: number): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt += 1) {
+    // `client` is inside its transaction, where pg_stat_activity is read once and kept: each look
+    // drops that snapshot first, or a taker that connected after the first look is never seen.
+    await client.query('SELECT pg_stat_clear_snapshot()');
     const result = await client.query<{ waiting: string }>(
       "SELECT count(*) AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
     );
