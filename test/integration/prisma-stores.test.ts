@@ -10,7 +10,7 @@ import { ConflictError } from '../../src/core/errors.js';
 import type { ChatMessage } from '../../src/core/messages.js';
 import type { Accepted, DocumentAuthor, MemoryScope, SessionRecord, StoredMessage, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, recordStatements, type TestDatabase } from '../support/database.js';
 
 interface Harness {
   stores: Stores;
@@ -788,13 +788,11 @@ describe('Prisma stores on Postgres', () => {
     const segmentId = session.currentSegmentId!;
     await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `tz-${session.id}`, authorId: 'U1', authorName: 'Ann', text: 'hi' });
     const stored = await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: `tz-${session.id}` } });
-    const sent: string[] = [];
-    const pool = database.pool!;
-    const query = pool.query.bind(pool);
     const zone = process.env['TZ'];
     // A server far from UTC: timestamps without a zone are UTC in this schema, never local time.
     process.env['TZ'] = 'Pacific/Kiritimati';
-    Object.assign(pool, { query: (...args: Parameters<typeof query>) => (sent.push(String((args[0] as { text?: string }).text ?? args[0])), query(...args)) });
+    const recorded = recordStatements(database.pool!);
+    const sent = recorded.texts;
     try {
       const taken = await stores.context.takeSteers(session.id, segmentId, 0, (steer) => user(steer.text));
       await stores.context.append(segmentId, { seq: 1, message: assistantCalling('c1'), isInit: false, isMarker: false, memoryRunId: null });
@@ -806,7 +804,7 @@ describe('Prisma stores on Postgres', () => {
       expect(loaded.messages.map((message) => message.seq)).toEqual([0, 1]);
       expect(loaded.messages[1]!.startedToolCalls).toEqual(['c1']);
     } finally {
-      Object.assign(pool, { query });
+      recorded.stop();
       if (zone === undefined) delete process.env['TZ'];
       else process.env['TZ'] = zone;
     }
@@ -822,14 +820,9 @@ describe('Prisma stores on Postgres', () => {
     const heard: string[] = [];
     listener.on('notification', (message) => heard.push(String(message.payload)));
     await listener.query('LISTEN hippo_session_work');
-    const statements: string[] = [];
-    const intake = database.ackPool!;
-    const query = intake.query.bind(intake);
     // Counts what the intake pool is sent (the agent's pool is not asked at all).
-    intake.query = ((...args: Parameters<typeof query>) => {
-      statements.push(String(args[0]));
-      return query(...args);
-    }) as typeof intake.query;
+    const recorded = recordStatements(database.ackPool!);
+    const statements = recorded.texts;
     try {
       const address = thread();
       const accepted = await stores.steers.accept({ address, start: { title: 't', scope: 'channel' }, steer: { platformMessageKey: `ack-${address.channelId}`, authorId: 'U1', authorName: 'Ann', text: 'hi' }, eventKey: `ev:ack:${address.channelId}` });
@@ -843,7 +836,7 @@ describe('Prisma stores on Postgres', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(heard).toHaveLength(1);
     } finally {
-      intake.query = query;
+      recorded.stop();
       await listener.end();
     }
   });
@@ -873,20 +866,14 @@ describe('Prisma stores on Postgres', () => {
       reply(7), // a redelivery of one in this batch: it waits for the next statement
       message(quiet, `burst-${quiet.channelId}`, false), // chatter in a thread without a session
     ];
-    const intake = database.ackPool!;
-    const query = intake.query.bind(intake);
-    let statements = 0;
-    intake.query = ((...args: Parameters<typeof query>) => {
-      statements += 1;
-      return query(...args);
-    }) as typeof intake.query;
+    const recorded = recordStatements(database.ackPool!);
     let results: Accepted[];
     try {
       results = await Promise.all(arriving.map((item) => stores.steers.accept(item)));
     } finally {
-      intake.query = query;
+      recorded.stop();
     }
-    expect(statements).toBeLessThanOrEqual(8);
+    expect(recorded.texts.length).toBeLessThanOrEqual(8);
     const openers = results.slice(4, 12);
     expect(new Set(openers.map((result) => result.session?.id)).size).toBe(1);
     // The thread is opened by the first of them, and says so to that one only.

@@ -8,7 +8,7 @@ import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, recordStatements, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/wait.js';
 
 let database: TestDatabase;
@@ -23,24 +23,6 @@ async function newSession(): Promise<string> {
     { title: 'outbox test', scope: 'channel' },
   );
   return session.id;
-}
-
-/** Counts the statements sent on the test database's pool until `stop()`. */
-function countStatements(): { stop(): number } {
-  const pool = database.pool;
-  if (!pool) throw new Error('these tests need the Postgres pool');
-  const query = pool.query.bind(pool);
-  let count = 0;
-  pool.query = ((...args: Parameters<typeof query>) => {
-    count += 1;
-    return query(...args);
-  }) as typeof pool.query;
-  return {
-    stop() {
-      pool.query = query;
-      return count;
-    },
-  };
 }
 
 async function statusOf(key: string) {
@@ -228,7 +210,7 @@ describe('Outbox', () => {
     expect(await stores.steers.withdraw('burst:steer:3')).toBe(true);
     await outbox.enqueue({ idempotencyKey: 'burst:eyes:4', sessionId, platform: 'p-burst', operation: 'react', payload: {} });
     const eyes = (n: number) => ({ idempotencyKey: `burst:eyes:${n}`, sessionId, platform: 'p-burst', operation: 'react', payload: { n }, whileSteerQueued: `burst:steer:${n}` });
-    const statements = countStatements();
+    const statements = recordStatements(database.pool!);
     const outcomes = await Promise.all([
       outbox.enqueue(eyes(1)), // goes at once; the rest wait for it and go together
       outbox.enqueue(eyes(2)),
@@ -237,7 +219,8 @@ describe('Outbox', () => {
       outbox.enqueue(eyes(2)), // the same key again: it waits for the next statement
       outbox.enqueue({ idempotencyKey: 'burst:post', sessionId, platform: 'p-burst', operation: 'post', payload: { text: 'plain' } }),
     ]);
-    expect(statements.stop()).toBe(3);
+    statements.stop();
+    expect(statements.texts).toHaveLength(3);
     expect(outcomes.map((outcome) => outcome.inserted)).toEqual([true, true, false, false, false, true]);
     const rows = await database.prisma.outboxItem.findMany({ where: { platform: 'p-burst' }, orderBy: { id: 'asc' } });
     expect(rows.map((row) => [row.idempotencyKey, row.payload])).toEqual([

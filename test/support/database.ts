@@ -59,3 +59,19 @@ async function adminQuery(sql: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Records the text of every statement sent on `pool` (its own `query`, wrapped) until `stop()`,
+ * which puts the pool back as it was.
+ */
+export function recordStatements(pool: pg.Pool): { texts: string[]; stop(): void } {
+  const query = pool.query.bind(pool);
+  const texts: string[] = [];
+  Object.assign(pool, {
+    query: (...args: Parameters<typeof query>) => {
+      texts.push(String((args[0] as { text?: string }).text ?? args[0]));
+      return query(...args);
+    },
+  });
+  return { texts, stop: () => void Object.assign(pool, { query }) };
+}

@@ -99,13 +99,12 @@ export class Outbox {
 
   /**
    * Stores several writes in one statement, in the given order (keys that exist are skipped);
-   * honours `cancels` only (no fencing, replacesPending or whileSteerQueued). Returns how many were stored.
+   * honours `cancels` and `whileSteerQueued` (no fencing, replacesPending or supersedes). Returns how
+   * many were stored.
    */
   async enqueueAll(entries: readonly OutboxEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
-    if (entries.some((entry) => entry.fencingToken !== undefined || entry.replacesPending || entry.supersedes || entry.supersedesUntriedTarget || entry.whileSteerQueued !== undefined)) {
-      throw new Error('enqueueAll takes no fencing token, replacesPending or whileSteerQueued: use enqueue');
-    }
+    if (entries.some(needsOwnStatement)) throw new Error('enqueueAll takes no fencing token, replacesPending or supersedes: use enqueue');
     return (await this.insertAll(entries)).length;
   }
 
@@ -144,8 +143,12 @@ export class Outbox {
   }
 }
 
-/** A write the batch can take: no fencing token and nothing it supersedes (those need their own statement). */
-function batchable(entry: OutboxEntry): boolean {
-  return entry.fencingToken === undefined && !entry.replacesPending && entry.supersedes === undefined && !entry.supersedesUntriedTarget && entry.cancels === undefined;
+/** A write with a fencing token or one that supersedes others: stored by a statement of its own. */
+function needsOwnStatement(entry: OutboxEntry): boolean {
+  return entry.fencingToken !== undefined || entry.replacesPending === true || entry.supersedes !== undefined || entry.supersedesUntriedTarget === true;
 }
 
+/** A write the batch takes: any other, except one that cancels (only enqueueAll honours `cancels`). */
+function batchable(entry: OutboxEntry): boolean {
+  return !needsOwnStatement(entry) && entry.cancels === undefined;
+}
