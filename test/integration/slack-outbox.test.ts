@@ -126,6 +126,19 @@ describe('Outbox', () => {
     expect(deliveries.map((item) => [item.idempotencyKey, item.targetMessageId])).toEqual([['st:1:final', null], ['st:2', null], ['st:2:final', 'm2']]);
   });
 
+  it('supersedes the pending edits of its target with `supersedes` alone, and an untried target with `supersedesUntriedTarget` alone', async () => {
+    const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
+    const sessionId = await newSession();
+    await outbox.enqueue({ idempotencyKey: 'sup:1', sessionId, platform: 'p-sup', operation: 'stream', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'sup:1:u1', sessionId, platform: 'p-sup', operation: 'stream-update', targetKey: 'sup:1', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'sup:1:final', sessionId, platform: 'p-sup', operation: 'finish', targetKey: 'sup:1', supersedes: ['stream-update'], payload: {} });
+    expect([(await statusOf('sup:1')).status, (await statusOf('sup:1:u1')).status, (await statusOf('sup:1:final')).status]).toEqual(['pending', 'superseded', 'pending']);
+    // And `supersedesUntriedTarget` alone drops the untried target.
+    await outbox.enqueue({ idempotencyKey: 'sup:2', sessionId, platform: 'p-sup', operation: 'stream', payload: {} });
+    await outbox.enqueue({ idempotencyKey: 'sup:2:final', sessionId, platform: 'p-sup', operation: 'finish', targetKey: 'sup:2', supersedesUntriedTarget: true, payload: {} });
+    expect((await statusOf('sup:2')).status).toBe('superseded');
+  });
+
   it('stores several writes in order in one call, skipping keys that exist', async () => {
     const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     const sessionId = await newSession();
