@@ -28,6 +28,8 @@ export interface ScriptOptions {
   envFile?: boolean;
   /** Options for node itself, before the script (e.g. productionNodeOptions()). */
   nodeOptions?: string[];
+  /** The node binary (default: the one running the tests). */
+  node?: string;
 }
 
 /** The node options of `npm start` (package.json), e.g. its heap limit. */
@@ -51,7 +53,7 @@ if (process.env['VITEST']) {
 /** Runs `tsx <script>` with only the given environment (plus PATH/HOME). */
 export function startScript(script: string, env: Record<string, string>, args: string[] = [], options: ScriptOptions = {}): RunningProcess {
   // tsx by its file URL: `--import tsx` would be resolved from the working directory.
-  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), '--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeOptions ?? []), '--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
     cwd: options.cwd ?? repoRoot,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

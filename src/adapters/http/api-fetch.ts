@@ -9,6 +9,8 @@
 import { STATUS_CODES } from 'node:http';
 import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+// First: Node's own global dispatcher, so that loading undici below takes over nothing.
+import './node-dispatcher.js';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
 /** Keep-alive connections to the API endpoints, as Node's global fetch keeps them: direct, or through a proxy. */

@@ -1,0 +1,61 @@
+// The service as it ships: `npm start`'s command (src/main.ts under tsx, with its node options), as
+// a child process with nothing of the test runner loaded into it, against the fake Discord and the
+// fake model server. What the in-process rigs cannot show shows here: which modules load first, and
+// what they change process-wide (an HTTP library's global dispatcher took Discord's uploads on Node
+// 20 while every in-process test stayed green). It runs on the Node running the tests and on every
+// other binary named in HIPPO_TEST_NODES (colon-separated; .ci/run names Node 24, the LTS we ship).
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeDiscord, type FakeDiscord } from '../fakes/fake-discord.js';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { createEmptyDatabase } from '../support/database.js';
+import { scriptRoles } from '../support/model-script.js';
+import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
+
+const nodes = [process.execPath, ...(process.env['HIPPO_TEST_NODES'] ?? '').split(':').filter((path) => path !== '')];
+
+describe.each(nodes.map((node) => ({ node, version: execFileSync(node, ['--version'], { encoding: 'utf8' }).trim() })))('the shipped service on Node $version', ({ node }) => {
+  let database: Awaited<ReturnType<typeof createEmptyDatabase>>;
+  let fake: FakeDiscord;
+  let model: FakeModelServer;
+  let service: RunningProcess;
+
+  beforeAll(async () => {
+    database = await createEmptyDatabase();
+    fake = await startFakeDiscord();
+    model = await startFakeModelServer();
+    // The first run writes a file and attaches it to its answer (an upload); later ones answer.
+    scriptRoles(model, {
+      worker: (_body, index) => (index === 0
+        ? { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'plan.txt', content: 'step 1\nstep 2\n' } }, { id: 'a1', name: 'attach_file', arguments: { path: 'plan.txt' } }] }
+        : { content: 'Here is the plan.' }),
+    });
+    service = startScript('src/main.ts', {
+      DATABASE_URL: database.url, PORT: '0', DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl,
+      OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: model.url, MODEL: 'test-model', TOOLS: 'memory,workspace',
+      DATA_DIR: `/tmp/hippo-ship-${process.pid}-${database.name}`,
+    }, [], { node, nodeOptions: productionNodeOptions() });
+    await service.waitForLog(/^service-started$/, 60_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    service?.kill('SIGKILL');
+    await service?.exited;
+    await fake?.close();
+    await model?.close();
+    await database?.drop();
+  });
+
+  it('answers a Discord mention with the file it made, and uploads `memory export` as a zip', async () => {
+    const mention = fake.say(fake.general, 'write the plan', { mention: true });
+    const uploads = (channelId: string) => fake.callsTo('POST', new RegExp(`^/channels/${channelId}/messages$`)).filter((call) => call.files.length > 0);
+    const answer = await fake.waitFor(() => uploads(mention.id)[0], 30_000, 'the answer with its file');
+    expect(answer.files.map((file) => [file.name, file.content])).toEqual([['plan.txt', 'step 1\nstep 2\n']]);
+    const thread = fake.channels.get(mention.id)!;
+    const asked = fake.say(thread, 'memory export', { mention: true });
+    const exported = await fake.waitFor(() => uploads(thread.id).find((call) => call.files.some((file) => file.name.endsWith('.zip'))), 30_000, 'the export');
+    expect(exported.json).toMatchObject({ message_reference: { message_id: asked.id } });
+    expect(exported.files[0]?.content.startsWith('PK')).toBe(true);
+    expect(service.lines.filter((line) => line.includes('discord-message-failed'))).toEqual([]);
+  }, 90_000);
+});
