@@ -176,7 +176,6 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     attachments,
     close: async () => {
       modelHealth.stop();
-      metrics.stop();
       if (sweeper) clearInterval(sweeper);
       await mcp?.close();
       await wakeups.close();

@@ -1,10 +1,13 @@
-// Prometheus metrics (/metrics): runs, model calls and tokens by role, cache hit ratio, steers
-// received and taken, leases held, outbox writes, memory runs and resets, answer feedback,
-// event-loop lag. Every value is kept in memory as things happen: a scrape reads no database
-// (it answers while the database is away, and costs nothing however often Prometheus asks).
+// Prometheus metrics (/metrics): runs, model calls and tokens by role, steers received and taken,
+// leases held, outbox writes, memory runs and resets, answer feedback, heap; prom-client's default
+// process metrics beside them (event-loop lag among them: `nodejs_eventloop_lag_p99_seconds`).
+// Counters only where a ratio or rate is wanted: PromQL computes it over any window, e.g. the cache
+// hit ratio `sum by (role) (rate(hippo_model_tokens_total{kind="cached"}[1h])) / sum by (role)
+// (rate(hippo_model_tokens_total{kind="prompt"}[1h]))`. Every value is kept in memory as things
+// happen: a scrape reads no database (it answers while the database is away, and costs nothing
+// however often Prometheus asks).
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { OutboxStore } from './adapters/storage/outbox-store.js';
@@ -20,8 +23,6 @@ export class Metrics {
   private readonly tokens = new Counter({ name: 'hippo_model_tokens_total', help: 'Tokens by role and kind (prompt, cached, completion; cache_write where the provider bills cache writes)', labelNames: ['role', 'kind'], registers: [this.registry] });
   private readonly latency = new Histogram({ name: 'hippo_model_call_seconds', help: 'Model call latency by role', labelNames: ['role'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] });
   private readonly feedback = new Counter({ name: 'hippo_answer_feedback_total', help: '👍 (up) and 👎 (down) reactions on answers, by platform', labelNames: ['platform', 'kind'], registers: [this.registry] });
-  private readonly promptByRole = new Map<AgentRole, { prompt: number; cached: number }>();
-  private readonly eventLoop = monitorEventLoopDelay({ resolution: 20 });
 
   private readonly cost = new Counter({ name: 'hippo_model_cost_usd_total', help: 'What model calls cost, by role, in US dollars (at MODEL_PRICES or the built-in table)', labelNames: ['role'], registers: [this.registry] });
   private readonly pricesOf: (model: string) => ModelPrices | null;
@@ -34,7 +35,6 @@ export class Metrics {
     this.pricesOf = options.prices ?? (() => null);
     const { registry } = this;
     collectDefaultMetrics({ register: registry });
-    this.eventLoop.enable();
     const runs = new Counter({ name: 'hippo_runs_total', help: 'Worker runs by how they ended', labelNames: ['reason'], registers: [registry] });
     const memoryRuns = new Counter({ name: 'hippo_memory_runs_total', help: 'Summarizer and decider runs by outcome', labelNames: ['role', 'status'], registers: [registry] });
     const resets = new Counter({ name: 'hippo_context_resets_total', help: 'Context resets', registers: [registry] });
@@ -48,13 +48,6 @@ export class Metrics {
       else if (event.type === 'steer-received') steers.inc();
       else if (event.type === 'steer-taken') taken.inc(event.steers.length);
     });
-    const promptByRole = this.promptByRole;
-    new Gauge({
-      name: 'hippo_cache_hit_ratio', help: 'Cached prompt tokens over prompt tokens, by role, since start', labelNames: ['role'], registers: [registry],
-      collect() {
-        for (const [role, totals] of promptByRole) this.set({ role }, totals.prompt === 0 ? 0 : totals.cached / totals.prompt);
-      },
-    });
     const heldLeases = this.heldLeases;
     new Gauge({
       name: 'hippo_leases_held', help: 'Session leases this replica holds', registers: [registry],
@@ -67,14 +60,6 @@ export class Metrics {
       collect() {
         const heap = getHeapStatistics();
         this.set(heap.heap_size_limit === 0 ? 0 : heap.used_heap_size / heap.heap_size_limit);
-      },
-    });
-    const loop = this.eventLoop;
-    new Gauge({
-      name: 'hippo_event_loop_lag_p99_seconds', help: 'Event-loop delay, 99th percentile since the last scrape', registers: [registry],
-      collect() {
-        this.set(loop.percentile(99) / 1e9);
-        loop.reset();
       },
     });
   }
@@ -153,10 +138,6 @@ export class Metrics {
             if (usage.cacheWriteTokens !== undefined) this.tokens.inc({ role, kind: 'cache_write' }, usage.cacheWriteTokens);
             const prices = this.pricesOf(request.model);
             if (prices) this.cost.inc({ role }, costOf(prices, usage));
-            const totals = this.promptByRole.get(role) ?? { prompt: 0, cached: 0 };
-            totals.prompt += usage.promptTokens;
-            totals.cached += usage.cachedTokens;
-            this.promptByRole.set(role, totals);
           }
           return response;
         } catch (error) {
@@ -169,9 +150,6 @@ export class Metrics {
     };
   }
 
-  stop(): void {
-    this.eventLoop.disable();
-  }
 }
 
 /**

@@ -56,7 +56,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  metrics?.stop();
   await rig?.close();
 });
 
