@@ -180,6 +180,34 @@ describe('modelFetch', () => {
     expect(seen[0]?.body).toBe('part one, part two');
   });
 
+  it('sends again, once and on a new connection, when the server closed a kept-alive connection before answering', async () => {
+    // The server closes an idle connection just as the next request goes out on it (its idle
+    // timeout racing ours): here, deterministically, every second request on a connection.
+    const perSocket = new Map<unknown, number>();
+    const { url, seen } = await serve((_seen, response) => response.end('done'));
+    server?.prependListener('request', (request) => {
+      const count = (perSocket.get(request.socket) ?? 0) + 1;
+      perSocket.set(request.socket, count);
+      if (count === 2) request.socket.destroy();
+    });
+    expect(await (await modelFetch(url, { method: 'POST', body: 'first' })).text()).toBe('done');
+    expect(await (await modelFetch(url, { method: 'POST', body: 'second' })).text()).toBe('done');
+    expect(perSocket.size).toBe(2);
+    expect(seen.map((each) => each.body)).toEqual(['first', 'second']);
+  });
+
+  it('gives up after that one more try: a server that closes every connection fails the call', async () => {
+    let attempts = 0;
+    server = createServer((request) => {
+      attempts += 1;
+      request.socket.destroy();
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await expect(modelFetch(url, { method: 'POST', body: 'x' })).rejects.toThrow(/other side closed|socket/i);
+    expect(attempts).toBe(2);
+  });
+
   it('stops at once when the signal aborts while the server is silent', async () => {
     const { url } = await serve(() => undefined);
     const controller = new AbortController();

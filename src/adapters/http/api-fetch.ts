@@ -137,19 +137,40 @@ const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
 };
 
 /**
+ * How long an idle connection is kept for the next call (ms): under the idle timeout of common
+ * servers and proxies (Node's http server and uvicorn close after 5 s), so the server rarely closes
+ * a connection just as we send on it. A server's own `Keep-Alive: timeout=` hint, when shorter, wins.
+ */
+export const idleConnectionMs = 4_000;
+
+/**
+ * Errors of a connection the server closed before answering: on a kept-alive connection this is
+ * the race of its idle timeout with our request, which the server never read.
+ */
+const closedConnection = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/**
  * Sends the request; returns the status, the headers (lower-case names; a decoded body loses its
  * encoding and length) and the body decoded, or null when the answer has none.
  */
 async function open(url: string, init: RequestInit, caps: Caps): Promise<{ status: number; headers: Array<[string, string]>; answer: AsyncIterable<Uint8Array> | null }> {
   const dispatcher = caps.proxyFromEnvironment
-    ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: 30_000 }))
-    : (direct ??= new Agent({ keepAliveTimeout: 30_000 }));
+    ? (viaProxy ??= new EnvHttpProxyAgent({ keepAliveTimeout: idleConnectionMs }))
+    : (direct ??= new Agent({ keepAliveTimeout: idleConnectionMs }));
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, header) => {
     headers[header] = value;
   });
   const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
-  const answer = await request(url, { method, headers, body: (init.body as string | null | undefined) ?? null, signal: init.signal ?? undefined, dispatcher });
+  const send = () => request(url, { method, headers, body: (init.body as string | null | undefined) ?? null, signal: init.signal ?? undefined, dispatcher });
+  // A connection closed under us before any answer is tried once more, on a new connection and
+  // without a warning: the caller's own retries (and their backoff and log line) are for failures
+  // of the service, not for a kept-alive socket that timed out (the body is text: it can be resent).
+  const answer = await send().catch((error: unknown) => {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (!closedConnection.has(code) || init.signal?.aborted) throw error;
+    return send();
+  });
   const status = answer.statusCode;
   const received: Array<[string, string]> = [];
   for (const [header, value] of Object.entries(answer.headers)) {
