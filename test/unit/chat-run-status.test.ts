@@ -35,6 +35,15 @@ describe('run status', () => {
     expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
   });
 
+  it('says a run paused at the step limit (R21) and offers resume', () => {
+    let status = applyRunEvent(startRunStatus(0), { type: 'paused', session }, 1_000);
+    status = applyRunEvent(status, { type: 'run-end', session, reason: 'step-limit' }, 1_500);
+    expect(runStatusLine(status, 9_000)).toBe('⏸️ Paused at the step limit; a reply or Resume continues · 1s');
+    expect(isResumable(status)).toBe(true);
+    expect(isStoppable(status)).toBe(false);
+    expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
+  });
+
   it('shows who stopped a run: stopping at once, then stopped until a reply or resume', () => {
     let status = applyRunEvent(startRunStatus(0), { type: 'stop-requested', session, by: 'Ada' }, 1_000);
     expect(runStatusLine(status, 1_500)).toBe('⏹️ Stopping (Ada pressed Stop)… · 2s');
