@@ -5,9 +5,9 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runConsoleChat } from '../../src/adapters/console/console-chat.js';
 import { ConsoleOutput } from '../../src/adapters/console/console-output.js';
-import type { FakeReply, FakeRequestBody } from '../fakes/fake-model-server.js';
+import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
-import { roleOf } from '../support/model-script.js';
+import { gate, roleOf } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
 
@@ -64,6 +64,44 @@ describe('the step limit across a restart (R21)', () => {
     expect(again).toMatchObject({ steps: note.steps, sessionSteps: note.sessionSteps });
     // Nothing was driven: the session waits for a person.
     expect(workerRequests(sessionId)).toHaveLength(maxSteps);
+  });
+});
+
+describe('the step limit with a reset pending (R21, R6, R9)', () => {
+  it('stops for the reset first, so a reply that waited for it begins a new run instead of sitting in a paused session', async () => {
+    const summarizerDone = gate();
+    const replied = gate();
+    let summarizers = 0;
+    let deciders = 0;
+    bed.model.reset();
+    bed.model.respond(async (body): Promise<FakeReply> => {
+      const role = roleOf(body);
+      // The first summarizer runs long: R6 lets the worker go on meanwhile, with the reset pending.
+      if (role === 'summarizer') return (summarizers += 1) === 1 ? (await summarizerDone.promise, { content: 'no change', usage }) : { content: 'no change', usage };
+      if (role === 'decider') return { content: (deciders += 1) === 1 ? 'Done with the old pages.\nRESET_CONTEXT' : 'Still relevant.\nKEEP_CONTEXT', usage };
+      if (lastMessageText(body).includes('wrap up')) return { content: 'Wrapped up after the reset.', usage };
+      // The second step waits until the reset is pending and a reply is queued behind it (R9).
+      if (workerRequests(String(body.prompt_cache_key)).length === 2) await replied.promise;
+      return { toolCalls: [{ name: 'memory_list', arguments: {} }], usage: { promptTokens: 1_000 + 700 * body.messages.length, cachedTokens: 0, completionTokens: 5 } };
+    });
+    const h = await bed.harness({ settings: { runMaxSteps: 3, contextWindow: 40_000 } });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'read the pages'), { startSession: true });
+    const sessionId = session!.id;
+    const runner = await h.agent.runner(sessionId);
+    await until(() => runner.session.resetRequested, 10_000, 'the pending reset');
+    await h.agent.submit(personMessage(thread, 'please wrap up'), { startSession: false });
+    replied.open();
+    // The limit is reached while the summarizer still runs: the worker stops for the reset.
+    const end = await h.waitForEvent('run-end', (event) => event.session.id === sessionId);
+    expect(end.reason).toBe('reset');
+    expect(workerRequests(sessionId)).toHaveLength(3);
+    summarizerDone.open();
+    const answer = await h.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(answer.text).toBe('Wrapped up after the reset.');
+    expect(h.events.some((event) => event.type === 'context-reset' && event.session.id === sessionId)).toBe(true);
+    expect(h.events.filter((event) => event.type === 'step-limit')).toEqual([]);
+    expect(workerRequests(sessionId)).toHaveLength(4);
   });
 });
 

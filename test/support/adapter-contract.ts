@@ -139,6 +139,22 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     expect(reset.text).toContain('♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset');
   });
 
+  it('tells the thread once per stop that a run reached its step limit, and how to go on (R21, R17)', async () => {
+    const thread = await started('step limit');
+    const session = await sessionOf(thread);
+    const stop = { type: 'step-limit' as const, session, steps: 4, maxSteps: 4 };
+    target().emit({ ...stop, sessionSteps: 4 });
+    // Emitted again (a runner loaded after a crash): the same note, not a second one.
+    target().emit({ ...stop, sessionSteps: 4 });
+    // A later stop of the same thread is a note of its own.
+    target().emit({ ...stop, sessionSteps: 9 });
+    const notes = async () => (await sentText(thread)).filter((text) => text.includes('⏸️ I stopped after 4 steps'));
+    await eventually(async () => (await notes()).length >= 2, 'the step-limit notes');
+    await target().settle();
+    expect(await notes()).toHaveLength(2);
+    expect((await notes())[0]).toMatch(/that is the limit for one run, so a task cannot loop on unattended\. Nothing is lost: reply here, or press Resume \(`[@/]hippo resume`\), and I continue\./i);
+  });
+
   it("shows an error on the card and in a note without the error's text (it can quote a secret)", async () => {
     const thread = await started('error text');
     const session = await sessionOf(thread);
