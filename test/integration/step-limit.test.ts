@@ -19,7 +19,7 @@ const usage = { promptTokens: 100, cachedTokens: 0, completionTokens: 5 };
 const workerRequests = (sessionId: string) => bed.model.requests.filter((request) => request.body.prompt_cache_key === sessionId && roleOf(request.body) === 'worker');
 
 /** Forks keep the context; the worker asks for one more tool call, or does what `worker` says. */
-function script(worker: (body: FakeRequestBody) => FakeReply | Promise<FakeReply> | null): void {
+function script(worker: (body: FakeRequestBody) => FakeReply | null | Promise<FakeReply | null>): void {
   bed.model.reset();
   bed.model.respond(async (body): Promise<FakeReply> => {
     if (roleOf(body) !== 'worker') return { content: 'Still relevant.\nKEEP_CONTEXT', usage };
@@ -64,6 +64,29 @@ describe('the step limit across a restart (R21)', () => {
     expect(again).toMatchObject({ steps: note.steps, sessionSteps: note.sessionSteps });
     // Nothing was driven: the session waits for a person.
     expect(workerRequests(sessionId)).toHaveLength(maxSteps);
+  });
+});
+
+describe('a reply in the middle of a run (R21, R9)', () => {
+  it('begins a new run when it is taken: the count starts again from there', async () => {
+    const replied = gate();
+    script(async (body) => {
+      // The second call waits until a person's reply is queued; it is taken at the next checkpoint.
+      if (workerRequests(String(body.prompt_cache_key)).length === 2) await replied.promise;
+      return null;
+    });
+    const h = await bed.harness({ settings: { runMaxSteps: maxSteps } });
+    const thread = newThread();
+    const { session } = await h.agent.submit(personMessage(thread, 'read the pages'), { startSession: true });
+    const sessionId = session!.id;
+    await until(() => workerRequests(sessionId).length === 2, 10_000, 'the second call');
+    await h.agent.submit(personMessage(thread, 'also read the appendix'), { startSession: false });
+    replied.open();
+    const stopped = await h.waitForEvent('step-limit', (event) => event.session.id === sessionId);
+    expect(stopped).toMatchObject({ steps: maxSteps, sessionSteps: 2 + maxSteps });
+    await (await h.agent.runners.peek(sessionId))?.whenIdle();
+    expect(workerRequests(sessionId)).toHaveLength(2 + maxSteps);
+    expect(await bed.database.prisma.session.findUniqueOrThrow({ where: { id: sessionId } })).toMatchObject({ workerSteps: 2 + maxSteps, runStartStep: 2, paused: true });
   });
 });
 
