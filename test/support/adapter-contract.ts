@@ -144,7 +144,8 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     const session = await sessionOf(thread);
     const stop = { type: 'step-limit' as const, session, steps: 4, maxSteps: 4 };
     target().emit({ ...stop, sessionSteps: 4 });
-    // Emitted again (a runner loaded after a crash): the same note, not a second one.
+    await target().settle();
+    // Emitted again later (a runner loaded after a crash): the same note, not a second one.
     target().emit({ ...stop, sessionSteps: 4 });
     // A later stop of the same thread is a note of its own.
     target().emit({ ...stop, sessionSteps: 9 });
