@@ -91,12 +91,13 @@ afterAll(async () => {
   await rig?.close();
 });
 
-describe('the step limit in Slack (R21)', () => {
+describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
   it('pauses a model that never stops calling tools after exactly RUN_MAX_STEPS worker calls, says so once, and a reply goes on to an answer', async () => {
     scriptLoopingWorker((body) => (lastMessageText(body).includes('wrap up') ? 'Wrapped up: page 4 was enough.' : null));
     const root = nextTs();
     await say('read the pages until the end', root);
-    const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'));
+    // A loaded machine: the first run of the file also warms the adapter up.
+    const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     expect(textOf(note)).toBe(stepNote);
     const session = await sessionOf(root);
     await settled(session.id);
@@ -133,7 +134,7 @@ describe('the step limit in Slack (R21)', () => {
     });
     const root = nextTs();
     await say('read every page', root);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     const session = await sessionOf(root);
     await settled(session.id);
     expect(requestsOf(session.id, 'worker')).toBe(maxSteps);
@@ -154,7 +155,7 @@ describe('the step limit in Slack (R21)', () => {
     scriptLoopingWorker(() => null, () => (++decided === 1 ? 'Old pages are done with.\nRESET_CONTEXT' : 'Still relevant.\nKEEP_CONTEXT'));
     const root = nextTs();
     await say('read the pages, all of them', root);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     const session = await sessionOf(root);
     await settled(session.id);
     expect(rig.harness.events.some((event) => event.type === 'context-reset' && event.session.id === session.id)).toBe(true);
