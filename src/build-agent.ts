@@ -144,7 +144,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
       deciderFloorPercent: config.MEMORY_DECIDER_FLOOR_PERCENT, deciderEvery: config.MEMORY_DECIDER_EVERY, prices,
-      hardLimitPercent: config.MEMORY_HARD_LIMIT_PERCENT, carryBudgetPercent: config.MEMORY_CARRY_BUDGET_PERCENT,
+      hardLimitPercent: config.MEMORY_HARD_LIMIT_PERCENT, carryBudgetPercent: config.MEMORY_CARRY_BUDGET_PERCENT, runMaxSteps: config.RUN_MAX_STEPS,
       sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null, images,
     },
     replica: {

@@ -11,7 +11,7 @@ import { ConsoleOutput } from './adapters/console/console-output.js';
 import { runConsoleChat } from './adapters/console/console-chat.js';
 import { openDatabase } from './adapters/storage/database.js';
 import { buildAgent } from './build-agent.js';
-import { configWarnings, missingModelSettings } from './config.js';
+import { configWarnings, missingModelSettings, spendWarnings } from './config.js';
 import { createLogger } from './log.js';
 import { startupConfig } from './startup-config.js';
 
@@ -38,7 +38,7 @@ process.on('SIGINT', () => {
 
 try {
   output.line(`log: ${logPath}${envFile ? ` · settings from ${envFile}` : ''}`);
-  for (const warning of configWarnings(config, { service: false })) log.warn(`config-warning: ${warning}`);
+  for (const warning of [...configWarnings(config, { service: false }), ...spendWarnings(config)]) log.warn(`config-warning: ${warning}`);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
   const built = await buildAgent({ config, database, log, environment: process.env });
   // Takes over sessions a crashed process left behind once their lease expires (Postgres).

@@ -106,6 +106,11 @@ export const configSchema = z.object({
     })
     .pipe(z.object({ input: z.number().min(0), cached_input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0).optional() }).strict())
     .optional(),
+  /**
+   * R21: a run (the worker's model calls after a person's message or a resume) stops, as if
+   * paused, after this many steps; a reply or resume continues it. See docs/configuration.md.
+   */
+  RUN_MAX_STEPS: z.coerce.number().int().min(1).max(100_000).default(50),
   /** Spend cap per session in US dollars (unset: none); at 80% a note, at 100% the worker stops. */
   SESSION_BUDGET_USD: z.coerce.number().positive().optional(),
   /** Spend cap per channel and UTC day in US dollars (unset: none). */
@@ -246,6 +251,15 @@ export function configWarnings(config: Config, options: { service: boolean }): s
     warnings.push('no chat platform is configured, so nobody can reach the bot: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN, or DISCORD_BOT_TOKEN (docs/slack.md, docs/discord.md), or talk to it with npm run chat');
   }
   return warnings;
+}
+
+/**
+ * The start-up notice when no spend cap is set (both are unset by default): then only
+ * RUN_MAX_STEPS bounds what one run may spend (R21), and nothing bounds a session or a channel.
+ */
+export function spendWarnings(config: Config): string[] {
+  if (config.SESSION_BUDGET_USD !== undefined || config.CHANNEL_DAILY_BUDGET_USD !== undefined) return [];
+  return [`no spend cap is set (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD): only the step limit (RUN_MAX_STEPS=${config.RUN_MAX_STEPS}) bounds a run, and nothing bounds what a session or a channel spends; set one of them to cap it (docs/configuration.md)`];
 }
 
 /** Model settings that parse but are ignored or defeat the prompt cache. */

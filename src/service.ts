@@ -1,6 +1,6 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
-import { configWarnings, missingModelSettings, type Config } from './config.js';
+import { configWarnings, missingModelSettings, spendWarnings, type Config } from './config.js';
 import { createChatStorage, type ChatStorage } from './adapters/storage/chat-storage.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
@@ -36,7 +36,7 @@ export interface ServiceOptions {
 
 /** Starts the service: storage and migrations first, then the agent, HTTP, and adapters. */
 export async function startService(config: Config, log: Logger, options: ServiceOptions = { environment: {} }): Promise<Service> {
-  for (const warning of configWarnings(config, { service: true })) log.warn(`config-warning: ${warning}`);
+  for (const warning of [...configWarnings(config, { service: true }), ...spendWarnings(config)]) log.warn(`config-warning: ${warning}`);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
   log.info({ storage: database.kind, migrationsApplied: database.appliedMigrations.length }, 'storage-ready');
   const http = new HttpServer(log);

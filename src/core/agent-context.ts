@@ -47,6 +47,11 @@ export interface AgentSettings {
    * stubs; then a summarizer over them; then the oldest messages stay in the archive only).
    */
   carryBudgetPercent: number;
+  /**
+   * R21: a run stops, as if paused, before its worker would call the model more than this many
+   * times (RUN_MAX_STEPS); a person's reply or resume continues it with a fresh count.
+   */
+  runMaxSteps: number;
   /** A storage outage a session has waited out for this long gets one note in its thread (ms). */
   storageOutageNoteMs: number;
   /**
@@ -88,6 +93,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   resetWaitPercent: 90,
   hardLimitPercent: 85,
   carryBudgetPercent: 30,
+  runMaxSteps: 50,
   storageOutageNoteMs: 10_000,
   runnerSlots: 8,
   summarizerMaxSteps: 24,

@@ -24,9 +24,10 @@ export interface RunUsage {
 /**
  * Why a run ended; 'storage': the database went away, the run goes on by itself when it is back;
  * 'budget': a spend cap was reached, the run goes on when a person raises it (or the day ends);
- * 'stopped': a person pressed Stop, the session waits like a paused one.
+ * 'stopped': a person pressed Stop, the session waits like a paused one;
+ * 'step-limit': the run took RUN_MAX_STEPS steps (R21), the session waits like a paused one.
  */
-export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget' | 'stopped';
+export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget' | 'stopped' | 'step-limit';
 
 /** Everything a session reports while it works. */
 export type AgentEvent =
@@ -92,6 +93,12 @@ export type AgentEvent =
       /** 'session', or the UTC day ("2026-12-03") of a channel's daily budget. */
       period: string;
     }
+  /**
+   * R21: the run took `steps` worker model calls, its limit (`maxSteps`), and the session is paused
+   * until a reply or resume. `sessionSteps` (the session's worker calls so far) names this stop:
+   * emitted again after a crash, the note keeps its key.
+   */
+  | { type: 'step-limit'; session: SessionRecord; steps: number; maxSteps: number; sessionSteps: number }
   | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
   /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */
   | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep' };

@@ -49,9 +49,13 @@ export interface SessionRecord extends ThreadAddress {
   budgetUsd: number | null;
   /** A person pressed Stop (their name) and the driver has not stopped yet; null otherwise. */
   stopRequestedBy: string | null;
+  /** R21: the session's worker model calls so far, all runs together. */
+  workerSteps: number;
+  /** R21: `workerSteps` when the current run began (a person's message taken, or a resume). */
+  runStartStep: number;
 }
 
-export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy'>;
+export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy' | 'runStartStep'>;
 
 /** One worker context between two resets. */
 export interface SegmentRecord {
@@ -193,9 +197,10 @@ export interface ContextStore {
    * when given, is the usage row of that call, written in the same statement (R14). `startCall`,
    * when given, marks a tool call of the assistant message at its `seq` as begun, in the same
    * statement (the call that runs right after this write). A refused append writes none of them.
-   * The entry's own `startedToolCalls` are stored with it.
+   * `workerStepOf`, when given, is the session whose `workerSteps` this answer adds one to (R21),
+   * in the same statement. The entry's own `startedToolCalls` are stored with it.
    */
-  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord; startCall?: { seq: number; callId: string } }): Promise<void>;
+  append(segmentId: string, entry: StoredMessage, options?: { contextTokens?: number; usage?: ModelCallRecord; startCall?: { seq: number; callId: string }; workerStepOf?: string }): Promise<void>;
   /**
    * Appends a new segment's init messages in one statement, at their `seq`s; finding the same
    * messages there (a retried write) is success, other messages there a ConflictError.
@@ -206,7 +211,8 @@ export interface ContextStore {
   markToolCallStarted(segmentId: string, seq: number, callId: string): Promise<void>;
   /**
    * Atomically moves the session's queued steer messages into the segment, in id order from
-   * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). A steer
+   * `seq`, rendered by `render`; returns the steers taken (empty when none were queued). Taking
+   * any begins a new run (R21: `runStartStep` = `workerSteps`), in the same statement. A steer
    * edited or withdrawn while it was being rendered is left for the next call. `prepare` runs
    * between the look and the render (saving attachments), holding no transaction.
    */

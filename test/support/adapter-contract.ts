@@ -139,6 +139,23 @@ export function runAdapterContract(target: () => AdapterContractTarget): void {
     expect(reset.text).toContain('♻️ Context reset · 118k → 14k tokens · 6 messages carried over · memory $0.12 since the last reset');
   });
 
+  it('tells the thread once per stop that a run reached its step limit, and how to go on (R21, R17)', async () => {
+    const thread = await started('step limit');
+    const session = await sessionOf(thread);
+    target().emit({ type: 'step-limit', session, steps: 4, maxSteps: 4, sessionSteps: 4 });
+    await target().settle();
+    // Emitted again later (a runner loaded after a crash): the same note, not a second one.
+    target().emit({ type: 'step-limit', session, steps: 4, maxSteps: 4, sessionSteps: 4 });
+    // A later stop of the same thread is a note of its own; notes go out in order, so once it is
+    // there a second copy of the first would be there too.
+    target().emit({ type: 'step-limit', session, steps: 5, maxSteps: 5, sessionSteps: 10 });
+    const notes = async (steps: number) => (await sentText(thread)).filter((text) => text.includes(`⏸️ I stopped after ${steps} steps`));
+    await eventually(async () => (await notes(5)).length > 0, 'the second stop\'s note');
+    expect(await notes(4)).toHaveLength(1);
+    expect(await notes(5)).toHaveLength(1);
+    expect((await notes(4))[0]).toMatch(/that is the limit for one run, so a task cannot loop on unattended\. Nothing is lost: reply here, or press Resume \(`[@/]hippo resume`\), and I continue\./i);
+  });
+
   it("shows an error on the card and in a note without the error's text (it can quote a secret)", async () => {
     const thread = await started('error text');
     const session = await sessionOf(thread);

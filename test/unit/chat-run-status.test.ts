@@ -5,7 +5,7 @@ import type { SessionRecord } from '../../src/core/store.js';
 
 const session: SessionRecord = {
   id: 's1', platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0', memorySpaceId: 'm1', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, currentSegmentId: null, budgetUsd: null, stopRequestedBy: null,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, currentSegmentId: null, budgetUsd: null, stopRequestedBy: null, workerSteps: 0, runStartStep: 0,
 };
 const call = { id: 'c1', type: 'function' as const, function: { name: 'web_fetch', arguments: '{}' } };
 
@@ -32,6 +32,15 @@ describe('run status', () => {
     status = applyRunEvent(status, { type: 'run-end', session, reason: 'paused' }, 2_500);
     expect(status.phase).toBe('paused');
     expect(isResumable(status)).toBe(true);
+    expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
+  });
+
+  it('says a run paused at the step limit (R21) and offers resume', () => {
+    let status = applyRunEvent(startRunStatus(0), { type: 'paused', session }, 1_000);
+    status = applyRunEvent(status, { type: 'run-end', session, reason: 'step-limit' }, 1_500);
+    expect(runStatusLine(status, 9_000)).toBe('⏸️ Paused at the step limit; a reply or Resume continues · 1s');
+    expect(isResumable(status)).toBe(true);
+    expect(isStoppable(status)).toBe(false);
     expect(applyRunEvent(status, { type: 'resumed', session }, 3_000).phase).toBe('resumed');
   });
 

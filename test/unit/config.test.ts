@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configKeys, configWarnings, missingModelSettings, parseConfig, serviceProblems, type Config } from '../../src/config.js';
+import { configKeys, configWarnings, missingModelSettings, parseConfig, serviceProblems, spendWarnings, type Config } from '../../src/config.js';
 
 describe('HIPPO_ROLE', () => {
   const config = (environment: Record<string, string>): Config => {
@@ -219,5 +219,20 @@ describe('configWarnings', () => {
     const defaults = config({});
     expect([defaults.MODEL_TIMEOUT_SECONDS, defaults.MODEL_MAX_ATTEMPTS, defaults.MODEL_TOTAL_TIMEOUT_SECONDS]).toEqual([120, 5, 300]);
     expect(parseConfig({ MODEL_MAX_ATTEMPTS: '0' }).ok).toBe(false);
+  });
+
+  it('bounds a run at 50 steps by default (R21), and refuses a limit below one step', () => {
+    expect(config({}).RUN_MAX_STEPS).toBe(50);
+    expect(config({ RUN_MAX_STEPS: '200' }).RUN_MAX_STEPS).toBe(200);
+    expect(parseConfig({ RUN_MAX_STEPS: '0' }).ok).toBe(false);
+    expect(parseConfig({ RUN_MAX_STEPS: '2.5' }).ok).toBe(false);
+  });
+
+  it('warns once when no spend cap is set, naming both and the step limit, and not when either is set', () => {
+    expect(spendWarnings(config({}))).toEqual([
+      'no spend cap is set (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD): only the step limit (RUN_MAX_STEPS=50) bounds a run, and nothing bounds what a session or a channel spends; set one of them to cap it (docs/configuration.md)',
+    ]);
+    expect(spendWarnings(config({ SESSION_BUDGET_USD: '5' }))).toEqual([]);
+    expect(spendWarnings(config({ CHANNEL_DAILY_BUDGET_USD: '20' }))).toEqual([]);
   });
 });

@@ -16,7 +16,7 @@ import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../sr
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const session = (id: string): SessionRecord => ({
   id, platform: 'console', workspaceId: 'local', channelId: 'c', threadKey: 't', memorySpaceId: 'm', title: 't',
-  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, currentSegmentId: null, budgetUsd: null, stopRequestedBy: null,
+  startedBy: null, pauseRequested: false, paused: false, resetRequested: false, currentSegmentId: null, budgetUsd: null, stopRequestedBy: null, workerSteps: 0, runStartStep: 0,
 });
 const file = (name: string, size: number): Attachment => ({ name, mimeType: null, size, ref: name });
 const signal = new AbortController().signal;

@@ -102,6 +102,8 @@ export const SessionScalarFieldEnum = {
   budgetUsd: 'budgetUsd',
   stopRequestedBy: 'stopRequestedBy',
   currentSegmentId: 'currentSegmentId',
+  workerSteps: 'workerSteps',
+  runStartStep: 'runStartStep',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -696,14 +696,6 @@ export type SegmentUncheckedUpdateManyWithoutSessionNestedInput = {
   deleteMany?: Prisma.SegmentScalarWhereInput | Prisma.SegmentScalarWhereInput[]
 }
 
-export type IntFieldUpdateOperationsInput = {
-  set?: number
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
-}
-
 export type NullableDateTimeFieldUpdateOperationsInput = {
   set?: Date | string | null
 }

@@ -28,10 +28,14 @@ export type AggregateSession = {
 
 export type SessionAvgAggregateOutputType = {
   budgetUsd: number | null
+  workerSteps: number | null
+  runStartStep: number | null
 }
 
 export type SessionSumAggregateOutputType = {
   budgetUsd: number | null
+  workerSteps: number | null
+  runStartStep: number | null
 }
 
 export type SessionMinAggregateOutputType = {
@@ -49,6 +53,8 @@ export type SessionMinAggregateOutputType = {
   budgetUsd: number | null
   stopRequestedBy: string | null
   currentSegmentId: string | null
+  workerSteps: number | null
+  runStartStep: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -68,6 +74,8 @@ export type SessionMaxAggregateOutputType = {
   budgetUsd: number | null
   stopRequestedBy: string | null
   currentSegmentId: string | null
+  workerSteps: number | null
+  runStartStep: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -87,6 +95,8 @@ export type SessionCountAggregateOutputType = {
   budgetUsd: number
   stopRequestedBy: number
   currentSegmentId: number
+  workerSteps: number
+  runStartStep: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -95,10 +105,14 @@ export type SessionCountAggregateOutputType = {
 
 export type SessionAvgAggregateInputType = {
   budgetUsd?: true
+  workerSteps?: true
+  runStartStep?: true
 }
 
 export type SessionSumAggregateInputType = {
   budgetUsd?: true
+  workerSteps?: true
+  runStartStep?: true
 }
 
 export type SessionMinAggregateInputType = {
@@ -116,6 +130,8 @@ export type SessionMinAggregateInputType = {
   budgetUsd?: true
   stopRequestedBy?: true
   currentSegmentId?: true
+  workerSteps?: true
+  runStartStep?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -135,6 +151,8 @@ export type SessionMaxAggregateInputType = {
   budgetUsd?: true
   stopRequestedBy?: true
   currentSegmentId?: true
+  workerSteps?: true
+  runStartStep?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -154,6 +172,8 @@ export type SessionCountAggregateInputType = {
   budgetUsd?: true
   stopRequestedBy?: true
   currentSegmentId?: true
+  workerSteps?: true
+  runStartStep?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -260,6 +280,8 @@ export type SessionGroupByOutputType = {
   budgetUsd: number | null
   stopRequestedBy: string | null
   currentSegmentId: string | null
+  workerSteps: number
+  runStartStep: number
   createdAt: Date
   updatedAt: Date
   _count: SessionCountAggregateOutputType | null
@@ -302,6 +324,8 @@ export type SessionWhereInput = {
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
+  workerSteps?: Prisma.IntFilter<"Session"> | number
+  runStartStep?: Prisma.IntFilter<"Session"> | number
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -328,6 +352,8 @@ export type SessionOrderByWithRelationInput = {
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   memorySpace?: Prisma.MemorySpaceOrderByWithRelationInput
@@ -358,6 +384,8 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
+  workerSteps?: Prisma.IntFilter<"Session"> | number
+  runStartStep?: Prisma.IntFilter<"Session"> | number
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -384,6 +412,8 @@ export type SessionOrderByWithAggregationInput = {
   budgetUsd?: Prisma.SortOrderInput | Prisma.SortOrder
   stopRequestedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SessionCountOrderByAggregateInput
@@ -411,6 +441,8 @@ export type SessionScalarWhereWithAggregatesInput = {
   budgetUsd?: Prisma.FloatNullableWithAggregatesFilter<"Session"> | number | null
   stopRequestedBy?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
+  workerSteps?: Prisma.IntWithAggregatesFilter<"Session"> | number
+  runStartStep?: Prisma.IntWithAggregatesFilter<"Session"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
 }
@@ -429,6 +461,8 @@ export type SessionCreateInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -455,6 +489,8 @@ export type SessionUncheckedCreateInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -479,6 +515,8 @@ export type SessionUpdateInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -505,6 +543,8 @@ export type SessionUncheckedUpdateInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -530,6 +570,8 @@ export type SessionCreateManyInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -548,6 +590,8 @@ export type SessionUpdateManyMutationInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -567,6 +611,8 @@ export type SessionUncheckedUpdateManyInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -593,12 +639,16 @@ export type SessionCountOrderByAggregateInput = {
   budgetUsd?: Prisma.SortOrder
   stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SessionAvgOrderByAggregateInput = {
   budgetUsd?: Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
 }
 
 export type SessionMaxOrderByAggregateInput = {
@@ -616,6 +666,8 @@ export type SessionMaxOrderByAggregateInput = {
   budgetUsd?: Prisma.SortOrder
   stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -635,12 +687,16 @@ export type SessionMinOrderByAggregateInput = {
   budgetUsd?: Prisma.SortOrder
   stopRequestedBy?: Prisma.SortOrder
   currentSegmentId?: Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SessionSumOrderByAggregateInput = {
   budgetUsd?: Prisma.SortOrder
+  workerSteps?: Prisma.SortOrder
+  runStartStep?: Prisma.SortOrder
 }
 
 export type SessionScalarRelationFilter = {
@@ -677,6 +733,14 @@ export type BoolFieldUpdateOperationsInput = {
 
 export type NullableFloatFieldUpdateOperationsInput = {
   set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
+export type IntFieldUpdateOperationsInput = {
+  set?: number
   increment?: number
   decrement?: number
   multiply?: number
@@ -829,6 +893,8 @@ export type SessionCreateWithoutSegmentsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -854,6 +920,8 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   steers?: Prisma.SteerMessageUncheckedCreateNestedManyWithoutSessionInput
@@ -893,6 +961,8 @@ export type SessionUpdateWithoutSegmentsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -918,6 +988,8 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   steers?: Prisma.SteerMessageUncheckedUpdateManyWithoutSessionNestedInput
@@ -941,6 +1013,8 @@ export type SessionCreateWithoutMemorySpaceInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentCreateNestedManyWithoutSessionInput
@@ -965,6 +1039,8 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1019,6 +1095,8 @@ export type SessionScalarWhereInput = {
   budgetUsd?: Prisma.FloatNullableFilter<"Session"> | number | null
   stopRequestedBy?: Prisma.StringNullableFilter<"Session"> | string | null
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
+  workerSteps?: Prisma.IntFilter<"Session"> | number
+  runStartStep?: Prisma.IntFilter<"Session"> | number
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
 }
@@ -1037,6 +1115,8 @@ export type SessionCreateWithoutMemoryRunsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1062,6 +1142,8 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1101,6 +1183,8 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1126,6 +1210,8 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1149,6 +1235,8 @@ export type SessionCreateWithoutSteersInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1174,6 +1262,8 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1213,6 +1303,8 @@ export type SessionUpdateWithoutSteersInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1238,6 +1330,8 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1261,6 +1355,8 @@ export type SessionCreateWithoutModelCallsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1286,6 +1382,8 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1325,6 +1423,8 @@ export type SessionUpdateWithoutModelCallsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1350,6 +1450,8 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1373,6 +1475,8 @@ export type SessionCreateWithoutOutboxInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1398,6 +1502,8 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1437,6 +1543,8 @@ export type SessionUpdateWithoutOutboxInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1462,6 +1570,8 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1485,6 +1595,8 @@ export type SessionCreateWithoutLeaseInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1510,6 +1622,8 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1549,6 +1663,8 @@ export type SessionUpdateWithoutLeaseInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1574,6 +1690,8 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1597,6 +1715,8 @@ export type SessionCreateManyMemorySpaceInput = {
   budgetUsd?: number | null
   stopRequestedBy?: string | null
   currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1615,6 +1735,8 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUpdateManyWithoutSessionNestedInput
@@ -1639,6 +1761,8 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1663,6 +1787,8 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1749,6 +1875,8 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   budgetUsd?: boolean
   stopRequestedBy?: boolean
   currentSegmentId?: boolean
+  workerSteps?: boolean
+  runStartStep?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1776,6 +1904,8 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   budgetUsd?: boolean
   stopRequestedBy?: boolean
   currentSegmentId?: boolean
+  workerSteps?: boolean
+  runStartStep?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1796,6 +1926,8 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   budgetUsd?: boolean
   stopRequestedBy?: boolean
   currentSegmentId?: boolean
+  workerSteps?: boolean
+  runStartStep?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1816,11 +1948,13 @@ export type SessionSelectScalar = {
   budgetUsd?: boolean
   stopRequestedBy?: boolean
   currentSegmentId?: boolean
+  workerSteps?: boolean
+  runStartStep?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "workerSteps" | "runStartStep" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -1883,6 +2017,15 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      */
     stopRequestedBy: string | null
     currentSegmentId: string | null
+    /**
+     * R21: the worker model calls of the session, all runs together (one more with each stored answer).
+     */
+    workerSteps: number
+    /**
+     * R21: `worker_steps` when the current run began (a person's message taken, or a resume); the
+     * run's steps are the difference, counted across resets and restarts.
+     */
+    runStartStep: number
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["session"]>
@@ -2329,6 +2472,8 @@ export interface SessionFieldRefs {
   readonly budgetUsd: Prisma.FieldRef<"Session", 'Float'>
   readonly stopRequestedBy: Prisma.FieldRef<"Session", 'String'>
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
+  readonly workerSteps: Prisma.FieldRef<"Session", 'Int'>
+  readonly runStartStep: Prisma.FieldRef<"Session", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>
 }

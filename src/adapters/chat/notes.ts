@@ -66,6 +66,14 @@ export function budgetNoteText(event: Extract<AgentEvent, { type: 'budget' }>, r
   return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it${renew}.`;
 }
 
+/**
+ * R21's note: the run stopped at its step limit, why, and how to go on (`resumeHint`, e.g.
+ * "@hippo resume").
+ */
+export function stepLimitNoteText(event: Pick<Extract<AgentEvent, { type: 'step-limit' }>, 'steps'>, resumeHint: string): string {
+  return `⏸️ I stopped after ${event.steps} steps (model calls) without finishing: that is the limit for one run, so a task cannot loop on unattended. Nothing is lost: reply here, or press Resume (\`${resumeHint}\`), and I continue.`;
+}
+
 /** "↩️ Ada reverted the memory change to MAIN.md and notes.md". */
 export function revertNoteLine(name: string, paths: string[]): string {
   const list = paths.length <= 1 ? (paths[0] ?? 'memory') : `${paths.slice(0, -1).join(', ')} and ${paths.at(-1) ?? ''}`;

@@ -6,6 +6,8 @@ import { errorKind } from './notes.js';
 /** What the run is doing now. */
 export type RunPhase =
   | 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget'
+  /** R21: the run took its step limit and waits, paused, for a reply or resume. */
+  | 'steps'
   /** A person pressed Stop: cancelling now ('stopping'), then stopped until a reply or resume ('halted'). */
   | 'stopping' | 'halted';
 
@@ -48,7 +50,7 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
       return { ...status, phase: 'paused', tool: null, endedAt: status.endedAt ?? now };
     case 'resumed':
       if (status.phase === 'waiting') return { ...status, phase: 'thinking' };
-      return status.phase === 'paused' || status.phase === 'error' ? { ...status, phase: 'resumed' } : status;
+      return status.phase === 'paused' || status.phase === 'steps' || status.phase === 'error' ? { ...status, phase: 'resumed' } : status;
     case 'error':
       return { ...status, phase: 'error', tool: null, error: event.error.code, endedAt: now };
     case 'run-end':
@@ -63,7 +65,7 @@ export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number)
  * another replica) stops this card while work goes on.
  */
 const phaseAfter: Partial<Record<StopReason, RunPhase>> = {
-  idle: 'done', paused: 'paused', reset: 'resetting', error: 'error', storage: 'stalled', budget: 'budget', stopped: 'halted',
+  idle: 'done', paused: 'paused', reset: 'resetting', error: 'error', storage: 'stalled', budget: 'budget', stopped: 'halted', 'step-limit': 'steps',
 };
 
 function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
@@ -82,7 +84,7 @@ export function isStoppable(status: RunStatus): boolean {
 
 /** True when a Resume button makes sense. */
 export function isResumable(status: RunStatus): boolean {
-  return status.phase === 'paused' || status.phase === 'waiting' || status.phase === 'error' || status.phase === 'halted';
+  return status.phase === 'paused' || status.phase === 'steps' || status.phase === 'waiting' || status.phase === 'error' || status.phase === 'halted';
 }
 
 /** "1m 05s", "12s". */
@@ -142,6 +144,8 @@ function phaseText(status: RunStatus): string {
       return '⚠️ Waiting for the database; the work continues by itself when it is back';
     case 'budget':
       return '💸 Stopped: the spend budget is used up';
+    case 'steps':
+      return '⏸️ Paused at the step limit; a reply or Resume continues';
     case 'stopping':
       return `⏹️ Stopping (${status.stoppedBy ?? 'someone'} pressed Stop)…`;
     case 'halted':

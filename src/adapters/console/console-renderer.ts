@@ -82,6 +82,11 @@ export class ConsoleRenderer {
         out.setStatus(undefined);
         out.line('  ⏸ paused (/resume to continue)');
         break;
+      case 'step-limit':
+        // R21: after the 'paused' line, why, and how to go on.
+        out.setStatus(undefined);
+        out.line(`  ⏸ stopped after ${event.steps} steps (model calls) without finishing, the limit for one run (RUN_MAX_STEPS): type a reply or /resume to continue`);
+        break;
       case 'resumed':
         out.line('  ▶ resumed');
         break;

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
-import { budgetNoteText, errorNoteText } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText, stepLimitNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
@@ -133,6 +133,10 @@ export class DiscordRenderer {
         return;
       case 'budget':
         await this.post(session, `discord:budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, textBodies(budgetNoteText(event, '@Hippo budget 5')));
+        return;
+      case 'step-limit':
+        // R21: keyed by the session's step count, so the note emitted again after a crash is this one (R17).
+        await this.post(session, `discord:steps:${session.id}:${event.sessionSteps}`, textBodies(stepLimitNoteText(event, this.deps.resumeHint)));
         return;
       case 'run-end':
         this.deps.typing.stop(session.threadKey);

@@ -7,7 +7,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
-import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine, stepLimitNoteText } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
@@ -128,6 +128,9 @@ export class SlackRenderer {
       case 'budget':
         // Core tells once per cap and level; the key makes a repeat after a crash harmless.
         return this.post(session, `budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, { markdown: budgetNoteText(event, `${mentionPrefix} budget 5`) });
+      case 'step-limit':
+        // R21: keyed by the session's step count, so the note emitted again after a crash is this one (R17).
+        return this.post(session, `steps:${session.id}:${event.sessionSteps}`, { markdown: stepLimitNoteText(event, `${mentionPrefix} resume`) });
       case 'tool-call-start':
       case 'tool-call-end':
         this.updateCard(event);

@@ -67,6 +67,8 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
         ...(options.contextTokens === undefined ? [] : [Prisma.sql`segment AS (UPDATE segments SET context_tokens = ${options.contextTokens}, context_tokens_seq = ${entry.seq} WHERE id = ${segmentId})`]),
         ...(options.usage === undefined ? [] : [Prisma.sql`usage AS (${insertModelCall(options.usage)})`]),
         ...(options.startCall === undefined ? [] : [Prisma.sql`started AS (${markStarted(segmentId, options.startCall.seq, options.startCall.callId)})`]),
+        // R21: one more step of the session's runs, counted where the answer is stored.
+        ...(options.workerStepOf === undefined ? [] : [Prisma.sql`step AS (UPDATE sessions SET worker_steps = worker_steps + 1 WHERE id = ${options.workerStepOf})`]),
       ];
       const ctes = companions.length === 0 ? Prisma.empty : Prisma.sql`WITH ${Prisma.join(companions, ', ')} `;
       try {
@@ -122,7 +124,10 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
             SELECT c.*, row_number() OVER (ORDER BY c.id) - 1 AS n FROM candidate c JOIN taken USING (id)),
           inserted AS (
             INSERT INTO context_messages (segment_id, seq, role, content, search_text)
-            SELECT ${segmentId}::text, ${seq}::int + n::int, role, content, search_text FROM numbered)
+            SELECT ${segmentId}::text, ${seq}::int + n::int, role, content, search_text FROM numbered),
+          -- R21: a person's message taken begins a new run: its steps count from here.
+          run AS (
+            UPDATE sessions SET run_start_step = worker_steps WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM taken))
           SELECT id FROM numbered ORDER BY id`);
       } catch (error) {
         if (isUniqueViolation(error)) throw new ConflictError(`context position ${seq} is taken: another replica wrote this session`);

@@ -42,7 +42,7 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
     },
 
     async setFlags(sessionId, flags) {
-      const data = pickDefined(flags, ['pauseRequested', 'paused', 'resetRequested', 'stopRequestedBy']);
+      const data = pickDefined(flags, ['pauseRequested', 'paused', 'resetRequested', 'stopRequestedBy', 'runStartStep']);
       await prisma.session.update({ where: { id: sessionId }, data });
     },
 
@@ -179,5 +179,7 @@ export function toSessionRecord(row: Session): SessionRecord {
     currentSegmentId: row.currentSegmentId,
     budgetUsd: row.budgetUsd,
     stopRequestedBy: row.stopRequestedBy,
+    workerSteps: row.workerSteps,
+    runStartStep: row.runStartStep,
   };
 }

@@ -73,13 +73,13 @@ export class LiveContext {
   }
 
   /**
-   * Persists then appends one message; a worker call's prompt size and usage row go with its
-   * answer, and `startCall`'s begin mark (the tool call that runs right after) with any message.
+   * Persists then appends one message; a worker call's prompt size, usage row and step (R21) go
+   * with its answer, and `startCall`'s begin mark (the tool call that runs right after) with any message.
    */
   async append(
     message: ChatMessage,
     flags: { isMarker?: boolean; isInit?: boolean; memoryRunId?: string; awaitingDelivery?: boolean; startCall?: string } = {},
-    call?: { contextTokens: number; usage?: ModelCallRecord },
+    call?: { contextTokens: number; usage?: ModelCallRecord; workerStepOf?: string },
   ): Promise<StoredMessage> {
     // The begin mark of the call that runs right after: on this message when it asks for the
     // call, else on the assistant message that did.
@@ -124,7 +124,8 @@ export class LiveContext {
    */
   async appendResult(result: HeldResult, flags: { awaitingDelivery?: boolean; startCall?: string } = {}): Promise<StoredMessage> {
     try {
-      const call = result.kind === 'answer' ? { contextTokens: result.contextTokens, ...(result.usage ? { usage: result.usage } : {}) } : undefined;
+      // A worker's answer is one step of the session's run (R21), counted in the same statement.
+      const call = result.kind === 'answer' ? { contextTokens: result.contextTokens, ...(result.usage ? { usage: result.usage } : {}), workerStepOf: this.segment.sessionId } : undefined;
       const entry = await this.append(result.message, flags, call);
       this.held.delete(heldKey(result));
       if (result.kind === 'tool-result') this.premarked.delete(result.callId);

@@ -34,8 +34,12 @@ export interface WorkerScope {
   onWork: () => void;
   /** The worker's model call got its first chunk (forks waiting for a cached prefix may go). */
   onModelResponseStart: () => void;
-  /** R19: right before each worker call; a non-null result stops the loop instead (a reset first). */
+  /** R19, R21: right before each worker call; a non-null result stops the loop instead (a reset first, the step limit). */
   beforeModelCall?: () => Promise<StopReason | null>;
+  /** R21: a worker answer was stored: the run took one more step (counted in the same write). */
+  onAnswerStored?: () => void;
+  /** R21: people's messages were taken into the context: a new run begins (counted in the same write). */
+  onSteersTaken?: () => void;
   /** The fencing token of the session lease this worker runs under. */
   fencingToken: () => number | null;
   /** Who pressed Stop during this drive, if anyone: `signal` is aborted then too. */
@@ -136,6 +140,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
       if (!isTransient(error) && response.usage) await deps.stores.usage.record(response.usage).catch(() => undefined);
       throw error;
     });
+  scope.onAnswerStored?.();
   deps.events.emit({ type: 'assistant-message', session, message: response.message, segmentId: context.segment.id, seq: entry.seq });
   if (isAnswer) {
     const files = answerFiles(context.entries, entry.seq, (tool) => deps.tools.deliversFile(tool));
@@ -241,6 +246,7 @@ async function drainSteers(scope: WorkerScope): Promise<boolean> {
   if (scope.session().resetRequested) return false;
   const taken = await scope.steers.take();
   if (taken.length === 0) return false;
+  scope.onSteersTaken?.();
   scope.onWork();
   scope.deps.events.emit({ type: 'steer-taken', session: scope.session(), steers: taken });
   return true;

@@ -20,6 +20,7 @@ import { resetContext } from '../memory/reset.js';
 import { RunStop } from './run-stop.js';
 import { retryTransient } from './retry.js';
 import { SessionBudget } from './session-budget.js';
+import { StepLimit } from './step-limit.js';
 import { StorageOutage } from './storage-outage.js';
 import { SteerInbox } from './steer-inbox.js';
 import type { WorkSlots } from './work-slots.js';
@@ -48,6 +49,8 @@ export class SessionRunner {
   private batchClosingTried: string | null = null;
   /** The session's spend caps, checked before each model call. */
   private readonly budget: SessionBudget;
+  /** R21: the run's step limit, checked before each worker call. */
+  private readonly steps: StepLimit;
   /** The storage outage this runner waits out, if any. */
   private readonly outage: StorageOutage;
   private readonly lifetime = new AbortController();
@@ -76,6 +79,7 @@ export class SessionRunner {
   ) {
     this.lease = new LeaseKeeper(deps.replica.leases, record.id, deps.replica.owner, deps.replica.leaseTtlMs, deps.log, deps.replica.role !== 'ingest', heartbeat);
     this.budget = new SessionBudget(deps);
+    this.steps = new StepLimit(deps);
     this.outage = new StorageOutage(deps);
     const saver = deps.attachments;
     this.steers = new SteerInbox(
@@ -141,8 +145,9 @@ export class SessionRunner {
   }
 
   /** Emits again what the thread is still owed (R17); adapters deduplicate by idempotency key. */
-  redeliver(): Promise<number> {
-    return redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries });
+  async redeliver(): Promise<number> {
+    const notes = this.steps.redeliver(this.record) ? 1 : 0; // R21's note, when the session is paused at the limit
+    return notes + (await redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries }));
   }
 
   /** Starts driving if there is backlog (recovery after a restart, R12). */
@@ -237,7 +242,8 @@ export class SessionRunner {
     this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
-      await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null });
+      // R21: resuming a paused session begins a new run (a fresh step count).
+      await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null, ...(this.record.paused ? { runStartStep: this.record.workerSteps } : {}) });
       this.deps.events.emit({ type: 'resumed', session: this.record });
     }
     this.pump();
@@ -463,6 +469,8 @@ export class SessionRunner {
           this.memory.workerPrefilled();
         },
         beforeModelCall: () => this.beforeWorkerCall(),
+        onAnswerStored: () => this.changeRecord({ workerSteps: this.record.workerSteps + 1 }),
+        onSteersTaken: () => this.changeRecord({ runStartStep: this.record.workerSteps }),
         fencingToken: () => this.lease.token,
         stoppedBy: () => this.runStop.stoppedBy,
         signal,
@@ -573,10 +581,18 @@ export class SessionRunner {
   /**
    * Before each worker call (a steer taken at the start of a drive passes no checkpoint): at the
    * hard limit the reset comes first, unless R6 lets the worker go on while a summarizer runs.
+   * R21: a run that took its steps stops here, after its last batch's checkpoint and after the
+   * steers that came meanwhile were taken (a reply there begins a new run instead): as if paused,
+   * with a note. With a reset pending it stops for the reset first; the limit holds after it.
    */
   private async beforeWorkerCall(): Promise<StopReason | null> {
     await this.resetIfFull();
-    return this.record.resetRequested && this.mustStopForReset() ? 'reset' : null;
+    if (this.record.resetRequested && this.mustStopForReset()) return 'reset';
+    if (!this.steps.reached(this.record)) return null;
+    if (this.record.resetRequested) return 'reset';
+    await this.enterPaused();
+    this.steps.stopped(this.record);
+    return 'step-limit';
   }
 
   /**
@@ -632,7 +648,7 @@ export class SessionRunner {
     this.workPending = true;
   }
 
-  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy'>>): Promise<void> {
+  private async setFlags(flags: Partial<Pick<SessionRecord, 'paused' | 'pauseRequested' | 'resetRequested' | 'stopRequestedBy' | 'runStartStep'>>): Promise<void> {
     await this.deps.stores.sessions.setFlags(this.record.id, flags);
     this.changeRecord(flags);
   }
