@@ -6,9 +6,10 @@ import { z } from 'zod';
 import { estimateTokens } from '../../src/core/loop/context-window.js';
 import type { AgentEvent } from '../../src/core/events.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { promptTokensOf, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
+import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
+import { promptTokensOf, type FakeModelServer, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
-import { roleOf, type ScriptRole } from '../support/model-script.js';
+import { gate, roleOf, type ScriptRole } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
 
@@ -288,6 +289,60 @@ describe('the carry-over budget (R20)', () => {
     expect(resets(h)[0]!.tokensAfter * 100).toBeGreaterThanOrEqual(85 * 3_600);
     expect(bed.model.refused.filter((request) => roleOf(request.body) === 'worker').length).toBeLessThanOrEqual(1);
   }, 60_000);
+});
+
+describe('the last-resort trim (R6, R20)', () => {
+  it('at a 40k window, a call with huge text and one large result is carried with its result, and work goes on (Messages API)', async () => {
+    const window = 40_000;
+    // The Messages API refuses a tool result whose call is not right before it, as the real one does.
+    const anthropic = await startFakeAnthropicServer({ contextWindow: window });
+    bed.onCleanup(() => anthropic.close());
+    const started = gate();
+    const release = gate();
+    const save = defineTool({
+      name: 'save', description: 'Saves the report.', input: z.object({}),
+      execute: async () => {
+        started.open();
+        await release.promise;
+        return `saved: ${'the report as written '.repeat(1_000)}`;
+      },
+    }) as AnyTool;
+    const h = await bed.harness({
+      model: anthropic as unknown as FakeModelServer, provider: 'anthropic', tools: [save],
+      // A carry-over budget of 2,000 tokens: the call's own text (~9,000 tokens) does not fit it.
+      settings: { model: 'claude-sonnet-4-5', contextWindow: window, carryBudgetPercent: 5, prices: null },
+    });
+    let workerCalls = 0;
+    anthropic.respond((body) => {
+      const role = roleOf(body);
+      if (role === 'summarizer') return { status: 400, errorMessage: 'summarizer refused' };
+      if (role === 'decider') return { content: 'All of it matters.\nKEEP_CONTEXT' };
+      workerCalls += 1;
+      return workerCalls === 1 ? { content: 'Thinking it through: '.repeat(1_800), toolCalls: [{ id: 'save1', name: 'save', arguments: {} }] } : { content: 'saved it, going on' };
+    });
+    const { session, runner } = await startTask(h, 'save the report');
+    // A person resets while the call runs: the worker stops right after its result (R6).
+    await started.promise;
+    expect(await h.agent.reset(session.id)).toBe(true);
+    release.open();
+    const reset = await h.waitForEvent('context-reset', undefined, 60_000);
+    const answer = await h.waitForEvent('answer', (event) => event.text === 'saved it, going on', 60_000);
+    expect(answer.segmentId).toBe(reset.segmentId);
+    await runner.whenIdle();
+    expect(h.events.filter((event) => event.type === 'error')).toHaveLength(0);
+
+    const [, second] = await segmentsOf(session.id);
+    const carried = second!.messages.filter((message) => !message.isInit).map((message) => JSON.parse(message.content) as { role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }>; content: unknown });
+    // The call and its result are carried together (the call's text cut, the result a stub), in budget.
+    const result = carried.findIndex((message) => message.role === 'tool');
+    expect(result).toBeGreaterThan(0);
+    expect(carried[result - 1]?.tool_calls?.map((call) => call.id)).toEqual(['save1']);
+    expect(carried[result]?.tool_call_id).toBe('save1');
+    expect(estimateTokens(carried)).toBeLessThanOrEqual(0.05 * window);
+    // The first worker request of the new segment ends with the call and its result, and was answered.
+    const next = anthropic.requests.filter((request) => roleOf(request.body) === 'worker').at(-1)!;
+    expect(next.body.messages.at(-1)?.['role']).toBe('tool');
+  }, 120_000);
 });
 
 describe('the batch budget (R2, R19)', () => {
