@@ -3,12 +3,13 @@
 // than its window (400 context_length_exceeded), as OpenAI does.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
 import { estimateTokens } from '../../src/core/loop/context-window.js';
 import type { AgentEvent } from '../../src/core/events.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
 import { promptTokensOf, type FakeModelServer, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
-import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { gate, roleOf, type ScriptRole } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
@@ -307,11 +308,12 @@ describe('the last-resort trim (R6, R20)', () => {
         return `saved: ${'the report as written '.repeat(1_000)}`;
       },
     }) as AnyTool;
-    const h = await bed.harness({
-      model: anthropic as unknown as FakeModelServer, provider: 'anthropic', tools: [save],
+    const h = await createAgentHarness({
+      database: bed.database, model: anthropic as unknown as FakeModelServer, provider: 'anthropic', tools: [save],
       // A carry-over budget of 2,000 tokens: the call's own text (~9,000 tokens) does not fit it.
       settings: { model: 'claude-sonnet-4-5', contextWindow: window, carryBudgetPercent: 5, prices: null },
     });
+    bed.onCleanup(() => h.close());
     let workerCalls = 0;
     anthropic.respond((body) => {
       const role = roleOf(body);
@@ -342,6 +344,49 @@ describe('the last-resort trim (R6, R20)', () => {
     // The first worker request of the new segment ends with the call and its result, and was answered.
     const next = anthropic.requests.filter((request) => roleOf(request.body) === 'worker').at(-1)!;
     expect(next.body.messages.at(-1)?.['role']).toBe('tool');
+  }, 120_000);
+});
+
+describe('images in the carry-over (R20)', () => {
+  it('four 1 MiB screenshots: the reset replaces the older ones by a note naming their file, the segment starts under the hard limit, and its forks are sent', async () => {
+    const window = 20_000;
+    // Four distinct PNGs (signature and IHDR, 1280×800) of 1 MiB each, saved in the workspace.
+    const screenshot = (index: number) => {
+      const header = Buffer.from('89504e470d0a1a0a0000000d49484452000005000000032008060000000000000000', 'hex');
+      return `data:image/png;base64,${Buffer.concat([header, Buffer.alloc(1024 * 1024 - header.length, index + 1)]).toString('base64')}`;
+    };
+    const attachments: AttachmentSaver = {
+      save: async (_session, files) => files.map((file, index) => ({ name: file.name, mimeType: 'image/png', size: file.size, savedAs: `files/${file.name}`, note: null, imageUrl: screenshot(index) })),
+    };
+    const h = await bed.harness({ tools: [readChunk(10_000)], attachments, settings: { contextWindow: window, stepPercent: 10, images: true } });
+    // Usage as a provider counts it: an image costs its pixels (about 1,000 tokens), not its bytes.
+    const withUsage = (body: FakeRequestBody, reply: FakeReply): FakeReply => {
+      let images = 0;
+      const text = JSON.stringify(body, (key, value: unknown) => (key === 'url' && typeof value === 'string' && value.startsWith('data:') ? ((images += 1), '') : value));
+      return { ...reply, usage: { promptTokens: Math.ceil(text.length / 4) + images * 1_000, cachedTokens: 0, completionTokens: 5 } };
+    };
+    script({ worker: (body, index) => withUsage(body, reader(1, 'the dialog is cut off')(body, index) as FakeReply) });
+    const files = [0, 1, 2, 3].map((index) => ({ name: `shot${index}.png`, mimeType: 'image/png', size: 1024 * 1024, ref: `F${index}` }));
+    const { session } = await h.agent.submit({ ...personMessage(newThread(), 'what is wrong in these screenshots?'), attachments: files }, { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    const reset = await h.waitForEvent('context-reset', undefined, 60_000);
+    expect(reset.tokensBefore).toBeGreaterThan(window);
+    expect(reset.tokensAfter * 100).toBeLessThan(85 * window);
+    await h.waitForEvent('answer', (event) => event.text === 'the dialog is cut off', 60_000);
+    await runner.whenIdle();
+    await runner.memory.settle();
+
+    // The newest screenshot is still shown; the older ones say where their file is.
+    const [, second] = await segmentsOf(session!.id);
+    const shared = second!.messages.find((message) => !message.isInit && message.content.includes('what is wrong'))!;
+    const parts = (JSON.parse(shared.content) as { content: Array<{ type: string; text?: string }> }).content;
+    expect(parts.filter((part) => part.type === 'image_url')).toHaveLength(1);
+    for (const name of ['shot0', 'shot1', 'shot2']) expect(parts.some((part) => part.text?.includes(`saved in the workspace as files/${name}.png`))).toBe(true);
+    // The segment's forks were sent, not skipped as too long for the window.
+    const runs = await bed.database.prisma.memoryRun.findMany({ where: { segmentId: second!.id } });
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs.filter((run) => run.status === 'skipped')).toEqual([]);
+    expect(resets(h)).toHaveLength(1);
   }, 120_000);
 });
 
