@@ -115,6 +115,13 @@ describe('trimCarryOver', () => {
     expect(String(roomy[1]?.message.content)).toContain('characters of message omitted');
   });
 
+  it('cuts a single message too large for the budget, with no note when nothing stayed in the archive', () => {
+    const trimmed = trimCarryOver(list(user(`Ada wrote:\n> ${'a long paste '.repeat(4_000)}`)), 1_000);
+    expect(trimmed).toHaveLength(1);
+    expect(String(trimmed[0]?.message.content)).toMatch(/^Ada wrote:[\s\S]*characters of message omitted/);
+    expect(tokensOf(trimmed)).toBeLessThanOrEqual(1_000);
+  });
+
   it('holds its rules on many random shapes and budgets', () => {
     const random = seeded(39);
     for (let round = 0; round < 300; round += 1) {
