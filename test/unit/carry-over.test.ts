@@ -192,6 +192,12 @@ describe('carryOver', () => {
     expect(carried.map((item) => item.seq)).toEqual([0, 3]);
   });
 
+  it('drops a result at the very start whose call is nowhere, and trimCarryOver does the same', () => {
+    const entries = [entry(0, result('lost', 'x')), entry(1, user('Ada wrote:\n> hi')), entry(2, calls(['a'])), entry(3, result('a', 'y'))];
+    expect(carryOver(entries, new Set()).map((item) => item.seq)).toEqual([1, 2, 3]);
+    expect(trimCarryOver(entries, 10_000).map((item) => item.seq)).toEqual([1, 2, 3]);
+  });
+
   it('keeps the calls of a crashed turn that have no result yet, when they come last (the worker runs them)', () => {
     const entries = [entry(0, user('go')), entry(1, calls(['a', 'b'])), entry(2, result('a', 'x'))];
     expect(carryOver(entries, new Set()).map((item) => item.seq)).toEqual([0, 1, 2]);
