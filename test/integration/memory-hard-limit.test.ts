@@ -300,9 +300,11 @@ describe('the last-resort trim (R6, R20)', () => {
     bed.onCleanup(() => anthropic.close());
     const started = gate();
     const release = gate();
+    let saves = 0;
     const save = defineTool({
       name: 'save', description: 'Saves the report.', input: z.object({}),
       execute: async () => {
+        saves += 1;
         started.open();
         await release.promise;
         return `saved: ${'the report as written '.repeat(1_000)}`;
@@ -334,7 +336,9 @@ describe('the last-resort trim (R6, R20)', () => {
     expect(h.events.filter((event) => event.type === 'error')).toHaveLength(0);
 
     const [, second] = await segmentsOf(session.id);
-    const carried = second!.messages.filter((message) => !message.isInit).map((message) => JSON.parse(message.content) as { role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }>; content: unknown });
+    // What the reset copied (later messages of the segment are the worker's own).
+    const carried = second!.messages.filter((message) => !message.isInit).slice(0, second!.carriedMessages)
+      .map((message) => JSON.parse(message.content) as { role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }>; content: unknown });
     // The call and its result are carried together (the call's text cut, the result a stub), in budget.
     const result = carried.findIndex((message) => message.role === 'tool');
     expect(result).toBeGreaterThan(0);
@@ -344,6 +348,8 @@ describe('the last-resort trim (R6, R20)', () => {
     // The first worker request of the new segment ends with the call and its result, and was answered.
     const next = anthropic.requests.filter((request) => roleOf(request.body) === 'worker').at(-1)!;
     expect(next.body.messages.at(-1)?.['role']).toBe('tool');
+    // The call was carried with its result: it did not run again.
+    expect(saves).toBe(1);
   }, 120_000);
 });
 
