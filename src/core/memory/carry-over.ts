@@ -52,6 +52,10 @@ export function pairedCalls(carried: readonly StoredMessage[]): StoredMessage[] 
   for (const [position, [start, end]] of groups.entries()) {
     const head = carried[start]!;
     if (head.message.role === 'tool') continue;
+    if (end === start + 1 && !head.message.tool_calls?.length) {
+      kept.push(head);
+      continue;
+    }
     const calls = new Set((head.message.role === 'assistant' ? head.message.tool_calls ?? [] : []).map((call) => call.id));
     const results = carried.slice(start + 1, end).filter((entry) => calls.has(entry.message.tool_call_id ?? ''));
     const answered = new Set(results.map((entry) => entry.message.tool_call_id));
