@@ -59,7 +59,7 @@ export function summarizerNote(transcript: readonly unknown[]): string {
   if (last?.role === 'assistant' && typeof last.content === 'string' && !last.tool_calls?.length) text = last.content;
   else if (last?.role === 'tool') {
     const step = transcript.findLast((message) => (message as Partial<ChatMessage> | undefined)?.role === 'assistant') as Partial<ChatMessage> | undefined;
-    const done = step?.tool_calls?.at(-1)?.function;
+    const done = (Array.isArray(step?.tool_calls) ? step.tool_calls.at(-1) : undefined)?.function;
     if (done?.name === memoryDoneTool && typeof done.arguments === 'string') text = doneNote(done.arguments);
   }
   return text.trim().split('\n')[0]?.trim().slice(0, 300) ?? '';
