@@ -1,7 +1,7 @@
 // docs/memory-rules.md R6–R9 on real Postgres and the fake model server.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { carryOver } from '../../src/core/memory/reset.js';
+import { carryOver } from '../../src/core/memory/carry-over.js';
 import type { StoredMessage } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';

@@ -530,6 +530,26 @@ describe('a summarizer that finishes in its writing step (R4)', () => {
     expect(main?.content).toContain('Postgres 16');
   });
 
+  it('re-sends its note with the same text after a restart when no chat adapter took it (R17)', async () => {
+    const h = await start();
+    scriptRoles(bed.model, {
+      worker: [at(1000, { content: 'done' })],
+      summarizer: [{ toolCalls: [
+        { id: 's1', name: 'memory_append', arguments: { path: 'MAIN.md', text: 'The billing database moves to Postgres 16.', expected_version: 1 } },
+        { id: 's2', name: 'memory_done', arguments: { note: 'noted the billing move\nand nothing else' } },
+      ] }],
+    });
+    const { session } = await runToIdle(h, 'we move billing to Postgres 16');
+    const first = await h.waitForEvent('memory-updated');
+    expect(first.note).toBe('noted the billing move');
+    await h.close(); // "crashed" before any adapter took the note
+
+    const restarted = await start();
+    await restarted.agent.recover();
+    const again = await restarted.waitForEvent('memory-updated', (event) => event.session.id === session.id);
+    expect([again.memoryRunId, again.note]).toEqual([first.memoryRunId, 'noted the billing move']);
+  });
+
   it('goes on when a call of that step failed (it must see the failure), and still ends the old way, by an answer', async () => {
     const h = await start();
     scriptRoles(bed.model, {

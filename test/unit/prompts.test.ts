@@ -97,9 +97,11 @@ describe('context windows', () => {
     expect(contextWindowFor('my-local-model', 32_000)).toEqual({ tokens: 32_000, known: true });
   });
 
-  it('estimates tokens as UTF-8 bytes of the compact JSON over four', () => {
+  it('estimates tokens of the compact JSON: ASCII at four characters a token, any other character a token', () => {
     const messages = [{ role: 'user', content: 'héllo' }];
-    expect(estimateTokens(messages)).toBe(Math.ceil(Buffer.byteLength(JSON.stringify(messages)) / 4));
+    // 35 characters of JSON, one of them not ASCII.
+    expect(JSON.stringify(messages)).toHaveLength(35);
+    expect(estimateTokens(messages)).toBe(Math.ceil(34 / 4) + 1);
   });
 });
 

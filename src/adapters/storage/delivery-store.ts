@@ -1,6 +1,7 @@
 // Delivery marks on answers, memory runs and reset segments: set when core stores them, cleared
 // when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
 import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
+import { summarizerNote } from '../../core/memory/summarizer.js';
 import type pg from 'pg';
 import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
 import { statementsOn } from './statements.js';
@@ -42,7 +43,7 @@ export function createDeliveryStore(prisma: PrismaClient, pool?: pg.Pool): Deliv
           round: run.round,
           usage: { promptTokens: run.promptTokens, cachedTokens: run.cachedTokens, completionTokens: run.completionTokens },
           request: parseRequest(run.request),
-          note: finalNote(run.transcript),
+          note: Array.isArray(run.transcript) ? summarizerNote(run.transcript) : '',
         })),
         resets: resets.map((segment) => ({
           segmentId: segment.id,
@@ -77,12 +78,6 @@ export function createDeliveryStore(prisma: PrismaClient, pool?: pg.Pool): Deliv
       await prisma.segment.updateMany({ where: { id: segmentId, awaitingDelivery: true }, data: { awaitingDelivery: false } });
     },
   };
-}
-
-/** A run's final one-line note: the last message of its transcript, if it is text. */
-function finalNote(transcript: unknown): string {
-  const last = Array.isArray(transcript) ? (transcript.at(-1) as { role?: unknown; content?: unknown } | undefined) : undefined;
-  return last?.role === 'assistant' && typeof last.content === 'string' ? last.content.trim().split('\n')[0] ?? '' : '';
 }
 
 function answerText(content: string): string {

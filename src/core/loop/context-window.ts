@@ -44,12 +44,12 @@ export function imagePartTokens(url: string): number {
 }
 
 /**
- * Estimated tokens of a message list: UTF-8 bytes of its compact JSON / 4, rounded up, with an
- * image counted by imagePartTokens. Image data is left out of the JSON, not copied into it.
+ * Estimated tokens of a message list: its compact JSON measured by textTokens, with an image
+ * counted by imagePartTokens. Image data is left out of the JSON, not copied into it.
  */
 export function estimateTokens(messages: readonly unknown[]): number {
   // Image parts live only in list contents; without one, the plain (much faster) serializer.
-  if (!messages.some(hasPartList)) return Math.ceil(Buffer.byteLength(JSON.stringify(messages), 'utf8') / 4);
+  if (!messages.some(hasPartList)) return textTokens(JSON.stringify(messages));
   let images = 0;
   const json = JSON.stringify(messages, (key, value: unknown) => {
     if (key === 'url' && typeof value === 'string' && value.startsWith('data:')) {
@@ -58,7 +58,27 @@ export function estimateTokens(messages: readonly unknown[]): number {
     }
     return value;
   });
-  return Math.ceil(Buffer.byteLength(json, 'utf8') / 4) + images;
+  return textTokens(json) + images;
+}
+
+/**
+ * Estimated tokens of text (R2): ASCII at 4 characters a token, and every other character (a
+ * UTF-16 unit) a token of its own. Tokenizers spend about 1 to 1.5 tokens on a CJK character, so
+ * counting its 3 UTF-8 bytes / 4 let CJK text take over twice its share; a token per character is
+ * conservative for accented Latin and Cyrillic. Linear, and pure ASCII is measured natively.
+ */
+export function textTokens(text: string): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes === text.length) return Math.ceil(bytes / 4);
+  const other = nonAsciiUnits(text);
+  return Math.ceil((text.length - other) / 4) + other;
+}
+
+/** How many UTF-16 units of `text` are not ASCII. */
+export function nonAsciiUnits(text: string): number {
+  let count = 0;
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) > 0x7f) count += 1;
+  return count;
 }
 
 function hasPartList(message: unknown): boolean {

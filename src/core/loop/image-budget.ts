@@ -75,7 +75,7 @@ function omittedImageText(savedAs: string | undefined): string {
 }
 
 /** Workspace paths of the images a steer message shows, in the order of its image parts. */
-function savedPaths(parts: readonly ContentPart[]): string[] {
+export function savedPaths(parts: readonly ContentPart[]): string[] {
   const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
   return [...text.matchAll(shownSavedAs)].map((match) => match[1]!);
 }

@@ -227,7 +227,7 @@ function beginsWithThisWrite(scope: WorkerScope, call: ToolCall): string | undef
   return call.id;
 }
 
-/** Characters a result may have per token of room: under 4, as JSON escapes and non-ASCII text weigh more. */
+/** Characters a result may have per token of room: under 4, as JSON escapes weigh more (capHeadTail weighs non-ASCII text as R2 counts it). */
 const charsPerBudgetToken = 3;
 
 /** A result keeps at least this much (its head and tail) however full the context: a reset follows. */

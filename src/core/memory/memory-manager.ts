@@ -18,7 +18,7 @@ import type { ChatMessage } from '../messages.js';
 import { retryTransient } from '../runner/retry.js';
 import { readReviewBrief } from './review-brief.js';
 import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
-import { runSummarizer, type MemoryRunResult } from './summarizer.js';
+import { runSummarizer, summarizerNote, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
 /** What the memory manager needs from its session runner. */
@@ -341,7 +341,7 @@ export class MemoryManager {
   private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult, request: PersonRequest | undefined): Promise<void> {
     this.outcomes.set(memoryRunId, 'succeeded');
     const changes = (await retryTransient(() => memoryRunChanges(this.deps.stores.documents, memoryRunId), this.retryOptions(memoryRunId))).map(changeCounts);
-    const note = finalNote(result.finalMessage);
+    const note = summarizerNote(result.transcript);
     // A note is owed when memory changed, or a person asked (they hear back either way); the mark
     // keeps it owed across a crash until delivered. The final line is its versions' reason.
     const owed = changes.length > 0 || request !== undefined;
@@ -401,12 +401,6 @@ export class MemoryManager {
       this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(error) }, 'memory-run-record-failed');
     });
   }
-}
-
-/** The first line of a summarizer's final message: what it changed, in its words. */
-function finalNote(message: ChatMessage | null): string {
-  const content = typeof message?.content === 'string' ? message.content : '';
-  return content.trim().split('\n')[0]?.trim().slice(0, 300) ?? '';
 }
 
 /** The round a marker names (`<memory-checkpoint n="3"/>`). */

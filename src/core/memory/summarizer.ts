@@ -1,6 +1,7 @@
 // R4: the summarizer loops model → tools → model until it answers without tool calls, within a
 // step cap and a time cap. Its output is its writes to the memory documents.
 import type { AgentDeps } from '../agent-context.js';
+import type { ChatMessage } from '../messages.js';
 import { runForkLoop, type ForkTarget, type MemoryRunResult } from './fork-loop.js';
 import { memoryDoneTool } from './memory-tools.js';
 
@@ -44,6 +45,24 @@ export async function runSummarizer(deps: AgentDeps, run: SummarizerRun): Promis
     throw Object.assign(new Error(`summarizer stopped at its cap of ${settings.summarizerMaxSteps} steps`), result);
   }
   return result;
+}
+
+/**
+ * R17: a summarizer run's one-line note, read from its transcript, so the first delivery and a
+ * re-sent one after a restart say the same: the first line of its final answer, or the note of the
+ * memory_done call its last step ended with (that run has no final answer in its transcript).
+ * The transcript may be a stored one: its shape is checked, not assumed.
+ */
+export function summarizerNote(transcript: readonly unknown[]): string {
+  const last = transcript.at(-1) as Partial<ChatMessage> | undefined;
+  let text = '';
+  if (last?.role === 'assistant' && typeof last.content === 'string' && !last.tool_calls?.length) text = last.content;
+  else if (last?.role === 'tool') {
+    const step = transcript.findLast((message) => (message as Partial<ChatMessage> | undefined)?.role === 'assistant') as Partial<ChatMessage> | undefined;
+    const done = (Array.isArray(step?.tool_calls) ? step.tool_calls.at(-1) : undefined)?.function;
+    if (done?.name === memoryDoneTool && typeof done.arguments === 'string') text = doneNote(done.arguments);
+  }
+  return text.trim().split('\n')[0]?.trim().slice(0, 300) ?? '';
 }
 
 /** The note of a memory_done call (its final line); "no change" when it gave none. */

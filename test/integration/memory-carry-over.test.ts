@@ -1,0 +1,162 @@
+// R6 and R20 at a reset, on real Postgres: a tool call and its results are carried or dropped
+// together, never apart (the fake Messages API refuses a result whose call is gone, as the real one
+// does), and images count in the carry-over: the older ones become a line naming their file, so a
+// segment never starts above the hard limit and its forks are sent.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
+import { estimateTokens } from '../../src/core/loop/context-window.js';
+import type { AgentEvent } from '../../src/core/events.js';
+import { defineTool, type AnyTool } from '../../src/core/tool.js';
+import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
+import type { FakeModelServer, FakeReply, FakeRequestBody } from '../fakes/fake-model-server.js';
+import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { gate, roleOf, type ScriptRole } from '../support/model-script.js';
+import { useTestBed } from '../support/test-bed.js';
+
+const bed = useTestBed();
+
+/** `read_chunk` returns `chars` characters of text naming the chunk (about chars / 4 tokens). */
+function readChunk(chars: number): AnyTool {
+  return defineTool({
+    name: 'read_chunk', description: 'Reads one chunk of the report.', repeatable: true,
+    input: z.object({ n: z.number().int() }),
+    execute: async ({ n }) => `chunk ${n}: ${'the quarterly figures hold steady '.repeat(Math.ceil(chars / 34))}`.slice(0, chars),
+  }) as AnyTool;
+}
+
+type Script = (body: FakeRequestBody, index: number) => FakeReply | Promise<FakeReply>;
+
+/** Routes requests by role. */
+function script(scripts: Partial<Record<ScriptRole, Script>>): void {
+  const counters: Record<ScriptRole, number> = { worker: 0, summarizer: 0, decider: 0 };
+  const defaults: Record<ScriptRole, FakeReply> = { worker: { content: 'ok' }, summarizer: { content: 'noted' }, decider: { content: 'All of it matters for the task.\nKEEP_CONTEXT' } };
+  bed.model.respond(async (body) => {
+    const role = roleOf(body);
+    const index = counters[role]++;
+    return (await scripts[role]?.(body, index)) ?? defaults[role];
+  });
+}
+
+/** A worker that reads chunks 0..reads-1, one per call, then answers `answer`. */
+function reader(reads: number, answer: string): Script {
+  return (_body, index) => (index < reads ? { toolCalls: [{ id: `read${index}`, name: 'read_chunk', arguments: { n: index } }] } : { content: answer });
+}
+
+async function startTask(h: AgentHarness, text: string) {
+  const { session } = await h.agent.submit(personMessage(newThread(), text), { startSession: true });
+  return { session: session!, runner: await h.agent.runner(session!.id) };
+}
+
+/** The stored messages of each segment of a session, oldest segment first. */
+async function segmentsOf(sessionId: string) {
+  return bed.database.prisma.segment.findMany({ where: { sessionId }, orderBy: { ordinal: 'asc' }, include: { messages: { orderBy: { seq: 'asc' } } } });
+}
+
+function resets(h: AgentHarness): Array<Extract<AgentEvent, { type: 'context-reset' }>> {
+  return h.events.filter((event): event is Extract<AgentEvent, { type: 'context-reset' }> => event.type === 'context-reset');
+}
+
+describe('the last-resort trim (R6, R20)', () => {
+  it('at a 40k window, a call with huge text and one large result is carried with its result, and work goes on (Messages API)', async () => {
+    const window = 40_000;
+    // The Messages API refuses a tool result whose call is not right before it, as the real one does.
+    const anthropic = await startFakeAnthropicServer({ contextWindow: window });
+    bed.onCleanup(() => anthropic.close());
+    const started = gate();
+    const release = gate();
+    let saves = 0;
+    const save = defineTool({
+      name: 'save', description: 'Saves the report.', input: z.object({}),
+      execute: async () => {
+        saves += 1;
+        started.open();
+        await release.promise;
+        return `saved: ${'the report as written '.repeat(1_000)}`;
+      },
+    }) as AnyTool;
+    const h = await createAgentHarness({
+      database: bed.database, model: anthropic as unknown as FakeModelServer, provider: 'anthropic', tools: [save],
+      // A carry-over budget of 2,000 tokens: the call's own text (~9,000 tokens) does not fit it.
+      settings: { model: 'claude-sonnet-4-5', contextWindow: window, carryBudgetPercent: 5, prices: null },
+    });
+    bed.onCleanup(() => h.close());
+    let workerCalls = 0;
+    anthropic.respond((body) => {
+      const role = roleOf(body);
+      if (role === 'summarizer') return { status: 400, errorMessage: 'summarizer refused' };
+      if (role === 'decider') return { content: 'All of it matters.\nKEEP_CONTEXT' };
+      workerCalls += 1;
+      return workerCalls === 1 ? { content: 'Thinking it through: '.repeat(1_800), toolCalls: [{ id: 'save1', name: 'save', arguments: {} }] } : { content: 'saved it, going on' };
+    });
+    const { session, runner } = await startTask(h, 'save the report');
+    // A person resets while the call runs: the worker stops right after its result (R6).
+    await started.promise;
+    expect(await h.agent.reset(session.id)).toBe(true);
+    release.open();
+    const reset = await h.waitForEvent('context-reset', undefined, 60_000);
+    const answer = await h.waitForEvent('answer', (event) => event.text === 'saved it, going on', 60_000);
+    expect(answer.segmentId).toBe(reset.segmentId);
+    await runner.whenIdle();
+    expect(h.events.filter((event) => event.type === 'error')).toHaveLength(0);
+
+    const [, second] = await segmentsOf(session.id);
+    // What the reset copied (later messages of the segment are the worker's own).
+    const carried = second!.messages.filter((message) => !message.isInit).slice(0, second!.carriedMessages)
+      .map((message) => JSON.parse(message.content) as { role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }>; content: unknown });
+    // The call and its result are carried together (the call's text cut, the result a stub), in budget.
+    const result = carried.findIndex((message) => message.role === 'tool');
+    expect(result).toBeGreaterThan(0);
+    expect(carried[result - 1]?.tool_calls?.map((call) => call.id)).toEqual(['save1']);
+    expect(carried[result]?.tool_call_id).toBe('save1');
+    expect(estimateTokens(carried)).toBeLessThanOrEqual(0.05 * window);
+    // The first worker request of the new segment ends with the call and its result, and was answered.
+    const next = anthropic.requests.filter((request) => roleOf(request.body) === 'worker').at(-1)!;
+    expect(next.body.messages.at(-1)?.['role']).toBe('tool');
+    // The call was carried with its result: it did not run again.
+    expect(saves).toBe(1);
+  }, 120_000);
+});
+
+describe('images in the carry-over (R20)', () => {
+  it('four 1 MiB screenshots: the reset replaces the older ones by a note naming their file, the segment starts under the hard limit, and its forks are sent', async () => {
+    const window = 20_000;
+    // Four distinct PNGs (signature and IHDR, 1280×800) of 1 MiB each, saved in the workspace.
+    const screenshot = (index: number) => {
+      const header = Buffer.from('89504e470d0a1a0a0000000d49484452000005000000032008060000000000000000', 'hex');
+      return `data:image/png;base64,${Buffer.concat([header, Buffer.alloc(1024 * 1024 - header.length, index + 1)]).toString('base64')}`;
+    };
+    const attachments: AttachmentSaver = {
+      save: async (_session, files) => files.map((file, index) => ({ name: file.name, mimeType: 'image/png', size: file.size, savedAs: `files/${file.name}`, note: null, imageUrl: screenshot(index) })),
+    };
+    const h = await bed.harness({ tools: [readChunk(10_000)], attachments, settings: { contextWindow: window, stepPercent: 10, images: true } });
+    // Usage as a provider counts it: an image costs its pixels (about 1,000 tokens), not its bytes.
+    const withUsage = (body: FakeRequestBody, reply: FakeReply): FakeReply => {
+      let images = 0;
+      const text = JSON.stringify(body, (key, value: unknown) => (key === 'url' && typeof value === 'string' && value.startsWith('data:') ? ((images += 1), '') : value));
+      return { ...reply, usage: { promptTokens: Math.ceil(text.length / 4) + images * 1_000, cachedTokens: 0, completionTokens: 5 } };
+    };
+    script({ worker: (body, index) => withUsage(body, reader(1, 'the dialog is cut off')(body, index) as FakeReply) });
+    const files = [0, 1, 2, 3].map((index) => ({ name: `shot${index}.png`, mimeType: 'image/png', size: 1024 * 1024, ref: `F${index}` }));
+    const { session } = await h.agent.submit({ ...personMessage(newThread(), 'what is wrong in these screenshots?'), attachments: files }, { startSession: true });
+    const runner = await h.agent.runner(session!.id);
+    const reset = await h.waitForEvent('context-reset', undefined, 60_000);
+    expect(reset.tokensBefore).toBeGreaterThan(window);
+    expect(reset.tokensAfter * 100).toBeLessThan(85 * window);
+    await h.waitForEvent('answer', (event) => event.text === 'the dialog is cut off', 60_000);
+    await runner.whenIdle();
+    await runner.memory.settle();
+
+    // The newest screenshot is still shown; the older ones say where their file is.
+    const [, second] = await segmentsOf(session!.id);
+    const shared = second!.messages.find((message) => !message.isInit && message.content.includes('what is wrong'))!;
+    const parts = (JSON.parse(shared.content) as { content: Array<{ type: string; text?: string }> }).content;
+    expect(parts.filter((part) => part.type === 'image_url')).toHaveLength(1);
+    for (const name of ['shot0', 'shot1', 'shot2']) expect(parts.some((part) => part.text?.includes(`saved in the workspace as files/${name}.png`))).toBe(true);
+    // The segment's forks were sent, not skipped as too long for the window.
+    const runs = await bed.database.prisma.memoryRun.findMany({ where: { segmentId: second!.id } });
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs.filter((run) => run.status === 'skipped')).toEqual([]);
+    expect(resets(h)).toHaveLength(1);
+  }, 120_000);
+});
