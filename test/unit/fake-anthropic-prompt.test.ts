@@ -59,9 +59,10 @@ describe('FakePromptCache lifetime', () => {
     const written = cache.lookup('key', request);
     written.commit();
     now = 4 * 60_000;
-    const read = cache.lookup('key', request);
-    expect(read.outcome.read).toBe(written.outcome.written);
-    read.commit(); // refreshed: 5 more minutes from now
+    // A longer prompt marked further on reads the entry by looking back, and writes its own.
+    const longer = cache.lookup('key', body([{ role: 'user', content: [text('a'.repeat(400)), text('b'.repeat(400), true)] }]));
+    expect(longer.outcome.read).toBe(written.outcome.written);
+    longer.commit(); // the entry it read is refreshed: 5 more minutes from now
     now = 8 * 60_000;
     expect(cache.lookup('key', request).outcome.read).toBe(written.outcome.written);
     now = 9 * 60_000 + 1;
