@@ -7,7 +7,8 @@
 // message's content blocks); a request writes an entry for the prefix up to each block marked
 // `cache_control` (when that prefix has at least `minTokens`), and reads the longest earlier entry
 // that ends at one of its marks or up to 20 blocks before one. Nothing else is ever cached, so a
-// client that marks the wrong blocks reads nothing.
+// client that marks the wrong blocks reads nothing. An entry lives 5 minutes from its last write
+// or read (the API's default `ephemeral` lifetime).
 import { createHash } from 'node:crypto';
 import type { FakeRequestBody } from './fake-model-server.js';
 
@@ -80,11 +81,26 @@ function promptBlocks(body: AnthropicRequestBody): PromptBlock[] {
   return blocks;
 }
 
+/** How long an entry lives after it was last written or read (Anthropic's default: 5 minutes). */
+export const defaultCacheTtlMs = 5 * 60_000;
+
 /** A prefix cache shared by the requests of one API key (caches are per organization and model). */
 export class FakePromptCache {
-  private entries = new Set<string>();
+  /** Digest of a cached prefix → when it expires (ms). */
+  private entries = new Map<string, number>();
 
-  constructor(private readonly minTokens: number) {}
+  constructor(
+    private readonly minTokens: number,
+    private readonly options: { ttlMs?: number; now?: () => number } = {},
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private live(digest: string | undefined): boolean {
+    return digest !== undefined && (this.entries.get(digest) ?? -Infinity) > this.now();
+  }
 
   /**
    * Looks the request up; `commit` writes its entries (the server calls it when the answer starts,
@@ -106,10 +122,11 @@ export class FakePromptCache {
     }
     const marks = blocks.flatMap((block, index) => (block.marked ? [index] : []));
     let read = 0;
+    let readDigest: string | undefined;
     for (const mark of marks) {
       for (let index = mark; index >= Math.max(0, mark - lookbackBlocks); index -= 1) {
-        if (this.entries.has(digests[index] ?? '')) {
-          read = Math.max(read, totals[index] ?? 0);
+        if (this.live(digests[index])) {
+          if ((totals[index] ?? 0) > read) [read, readDigest] = [totals[index] ?? 0, digests[index]];
           break;
         }
       }
@@ -120,13 +137,15 @@ export class FakePromptCache {
     return {
       outcome: { promptTokens: total, read, written, breakpoints: marks.map((mark) => totals[mark] ?? 0), messageEnds },
       commit: () => {
-        for (const mark of cacheable) this.entries.add(digests[mark] ?? '');
+        // Reading an entry refreshes its lifetime, as writing does.
+        const expires = this.now() + (this.options.ttlMs ?? defaultCacheTtlMs);
+        for (const digest of [readDigest, ...cacheable.map((mark) => digests[mark])]) if (digest !== undefined) this.entries.set(digest, expires);
       },
     };
   }
 
   clear(): void {
-    this.entries = new Set();
+    this.entries = new Map();
   }
 }
 

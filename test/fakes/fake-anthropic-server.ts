@@ -35,6 +35,8 @@ export interface FakeAnthropicServerOptions {
   apiKey?: string;
   /** Smallest prefix the cache stores, in the fake's tokens (Anthropic: 1,024 for Sonnet and Opus 4; default 0). */
   minCacheTokens?: number;
+  /** How long a cache entry lives after its last write or read, in ms (default 5 minutes, as the API's). */
+  cacheTtlMs?: number;
   /** When set, longer prompts get the API's 400 `prompt is too long`, in the fake's tokens. */
   contextWindow?: number;
   defaultReply?: AnthropicFakeReply;
@@ -62,7 +64,7 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
   let modelListings = 0;
   const queue: AnthropicFakeReply[] = [];
   let handler: FakeReplyHandler | undefined;
-  const cache = new FakePromptCache(options.minCacheTokens ?? 0);
+  const cache = new FakePromptCache(options.minCacheTokens ?? 0, options.cacheTtlMs === undefined ? {} : { ttlMs: options.cacheTtlMs });
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
   const releases = new Set<() => void>();

@@ -231,6 +231,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     if (!authorized) return sendError(res, 401, 'Incorrect API key provided');
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${path}`);
     if (!Array.isArray(body.messages)) return sendError(res, 400, 'messages must be an array');
+    const unpaired = toolPairingError(body.messages);
+    if (unpaired) return sendJson(res, 400, { error: { ...unpaired, type: 'invalid_request_error', code: null } });
     if (contextWindow !== undefined) {
       const tokens = promptTokensOf(body);
       if (tokens > contextWindow) {
@@ -460,4 +462,30 @@ function commonPrefixLength(left: string, right: string): number {
 
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * The 400 OpenAI answers when tool calls and tool messages do not pair up, in its words, or null:
+ * an assistant message's `tool_calls` must be followed at once by one `tool` message per id, and
+ * every `tool` message must answer a call of the assistant message right before its group.
+ */
+export function toolPairingError(messages: ReadonlyArray<Record<string, unknown>>): { message: string; param: string } | null {
+  // The open assistant message: its index and the ids not answered yet.
+  let open: { index: number; pending: Set<string> } | null = null;
+  const unanswered = (at: { index: number; pending: Set<string> }) => ({
+    message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...at.pending].join(', ')}`,
+    param: `messages.[${at.index}].role`,
+  });
+  for (const [index, message] of messages.entries()) {
+    if (message['role'] === 'tool') {
+      if (!open) return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${index}].role` };
+      const id = String(message['tool_call_id'] ?? '');
+      if (!open.pending.delete(id)) return { message: `Invalid parameter: 'tool_call_id' of '${id}' not found in 'tool_calls' of previous message.`, param: `messages.[${index}].tool_call_id` };
+      continue;
+    }
+    if (open && open.pending.size > 0) return unanswered(open);
+    const calls = message['role'] === 'assistant' && Array.isArray(message['tool_calls']) ? (message['tool_calls'] as Array<{ id?: unknown }>) : [];
+    open = calls.length > 0 ? { index, pending: new Set(calls.map((call) => String(call.id ?? ''))) } : null;
+  }
+  return open && open.pending.size > 0 ? unanswered(open) : null;
 }

@@ -90,10 +90,10 @@ describe('the agent on the Anthropic Messages API', () => {
     for (const fork of forks) {
       const { read, written, promptTokens, messageEnds } = fork.cache!;
       // Read up to the worker's last tool result or answer: the worker's context at the fork
-      // point, less the marker (for a decider). The rest is written, so the fork's own next call
-      // reads its instruction.
+      // point, less the marker (for a decider). A summarizer writes the rest, so its own next
+      // call reads its instruction; a decider writes nothing (its instruction is plain input).
       expect(read, `fork ${fork.index}`).toBe(messageEnds[lastNonUserMessage(fork)]);
-      expect(read + written).toBe(promptTokens);
+      expect(read + written).toBe(roleOf(fork.body) === 'summarizer' ? promptTokens : read);
       expect(read).toBeGreaterThan(promptTokens / 2);
     }
     // R14: the usage rows hold what the API reported, cache reads and writes included.
@@ -110,6 +110,15 @@ describe('the agent on the Anthropic Messages API', () => {
     const spend = spendOf(await harness.stores.usage.totals({ sessionId: session.id }), harness.deps.settings);
     expect(spend.priced).toBe(true);
     expect(spend.byRole.summarizer + spend.byRole.decider).toBeLessThan(spend.byRole.worker);
+  });
+
+  it('writes nothing to the cache for a decider, whose instruction no later call reads', () => {
+    const deciders = ofRole('decider');
+    expect(deciders.length).toBeGreaterThanOrEqual(1);
+    for (const decider of deciders) {
+      expect(decider.cache!.written, `decider ${decider.index}`).toBe(0);
+      expect(decider.wire.messages?.at(-1)?.content).toEqual([{ type: 'text', text: expect.stringMatching(/^<role-change role="decider"/) }]);
+    }
   });
 
   it('has a summarizer\'s next call read all its first call sent', () => {

@@ -162,18 +162,26 @@ describe('AnthropicModelClient: prompt cache', () => {
       const model = new AnthropicModelClient({ apiKey: 'k', baseURL: cached.url });
       const worker: ChatMessage[] = [...context, { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'search', arguments: '{"query":"x"}' } }] }, { role: 'tool', tool_call_id: 'toolu_1', content: 'result '.repeat(200) }];
       await model.complete(request(worker, [searchTool]), { role: 'worker' });
-      const instruction: ChatMessage = { role: 'user', content: '<role-change role="decider">Decide.</role-change>' };
-      const fork = await model.complete(request([...worker, instruction], [searchTool]), { role: 'decider' });
-      const [workerRequest, forkRequest] = cached.requests;
-      // Byte for byte: the fork's request is the worker's plus one message.
-      const forkWire = { ...forkRequest!.wire, messages: forkRequest!.wire.messages?.slice(0, -1) };
-      expect(JSON.stringify(forkWire)).toBe(JSON.stringify(workerRequest!.wire));
-      expect(forkRequest!.wire.messages).toHaveLength((workerRequest!.wire.messages?.length ?? 0) + 1);
-      // It reads all of the worker's prompt; only its instruction is new, and it is written for the
-      // fork's own next call (a fork marks its last message).
-      expect(fork.usage?.cachedTokens).toBe(workerRequest!.cache?.promptTokens);
-      expect(fork.usage?.cacheWriteTokens).toBe((fork.usage?.promptTokens ?? 0) - (fork.usage?.cachedTokens ?? 0));
-      expect(fork.usage?.cacheWriteTokens).toBeLessThan(50);
+      const summarizerInstruction: ChatMessage = { role: 'user', content: '<role-change role="summarizer">Summarize.</role-change>' };
+      const summarizer = await model.complete(request([...worker, summarizerInstruction], [searchTool]), { role: 'summarizer' });
+      const deciderInstruction: ChatMessage = { role: 'user', content: '<role-change role="decider">Decide.</role-change>' };
+      const decider = await model.complete(request([...worker, deciderInstruction], [searchTool]), { role: 'decider' });
+      const [workerRequest, ...forkRequests] = cached.requests;
+      for (const forkRequest of forkRequests) {
+        // Byte for byte: the fork's request is the worker's plus one message.
+        const forkWire = { ...forkRequest.wire, messages: forkRequest.wire.messages?.slice(0, -1) };
+        expect(JSON.stringify(forkWire)).toBe(JSON.stringify(workerRequest!.wire));
+        expect(forkRequest.wire.messages).toHaveLength((workerRequest!.wire.messages?.length ?? 0) + 1);
+      }
+      // Each reads all of the worker's prompt; only its instruction is new. A summarizer's is written
+      // for its own next call (it marks its last message); a decider's, which nothing reads again,
+      // is plain input.
+      for (const fork of [summarizer, decider]) expect(fork.usage?.cachedTokens).toBe(workerRequest!.cache?.promptTokens);
+      expect(summarizer.usage?.cacheWriteTokens).toBe((summarizer.usage?.promptTokens ?? 0) - (summarizer.usage?.cachedTokens ?? 0));
+      expect(summarizer.usage?.cacheWriteTokens).toBeGreaterThan(0);
+      expect(summarizer.usage?.cacheWriteTokens).toBeLessThan(50);
+      expect(decider.usage?.cacheWriteTokens).toBe(0);
+      expect(decider.usage?.promptTokens).toBeGreaterThan(decider.usage?.cachedTokens ?? 0);
     } finally {
       await cached.close();
     }
@@ -236,6 +244,10 @@ describe('AnthropicModelClient: failures', () => {
       expect(error).toMatchObject({ retryable: false, status: 400 });
       expect(error.message).toMatch(/^model endpoint 127\.0\.0\.1:\d+ answered 400 invalid_request_error: prompt is too long: \d+ tokens > 50 maximum: the context is longer than the model's window/);
       expect(small.requests).toHaveLength(1);
+      // A fork's request is refused the same way (its marks change nothing).
+      const fork = [...long, { role: 'user', content: '<role-change role="summarizer">' } as ChatMessage];
+      await expectRejection(new AnthropicModelClient({ apiKey: 'k', baseURL: small.url }).complete(request(fork), { role: 'summarizer' }), ContextTooLongError);
+      expect(small.requests).toHaveLength(2);
     } finally {
       await small.close();
     }

@@ -42,6 +42,8 @@ export interface HarnessOptions {
   attachments?: AttachmentSaver;
   /** `anthropic`: the Anthropic client, at `model` (a test/fakes/fake-anthropic-server.ts). Default openai. */
   provider?: 'openai' | 'anthropic';
+  /** The agent's clock (default: the real time). */
+  clock?: AgentDeps['clock'];
 }
 
 /** The Anthropic client at `url`, loaded only by the tests that use it (its SDK is large). */
@@ -88,7 +90,7 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
     tools: new ToolExecutor([...memoryTools(stores), ...(options.tools ?? [])], options.toolTimeoutMs),
     events: bus,
     log,
-    clock: { now: () => new Date() },
+    clock: options.clock ?? { now: () => new Date() },
     ...(options.attachments ? { attachments: options.attachments } : {}),
   };
   const agent = new Agent(deps);

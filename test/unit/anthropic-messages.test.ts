@@ -49,9 +49,13 @@ describe('toAnthropicPrompt', () => {
     expect(marks(context)).toEqual([
       'system:text*', 'user:text', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text',
     ]);
-    // A fork's instruction is marked too: 4 marks, the API's limit.
-    expect(marks([...context, { role: 'user', content: '<role-change role="decider">' }], { markLast: true })).toEqual([
+    // A summarizer's instruction is marked too, for its next step: 4 marks, the API's limit.
+    expect(marks([...context, { role: 'user', content: '<role-change role="summarizer">' }], { markLast: true })).toEqual([
       'system:text*', 'user:text', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text', 'user:text*',
+    ]);
+    // A decider's is not: it answers in one call, so the worker's marks are all it sends.
+    expect(marks([...context, { role: 'user', content: '<role-change role="decider">' }])).toEqual([
+      'system:text*', 'user:text', 'user:text', 'assistant:tool_use', 'user:tool_result*', 'assistant:tool_use', 'user:tool_result*', 'user:text', 'user:text',
     ]);
   });
 
@@ -75,11 +79,15 @@ describe('toAnthropicPrompt', () => {
     ];
     for (const context of contexts) {
       const worker = toAnthropicPrompt(context, tools);
-      const fork = toAnthropicPrompt([...context, { role: 'user', content: '<role-change role="decider">' }], tools, { markLast: true });
-      expect(JSON.stringify({ ...fork, messages: fork.messages.slice(0, -1) })).toBe(JSON.stringify(worker));
-      expect(fork.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '<role-change role="decider">', cache_control: { type: 'ephemeral' } }] });
-      const count = JSON.stringify(fork).split('"cache_control"').length - 1;
-      expect(count).toBeLessThanOrEqual(4);
+      const summarizer = toAnthropicPrompt([...context, { role: 'user', content: '<role-change role="summarizer">' }], tools, { markLast: true });
+      const decider = toAnthropicPrompt([...context, { role: 'user', content: '<role-change role="decider">' }], tools);
+      for (const fork of [summarizer, decider]) {
+        expect(JSON.stringify({ ...fork, messages: fork.messages.slice(0, -1) })).toBe(JSON.stringify(worker));
+        const count = JSON.stringify(fork).split('"cache_control"').length - 1;
+        expect(count).toBeLessThanOrEqual(4);
+      }
+      expect(summarizer.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '<role-change role="summarizer">', cache_control: { type: 'ephemeral' } }] });
+      expect(decider.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: '<role-change role="decider">' }] });
     }
   });
 

@@ -51,6 +51,25 @@ describe('FakePromptCache', () => {
   });
 });
 
+describe('FakePromptCache lifetime', () => {
+  it('forgets an entry 5 minutes after it was last written or read', () => {
+    let now = 0;
+    const cache = new FakePromptCache(0, { now: () => now });
+    const request = body([{ role: 'user', content: [text('a'.repeat(400), true)] }]);
+    const written = cache.lookup('key', request);
+    written.commit();
+    now = 4 * 60_000;
+    // A longer prompt marked further on reads the entry by looking back, and writes its own.
+    const longer = cache.lookup('key', body([{ role: 'user', content: [text('a'.repeat(400)), text('b'.repeat(400), true)] }]));
+    expect(longer.outcome.read).toBe(written.outcome.written);
+    longer.commit(); // the entry it read is refreshed: 5 more minutes from now
+    now = 8 * 60_000;
+    expect(cache.lookup('key', request).outcome.read).toBe(written.outcome.written);
+    now = 9 * 60_000 + 1;
+    expect(cache.lookup('key', request).outcome.read).toBe(0);
+  });
+});
+
 describe('invalidRequest', () => {
   it('accepts a tool exchange whose results come in consecutive user messages', () => {
     expect(invalidRequest(body([{ role: 'user', content: [text('go')] }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }, { role: 'user', content: [text('marker')] }]))).toBeNull();

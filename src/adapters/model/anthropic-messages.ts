@@ -6,14 +6,17 @@
 // The marks (at most 4, the API's limit) go where the same rule puts them whatever user messages
 // are appended, so a fork (the worker's context plus ONE user message, R1) is the worker's
 // request at the wire, byte for byte, plus that message:
-//   1. the last system block (tools and system prompt: the same for every request of a session,
-//      and read again by the first request after a reset);
+//   1. the last system block (tools and system prompt: the system prompt holds no time and no id,
+//      so it is the same for every segment and session of a platform, and the first request after
+//      a reset, or of a new session, reads it from the cache);
 //   2. the message before the last assistant message: where the previous call's prompt ended,
 //      so this call reads what that call wrote; before the first answer, the first message (the
 //      memory documents) instead;
 //   3. the last message that is not a user message (a tool result or the assistant's answer):
 //      the worker's context at a checkpoint ends there, and so does every fork's prefix;
-//   4. a fork's last message (`markLast`): its instruction, which its own next call then reads.
+//   4. a summarizer's last message (`markLast`): its instruction, which its own next call then
+//      reads. A decider's is not marked: it answers in one call (R5), so nothing would read the
+//      entry, and a cache write costs 1.25× plain input on Claude.
 // The worker's user messages after mark 3 (the memory marker, steers) are not marked, since a fork
 // appended after them could not keep the mark: they are billed as plain input once, and cached by
 // the next call's mark 2.
@@ -45,7 +48,7 @@ const breakpoint = { type: 'ephemeral' } as const;
 
 /**
  * Converts a request's messages and tools; deterministic, so history repeats byte for byte.
- * `markLast`: the request is a fork's (mark 4).
+ * `markLast`: the last message is read again by the same run's next call (a summarizer's, mark 4).
  */
 export function toAnthropicPrompt(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], options: { markLast?: boolean } = {}): AnthropicPrompt {
   let start = 0;

@@ -107,7 +107,8 @@ export class AnthropicModelClient implements ModelClient {
   /** Streams one answer and returns the aggregated assistant message. */
   async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     // `request.cacheKey` has no counterpart here: the API caches by exact prefix, per organization.
-    const prompt = toAnthropicPrompt(request.messages, request.tools, { markLast: options.role !== 'worker' });
+    // Only a summarizer's instruction is read again (by its next step); a decider answers at once.
+    const prompt = toAnthropicPrompt(request.messages, request.tools, { markLast: options.role === 'summarizer' });
     const body: MessageCreateParamsStreaming = {
       model: request.model,
       max_tokens: Math.min(this.maxOutputTokens ?? defaultMaxOutputTokens(request.model), request.maxOutputTokens ?? Number.POSITIVE_INFINITY),

@@ -28,7 +28,10 @@ export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, sessi
   return { main: main?.content ?? initialMainDocument, mainVersion: main?.version ?? null, todo: todo && !todo.deleted ? todo.content : '' };
 }
 
-/** Fresh init messages for a new segment. */
+/**
+ * Fresh init messages for a new segment: the system prompt, the same for every segment and session
+ * of a platform (cached across resets), then the memory documents with the time the segment starts.
+ */
 export async function buildInitMessages(deps: Pick<AgentDeps, 'stores' | 'settings' | 'tools' | 'clock'>, session: SessionRecord): Promise<ChatMessage[]> {
   const documents = await readMemoryDocuments(deps, session);
   return [
@@ -36,11 +39,10 @@ export async function buildInitMessages(deps: Pick<AgentDeps, 'stores' | 'settin
       role: 'system',
       content: systemPrompt({
         platform: deps.settings.platformName(session.platform),
-        now: deps.clock.now(),
         toolNames: deps.tools.definitions.map((definition) => definition.function.name),
         summarizerStepCap: deps.settings.summarizerMaxSteps,
       }),
     },
-    { role: 'user', content: memoryDocumentsMessage(documents) },
+    { role: 'user', content: memoryDocumentsMessage({ ...documents, started: deps.clock.now() }) },
   ];
 }
