@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { formatSize, safeFileName, type AttachmentSaver, type FittedImage, type SavedAttachment } from '../core/loop/attachments.js';
+import { fittedNote, formatSize, safeFileName, type AttachmentSaver, type FittedImage, type SavedAttachment } from '../core/loop/attachments.js';
 import { claimedImageType } from '../core/loop/image-header.js';
 import type { ProviderImageLimits } from '../core/loop/image-limits.js';
 import { SharpImageFitter } from './image-fitter.js';
@@ -166,7 +166,7 @@ export class WorkspaceAttachments implements AttachmentSaver {
     if (!fitted.shown) return { imageUrl: null, note: fitted.reason };
     const url = `data:${fitted.mimeType};base64,${fitted.bytes.toString('base64')}`;
     // The note of a shown image goes before "shown below" (attachmentLine).
-    return { imageUrl: url, note: fitted.shrunkFrom ? `shrunk from ${fitted.shrunkFrom.width}×${fitted.shrunkFrom.height} to ${fitted.width}×${fitted.height} px to be shown` : null };
+    return { imageUrl: url, note: fittedNote(fitted) };
   }
 }
 

@@ -40,6 +40,17 @@ describe('MCP images', () => {
     expect(String(conversation(second)[2]?.['content'])).toContain('[image image/png, 70 B, shown after the tool results]');
   });
 
+  it('names an image whose bytes are not the image they claim instead of sending it (R22), and the model answers', async () => {
+    const harness = await bed.harness({ tools: source.tools(), settings: { images: true } });
+    bed.model.enqueue({ toolCalls: [{ id: 'f1', name: 'echo__fake_picture', arguments: {} }] }, { content: 'It is not a picture.' });
+    await harness.agent.submit(personMessage(newThread(), 'show me the chart'), { startSession: true });
+    await harness.waitForEvent('answer');
+    expect(bed.model.imageRefused).toHaveLength(0);
+    const second = bed.model.requests[1]!;
+    expect(second.rawBody).not.toContain('image_url');
+    expect(String(conversation(second.body).at(-1)?.['content'])).toMatch(/^<tool-images note="[^"]+">\n1\. image\/png, 27 B, from call f1 \(echo__fake_picture\): not shown, its bytes are not a valid image\n<\/tool-images>$/);
+  });
+
   it('describes the image to a model that does not accept images', async () => {
     const harness = await bed.harness({ tools: source.tools(), settings: { images: false } });
     bed.model.enqueue({ toolCalls: [{ id: 'p2', name: 'echo__picture', arguments: {} }] }, { content: 'Cannot see it.' });

@@ -1,6 +1,6 @@
 // R22 for images tools return (MCP): each is checked and made to fit the provider once, when the
 // tool hands it over, before it joins the context; one that cannot be shown is named in text.
-import { fitByHeader, type FittedImage } from './attachments.js';
+import { fitByHeader, fittedNote, type FittedImage } from './attachments.js';
 import type { ToolImageShown } from '../prompts/prompts.js';
 import type { WorkerScope } from './worker-loop.js';
 
@@ -29,7 +29,7 @@ export async function fitToolImages(scope: Pick<WorkerScope, 'deps' | 'signal' |
       shown.push({ ...base, mimeType: image.mimeType, url: null, note: fitted.reason });
       continue;
     }
-    const note = fitted.shrunkFrom ? `shrunk from ${fitted.shrunkFrom.width}×${fitted.shrunkFrom.height} to ${fitted.width}×${fitted.height} px to be shown` : undefined;
+    const note = fittedNote(fitted);
     shown.push({ ...base, mimeType: fitted.mimeType, url: `data:${fitted.mimeType};base64,${fitted.bytes.toString('base64')}`, ...(note ? { note } : {}) });
   }
   return shown;
