@@ -16,7 +16,7 @@ export interface ImageLimits {
 // per image part, in order. Quoted chat lines start with "> ", so they cannot pass for one.
 // A saved path has no ";" (safeFileName), so a note between it and "shown below" is not part of it.
 /** A steer's attachment line of a shown image (its path in group 1). */
-export const shownSavedAs = /^\(attached: .*saved as ([^;]+)(?:;[^;]*)*; shown below\)$/gm;
+export const shownSavedAs = /^\(attached: .*saved as ([^;\n]+)(?:;[^;\n]*)*; shown below\)$/gm;
 
 /** The data URLs of every image part in `messages`. */
 export function imageUrls(messages: readonly ChatMessage[]): Set<string> {
