@@ -62,7 +62,7 @@ export class SharpImageFitter implements ImageFitter {
     const alpha = metadata.hasAlpha;
     for (let attempt = 0; attempt < maxShrinkTries; attempt += 1) {
       const pipeline = decoder(bytes).rotate().resize(side, side, { fit: 'inside', withoutEnlargement: true });
-      const { data, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
+      const { data, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.jpeg({ quality: 85 })).toBuffer({ resolveWithObject: true });
       throwIfAborted(signal);
       if (base64Chars(data.length) <= this.limits.maxBase64Chars) {
         return { shown: true, mimeType: alpha ? 'image/png' : 'image/jpeg', bytes: data, width: info.width, height: info.height, shrunkFrom: upright };
