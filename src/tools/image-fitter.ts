@@ -35,9 +35,6 @@ export class SharpImageFitter implements ImageFitter {
     let metadata: Metadata;
     try {
       metadata = await decoder(bytes).metadata();
-      // The decoder must agree with the header (a PNG signature on a JPEG body is refused by the
-      // providers as "does not match the provided media type").
-      if (`image/${metadata.format}` !== header.type || metadata.width !== header.width || metadata.height !== header.height) return invalid(header.type);
       throwIfAborted(signal);
       const animated = (metadata.pages ?? 1) > 1;
       const fits = this.limits.types.has(header.type) && (this.limits.animated || !animated)
