@@ -62,12 +62,6 @@ server.registerTool('picture', { description: 'Returns a caption and a tiny PNG 
   return { content: [{ type: 'text', text: 'a red dot' }, { type: 'image', mimeType: 'image/png', data: png }] };
 });
 
-server.registerTool('fake_picture', { description: 'Returns text dressed as a PNG (its signature, then text).' }, async () => {
-  countCall();
-  const data = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('not an image at all')]).toString('base64');
-  return { content: [{ type: 'image', mimeType: 'image/png', data }] };
-});
-
 server.registerTool('crash', { description: 'Exits the server process in the middle of the call.' }, async () => {
   process.exit(3);
 });
