@@ -32,6 +32,7 @@ import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
 import { WorkspaceAttachments } from './tools/workspace-attachments.js';
 import { attachFileTool } from './tools/attach-file.js';
 import { modelAcceptsImages } from './core/loop/model-images.js';
+import { imageLimitsFor } from './core/loop/image-limits.js';
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -97,8 +98,10 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const workspaces = resolve(join(config.DATA_DIR, 'workspaces'));
   const limits: WorkspaceLimits = { maxBytes: config.WORKSPACE_MAX_MB * MiB, maxFiles: config.WORKSPACE_MAX_FILES, maxFileBytes: config.WORKSPACE_MAX_FILE_MB * MiB };
   const images = modelAcceptsImages(config.MODEL, config.MODEL_IMAGES);
+  // R22: images are made to fit what MODEL_PROVIDER documents it takes, when they are saved.
+  const imageLimits = imageLimitsFor(config.MODEL_PROVIDER, defaultAgentSettings.requestMaxImages);
   const attachments = new WorkspaceAttachments({
-    root: workspaces, limits, maxFileBytes: Math.round(config.FILE_MAX_MB * MiB), images, imageMaxBytes: defaultAgentSettings.imageMaxBytes, log,
+    root: workspaces, limits, maxFileBytes: Math.round(config.FILE_MAX_MB * MiB), images, imageLimits, log,
   });
   // Found before anything starts: no sandbox (and SHELL_UNSANDBOXED unset) stops start-up here.
   const sandbox = groups.includes('shell')
@@ -146,6 +149,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       deciderFloorPercent: config.MEMORY_DECIDER_FLOOR_PERCENT, deciderEvery: config.MEMORY_DECIDER_EVERY, prices,
       hardLimitPercent: config.MEMORY_HARD_LIMIT_PERCENT, carryBudgetPercent: config.MEMORY_CARRY_BUDGET_PERCENT, runMaxSteps: config.RUN_MAX_STEPS,
       sessionBudgetUsd: config.SESSION_BUDGET_USD ?? null, channelDailyBudgetUsd: config.CHANNEL_DAILY_BUDGET_USD ?? null, images,
+      imageLimits, requestMaxImages: Math.min(defaultAgentSettings.requestMaxImages, imageLimits.maxImagesPerRequest),
     },
     replica: {
       role: config.HIPPO_ROLE,

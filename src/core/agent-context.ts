@@ -1,5 +1,6 @@
 // The context object every core piece takes (docs/style.md §2): settings, stores, model, tools, events.
 import type { AttachmentSaver } from './loop/attachments.js';
+import { imageLimitsFor, type ProviderImageLimits } from './loop/image-limits.js';
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
@@ -71,8 +72,8 @@ export interface AgentSettings {
   platformName: (platform: string) => string;
   /** The model accepts image parts (a capability of `model`, or MODEL_IMAGES): images are shown, not only described. */
   images: boolean;
-  /** Largest image shown to the model, in bytes (larger ones are saved and described). */
-  imageMaxBytes: number;
+  /** R22: what the provider takes as an image (image-limits.ts); images tools return are checked against it. */
+  imageLimits: ProviderImageLimits;
   /** Images one request shows, the latest first (older ones are described in text). */
   requestMaxImages: number;
   /** Bytes of images one request shows (older images beyond it are described in text). */
@@ -103,7 +104,7 @@ export const defaultAgentSettings: Omit<AgentSettings, 'model' | 'contextWindow'
   deciderMaxOutputTokens: 1_024,
   platformName: (platform) => ({ slack: 'Slack', discord: 'Discord', console: 'a terminal chat' })[platform] ?? platform,
   images: false,
-  imageMaxBytes: 5 * 1024 * 1024,
+  imageLimits: imageLimitsFor('openai', 8),
   requestMaxImages: 8,
   requestMaxImageBytes: 20 * 1024 * 1024,
   requestMaxChars: 64 * 1024 * 1024,

@@ -55,6 +55,18 @@ export class ContextTooLongError extends ModelError {
   }
 }
 
+/**
+ * R22: the provider refused an image of the request (too large, too many pixels, bytes that are
+ * not the image they claim). `imageUrls`: the data URLs of the image parts it named (Anthropic
+ * names `messages.N.content.M`); empty when it did not say which (OpenAI). Sending the request
+ * again as it is cannot help; without those parts, it can (the worker retries once).
+ */
+export class ImageRefusedError extends ModelError {
+  constructor(message: string, readonly imageUrls: readonly string[], status?: number, options?: { cause?: unknown }) {
+    super(message, false, status, options);
+  }
+}
+
 /** Bad tool input or a tool failure: goes back to the model as the tool result. */
 export class ToolError extends HippoError {
   constructor(message: string, options?: { cause?: unknown }) {

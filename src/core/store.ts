@@ -223,6 +223,11 @@ export interface ContextStore {
    * `lastStep`, and clears the session's pending reset. The new segment awaits its reset note.
    */
   startSegment(sessionId: string, next: NewSegment): Promise<SegmentRecord>;
+  /**
+   * R22: rewrites the content of messages already in a segment (an image part the provider refused
+   * becomes a text note), one statement; the messages keep their positions, flags and begin marks.
+   */
+  rewriteMessages(segmentId: string, entries: ReadonlyArray<{ seq: number; message: ChatMessage }>): Promise<void>;
   /** Full-text search over earlier segments of sessions in the memory space (R15); each message once, where it was first said (carried copies are left out). */
   searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
 }

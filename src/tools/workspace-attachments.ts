@@ -5,7 +5,10 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { formatSize, modelImageTypes, safeFileName, type AttachmentSaver, type SavedAttachment } from '../core/loop/attachments.js';
+import { fittedNote, formatSize, safeFileName, type AttachmentSaver, type FittedImage, type SavedAttachment } from '../core/loop/attachments.js';
+import { claimedImageType } from '../core/loop/image-header.js';
+import type { ProviderImageLimits } from '../core/loop/image-limits.js';
+import { SharpImageFitter } from './image-fitter.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';
@@ -34,8 +37,8 @@ export interface WorkspaceAttachmentsOptions {
   maxFileBytes: number;
   /** The model accepts image parts. */
   images: boolean;
-  /** Largest image shown to the model, in bytes. */
-  imageMaxBytes: number;
+  /** What the provider takes as an image (R22): larger ones are shrunk, others described. */
+  imageLimits: ProviderImageLimits;
   log: Pick<Logger, 'warn' | 'info'>;
 }
 
@@ -45,8 +48,16 @@ export const sharedFilesDirectory = 'files';
 /** Saves shared files into session workspaces; reads files back for answers. */
 export class WorkspaceAttachments implements AttachmentSaver {
   private readonly fetchers = new Map<Platform, AttachmentFetcher>();
+  private readonly fitter: SharpImageFitter;
 
-  constructor(readonly options: WorkspaceAttachmentsOptions) {}
+  constructor(readonly options: WorkspaceAttachmentsOptions) {
+    this.fitter = new SharpImageFitter(options.imageLimits);
+  }
+
+  /** R22: `bytes` checked and made to fit the provider's limits (images tools return go through here too). */
+  fitImage(bytes: Buffer, signal: AbortSignal): Promise<FittedImage> {
+    return this.fitter.fit(bytes, signal);
+  }
 
   /** How files of `platform` are downloaded (each chat adapter registers its own). */
   register(platform: Platform, fetcher: AttachmentFetcher): void {
@@ -110,7 +121,7 @@ export class WorkspaceAttachments implements AttachmentSaver {
     const result = { ...described, name: fetched.name ? safeFileName(fetched.name) : name, mimeType: fetched.mimeType ?? attachment.mimeType, size: bytes.length };
     try {
       const savedAs = await this.write(session.id, result.name, bytes);
-      return { ...result, savedAs, ...this.image(bytes) };
+      return { ...result, savedAs, ...(await this.image(bytes, signal)) };
     } catch (error) {
       // Quota refusals are ours and name no server path; anything else is logged, not shown.
       if (error instanceof ToolError) return { ...result, savedAs: null, note: error.message };
@@ -144,32 +155,23 @@ export class WorkspaceAttachments implements AttachmentSaver {
     throw new ToolError(`too many files named ${name} in ${sharedFilesDirectory}/`);
   }
 
-  /** An image part for the model, or why the image is only described. */
-  private image(bytes: Buffer): { imageUrl: string | null; note: string | null } {
-    const type = imageType(bytes);
-    if (!type) return { imageUrl: null, note: null };
+  /**
+   * An image part for the model, or why the image is only described (R22): the bytes must decode
+   * as the type they claim, and a copy is shrunk to fit the provider's limits when they do not.
+   */
+  private async image(bytes: Buffer, signal: AbortSignal): Promise<{ imageUrl: string | null; note: string | null }> {
+    if (!claimedImageType(bytes)) return { imageUrl: null, note: null };
     if (!this.options.images) return { imageUrl: null, note: 'this model cannot see images' };
-    if (bytes.length > this.options.imageMaxBytes) return { imageUrl: null, note: `too large to show (over ${formatSize(this.options.imageMaxBytes)})` };
-    return { imageUrl: `data:${type};base64,${bytes.toString('base64')}`, note: null };
+    const fitted = await this.fitImage(bytes, signal);
+    if (!fitted.shown) return { imageUrl: null, note: fitted.reason };
+    const url = `data:${fitted.mimeType};base64,${fitted.bytes.toString('base64')}`;
+    // The note of a shown image goes before "shown below" (attachmentLine).
+    return { imageUrl: url, note: fittedNote(fitted) };
   }
 }
 
 /** A download refused for its size (the note says so). */
 export class AttachmentTooLarge extends Error {}
-
-/**
- * The image type the bytes really are (PNG, JPEG, GIF, WebP), whatever the platform called them:
- * only those reach the model as images.
- */
-export function imageType(bytes: Buffer): string | null {
-  const startsWith = (...values: number[]) => values.every((value, index) => bytes[index] === value);
-  let type: string | null = null;
-  if (startsWith(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) type = 'image/png';
-  else if (startsWith(0xff, 0xd8, 0xff)) type = 'image/jpeg';
-  else if (bytes.subarray(0, 6).toString('latin1') === 'GIF87a' || bytes.subarray(0, 6).toString('latin1') === 'GIF89a') type = 'image/gif';
-  else if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') type = 'image/webp';
-  return type !== null && modelImageTypes.has(type) ? type : null;
-}
 
 /** Reads a response body up to `maxBytes`; rejects (AttachmentTooLarge) beyond. */
 export async function readCapped(response: Response, maxBytes: number): Promise<Buffer> {

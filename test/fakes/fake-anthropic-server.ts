@@ -5,6 +5,7 @@
 // prefix cache that honours only `cache_control` marks. Replies are scripted like the OpenAI fake
 // (fake-model-server.ts): a queue, then a handler that sees the request as Chat Completions
 // messages, then a default reply.
+import { anthropicImageRefusal, type ImageRefusalRule } from './fake-image-checks.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { argumentsText, readBody, sendJson, split, type FakeModelServer, type FakeReply, type FakeReplyHandler, type FakeUsage, type RecordedRequest, type WaitOptions } from './fake-model-server.js';
@@ -42,11 +43,15 @@ export interface FakeAnthropicServerOptions {
   defaultReply?: AnthropicFakeReply;
   /** Characters per streamed text or JSON delta (default 8). */
   chunkSize?: number;
+  /** R22: images this returns true for are refused with the API's "Could not process image" (besides its size, pixel and type checks). */
+  refuseImage?: ImageRefusalRule;
 }
 
 /** The fake; `url` is the SDK's base URL (no `/v1`: the SDK adds it). */
-export interface FakeAnthropicServer extends Omit<FakeModelServer, 'requests' | 'refused' | 'setContextWindow' | 'enqueue' | 'requestsWhere' | 'waitForRequests' | 'waitFor'> {
+export interface FakeAnthropicServer extends Omit<FakeModelServer, 'requests' | 'refused' | 'imageRefused' | 'setContextWindow' | 'enqueue' | 'requestsWhere' | 'waitForRequests' | 'waitFor'> {
   readonly requests: readonly AnthropicRecordedRequest[];
+  /** Requests refused for an image (R22), in arrival order. */
+  readonly imageRefused: readonly AnthropicRecordedRequest[];
   enqueue(...replies: AnthropicFakeReply[]): void;
   requestsWhere(predicate: (request: AnthropicRecordedRequest) => boolean): AnthropicRecordedRequest[];
   waitForRequests(count: number, options?: WaitOptions): Promise<AnthropicRecordedRequest[]>;
@@ -61,6 +66,7 @@ const errorTypes: Record<number, string> = {
 /** Starts the fake on 127.0.0.1 on a random port. */
 export async function startFakeAnthropicServer(options: FakeAnthropicServerOptions = {}): Promise<FakeAnthropicServer> {
   const requests: AnthropicRecordedRequest[] = [];
+  const imageRefused: AnthropicRecordedRequest[] = [];
   let modelListings = 0;
   const queue: AnthropicFakeReply[] = [];
   let handler: FakeReplyHandler | undefined;
@@ -112,6 +118,11 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
     if (!req.headers['anthropic-version']) return sendError(res, 400, 'anthropic-version: header is required');
     const invalid = invalidRequest(wire);
     if (invalid) return sendError(res, 400, invalid);
+    const imageRefusal = await anthropicImageRefusal(wire, options.refuseImage);
+    if (imageRefusal) {
+      imageRefused.push(request);
+      return sendError(res, 400, imageRefusal);
+    }
     if (options.contextWindow !== undefined) {
       const tokens = promptTokensOf(wire);
       if (tokens > options.contextWindow) return sendError(res, 400, `prompt is too long: ${tokens} tokens > ${options.contextWindow} maximum`);
@@ -188,6 +199,7 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    imageRefused,
     get modelListings() {
       return modelListings;
     },
@@ -198,6 +210,7 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
     waitFor: (predicate, wait = {}) => waitUntil(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
     reset: () => {
       requests.length = 0;
+      imageRefused.length = 0;
       queue.length = 0;
       handler = undefined;
       cache.clear();

@@ -1,5 +1,6 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
+import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
 import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,7 +57,7 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
   const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
   const workspaces = path.join(await mkdtemp(path.join(tmpdir(), 'hippo-discord-rig-')), 'workspaces');
   const images = options.images ?? false;
-  const attachments = new WorkspaceAttachments({ root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: 20 * 1024 * 1024, images, imageMaxBytes: 5 * 1024 * 1024, log });
+  const attachments = new WorkspaceAttachments({ root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: 20 * 1024 * 1024, images, imageLimits: imageLimitsFor('openai', 8), log });
   const tools = [...(options.tools ?? []), ...(options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [])];
   const harness = await createAgentHarness({ database, model, tools, attachments, settings: { contextWindow: options.contextWindow ?? 10_000, images } });
   const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}), ...options.env?.(fake) });

@@ -1,6 +1,7 @@
 // A fake OpenAI-compatible Chat Completions server speaking the real wire protocol (node:http,
 // real SSE), so tests can point the real `openai` client (or anything else) at it. Replies are
 // scripted per request: a queue first, then a handler, then a default reply.
+import { openAIImageRefusal, type ImageRefusalRule } from './fake-image-checks.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -93,6 +94,8 @@ export interface FakeModelServerOptions {
    * Changeable later with `setContextWindow`.
    */
   contextWindow?: number;
+  /** R22: images this returns true for are refused as OpenAI refuses one it cannot read (besides those that do not decode). */
+  refuseImage?: ImageRefusalRule;
   /**
    * Keep each recorded request's body once it is answered (default true). The benchmarks send
    * tens of thousands of requests and only count them: without the bodies the fake's heap, and the
@@ -128,6 +131,8 @@ export interface FakeModelServer {
   setContextWindow(tokens: number | undefined): void;
   /** Requests refused as longer than the window, in arrival order. */
   readonly refused: readonly RecordedRequest[];
+  /** Requests refused for an image (R22), in arrival order. */
+  readonly imageRefused: readonly RecordedRequest[];
   /** Forgets requests, queue, handler and the simulated cache. */
   reset(): void;
   /** Releases hanging requests, destroys connections and stops listening. */
@@ -183,6 +188,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   let chunkCounter = 0;
   let contextWindow = options.contextWindow;
   const refused: RecordedRequest[] = [];
+  const imageRefused: RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
     void serve(req, res).catch((error: unknown) => {
@@ -243,6 +249,11 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       }
     }
 
+    const imageRefusal = await openAIImageRefusal(body, options.refuseImage);
+    if (imageRefusal) {
+      imageRefused.push(request);
+      return sendError(res, 400, imageRefusal, {}, 'invalid_image_format');
+    }
     const reply = queue.shift() ?? (await handler?.(body, { index: request.index, request })) ?? options.defaultReply ?? { content: 'ok' };
     if (options.keepBodies === false) {
       request.body = { messages: [] };
@@ -363,6 +374,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     respond: (next) => void (handler = next),
     setContextWindow: (tokens) => void (contextWindow = tokens),
     refused,
+    imageRefused,
     enqueue: (...replies) => void queue.push(...replies),
     requestsWhere: (predicate) => requests.filter(predicate),
     waitForRequests: (count, wait = {}) =>
@@ -370,6 +382,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     waitFor: (predicate, wait = {}) => waitUntil(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
     reset: () => {
       requests.length = 0;
+      imageRefused.length = 0;
       refused.length = 0;
       queue.length = 0;
       handler = undefined;

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicModelClient, defaultMaxOutputTokens, type AnthropicModelClientOptions } from '../../src/adapters/model/anthropic-model-client.js';
 import { ModelHealth } from '../../src/adapters/model/model-health.js';
-import { CancelledError, ContextTooLongError, ModelError } from '../../src/core/errors.js';
+import { CancelledError, ContextTooLongError, ImageRefusedError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
 import type { ModelRequest } from '../../src/core/model-client.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
@@ -113,12 +113,24 @@ describe('AnthropicModelClient: answers', () => {
   });
 
   it('sends images as image blocks', async () => {
-    const withImage: ChatMessage[] = [hello[0]!, { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }];
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const withImage: ChatMessage[] = [hello[0]!, { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }];
     await client().complete(request(withImage), { role: 'worker' });
     expect(server.requests[0]?.wire.messages?.[0]?.content).toEqual([
       { type: 'text', text: 'What is this?' },
-      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: { type: 'ephemeral' } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png }, cache_control: { type: 'ephemeral' } },
     ]);
+  });
+
+  it('reports an image the API refuses as ImageRefusedError naming that image (R22), without retrying', async () => {
+    const good = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const part = (data: string) => ({ type: 'image_url' as const, image_url: { url: `data:image/png;base64,${data}` } });
+    const withImages: ChatMessage[] = [hello[0]!, { role: 'user', content: [{ type: 'text', text: 'Compare.' }, part(good), { type: 'text', text: 'and' }, part('iVBORw0KGgo=')] }];
+    const error = await client().complete(request(withImages), { role: 'worker' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ImageRefusedError);
+    expect((error as ImageRefusedError).imageUrls).toEqual(['data:image/png;base64,iVBORw0KGgo=']);
+    expect((error as ImageRefusedError).message).toMatch(/answered 400 invalid_request_error: messages\.0\.content\.3\.image\.source\.base64\.data: The image data you provided does not represent a valid image/);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('reports usage: prompt = input + cache reads + cache writes, from message_start and message_delta', async () => {

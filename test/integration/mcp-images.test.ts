@@ -18,7 +18,10 @@ let directory: string;
 beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), 'hippo-mcp-images-'));
   const configPath = path.join(directory, 'mcp.json');
-  await writeFile(configPath, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: ['--import', 'tsx', path.join(repoRoot, 'test/fakes/mcp-echo-server.ts')], cwd: repoRoot } } }));
+  await writeFile(configPath, JSON.stringify({ mcpServers: {
+    echo: { command: process.execPath, args: ['--import', 'tsx', path.join(repoRoot, 'test/fakes/mcp-echo-server.ts')], cwd: repoRoot },
+    pictures: { command: process.execPath, args: ['--import', 'tsx', path.join(repoRoot, 'test/fakes/mcp-picture-server.ts')], cwd: repoRoot },
+  } }));
   source = await McpToolSource.start({ configPath, log: createLogger('silent') });
 });
 afterAll(async () => {
@@ -38,6 +41,17 @@ describe('MCP images', () => {
     expect(String(images[0]?.['text'])).toMatch(/^<tool-images note="[^"]+">\n1\. image\/png, 70 B, from call p1 \(echo__picture\)\n<\/tool-images>$/);
     expect(images[1]).toEqual({ type: 'image_url', image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) } });
     expect(String(conversation(second)[2]?.['content'])).toContain('[image image/png, 70 B, shown after the tool results]');
+  });
+
+  it('names an image whose bytes are not the image they claim instead of sending it (R22), and the model answers', async () => {
+    const harness = await bed.harness({ tools: source.tools(), settings: { images: true } });
+    bed.model.enqueue({ toolCalls: [{ id: 'f1', name: 'pictures__fake_picture', arguments: {} }] }, { content: 'It is not a picture.' });
+    await harness.agent.submit(personMessage(newThread(), 'show me the chart'), { startSession: true });
+    await harness.waitForEvent('answer');
+    expect(bed.model.imageRefused).toHaveLength(0);
+    const second = bed.model.requests[1]!;
+    expect(second.rawBody).not.toContain('image_url');
+    expect(String(conversation(second.body).at(-1)?.['content'])).toMatch(/^<tool-images note="[^"]+">\n1\. image\/png, 27 B, from call f1 \(pictures__fake_picture\): not shown, its bytes are not a valid image\n<\/tool-images>$/);
   });
 
   it('describes the image to a model that does not accept images', async () => {

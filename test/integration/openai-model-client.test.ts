@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelHealth } from '../../src/adapters/model/model-health.js';
 import { OpenAIModelClient, type OpenAIModelClientOptions } from '../../src/adapters/model/openai-model-client.js';
-import { CancelledError, ContextTooLongError, ModelError } from '../../src/core/errors.js';
+import { CancelledError, ContextTooLongError, ImageRefusedError, ModelError } from '../../src/core/errors.js';
 import type { ChatMessage, ToolDefinition } from '../../src/core/messages.js';
 import type { ModelRequest } from '../../src/core/model-client.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
@@ -126,6 +126,14 @@ describe('OpenAIModelClient', () => {
     server.enqueue({ reasoningContent: 'The user wants a greeting.', content: 'Hi!' });
     const response = await client().complete(request(hello), { role: 'worker' });
     expect(response.message).toEqual({ role: 'assistant', content: 'Hi!', reasoning_content: 'The user wants a greeting.' });
+  });
+
+  it('reports an image the API refuses as ImageRefusedError naming no image (OpenAI names none, R22), without retrying', async () => {
+    const withImage: ChatMessage[] = [hello[0]!, { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }];
+    const error = await expectRejection(client().complete(request(withImage), { role: 'worker' }), ImageRefusedError);
+    expect(error.imageUrls).toEqual([]);
+    expect(error.message).toContain('400 You uploaded an unsupported image. Please make sure your image is valid.');
+    expect(server.requests).toHaveLength(1);
   });
 
   it('reports usage including cached tokens', async () => {

@@ -1,5 +1,7 @@
 // R12 crash safety: sessions with backlog are driven again without a new message; pending tool
 // calls run before queued steers; answered tool calls are not run twice.
+import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -381,7 +383,9 @@ describe('a context too large to send', () => {
 
 describe('an image in the context', () => {
   it('counts by its bytes in the context measure (R2), beyond what the provider reports for it', async () => {
-    const url = `data:image/png;base64,${'A'.repeat(2_560_000)}`;
+    // A real image (the fake refuses bytes that do not decode, as OpenAI does, R22): 2.56 million characters of base64.
+    const noise = await sharp(randomBytes(800 * 800 * 3), { raw: { width: 800, height: 800, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+    const url = `data:image/png;base64,${noise.toString('base64')}`;
     const sessionId = await crashedSession(newThread(), [{ message: { role: 'user', content: [{ type: 'text', text: 'Ada wrote:\n> look' }, { type: 'image_url', image_url: { url } }] } }]);
     harness = await createAgentHarness({ database, model });
     // Memory forks may run beside the worker (the image fills a tenth of the window): only the worker reports 1,500.

@@ -1,7 +1,6 @@
-// Images people share are bounded (issue #25, item 1): one 5 MiB image shared ten times per
+// Images people share are bounded (issue #25, item 1): one 4 MiB image shared ten times per
 // message, message after message, and a restart on the same database: the real service under
 // `npm start`'s heap limit stays up and answers, and no request carries the image more than once.
-import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,8 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { roleOf } from '../support/model-script.js';
 import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
+import { noiseJpeg } from '../support/images.js';
+import { formatSize } from '../../src/core/loop/attachments.js';
 
 const signingSecret = 'images-secret';
 const channel = 'C0IMAGES';
@@ -62,11 +63,11 @@ describe('one image shared again and again', () => {
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', MODEL_IMAGES: 'true', FILE_MAX_MB: '6', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
       SLACK_BOT_TOKEN: 'xoxb-images-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
     };
-    // One 4.9 MiB PNG (by its signature), shared as ten files per message.
-    const image = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(Math.round(4.9 * MiB))]);
+    // One 4 MiB phone photo (a real JPEG: R22 shows only images that decode), shared as ten files per message.
+    const image = await noiseJpeg();
     const root = '1760000001.000100';
     const post = async (port: number, index: number) => {
-      const files = Array.from({ length: 10 }, () => slack.files.add({ name: 'chart.png', mimetype: 'image/png', content: image }));
+      const files = Array.from({ length: 10 }, () => slack.files.add({ name: 'photo.jpg', mimetype: 'image/jpeg', content: image }));
       const ts = index === 1 ? root : `17600000${String(index).padStart(2, '0')}.000200`;
       const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> look at the chart (message ${index})`, ts, thread_ts: root, channel, event_ts: ts, files };
       const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `EvImage${index}`, event });
@@ -106,7 +107,7 @@ describe('one image shared again and again', () => {
       expect(second.process.stderr()).not.toMatch(/heap/i);
       const lines = await database.prisma.contextMessage.findMany({ where: { role: 'user', content: { contains: 'message 4' } } });
       expect(lines.length).toBeGreaterThan(0);
-      for (const line of lines) expect(line.content).toContain('(attached: chart.png, image/png, 4.9 MB, saved as files/chart.png; the same image as one shown earlier)');
+      for (const line of lines) expect(line.content).toContain(`(attached: photo.jpg, image/jpeg, ${formatSize(image.length)}, saved as files/photo.jpg; the same image as one shown earlier)`);
     } finally {
       second.process.kill('SIGTERM');
       await second.process.exited;

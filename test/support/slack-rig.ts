@@ -2,6 +2,7 @@
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
 // Without a signing secret it runs Socket Mode instead (SLACK_APP_TOKEN in `env`, the fake Socket
 // Mode server's URL in `slack.socketModeUrl`).
+import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
 import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,7 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
   const workspaces = path.join(await mkdtemp(path.join(tmpdir(), 'hippo-slack-rig-')), 'workspaces');
   const attachments = new WorkspaceAttachments({
     root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: options.maxFileBytes ?? 20 * 1024 * 1024,
-    images: options.settings?.images ?? false, imageMaxBytes: options.settings?.imageMaxBytes ?? 5 * 1024 * 1024, log,
+    images: options.settings?.images ?? false, imageLimits: options.settings?.imageLimits ?? imageLimitsFor('openai', 8), log,
   });
   const tools = options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [];
   const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}) });

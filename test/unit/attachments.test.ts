@@ -5,7 +5,7 @@ import { attachmentLine, formatSize, safeFileName } from '../../src/core/loop/at
 import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/loop/context-window.js';
 import { modelAcceptsImages } from '../../src/core/loop/model-images.js';
 import { steerMessage } from '../../src/core/prompts/prompts.js';
-import { imageType } from '../../src/tools/workspace-attachments.js';
+import { claimedImageType as imageType } from '../../src/core/loop/image-header.js';
 
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 

@@ -26,6 +26,16 @@ describe('images in a request', () => {
     expect(shown(messages)).toHaveLength(10);
   });
 
+  it('name the right file when a shown image\'s line has a note (a shrunk photo, R22)', () => {
+    const shrunk = { ...saved(1), note: 'shrunk from 4000×3000 to 1568×1176 px to be shown' };
+    const message = steerMessage({ authorName: 'Ada', text: 'look' }, [shrunk, saved(2)]);
+    expect(JSON.stringify(message)).toContain('saved as files/shot-1.png; shrunk from 4000×3000 to 1568×1176 px to be shown; shown below)');
+    const bounded = boundImages([message, { role: 'assistant' as const, content: 'ok' }, share([3])], { maxImages: 1, maxImageChars: 1_000_000 });
+    const texts = parts(bounded).flatMap((part) => (part.type === 'text' ? [part.text] : []));
+    expect(texts).toContain('(An earlier image is no longer shown, so requests stay within the image limits. It is saved in the workspace as files/shot-1.png.)');
+    expect(texts).toContain('(An earlier image is no longer shown, so requests stay within the image limits. It is saved in the workspace as files/shot-2.png.)');
+  });
+
   it('fit in maxImageChars, counting from the newest', () => {
     const messages = [share([1, 2], 1_000), share([3, 4], 1_000)];
     const bounded = boundImages(messages, { maxImages: 8, maxImageChars: 3_200 });

@@ -13,7 +13,7 @@ function queueStore(): { store: ContextStore; queue: SteerRecord[]; looks: () =>
   const duringLook: { run?: () => void } = {};
   const unused = () => Promise.reject(new Error('not used here'));
   const store: ContextStore = {
-    load: unused, segmentMessages: unused, append: unused, appendInit: unused, updateSegment: unused, startSegment: unused, searchOriginals: unused, markToolCallStarted: unused,
+    load: unused, segmentMessages: unused, append: unused, appendInit: unused, updateSegment: unused, startSegment: unused, searchOriginals: unused, markToolCallStarted: unused, rewriteMessages: unused,
     async takeSteers() {
       looks += 1;
       duringLook.run?.();

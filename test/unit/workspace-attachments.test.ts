@@ -1,5 +1,5 @@
 // WorkspaceAttachments (tools/workspace-attachments.ts): shared files saved under files/ within the
-// workspace limits; images shown only when the model accepts them and they are small enough.
+// workspace limits; images shown only when the model accepts them, decode, and fit the provider (R22).
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,8 @@ import { ToolError } from '../../src/core/errors.js';
 import { ensureSessionWorkspace } from '../../src/tools/workspace-path.js';
 import { createLogger } from '../../src/log.js';
 import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../src/tools/workspace-attachments.js';
+import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { dataUrlImage, fakePng, flatPng, noiseJpeg } from '../support/images.js';
 
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const session = (id: string): SessionRecord => ({
@@ -31,7 +33,7 @@ afterAll(async () => {
 
 function saver(options: Partial<WorkspaceAttachmentsOptions> = {}, contents: Record<string, Buffer> = {}): WorkspaceAttachments {
   const attachments = new WorkspaceAttachments({
-    root, limits: { maxBytes: 1_000_000, maxFiles: 100, maxFileBytes: 1_000_000 }, maxFileBytes: 100_000, images: true, imageMaxBytes: 1_000, log: createLogger('silent'), ...options,
+    root, limits: { maxBytes: 1_000_000, maxFiles: 100, maxFileBytes: 1_000_000 }, maxFileBytes: 8 * 1024 * 1024, images: true, imageLimits: imageLimitsFor('anthropic', 8), log: createLogger('silent'), ...options,
   });
   attachments.register('console', async (attachment) => {
     const bytes = contents[attachment.ref];
@@ -51,12 +53,29 @@ describe('WorkspaceAttachments', () => {
     expect(await readFile(path.join(attachments.workspaceOf('s-names'), 'files', 'a-2.txt'), 'utf8')).toBe('two');
   });
 
-  it('shows an image only within the size cap, and says why not otherwise', async () => {
-    const big = Buffer.concat([png, Buffer.alloc(2_000)]);
-    const attachments = saver({}, { small: png, big });
-    const [small, large] = await attachments.save(session('s-images'), [{ ...file('s.png', png.length), ref: 'small' }, { ...file('b.png', big.length), ref: 'big' }], signal);
-    expect(small?.imageUrl).toBe(`data:image/png;base64,${png.toString('base64')}`);
-    expect(large).toMatchObject({ imageUrl: null, savedAs: 'files/b.png', note: 'too large to show (over 1000 B)' });
+  it('shows an image that fits as it is, and a 4 MiB phone photo shrunk to fit the provider (R22)', async () => {
+    const photo = await noiseJpeg();
+    expect(photo.length).toBeGreaterThan(4 * 1024 * 1024);
+    const attachments = saver({ limits: { maxBytes: 20_000_000, maxFiles: 100, maxFileBytes: 10_000_000 } }, { small: png, photo });
+    const [small, large] = await attachments.save(session('s-images'), [{ ...file('s.png', png.length), ref: 'small' }, { ...file('photo.jpg', photo.length), ref: 'photo' }], signal);
+    expect(small).toMatchObject({ imageUrl: `data:image/png;base64,${png.toString('base64')}`, note: null });
+    expect(large).toMatchObject({ savedAs: 'files/photo.jpg', note: 'shrunk from 4000×3000 to 1568×1176 px to be shown' });
+    // The person's file is kept whole; the model is shown the smaller copy.
+    expect((await readFile(path.join(attachments.workspaceOf('s-images'), 'files', 'photo.jpg'))).equals(photo)).toBe(true);
+    const shown = await dataUrlImage(large?.imageUrl ?? '');
+    expect(shown).toMatchObject({ type: 'image/jpeg', width: 1568, height: 1176 });
+    expect(shown.base64Chars).toBeLessThanOrEqual(5 * 1024 * 1024);
+  });
+
+  it('shrinks an image too tall for the provider, and never shows bytes that are not the image they claim', async () => {
+    const tall = await flatPng(200, 9_000);
+    const cut = (await noiseJpeg(600, 400)).subarray(0, 20_000);
+    const attachments = saver({}, { tall, fake: fakePng(), cut });
+    const [high, fake, broken] = await attachments.save(session('s-bad-images'), [{ ...file('tall.png', tall.length), ref: 'tall' }, { ...file('chart.png', 60), ref: 'fake' }, { ...file('cut.jpg', cut.length), ref: 'cut' }], signal);
+    expect(high?.note).toBe('shrunk from 200×9000 to 35×1568 px to be shown');
+    expect(await dataUrlImage(high?.imageUrl ?? '')).toMatchObject({ width: 35, height: 1568 });
+    expect(fake).toMatchObject({ savedAs: 'files/chart.png', imageUrl: null, note: 'its bytes are not a valid PNG image' });
+    expect(broken).toMatchObject({ savedAs: 'files/cut.jpg', imageUrl: null, note: 'its bytes are not a valid JPEG image' });
   });
 
   it('refuses what would break the workspace quota, and names a failed download without its error', async () => {

@@ -4,8 +4,8 @@
 // context at full price. Retries are ours (the SDK's are off), as in openai-model-client.ts.
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { ContextTooLongError, ModelError } from '../../core/errors.js';
+import type { MessageCreateParamsStreaming, MessageParam, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import { ContextTooLongError, ImageRefusedError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { toAnthropicPrompt } from './anthropic-messages.js';
@@ -120,7 +120,7 @@ export class AnthropicModelClient implements ModelClient {
     return completeWithRetries(this, options, {
       attempt: (control) => this.attempt(body, options, control),
       describe: (error) => describeFailure(error, this.endpoint, this.policy.timeoutMs),
-      toError: (failure, cause) => modelErrorOf(failure, cause),
+      toError: (failure, cause) => modelErrorOf(failure, cause, prompt.messages),
     });
   }
 
@@ -149,8 +149,13 @@ export class AnthropicModelClient implements ModelClient {
  * long for the model's window ("prompt is too long"): a 400, never retried as it is. Core's
  * reset-and-retry on a too-long call (R19) connects here.
  */
-function modelErrorOf(failure: AnthropicFailure, cause: unknown): ModelError {
+function modelErrorOf(failure: AnthropicFailure, cause: unknown, sent: readonly MessageParam[]): ModelError {
   if (failure.contextTooLong) return new ContextTooLongError(failure.message, failure.status, { cause });
+  if (failure.imageRefused) {
+    const apiMessage = cause instanceof Anthropic.APIError ? cause.apiMessage ?? '' : '';
+    const named = refusedImageUrl(apiMessage, sent);
+    return new ImageRefusedError(failure.message, named ? [named] : [], failure.status, { cause });
+  }
   return new ModelError(failure.message, failure.retryable, failure.status, { cause });
 }
 
@@ -251,15 +256,38 @@ function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Anthr
     const retryable = shouldRetry === 'true' || (shouldRetry !== 'false' && (status === 408 || status === 409 || status === 429 || status >= 500));
     const retryAfterMs = retryAfterFrom(error.headers);
     const contextTooLong = status === 400 && /prompt is too long|exceed context limit/i.test(error.apiMessage ?? '');
+    const imageRefused = status === 400 && !contextTooLong && imageRefusal.test(error.apiMessage ?? '');
     return {
       message: `model endpoint ${endpoint} answered ${status} ${detail}${hintFor(status, endpoint, contextTooLong)}`,
       retryable,
       status,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       ...(contextTooLong ? { contextTooLong } : {}),
+      ...(imageRefused ? { imageRefused } : {}),
     };
   }
   return { message: `model call to ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
+}
+
+/**
+ * R22: the API's 400s for an image it will not take name the block (`messages.2.content.0.image.
+ * source.base64: image exceeds 5 MB maximum: 8259148 bytes > 5242880 bytes`, `…base64.data: At least
+ * one of the image dimensions exceed max allowed size: 8000 pixels` or `… for many-image requests:
+ * 2000 pixels`, "The image data you provided does not represent a valid image", "Image does not
+ * match the provided media type", "Could not process image").
+ */
+const imageRefusal = /\.image\.source\b|could not process image|does not represent a valid image|does not match the provided media type|image exceeds|image dimensions exceed/i;
+
+/** The data URL of the image block the API's message names (`messages.N.content.M`, or inside a tool result `….content.K`). */
+function refusedImageUrl(apiMessage: string, sent: readonly MessageParam[]): string | null {
+  const match = /messages\.(\d+)\.content\.(\d+)(?:\.content\.(\d+))?/.exec(apiMessage);
+  if (!match) return null;
+  const content = sent[Number(match[1])]?.content;
+  let block: unknown = typeof content === 'string' ? undefined : content?.[Number(match[2])];
+  if (match[3] !== undefined && block && typeof block === 'object' && 'content' in block && Array.isArray(block.content)) block = block.content[Number(match[3])];
+  if (!block || typeof block !== 'object' || !('type' in block) || block.type !== 'image' || !('source' in block)) return null;
+  const source = block.source as { type?: string; media_type?: string; data?: string };
+  return source.type === 'base64' ? `data:${source.media_type ?? ''};base64,${source.data ?? ''}` : null;
 }
 
 /** The API's own words (`type: message`); a body that is not the API's JSON is named, not quoted whole. */

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { ContextTooLongError, ModelError } from '../../core/errors.js';
+import { ContextTooLongError, ImageRefusedError, ModelError } from '../../core/errors.js';
 import type { ChatMessage, ToolCall } from '../../core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelUsage } from '../../core/model-client.js';
 import { createApiFetch } from '../http/api-fetch.js';
@@ -105,7 +105,10 @@ export class OpenAIModelClient implements ModelClient {
       describe: (error) => describeFailure(error, this.endpoint, this.policy.timeoutMs),
       toError: (failure, cause) => failure.contextTooLong
         ? new ContextTooLongError(failure.message, failure.status, { cause })
-        : new ModelError(failure.message, failure.retryable, failure.status, { cause }),
+        // OpenAI does not say which image it refused: every image the request shows is suspect.
+        : failure.imageRefused
+          ? new ImageRefusedError(failure.message, [], failure.status, { cause })
+          : new ModelError(failure.message, failure.retryable, failure.status, { cause }),
     });
   }
 
@@ -202,9 +205,10 @@ function describeFailure(error: unknown, endpoint: string, timeoutMs = 0): Failu
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const retryAfterMs = retryAfterFrom(error.headers);
     const contextTooLong = status === 400 && isContextTooLong(error);
+    const imageRefused = status === 400 && !contextTooLong && isImageRefused(error);
     return {
       message: `model endpoint ${endpoint} answered ${errorDetail(error)}${hintFor(status, endpoint)}`, retryable, status,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(contextTooLong ? { contextTooLong } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(contextTooLong ? { contextTooLong } : {}), ...(imageRefused ? { imageRefused } : {}),
     };
   }
   // Error events inside the stream, sockets cut mid-body ("terminated") and the like: transient.
@@ -247,6 +251,17 @@ function errorDetail(error: InstanceType<typeof OpenAI.APIError>): string {
 function isContextTooLong(error: InstanceType<typeof OpenAI.APIError>): boolean {
   if (error.code === 'context_length_exceeded') return true;
   return /maximum context length|context[ _]length[ _]exceeded|exceeds? (the )?(model's )?context (window|length)/i.test(error.message);
+}
+
+/**
+ * R22: OpenAI refuses an image it cannot read with a 400 "You uploaded an unsupported image. Please
+ * make sure your image is valid." (code `invalid_image_format`; "Invalid image." and
+ * `image_parse_error` for others); compatible servers say "invalid image", "cannot identify image
+ * file" (vLLM, through PIL) or "failed to load image" (llama.cpp).
+ */
+function isImageRefused(error: InstanceType<typeof OpenAI.APIError>): boolean {
+  if (typeof error.code === 'string' && /^(invalid_image(_format|_url)?|image_parse_error|image_too_large)$/.test(error.code)) return true;
+  return /unsupported image|invalid image|cannot identify image|failed to (load|decode) image|image (is )?too large/i.test(error.message);
 }
 
 /** What the operator should check for a status, when there is something to say. */

@@ -44,6 +44,8 @@ export interface Failure {
   retryAfterMs?: number;
   /** The endpoint refused the prompt as longer than the model's window (R19). */
   contextTooLong?: boolean;
+  /** The endpoint refused an image of the request (R22). */
+  imageRefused?: boolean;
 }
 
 /** What an attempt tells the loop while it runs. */

@@ -87,6 +87,16 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       }
     },
 
+    async rewriteMessages(segmentId, entries) {
+      if (entries.length === 0) return;
+      // Only what the message says changes (its text and search text); role, flags and tool-call ids stay.
+      const rows = entries.map((entry) => toMessageRow(segmentId, { ...entry, isInit: false, isMarker: false, memoryRunId: null }));
+      await hot.run(Prisma.sql`
+        UPDATE context_messages m SET content = c.content, search_text = c.search_text
+        FROM unnest(${rows.map((row) => row.seq)}::int[], ${rows.map((row) => row.content)}::text[], ${rows.map((row) => row.searchText ?? '')}::text[]) AS c(seq, content, search_text)
+        WHERE m.segment_id = ${segmentId} AND m.seq = c.seq`);
+    },
+
     async updateSegment(segmentId, patch) {
       const data = pickDefined(patch, ['lastStep', 'summarizerRounds', 'deciderRounds', 'deciderDueIn', 'contextTokens']);
       await prisma.segment.update({ where: { id: segmentId }, data });

@@ -2,6 +2,8 @@
 // says how they reach the model; saving them (downloading from the platform into the session
 // workspace) is a port the service wires in (tools/workspace-attachments.ts).
 import type { Attachment, SessionRecord, SteerRecord } from '../store.js';
+import { readImageHeader } from './image-header.js';
+import { base64Chars, type ProviderImageLimits } from './image-limits.js';
 
 /** What became of an attachment when the worker took its message. */
 export interface SavedAttachment {
@@ -11,7 +13,7 @@ export interface SavedAttachment {
   size: number;
   /** Workspace-relative path of the saved copy, or null when it was not saved. */
   savedAs: string | null;
-  /** Why it was not saved, or why an image is not shown (one phrase), else null. */
+  /** Why it was not saved, why an image is not shown, or how a shown one was changed (one phrase), else null. */
   note: string | null;
   /** The image as a data URL, when the model is shown images and this one fits. */
   imageUrl: string | null;
@@ -21,6 +23,8 @@ export interface SavedAttachment {
 export interface AttachmentSaver {
   /** One result per attachment, in order; never throws for one file (its `note` says what failed). */
   save(session: SessionRecord, attachments: readonly Attachment[], signal: AbortSignal): Promise<SavedAttachment[]>;
+  /** R22: checks an image a tool returned and makes it fit the provider; absent: fitByHeader. */
+  fitImage?(bytes: Buffer, signal: AbortSignal): Promise<FittedImage>;
 }
 
 /** An image a tool returned (MCP), to be shown to a model that accepts images. */
@@ -28,6 +32,47 @@ export interface ToolImage {
   mimeType: string;
   /** Base64 of the image bytes. */
   data: string;
+}
+
+/** An image made to fit a provider's limits (R22), or why it is not shown. */
+export type FittedImage =
+  | {
+      shown: true;
+      mimeType: string;
+      /** The bytes to send: the original, or a smaller copy. */
+      bytes: Buffer;
+      width: number;
+      height: number;
+      /** The original's size when this is a smaller copy, else null. */
+      shrunkFrom: { width: number; height: number } | null;
+    }
+  | { shown: false; reason: string };
+
+/** Checks that bytes really are an image the provider takes, and makes them fit its limits (R22). */
+export interface ImageFitter {
+  /** Never throws for bad bytes (the result says why not); throws only when `signal` aborts. */
+  fit(bytes: Buffer, signal: AbortSignal): Promise<FittedImage>;
+}
+
+/** How a shown image was changed to fit ("shrunk from 4000×3000 to 1568×1176 px to be shown"), or null. */
+export function fittedNote(fitted: FittedImage): string | null {
+  if (!fitted.shown || !fitted.shrunkFrom) return null;
+  const { width, height } = fitted.shrunkFrom;
+  if (width === fitted.width && height === fitted.height) return `converted to ${fitted.mimeType.replace(/^image\//, '').toUpperCase()} to be shown`;
+  return `shrunk from ${width}×${height} to ${fitted.width}×${fitted.height} px to be shown`;
+}
+
+/**
+ * R22 without a decoder (core's fallback when no ImageFitter is wired): the header must read, and
+ * the image must already fit; nothing is shrunk.
+ */
+export function fitByHeader(bytes: Buffer, limits: ProviderImageLimits): FittedImage {
+  const header = readImageHeader(bytes);
+  if (!header) return { shown: false, reason: 'its bytes are not a valid image' };
+  if (!limits.types.has(header.type)) return { shown: false, reason: `${header.type} is not a type the model takes` };
+  if (Math.max(header.width, header.height) > limits.maxSide) return { shown: false, reason: `too large to show (${header.width}×${header.height} px; the model takes ${limits.maxSide} px a side)` };
+  if (base64Chars(bytes.length) > limits.maxBase64Chars) return { shown: false, reason: `too large to show (over ${formatSize(Math.floor((limits.maxBase64Chars / 4) * 3))})` };
+  return { shown: true, mimeType: header.type, bytes, width: header.width, height: header.height, shrunkFrom: null };
 }
 
 /** The image types Chat Completions models take as image parts. */
@@ -54,7 +99,9 @@ export function safeFileName(name: string): string {
 export function attachmentLine(saved: SavedAttachment): string {
   const image = saved.mimeType?.startsWith('image/') ?? false;
   const parts = [saved.name, ...(image && saved.mimeType ? [saved.mimeType] : []), formatSize(saved.size)];
-  if (saved.savedAs) parts.push(`saved as ${saved.savedAs}${saved.imageUrl ? '; shown below' : saved.note ? `; ${saved.note}` : ''}`);
+  // A shown image's note (it was shrunk) comes before "shown below", which image-budget.ts looks for.
+  const note = saved.note ? `; ${saved.note}` : '';
+  if (saved.savedAs) parts.push(`saved as ${saved.savedAs}${note}${saved.imageUrl ? '; shown below' : ''}`);
   else parts.push(`not saved: ${saved.note ?? 'unknown reason'}`);
   return `(attached: ${parts.join(', ')})`;
 }

@@ -14,7 +14,9 @@ export interface ImageLimits {
 
 // "(attached: …, saved as files/x.png; shown below)": a steer's attachment lines (prompts.ts), one
 // per image part, in order. Quoted chat lines start with "> ", so they cannot pass for one.
-const shownSavedAs = /^\(attached: .*saved as (.+); shown below\)$/gm;
+// A saved path has no ";" (safeFileName), so a note between it and "shown below" is not part of it.
+/** A steer's attachment line of a shown image (its path in group 1). */
+export const shownSavedAs = /^\(attached: .*saved as ([^;\n]+)(?:;[^;\n]*)*; shown below\)$/gm;
 
 /** The data URLs of every image part in `messages`. */
 export function imageUrls(messages: readonly ChatMessage[]): Set<string> {

@@ -180,6 +180,16 @@ export class LiveContext {
     return taken;
   }
 
+  /** R22: persists then applies new content for messages already in the segment (same positions). */
+  async rewrite(changes: ReadonlyArray<{ seq: number; message: ChatMessage }>): Promise<void> {
+    await this.store.rewriteMessages(this.segment.id, changes);
+    const bySeq = new Map(changes.map((change) => [change.seq, change.message]));
+    for (const entry of this.entries) {
+      const message = bySeq.get(entry.seq);
+      if (message) entry.message = message;
+    }
+  }
+
   /** Replaces the mirror with the stored state (a reset started a new segment, or a reload). */
   replace(segment: SegmentRecord, entries: StoredMessage[]): void {
     this.segment = segment;

@@ -13,6 +13,8 @@ import { contentText, type ChatMessage, type ToolCall } from '../messages.js';
 import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
 import { buildRequest, callModel } from './model-call.js';
 import { toolImagesMessage } from '../prompts/prompts.js';
+import { fitToolImages, maxToolImageChars, type ToolImageTaken } from './image-fit.js';
+import { retryWithoutRefusedImages } from './image-refusal.js';
 import type { SteerInbox } from '../runner/steer-inbox.js';
 import type { SessionRecord } from '../store.js';
 
@@ -102,9 +104,11 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   // The position this call's answer takes: nothing else is appended while it runs.
   const position = { segmentId: context.segment.id, seq: context.nextSeq };
   let text = '';
+  // R22: an image the provider refuses is dropped from the context for good, and the call made once more.
+  const refusal = { context, shown: () => buildRequest(deps, session.id, context.messages).messages, log: deps.log, sessionId: session.id };
   const response = held
     ? held
-    : await scope.waiting(async () => {
+    : await retryWithoutRefusedImages(refusal, () => scope.waiting(async () => {
         const called = await callModel(deps, buildRequest(deps, session.id, context.messages), {
           sessionId: session.id,
           segmentId: context.segment.id,
@@ -123,7 +127,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
           ? called.usage.promptTokens + imageSurplusTokens(context.messages)
           : requestTokens(context.messages, deps.tools.definitions);
         return { message: called.message, contextTokens, usage: called.usageRecord };
-      });
+      }));
   const isAnswer = !response.message.tool_calls?.length;
   // An answer is marked until the chat adapter has taken it, so a crash cannot lose it. The
   // message, its context size and the call's usage row are one statement (held together when
@@ -153,7 +157,7 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
 async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   const { deps, context } = scope;
   const session = scope.session();
-  const images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }> = [];
+  const images: ToolImageTaken[] = [];
   const pending = context.pendingToolCalls();
   // R2/R19: one batch cannot make the next call unsendable: its results share the room left under
   // the hard limit, each call the room still left divided by the calls still to run.
@@ -183,15 +187,16 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     if (outcome.ok) images.push(...callImages);
   }
   // Images tools returned follow all results of the batch (a tool result carries text only); lost
-  // if the process dies right before this append (the results say they were returned).
-  if (images.length > 0) await context.append(toolImagesMessage(images));
+  // if the process dies right before this append (the results say they were returned). R22: each
+  // is checked and made to fit the provider first.
+  if (images.length > 0) await context.append(toolImagesMessage(await fitToolImages(scope, images)));
 }
 
 /**
  * Runs one call. A call that had begun before a crash is not run again unless its tool is safe to
  * repeat: it may be what crashed the process (a hostile page), or have done its effect already.
  */
-async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ callId: string; tool: string; mimeType: string; url: string; bytes: number }>, limitChars: number): Promise<ToolOutcome> {
+async function runToolCall(scope: WorkerScope, call: ToolCall, images: ToolImageTaken[], limitChars: number): Promise<ToolOutcome> {
   const { deps, context } = scope;
   const session = scope.session();
   if (!deps.tools.isRepeatable(call.function.name) && !(await context.beginCall(call.id))) {
@@ -208,9 +213,8 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: Array<{ c
     signal: scope.signal,
     ...(deps.settings.images ? {
       addImage: (image) => {
-        const bytes = Buffer.byteLength(image.data, 'base64');
-        if (bytes > deps.settings.imageMaxBytes || !modelImageTypes.has(image.mimeType)) return false;
-        images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, url: `data:${image.mimeType};base64,${image.data}`, bytes });
+        if (image.data.length > maxToolImageChars || !modelImageTypes.has(image.mimeType)) return false;
+        images.push({ callId: call.id, tool: call.function.name, mimeType: image.mimeType, data: image.data });
         return true;
       },
     } : {}),
