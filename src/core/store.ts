@@ -287,7 +287,10 @@ export interface EventLog {
 }
 
 export interface MemoryRunStore {
-  /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
+  /**
+   * Records a run as running; `id` may be chosen by the caller (to name it before it is stored). A
+   * run with a person's request takes it (no longer pending, ReviewStore.pendingRequests) with it.
+   */
   start(run: Omit<MemoryRunRecord, 'id' | 'status' | 'request'> & { id?: string; request?: PersonRequest }): Promise<MemoryRunRecord>;
   /**
    * Records the outcome of a run that is still `running`; a run marked failed as interrupted
@@ -299,7 +302,8 @@ export interface MemoryRunStore {
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
   /**
    * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process
-   * is running): their process died or lost the session. Returns how many were marked.
+   * is running): their process died or lost the session. A person's request such a run had taken
+   * is pending again (its note never came). Returns how many were marked.
    */
   failInterrupted(sessionId: string, exceptRunIds: readonly string[]): Promise<number>;
 }
@@ -397,7 +401,12 @@ export interface LeaseStore {
  * 'missed': notifications may have been lost (the listening connection was re-established), so
  * every session is to be looked at again (the session id is then empty).
  */
-export type WakeReason = 'work' | 'flags' | 'missed';
+/**
+ * Why a session is woken: `work`, a person's message was stored; `flags`, a person's command (or a
+ * reset request) changed its flags; `memory`, a person's remember / forget was stored; `missed`,
+ * notifications may have been lost (every session is looked at again).
+ */
+export type WakeReason = 'work' | 'flags' | 'memory' | 'missed';
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {

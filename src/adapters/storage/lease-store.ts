@@ -59,14 +59,18 @@ export function createLeaseStore(prisma: PrismaClient, pool?: pg.Pool): LeaseSto
 
     async orphaned(graceMs) {
       // A driver died mid-work (its lease is still named but expired), or work is waiting with
-      // nobody holding the lease (a wake-up was missed). Failed runs that wait for a person are
-      // neither: their lease was released and nothing is queued.
+      // nobody holding the lease (a wake-up was missed; a person's remember / forget counts as
+      // work). Failed runs that wait for a person are neither: their lease was released and
+      // nothing is queued.
       const rows = await sql.rows<{ id: string }>(Prisma.sql`
         SELECT s.id FROM sessions s
         LEFT JOIN session_leases l ON l.session_id = s.id
         WHERE (l.session_id IS NOT NULL AND NOT l.released AND l.expires_at <= now())
            OR ((l.session_id IS NULL OR l.released OR l.expires_at <= now()) AND (
                 s.reset_requested
+                OR EXISTS (
+                  SELECT 1 FROM memory_review_events e
+                  WHERE e.request_pending AND e.session_id = s.id AND e.created_at < now() - ${graceMs} * interval '1 millisecond')
                 OR (NOT s.paused AND EXISTS (
                   SELECT 1 FROM steer_messages q
                   WHERE q.session_id = s.id AND q.status = 'queued' AND q.received_at < now() - ${graceMs} * interval '1 millisecond'))))

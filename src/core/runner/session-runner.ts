@@ -145,18 +145,33 @@ export class SessionRunner {
     return redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries });
   }
 
-  /** Starts driving if there is backlog (recovery after a restart, R12). */
-  wake(): void {
+  /**
+   * Starts driving if there is backlog (recovery after a restart, R12; a sweep). `byPerson`: the
+   * wake-up carries a person's new work (a message stored by another process), which drives a
+   * session whose drive failed for good again, as a message said here does (steerArrived); a
+   * sweep's or a recovery's wake-up does not, so a failure is not re-driven in a loop.
+   */
+  wake(options: { byPerson?: boolean } = {}): void {
+    if (options.byPerson) this.personActed();
     this.steers.arrived();
     this.workPending = true;
     this.pump();
   }
 
+  /** A person's request (remember / forget) was stored, maybe by another process: the lease holder carries it out. */
+  requestsArrived(): void {
+    this.memory.noteRequests();
+    this.failed.delete('memory');
+    this.pump();
+  }
+
   /**
    * A person changed the session's flags on another replica (pause, resume, reset): re-read them
-   * before the next step, at once when idle.
+   * before the next step, at once when idle. `byPerson`: a person's command (a resume drives a
+   * failed session again, as one said here does); not when notifications were only missed.
    */
-  flagsChanged(): void {
+  flagsChanged(options: { byPerson?: boolean } = {}): void {
+    if (options.byPerson) this.personActed();
     this.flagsStale = true;
     this.steers.arrived();
     this.workPending = true;
@@ -177,8 +192,7 @@ export class SessionRunner {
     // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
     // 'missed' when notifications may have been lost); otherwise it reads them now.
     if (this.lease.token === null && !options.rowJustRead) await this.refreshUnlessDriving();
-    this.failed.clear();
-    this.tooLongRetried = false;
+    this.personActed();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.resume();
@@ -233,8 +247,7 @@ export class SessionRunner {
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
     await this.refreshUnlessDriving();
-    this.failed.clear();
-    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
+    this.personActed();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.setFlags({ paused: false, pauseRequested: false, stopRequestedBy: null });
@@ -280,14 +293,10 @@ export class SessionRunner {
     return true;
   }
 
-  /**
-   * A person asked for a summarizer run (remember / forget): forked at the next checkpoint of a
-   * drive, or now when the worker is idle (after a running summarizer, R3: one at a time).
-   */
-  requestSummary(request: PersonRequest): void {
-    this.memory.requestSummary(request);
-    this.failed.delete('memory');
-    this.pump();
+  /** A person acted (a message, a resume): what failed for good is tried again. */
+  private personActed(): void {
+    this.failed.clear();
+    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
   }
 
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
@@ -326,7 +335,9 @@ export class SessionRunner {
       this.workPending = false;
       return { kind: 'drive', work: () => this.drive() };
     }
-    if (this.memory.summaryRequested && !this.failed.has('memory')) return { kind: 'memory', work: () => this.forkRequestedSummary() };
+    // A person's remember / forget (read from the store under the lease, prepare) is forked now,
+    // after a running summarizer (R3).
+    if (this.memory.requestsMayWait && !this.failed.has('memory')) return { kind: 'memory', work: () => this.forkRequestedSummary() };
     return null;
   }
 
@@ -388,7 +399,8 @@ export class SessionRunner {
       case 'pause':
         return pauseRequested;
       case 'memory':
-        return true;
+        await this.memory.loadRequests();
+        return this.memory.summaryRequested;
     }
   }
 
@@ -409,7 +421,10 @@ export class SessionRunner {
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
     this.context.replace(segment, messages);
     const interrupted = await this.deps.stores.memoryRuns.failInterrupted(this.record.id, this.memory.runningIds);
-    if (interrupted > 0) this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
+    if (interrupted > 0) {
+      this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
+      this.memory.noteRequests(); // a person's request such a run had taken waits again
+    }
     // The replica that held the lease may have died with answers or notes still owed.
     await this.redeliver();
   }
