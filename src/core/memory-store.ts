@@ -220,6 +220,8 @@ export interface ReviewStore {
   request(spaceId: string, sessionId: string, request: Omit<PersonRequest, 'eventId'>): Promise<ReviewEventRecord>;
   /** The session's requests no summarizer run has taken (or whose run was interrupted), oldest first. */
   pendingRequests(sessionId: string): Promise<PersonRequest[]>;
+  /** The run that took the request was cut short (its process stopped): the request is pending again. */
+  handBack(eventId: number): Promise<void>;
 }
 
 /** A memory space and the conversation that owns it. */

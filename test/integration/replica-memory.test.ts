@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { at, gate, scriptRoles, slowTool } from '../support/model-script.js';
+import { at, gate, requestsOf, scriptRoles, slowTool } from '../support/model-script.js';
 import { until } from '../support/wait.js';
 
 const log = createLogger('silent');
@@ -226,3 +226,72 @@ describe('lease hand-over during a memory run (R3, R18)', { timeout: 90_000 }, (
   });
 });
 
+
+describe('a person\'s remember said to a replica that does not drive the session', { timeout: 90_000 }, () => {
+  const request = { kind: 'remember' as const, userId: 'U1', name: 'Ada', text: 'the deploy window is Tuesday 10:00' };
+  const isRequested = (body: Parameters<typeof instructionOf>[0]) => instructionOf(body).includes('<person-request kind="remember">');
+  const instructionOf = (body: { messages: Array<Record<string, unknown>> }): string => String(body.messages.findLast((message) => String(message['content']).startsWith('<role-change role="summarizer"'))?.['content'] ?? '');
+  const notes = (harnesses: AgentHarness[], sessionId: string) =>
+    harnesses.flatMap((harness) => harness.events.filter((event) => event.type === 'memory-updated' && event.session.id === sessionId && event.request?.name === 'Ada'));
+
+  it('is carried out by the driver, with its note, once', async () => {
+    const slow = slowTool();
+    const driver = await replica('request-driver', { tools: [slow.tool], settings: { contextWindow: 100_000 } });
+    scriptRoles(model, {
+      worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'done' }],
+      summarizer: (body) => ({ content: isRequested(body) ? 'Added the deploy window, as Ada asked.' : 'no change' }),
+    });
+    const { session } = await driver.agent.submit(personMessage(newThread(), 'start'), { startSession: true });
+    await until(slow.started, 30_000, 'tool start');
+    // The other replica hears the request while the driver holds the lease in a tool call.
+    const other = await replica('request-other', { tools: [slow.tool], settings: { contextWindow: 100_000 } });
+    await other.agent.rememberRequest(session!, request);
+    slow.open();
+    const note = await driver.waitForEvent('memory-updated', (event) => event.request?.name === 'Ada', 30_000);
+    expect(note.note).toBe('Added the deploy window, as Ada asked.');
+    await driver.waitForEvent('answer', (event) => event.text === 'done', 30_000);
+    for (const harness of [driver, other]) {
+      const runner = await harness.agent.runner(session!.id);
+      await runner.whenIdle();
+      await runner.memory.settle();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 900)); // three sweeps: nothing more comes
+    expect(notes([driver, other], session!.id)).toHaveLength(1);
+    expect(requestsOf(model.requests, 'summarizer').filter((call) => isRequested(call.body) && call.body.messages.at(-1)?.['role'] === 'user')).toHaveLength(1);
+    expect(await database.prisma.memoryReviewEvent.count({ where: { sessionId: session!.id, requestPending: true } })).toBe(0);
+  });
+
+  it('is carried out after the driver restarts, when its run was cut short by the stop', async () => {
+    const summarizerGate = gate();
+    const settings = { contextWindow: 100_000 };
+    const driver = await replica('request-restart-a', { settings, leaseIdleGraceMs: 60_000 });
+    let requestedRuns = 0;
+    scriptRoles(model, {
+      worker: [{ content: 'first answer' }],
+      summarizer: async (body) => {
+        if (!isRequested(body)) return { content: 'no change' };
+        requestedRuns += 1;
+        // The first requested run is still thinking when its process stops.
+        if (requestedRuns === 1) await summarizerGate.promise;
+        return { content: 'Added the deploy window, as Ada asked.' };
+      },
+    });
+    const { session } = await driver.agent.submit(personMessage(newThread(), 'start'), { startSession: true });
+    await driver.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
+    // The driver keeps the idle session's lease (its grace): the other replica only stores the request.
+    const other = await replica('request-restart-b', { settings });
+    await other.agent.rememberRequest(session!, request);
+    await until(() => requestedRuns === 1, 30_000, 'the requested run on the driver');
+    await driver.close(); // stopped: its runs are cut short, its lease given up
+    summarizerGate.open();
+    const restarted = await replica('request-restart-a2', { settings });
+    await restarted.agent.recover();
+    await until(() => notes([driver, other, restarted], session!.id).length === 1, 30_000, 'the note after the restart');
+    const runner = await restarted.agent.runner(session!.id);
+    await runner.whenIdle();
+    await runner.memory.settle();
+    await new Promise((resolve) => setTimeout(resolve, 900)); // three sweeps: nothing more comes
+    expect(notes([driver, other, restarted], session!.id)).toHaveLength(1);
+    expect(requestedRuns).toBe(2);
+  });
+});

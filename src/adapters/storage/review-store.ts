@@ -76,6 +76,10 @@ export function createReviewStore(prisma: PrismaClient): ReviewStore {
         : []));
     },
 
+    async handBack(eventId) {
+      await prisma.memoryReviewEvent.updateMany({ where: { id: BigInt(eventId), kind: { in: ['remember', 'forget'] } }, data: { requestPending: true } });
+    },
+
     async recent(spaceId, limit) {
       const rows = await prisma.memoryReviewEvent.findMany({ where: { spaceId }, orderBy: { id: 'desc' }, take: limit });
       return rows.map(toEventRecord);

@@ -287,7 +287,7 @@ export class MemoryManager {
       })
       .then(
         (result) => this.summarizerSucceeded(session, runId, round, result, request),
-        (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
+        (error: unknown) => this.runFailed(session, 'summarizer', runId, error, request),
       );
     const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId), requestEventId: request?.eventId };
     this.summarizer = run;
@@ -381,7 +381,7 @@ export class MemoryManager {
     }
   }
 
-  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): void {
+  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown, request?: PersonRequest): void {
     // R19: a fork whose first request would not fit the window was never sent: skipped, not failed
     // (either way its marker does not count, so the next run covers its range, R4).
     const status = error instanceof ForkTooLongError && error.firstCall ? 'skipped' : 'failed';
@@ -396,10 +396,14 @@ export class MemoryManager {
     this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status });
     // Recorded in the background: the run is over now (a reset waiting for it need not wait for
     // the database), and a row left "running" counts as not succeeded anyway.
-    const recorded = this.finish(memoryRunId, {
+    // A person's request whose run the shutdown cut short waits for the next driver (its note
+    // never came); one whose run failed by itself is not tried again in a loop.
+    const eventId = this.host.signal.aborted ? request?.eventId : undefined;
+    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId);
+    const recorded = handedBack.then(() => this.finish(memoryRunId, {
       status, error: message, transcript: partial.transcript ?? [],
       usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
-    })
+    }))
       .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))
       .finally(() => this.recording.delete(recorded));
     this.recording.add(recorded);
