@@ -122,6 +122,81 @@ describe('process roles on one Postgres', () => {
     }
   }, 120_000);
 
+  it('carries out a remember said to the ingest once, with its note, also when the worker is killed during its run', async () => {
+    let requestedRuns = 0;
+    model.respond((body): FakeReply => {
+      const role = roleOf(body);
+      if (role === 'decider') return { content: 'KEEP_CONTEXT' };
+      if (role === 'worker') return { content: 'Hello there.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
+      const instruction = String(body.messages.findLast((message) => String(message['content']).startsWith('<role-change role="summarizer"'))?.['content'] ?? '');
+      if (!instruction.includes('<person-request kind="remember">')) return { content: 'no change' };
+      if (body.messages.at(-1)?.['role'] === 'user') requestedRuns += 1;
+      // The first worker's requested run is still thinking when that worker is killed.
+      return requestedRuns === 1 ? { content: 'never delivered', delayMs: 60_000 } : { content: 'Noted the deploy window, as Ada asked.' };
+    });
+    const ingest = await start('ingest');
+    const first = await start('worker');
+    const root = '1730000150.000100';
+    expect((await mention(ingest.port, 'hello', root, 'EvRolesM1')).status).toBe(200);
+    await until(() => answers(root, 'Hello there.').length === 1, 30_000, 'the answer');
+    const command = { type: 'app_mention', text: `<@${slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
+    expect((await post(ingest.port, command, 'EvRolesM2')).status).toBe(200);
+    await until(() => requestedRuns === 1, 30_000, 'the requested run on the first worker');
+    first.process.kill('SIGKILL');
+    await first.process.exited;
+    const second = await start('worker');
+    try {
+      const notes = () => answers(root, 'asked to remember');
+      await until(() => notes().length === 1, 60_000, 'the note from the second worker');
+      expect(notes()[0]?.markdown_text ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
+      await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps: nothing more comes
+      expect(notes()).toHaveLength(1);
+      expect(requestedRuns).toBe(2);
+      expect(answers(root, 'never delivered')).toHaveLength(0);
+    } finally {
+      await stop(second.process);
+      await stop(ingest.process);
+    }
+  }, 150_000);
+
+  it('drives a failed session again on a message and on a resume said to the ingest, and no sweep re-drives the failure', async () => {
+    let workerCalls = 0;
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      workerCalls += 1;
+      const said = JSON.stringify(body.messages.at(-1));
+      // Refused for good (a 400) unless the person's latest words ask for an answer.
+      if (said.includes('try again')) return { content: 'Answered on the message.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
+      if (said.includes('fail once more') && workerCalls > 3) return { content: 'Answered on the resume.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
+      return { status: 400, content: 'refused' };
+    });
+    // Sweeps every two thirds of a second: a failure that sweeps re-drove would call the model again and again.
+    const ingest = await start('ingest');
+    const worker = await start('worker');
+    const root = '1730000170.000100';
+    const settled = async (calls: number) => {
+      await until(() => workerCalls === calls, 30_000, `worker call ${String(calls)}`);
+      await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps
+      expect(workerCalls).toBe(calls);
+    };
+    try {
+      expect((await mention(ingest.port, 'first', root, 'EvRolesF1')).status).toBe(200);
+      await settled(1);
+      expect((await post(ingest.port, { type: 'message', text: 'try again', ts: '1730000170.000200', thread_ts: root }, 'EvRolesF2')).status).toBe(200);
+      await until(() => answers(root, 'Answered on the message.').length === 1, 30_000, 'the answer to the message');
+      expect(workerCalls).toBe(2);
+      expect((await post(ingest.port, { type: 'message', text: 'fail once more', ts: '1730000170.000300', thread_ts: root }, 'EvRolesF3')).status).toBe(200);
+      await settled(3);
+      const command = { type: 'app_mention', text: `<@${slack.botUserId}> resume`, ts: '1730000170.000400', thread_ts: root };
+      expect((await post(ingest.port, command, 'EvRolesF4')).status).toBe(200);
+      await until(() => answers(root, 'Answered on the resume.').length === 1, 30_000, 'the answer after the resume');
+      await settled(4);
+    } finally {
+      await stop(worker.process);
+      await stop(ingest.process);
+    }
+  }, 150_000);
+
   it('loses nothing when the worker is SIGKILLed mid-turn or the ingest right after its ack', async () => {
     let asked = 0;
     model.respond((body): FakeReply => {
