@@ -295,3 +295,74 @@ describe('a person\'s remember said to a replica that does not drive the session
     expect(requestedRuns).toBe(2);
   });
 });
+
+describe('what a replica remembers of a reset or a run (R8, R18, R19)', { timeout: 90_000 }, () => {
+  it('does not label a later reset "the context was full" after its own context-full reset failed and another replica carried it out', async () => {
+    const settings = { contextWindow: 10_000 };
+    const first = await replica('reason-a', { settings });
+    scriptRoles(model, { worker: [at(9_000, { content: 'a full answer' }), at(100, { content: 'after the reset' })] });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    // R19: the answer reaches the hard limit; the system's own reset fails for good on this replica.
+    const context = first.deps.stores.context;
+    const startSegment = context.startSegment.bind(context);
+    context.startSegment = async () => {
+      context.startSegment = startSegment;
+      throw new Error('the disk is on fire');
+    };
+    await first.waitForEvent('error', (event) => event.session.id === session!.id, 30_000);
+    const firstRunner = await first.agent.runner(session!.id);
+    await firstRunner.whenIdle();
+    expect((await sessionRow(session!.id)).resetRequested).toBe(true);
+    // Another replica hears the next message and carries the pending reset out.
+    const second = await replica('reason-b', { settings });
+    await second.agent.submit(personMessage(thread, 'go on', 'Grace'), { startSession: false });
+    await second.waitForEvent('answer', (event) => event.text === 'after the reset', 30_000);
+    await (await second.agent.runner(session!.id)).whenIdle();
+    expect(await segmentCount(session!.id)).toBe(2);
+    // Later the other replica asks for a reset of the new segment (its decider said so), and the
+    // first replica carries it out: not the system's, so no "context was full".
+    expect(await second.stores.sessions.requestReset(session!.id, null)).toBe(true);
+    await first.agent.raiseBudget(session!.id, 1); // pumps the first replica's runner
+    const reset = await first.waitForEvent('context-reset', (event) => event.session.id === session!.id && event.segmentOrdinal === 3, 30_000);
+    expect(reset.reason).toBeUndefined();
+    const segment = await database.prisma.segment.findFirstOrThrow({ where: { sessionId: session!.id, ordinal: 3 } });
+    expect(segment.resetReason).toBeNull();
+  });
+
+  it('never marks a decider of an earlier segment failed while it still runs', async () => {
+    const deciderGate = gate();
+    const settings = { contextWindow: 10_000 };
+    const first = await replica('live-decider-a', { settings });
+    scriptRoles(model, {
+      worker: [at(400, { content: 'first answer' }), at(4_000, { content: 'third answer' }), at(4_050, { content: 'fourth answer' })],
+      decider: async (_body, index) => {
+        if (index === 0) await deciderGate.promise; // the segment-1 decider thinks past the reset
+        return { content: 'Still relevant.\nKEEP_CONTEXT' };
+      },
+    });
+    const thread = newThread();
+    const { session } = await first.agent.submit(personMessage(thread, 'start'), { startSession: true });
+    await first.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
+    const runner = await first.agent.runner(session!.id);
+    await runner.whenIdle();
+    const oldDecider = await database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session!.id, role: 'decider' } });
+    expect(await first.agent.reset(session!.id)).toBe(true);
+    await first.waitForEvent('context-reset', (event) => event.session.id === session!.id, 30_000);
+    await runner.whenIdle();
+    // Segment 2 crosses a step: its own decider runs (and ends) beside the old one.
+    await first.agent.submit(personMessage(thread, 'more'), { startSession: false });
+    await first.waitForEvent('memory-run-end', (event) => event.role === 'decider' && event.memoryRunId !== oldDecider.id, 30_000);
+    await runner.whenIdle();
+    expect(runner.memory.runningIds).toContain(oldDecider.id);
+    // Another replica hears the next message while the old decider still runs on the first.
+    const second = await replica('live-decider-b', { settings });
+    await second.agent.submit(personMessage(thread, 'and more', 'Grace'), { startSession: false });
+    await until(() => [...first.events, ...second.events].some((event) => event.type === 'answer' && event.text === 'fourth answer'), 30_000, 'the fourth answer');
+    await (await second.agent.runner(session!.id)).whenIdle();
+    expect(await database.prisma.memoryRun.findUniqueOrThrow({ where: { id: oldDecider.id } })).toMatchObject({ status: 'running' });
+    deciderGate.open();
+    await runner.memory.settle();
+    expect(await database.prisma.memoryRun.findUniqueOrThrow({ where: { id: oldDecider.id } })).toMatchObject({ status: 'succeeded', error: null });
+  });
+});

@@ -56,8 +56,12 @@ export class SessionRunner {
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
   readonly steers: SteerInbox;
-  /** Why the pending reset was asked for by the system, not a decider or a person (R19: the note says so). */
-  private resetReason: 'context-full' | null = null;
+  /**
+   * Why the pending reset of `segmentId` was asked for by the system, not a decider or a person
+   * (R19: the note says so). Set when this runner stores a request: a reset of another segment
+   * (the request was carried out elsewhere, or failed and a later one came) is not labelled by it.
+   */
+  private resetReason: { segmentId: string; reason: 'context-full' } | null = null;
   /**
    * A segment that started at or above the hard limit (a tiny window: the init messages fill it):
    * another forced reset could not make it smaller, so none is asked for in it (no reset loop).
@@ -263,11 +267,11 @@ export class SessionRunner {
    * decides. A decided reset is stored durably, retried with back-off while the database is away,
    * and the lease holder is told; this never rejects.
    */
-  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean } = {}): Promise<boolean> {
+  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean; /** R19: the system's own reset. */ reason?: 'context-full' } = {}): Promise<boolean> {
     if (options.byPerson) this.failed.delete('reset');
     let stored: boolean;
     try {
-      stored = await retryTransient(() => this.storeResetRequest(segmentId), {
+      stored = await retryTransient(() => this.storeResetRequest(segmentId, options.reason ?? null), {
         budgetMs: resetRequestBudgetMs,
         signal: this.lifetime.signal,
         onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
@@ -281,13 +285,15 @@ export class SessionRunner {
     return stored;
   }
 
-  private async storeResetRequest(segmentId: string | null): Promise<boolean> {
+  private async storeResetRequest(segmentId: string | null, reason: 'context-full' | null): Promise<boolean> {
     if (this.scheduler.stopped || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
       // The row differs from this mirror (a pending reset, another segment): read it again.
       this.flagsStale = true;
       return false;
     }
+    // This request is the pending one now: its reason (or none) replaces any earlier one.
+    this.resetReason = reason ? { segmentId: segmentId ?? this.context.segment.id, reason } : null;
     this.changeRecord({ resetRequested: true });
     this.pump();
     return true;
@@ -562,10 +568,7 @@ export class SessionRunner {
     this.tooLongRetried = true;
     this.deps.log.warn({ sessionId: this.record.id, err: error.message }, 'context-too-long-reset');
     if (this.record.resetRequested) return true;
-    this.resetReason = 'context-full';
-    if (await this.requestReset(this.context.segment.id)) return true;
-    this.resetReason = null;
-    return false;
+    return this.requestReset(this.context.segment.id, { reason: 'context-full' });
   }
 
   /** R19: the next worker call reaches the hard limit (measured as R2 measures it). */
@@ -581,8 +584,7 @@ export class SessionRunner {
   private async resetIfFull(): Promise<void> {
     if (this.record.resetRequested || !this.atHardLimit() || this.fullAtStart === this.context.segment.id) return;
     this.deps.log.warn({ sessionId: this.record.id, tokens: this.context.nextCallTokens() }, 'context-full');
-    this.resetReason = 'context-full';
-    if (!(await this.requestReset(this.context.segment.id))) this.resetReason = null;
+    await this.requestReset(this.context.segment.id, { reason: 'context-full' });
   }
 
   /**
@@ -625,7 +627,8 @@ export class SessionRunner {
     // Only an idle worker, or one past the limit, gets here with a summarizer running: that wait
     // holds no slot.
     await this.slots.outside(() => this.memory.waitForSummarizer());
-    const reason = this.resetReason;
+    // The reason this runner stored is for this segment's reset only (R19).
+    const reason = this.resetReason?.segmentId === this.context.segment.id ? this.resetReason.reason : null;
     try {
       const outcome = await resetContext(this.deps, this.record, this.context, {
         ...(reason ? { reason } : {}),
@@ -633,7 +636,6 @@ export class SessionRunner {
         summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
       });
       this.changeRecord({ resetRequested: false, currentSegmentId: this.context.segment.id });
-      this.resetReason = null;
       const { settings } = this.deps;
       if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
     } catch (error) {
@@ -642,6 +644,7 @@ export class SessionRunner {
       this.lease.forget();
       await this.reload();
     }
+    this.resetReason = null;
     // A drive that failed before (say, a call refused as too long) gets a new context to try in.
     this.failed.delete('drive');
     this.workPending = true;
