@@ -372,6 +372,12 @@ export interface Lease {
   owner: string;
   fencingToken: number;
   expiresAt: Date;
+  /**
+   * How long the lease stays held after the statement ran (ms), computed by the database on its
+   * own clock (expires_at − now()): the holder counts it from when it sent the statement, so a
+   * skew between its clock and the database's cannot make it believe it holds an expired lease.
+   */
+  validForMs: number;
 }
 
 export interface LeaseStore {
@@ -382,9 +388,10 @@ export interface LeaseStore {
   acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease | null>;
   /**
    * Extends every lease `owner` holds of `leases` in one statement (a process renews all its
-   * sessions at one beat); returns the sessions still held (the others were lost: expired and taken).
+   * sessions at one beat); returns the sessions still held, each with how long it now stays held
+   * (ms, on the database's clock, as Lease.validForMs); the others were lost: expired and taken.
    */
-  renewAll(owner: string, leases: ReadonlyArray<{ sessionId: string; fencingToken: number }>, ttlMs: number): Promise<Set<string>>;
+  renewAll(owner: string, leases: ReadonlyArray<{ sessionId: string; fencingToken: number }>, ttlMs: number): Promise<Map<string, number>>;
   /** Gives the lease up at idle (owner and token are kept: tokens only grow). */
   release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
   /** Current fencing token of a session (0 when none was ever taken). */
