@@ -136,16 +136,17 @@ describe('process roles on one Postgres', () => {
     });
     const ingest = await start('ingest');
     const first = await start('worker');
+    let second: Awaited<ReturnType<typeof start>> | undefined;
     const root = '1730000150.000100';
-    expect((await mention(ingest.port, 'hello', root, 'EvRolesM1')).status).toBe(200);
-    await until(() => answers(root, 'Hello there.').length === 1, 30_000, 'the answer');
-    const command = { type: 'app_mention', text: `<@${slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
-    expect((await post(ingest.port, command, 'EvRolesM2')).status).toBe(200);
-    await until(() => requestedRuns === 1, 30_000, 'the requested run on the first worker');
-    first.process.kill('SIGKILL');
-    await first.process.exited;
-    const second = await start('worker');
     try {
+      expect((await mention(ingest.port, 'hello', root, 'EvRolesM1')).status).toBe(200);
+      await until(() => answers(root, 'Hello there.').length === 1, 30_000, 'the answer');
+      const command = { type: 'app_mention', text: `<@${slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
+      expect((await post(ingest.port, command, 'EvRolesM2')).status).toBe(200);
+      await until(() => requestedRuns === 1, 30_000, 'the requested run on the first worker');
+      first.process.kill('SIGKILL');
+      await first.process.exited;
+      second = await start('worker');
       const notes = () => answers(root, 'asked to remember');
       await until(() => notes().length === 1, 60_000, 'the note from the second worker');
       expect(notes()[0]?.markdown_text ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
@@ -154,7 +155,9 @@ describe('process roles on one Postgres', () => {
       expect(requestedRuns).toBe(2);
       expect(answers(root, 'never delivered')).toHaveLength(0);
     } finally {
-      await stop(second.process);
+      first.process.kill('SIGKILL');
+      await first.process.exited;
+      if (second) await stop(second.process);
       await stop(ingest.process);
     }
   }, 150_000);
