@@ -249,6 +249,9 @@ describe('a person\'s remember said to a replica that does not drive the session
     slow.open();
     const note = await driver.waitForEvent('memory-updated', (event) => event.request?.name === 'Ada', 30_000);
     expect(note.note).toBe('Added the deploy window, as Ada asked.');
+    // Told at once, the driver forked it at its next checkpoint: right after the tool's result.
+    const requested = requestsOf(model.requests, 'summarizer').find((call) => isRequested(call.body))!;
+    expect(requested.body.messages.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 't1' });
     await driver.waitForEvent('answer', (event) => event.text === 'done', 30_000);
     for (const harness of [driver, other]) {
       const runner = await harness.agent.runner(session!.id);
@@ -306,14 +309,20 @@ describe('what a replica remembers of a reset or a run (R8, R18, R19)', { timeou
     // R19: the answer reaches the hard limit; the system's own reset fails for good on this replica.
     const context = first.deps.stores.context;
     const startSegment = context.startSegment.bind(context);
+    let attempts = 0;
     context.startSegment = async () => {
-      context.startSegment = startSegment;
+      attempts += 1;
       throw new Error('the disk is on fire');
     };
     await first.waitForEvent('error', (event) => event.session.id === session!.id, 30_000);
     const firstRunner = await first.agent.runner(session!.id);
     await firstRunner.whenIdle();
     expect((await sessionRow(session!.id)).resetRequested).toBe(true);
+    // The failed reset waits for a person: the sweeps (every 300 ms) see its pending reset and
+    // wake the runner, which does not try it again.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(attempts).toBe(1);
+    context.startSegment = startSegment;
     // Another replica hears the next message and carries the pending reset out.
     const second = await replica('reason-b', { settings });
     await second.agent.submit(personMessage(thread, 'go on', 'Grace'), { startSession: false });

@@ -69,6 +69,8 @@ export class SessionRunner {
   private fullAtStart: string | null = null;
   /** The provider refused the worker's call as too long and a reset has been tried for it (R19: once). */
   private tooLongRetried = false;
+  /** Counts people's messages and commands (personActed): one that came during a failing drive is work after it. */
+  private personActs = 0;
 
   private constructor(
     private readonly deps: AgentDeps,
@@ -301,6 +303,7 @@ export class SessionRunner {
 
   /** A person acted (a message, a resume): what failed for good is tried again. */
   private personActed(): void {
+    this.personActs += 1;
     this.failed.clear();
     this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
   }
@@ -469,6 +472,7 @@ export class SessionRunner {
       this.deps.events.emit({ type: 'run-start', session });
     };
     let reason: StopReason;
+    const actsAtStart = this.personActs;
     const signal = this.runStop.begin(this.lifetime.signal);
     try {
       reason = await runWorkerLoop({
@@ -507,7 +511,9 @@ export class SessionRunner {
       if (error instanceof ContextTooLongError && !this.scheduler.stopped && !this.tooLongRetried && (await this.resetForTooLong(error))) {
         reason = 'reset';
       } else if (!this.scheduler.stopped) {
-        this.failed.add('drive');
+        // A person who spoke while this drive failed is heard: the next drive takes their words
+        // (once per message or command, so no loop); otherwise the session waits for a person.
+        if (this.personActs === actsAtStart) this.failed.add('drive');
         this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
         this.emitError(error);
       }
