@@ -130,6 +130,11 @@ export class MemoryManager {
     this.requests.noteStored();
   }
 
+  /** The lease changed hands: the requests queued here are read again from the store (the truth). */
+  rereadRequests(): void {
+    this.requests.forget();
+  }
+
   /** Reads the requests waiting in the store, if it may hold new ones (only the lease holder forks them). */
   loadRequests(): Promise<void> {
     const taken = new Set([...this.live.values()].flatMap((run) => (run.requestEventId === undefined ? [] : [run.requestEventId])));

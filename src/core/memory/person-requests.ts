@@ -29,6 +29,15 @@ export class PersonRequests {
   }
 
   /**
+   * Another process may have driven the session meanwhile (and carried out what waits here):
+   * only the store says what is still pending.
+   */
+  forget(): void {
+    this.queue.length = 0;
+    this.stale = true;
+  }
+
+  /**
    * Reads the pending requests when the store may hold new ones; `taken` are those runs of this
    * process already carry (their taking may not be stored yet).
    */

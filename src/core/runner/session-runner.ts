@@ -430,10 +430,10 @@ export class SessionRunner {
     const { segment, messages } = await this.deps.stores.context.load(this.record.id);
     this.context.replace(segment, messages);
     const interrupted = await this.deps.stores.memoryRuns.failInterrupted(this.record.id, this.memory.runningIds);
-    if (interrupted > 0) {
-      this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
-      this.memory.noteRequests(); // a person's request such a run had taken waits again
-    }
+    if (interrupted > 0) this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
+    // People's requests: another replica may have carried out what waited here, and an
+    // interrupted run hands its request back; the store says which wait.
+    this.memory.rereadRequests();
     // The replica that held the lease may have died with answers or notes still owed.
     await this.redeliver();
   }
