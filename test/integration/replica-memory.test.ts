@@ -238,7 +238,8 @@ describe('a person\'s remember said to a replica that does not drive the session
     const slow = slowTool();
     const driver = await replica('request-driver', { tools: [slow.tool], settings: { contextWindow: 100_000 } });
     scriptRoles(model, {
-      worker: [{ toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'done' }],
+      // A first tool batch and its checkpoint (where the driver read what waited), then a slow one.
+      worker: [{ toolCalls: [{ id: 'l0', name: 'memory_list', arguments: {} }] }, { toolCalls: [{ id: 't1', name: 'slow_step', arguments: {} }] }, { content: 'done' }],
       summarizer: (body) => ({ content: isRequested(body) ? 'Added the deploy window, as Ada asked.' : 'no change' }),
     });
     const { session } = await driver.agent.submit(personMessage(newThread(), 'start'), { startSession: true });
