@@ -300,6 +300,35 @@ describe('a person\'s remember said to a replica that does not drive the session
   });
 });
 
+describe('a failed session and a person on another replica', { timeout: 90_000 }, () => {
+  it('is driven again by a message and by a resume said to a replica that does not hold the lease', async () => {
+    let resumed = false;
+    // The driver keeps the lease of its failed, idle session (its grace): the other replica is refused.
+    const driver = await replica('failed-driver', { leaseIdleGraceMs: 60_000 });
+    scriptRoles(model, {
+      worker: (body) => {
+        const said = JSON.stringify(body.messages.at(-1));
+        if (said.includes('try again')) return { content: 'Answered on the message.' };
+        if (said.includes('break') && resumed) return { content: 'Answered on the resume.' };
+        return { status: 400 };
+      },
+    });
+    const thread = newThread();
+    const { session } = await driver.agent.submit(personMessage(thread, 'first'), { startSession: true });
+    await driver.waitForEvent('error', (event) => event.session.id === session!.id, 30_000);
+    const other = await replica('failed-other');
+    await other.agent.submit(personMessage(thread, 'try again', 'Grace'), { startSession: false });
+    await driver.waitForEvent('answer', (event) => event.text === 'Answered on the message.', 30_000);
+    await driver.agent.submit(personMessage(thread, 'break'), { startSession: false });
+    await until(() => driver.events.filter((event) => event.type === 'error').length === 2, 30_000, 'the second failure');
+    await (await driver.agent.runner(session!.id)).whenIdle();
+    resumed = true;
+    await other.agent.resume(session!.id);
+    await driver.waitForEvent('answer', (event) => event.text === 'Answered on the resume.', 30_000);
+    expect(other.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
+  });
+});
+
 describe('what a replica remembers of a reset or a run (R8, R18, R19)', { timeout: 90_000 }, () => {
   it('does not label a later reset "the context was full" after its own context-full reset failed and another replica carried it out', async () => {
     const settings = { contextWindow: 10_000 };
