@@ -319,6 +319,7 @@ describe('a failed session and a person on another replica', { timeout: 90_000 }
     const other = await replica('failed-other');
     await other.agent.submit(personMessage(thread, 'try again', 'Grace'), { startSession: false });
     await driver.waitForEvent('answer', (event) => event.text === 'Answered on the message.', 30_000);
+    await (await driver.agent.runner(session!.id)).whenIdle();
     await driver.agent.submit(personMessage(thread, 'break'), { startSession: false });
     await until(() => driver.events.filter((event) => event.type === 'error').length === 2, 30_000, 'the second failure');
     await (await driver.agent.runner(session!.id)).whenIdle();
@@ -326,6 +327,7 @@ describe('a failed session and a person on another replica', { timeout: 90_000 }
     await other.agent.resume(session!.id);
     await driver.waitForEvent('answer', (event) => event.text === 'Answered on the resume.', 30_000);
     expect(other.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
+    expect(driver.events.filter((event) => event.type === 'error')).toHaveLength(2); // each failure said once
   });
 });
 

@@ -511,15 +511,20 @@ export class SessionRunner {
       if (error instanceof ContextTooLongError && !this.scheduler.stopped && !this.tooLongRetried && (await this.resetForTooLong(error))) {
         reason = 'reset';
       } else if (!this.scheduler.stopped) {
-        // A person who spoke while this drive failed is heard: the next drive takes their words
-        // (once per message or command, so no loop); otherwise the session waits for a person.
-        if (this.personActs === actsAtStart) this.failed.add('drive');
+        // A message said while this drive failed, and not taken by it, is heard: the next drive
+        // takes it (once per message or command, so no loop); otherwise the session waits for a person.
+        if (this.personActs === actsAtStart || !(await this.steersQueued())) this.failed.add('drive');
         this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
         this.emitError(error);
       }
     }
     const stoppedBy = this.runStop.end();
     if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason, ...(reason === 'stopped' && stoppedBy !== null ? { stoppedBy } : {}) });
+  }
+
+  /** Whether messages wait in the queue (false when the database cannot say). */
+  private async steersQueued(): Promise<boolean> {
+    return (await this.deps.stores.steers.countQueued(this.record.id).catch(() => 0)) > 0;
   }
 
   /**
