@@ -150,18 +150,19 @@ export class Agent {
   }
 
   /**
-   * A person asked memory to remember or forget something (docs/product.md "Commands"): recorded as a
-   * review event of the space (so a later summarizer carries it out even if this run never
-   * happens), then a summarizer run told that the person asked is forked from the session's
-   * context. Its note in the thread says who asked. The words are chat text: quoted, untrusted.
+   * A person asked memory to remember or forget something (docs/product.md "Commands"): stored as
+   * a review event of the space, pending for the session (so a later summarizer of the space sees
+   * it even if this run never happens), and whichever process drives the session is told: it forks
+   * a summarizer run told that the person asked from the session's context, once, also after a
+   * restart. Its note in the thread says who asked. The words are chat text: quoted, untrusted.
    */
   async rememberRequest(session: SessionRecord, request: Omit<PersonRequest, 'eventId'>): Promise<void> {
-    const text = capText(request.text, 4_000);
-    const event = await this.deps.stores.reviews.record({
-      spaceId: session.memorySpaceId, kind: request.kind, documentPath: null, authorId: request.userId,
-      authorName: request.name, text, sessionId: session.id,
-    });
-    (await this.runner(session.id)).requestSummary({ ...request, text, eventId: event.id });
+    await this.deps.stores.reviews.request(session.memorySpaceId, session.id, { ...request, text: capText(request.text, 4_000) });
+    // The driver (on any replica) reads it on the notification; with no live driver this process
+    // takes the lease (an ingest never does: a worker takes it up); if the notification is lost,
+    // the sweeper finds the pending request.
+    await this.deps.replica.wakeups.notify(session.id, 'memory');
+    if (this.deps.replica.role !== 'ingest') (await this.runner(session.id)).requestsArrived();
   }
 
   async status(sessionId: string): Promise<SessionStatus> {

@@ -213,6 +213,15 @@ export interface ReviewStore {
   wasGiven(spaceId: string, eventId: number): Promise<boolean>;
   /** The space's newest events, newest first (the browser shows them). */
   recent(spaceId: string, limit: number): Promise<ReviewEventRecord[]>;
+  /**
+   * Records a person's remember / forget said in `sessionId`'s thread as an event of the space,
+   * pending until a summarizer run of that session takes it (MemoryRunStore.start with the request).
+   */
+  request(spaceId: string, sessionId: string, request: Omit<PersonRequest, 'eventId'>): Promise<ReviewEventRecord>;
+  /** The session's requests no summarizer run has taken (or whose run was interrupted), oldest first. */
+  pendingRequests(sessionId: string): Promise<PersonRequest[]>;
+  /** The run that took the request was cut short (its process stopped): the request is pending again. */
+  handBack(eventId: number): Promise<void>;
 }
 
 /** A memory space and the conversation that owns it. */

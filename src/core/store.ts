@@ -298,7 +298,10 @@ export interface EventLog {
 }
 
 export interface MemoryRunStore {
-  /** Records a run as running; `id` may be chosen by the caller (to name it before it is stored). */
+  /**
+   * Records a run as running; `id` may be chosen by the caller (to name it before it is stored). A
+   * run with a person's request takes it (no longer pending, ReviewStore.pendingRequests) with it.
+   */
   start(run: Omit<MemoryRunRecord, 'id' | 'status' | 'request'> & { id?: string; request?: PersonRequest }): Promise<MemoryRunRecord>;
   /**
    * Records the outcome of a run that is still `running`; a run marked failed as interrupted
@@ -310,7 +313,8 @@ export interface MemoryRunStore {
   statuses(runIds: string[]): Promise<Map<string, MemoryRunRecord['status']>>;
   /**
    * R18: marks the session's runs still `running` failed, except `exceptRunIds` (runs this process
-   * is running): their process died or lost the session. Returns how many were marked.
+   * is running): their process died or lost the session. A person's request such a run had taken
+   * is pending again (its note never came). Returns how many were marked.
    */
   failInterrupted(sessionId: string, exceptRunIds: readonly string[]): Promise<number>;
 }
@@ -379,6 +383,12 @@ export interface Lease {
   owner: string;
   fencingToken: number;
   expiresAt: Date;
+  /**
+   * How long the lease stays held after the statement ran (ms), computed by the database on its
+   * own clock (expires_at − now()): the holder counts it from when it sent the statement, so a
+   * skew between its clock and the database's cannot make it believe it holds an expired lease.
+   */
+  validForMs: number;
 }
 
 export interface LeaseStore {
@@ -389,9 +399,10 @@ export interface LeaseStore {
   acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease | null>;
   /**
    * Extends every lease `owner` holds of `leases` in one statement (a process renews all its
-   * sessions at one beat); returns the sessions still held (the others were lost: expired and taken).
+   * sessions at one beat); returns the sessions still held, each with how long it now stays held
+   * (ms, on the database's clock, as Lease.validForMs); the others were lost: expired and taken.
    */
-  renewAll(owner: string, leases: ReadonlyArray<{ sessionId: string; fencingToken: number }>, ttlMs: number): Promise<Set<string>>;
+  renewAll(owner: string, leases: ReadonlyArray<{ sessionId: string; fencingToken: number }>, ttlMs: number): Promise<Map<string, number>>;
   /** Gives the lease up at idle (owner and token are kept: tokens only grow). */
   release(sessionId: string, owner: string, fencingToken: number): Promise<void>;
   /** Current fencing token of a session (0 when none was ever taken). */
@@ -408,7 +419,12 @@ export interface LeaseStore {
  * 'missed': notifications may have been lost (the listening connection was re-established), so
  * every session is to be looked at again (the session id is then empty).
  */
-export type WakeReason = 'work' | 'flags' | 'missed';
+/**
+ * Why a session is woken: `work`, a person's message was stored; `flags`, a person's command (or a
+ * reset request) changed its flags; `memory`, a person's remember / forget was stored; `missed`,
+ * notifications may have been lost (every session is looked at again).
+ */
+export type WakeReason = 'work' | 'flags' | 'memory' | 'missed';
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {

@@ -122,6 +122,98 @@ describe('process roles on one Postgres', () => {
     }
   }, 120_000);
 
+  it('carries out a remember said to the ingest once, with its note, also when the worker is killed during its run', async () => {
+    let requestedRuns = 0;
+    model.respond((body): FakeReply => {
+      const role = roleOf(body);
+      if (role === 'decider') return { content: 'KEEP_CONTEXT' };
+      if (role === 'worker') return { content: 'Hello there.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
+      const instruction = String(body.messages.findLast((message) => String(message['content']).startsWith('<role-change role="summarizer"'))?.['content'] ?? '');
+      if (!instruction.includes('<person-request kind="remember">')) return { content: 'no change' };
+      if (body.messages.at(-1)?.['role'] === 'user') requestedRuns += 1;
+      // The first worker's requested run is still thinking when that worker is killed.
+      return requestedRuns === 1 ? { content: 'never delivered', delayMs: 60_000 } : { content: 'Noted the deploy window, as Ada asked.' };
+    });
+    const ingest = await start('ingest');
+    const first = await start('worker');
+    let second: Awaited<ReturnType<typeof start>> | undefined;
+    const root = '1730000150.000100';
+    try {
+      expect((await mention(ingest.port, 'hello', root, 'EvRolesM1')).status).toBe(200);
+      await until(() => answers(root, 'Hello there.').length === 1, 30_000, 'the answer');
+      const command = { type: 'app_mention', text: `<@${slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
+      expect((await post(ingest.port, command, 'EvRolesM2')).status).toBe(200);
+      await until(() => requestedRuns === 1, 30_000, 'the requested run on the first worker');
+      first.process.kill('SIGKILL');
+      await first.process.exited;
+      second = await start('worker');
+      const notes = () => answers(root, 'asked to remember');
+      await until(() => notes().length === 1, 60_000, 'the note from the second worker');
+      expect(notes()[0]?.markdown_text ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
+      await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps: nothing more comes
+      expect(notes()).toHaveLength(1);
+      expect(requestedRuns).toBe(2);
+      expect(answers(root, 'never delivered')).toHaveLength(0);
+    } finally {
+      first.process.kill('SIGKILL');
+      await first.process.exited;
+      if (second) await stop(second.process);
+      await stop(ingest.process);
+    }
+  }, 150_000);
+
+  it('drives a failed session again on a message and on a resume said to the ingest, and no sweep re-drives the failure', async () => {
+    let workerCalls = 0;
+    let resumed = false;
+    const answer = (content: string): FakeReply => ({ content, usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } });
+    model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      workerCalls += 1;
+      const said = JSON.stringify(body.messages.at(-1));
+      // Refused for good (a 400) unless the person's latest words ask for an answer.
+      if (said.includes('try again')) return answer('Answered on the message.');
+      if (said.includes('and this too')) return answer('Answered the late message.');
+      if (said.includes('fail slowly')) return { status: 400, delayMs: 2_000 };
+      if (said.includes('break') && resumed) return answer('Answered on the resume.');
+      return { status: 400 };
+    });
+    // Sweeps every two thirds of a second: a failure that sweeps re-drove would call the model again and again.
+    const ingest = await start('ingest');
+    const worker = await start('worker');
+    const root = '1730000170.000100';
+    const reply = (text: string, ts: string, eventId: string) => post(ingest.port, { type: 'message', text, ts, thread_ts: root }, eventId);
+    const settled = async (calls: number) => {
+      await until(() => workerCalls === calls, 30_000, `worker call ${String(calls)}`);
+      await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps
+      expect(workerCalls).toBe(calls);
+    };
+    try {
+      expect((await mention(ingest.port, 'first', root, 'EvRolesF1')).status).toBe(200);
+      await settled(1);
+      // A message after the failure drives it again.
+      expect((await reply('try again', '1730000170.000200', 'EvRolesF2')).status).toBe(200);
+      await until(() => answers(root, 'Answered on the message.').length === 1, 30_000, 'the answer to the message');
+      expect(workerCalls).toBe(2);
+      // A message that comes while the drive is failing is taken by the next drive.
+      expect((await reply('fail slowly', '1730000170.000300', 'EvRolesF3')).status).toBe(200);
+      await until(() => workerCalls === 3, 30_000, 'the slow call');
+      expect((await reply('and this too', '1730000170.000400', 'EvRolesF4')).status).toBe(200);
+      await until(() => answers(root, 'Answered the late message.').length === 1, 30_000, 'the answer to the late message');
+      await settled(4);
+      // A resume after a failure drives it again.
+      expect((await reply('break', '1730000170.000500', 'EvRolesF5')).status).toBe(200);
+      await settled(5);
+      resumed = true;
+      const command = { type: 'app_mention', text: `<@${slack.botUserId}> resume`, ts: '1730000170.000600', thread_ts: root };
+      expect((await post(ingest.port, command, 'EvRolesF6')).status).toBe(200);
+      await until(() => answers(root, 'Answered on the resume.').length === 1, 30_000, 'the answer after the resume');
+      await settled(6);
+    } finally {
+      await stop(worker.process);
+      await stop(ingest.process);
+    }
+  }, 180_000);
+
   it('loses nothing when the worker is SIGKILLed mid-turn or the ingest right after its ack', async () => {
     let asked = 0;
     model.respond((body): FakeReply => {

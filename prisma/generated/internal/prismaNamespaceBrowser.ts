@@ -363,6 +363,7 @@ export const MemoryReviewEventScalarFieldEnum = {
   authorName: 'authorName',
   text: 'text',
   sessionId: 'sessionId',
+  requestPending: 'requestPending',
   createdAt: 'createdAt'
 } as const
 

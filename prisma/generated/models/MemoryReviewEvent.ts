@@ -44,6 +44,7 @@ export type MemoryReviewEventMinAggregateOutputType = {
   authorName: string | null
   text: string | null
   sessionId: string | null
+  requestPending: boolean | null
   createdAt: Date | null
 }
 
@@ -56,6 +57,7 @@ export type MemoryReviewEventMaxAggregateOutputType = {
   authorName: string | null
   text: string | null
   sessionId: string | null
+  requestPending: boolean | null
   createdAt: Date | null
 }
 
@@ -68,6 +70,7 @@ export type MemoryReviewEventCountAggregateOutputType = {
   authorName: number
   text: number
   sessionId: number
+  requestPending: number
   createdAt: number
   _all: number
 }
@@ -90,6 +93,7 @@ export type MemoryReviewEventMinAggregateInputType = {
   authorName?: true
   text?: true
   sessionId?: true
+  requestPending?: true
   createdAt?: true
 }
 
@@ -102,6 +106,7 @@ export type MemoryReviewEventMaxAggregateInputType = {
   authorName?: true
   text?: true
   sessionId?: true
+  requestPending?: true
   createdAt?: true
 }
 
@@ -114,6 +119,7 @@ export type MemoryReviewEventCountAggregateInputType = {
   authorName?: true
   text?: true
   sessionId?: true
+  requestPending?: true
   createdAt?: true
   _all?: true
 }
@@ -213,6 +219,7 @@ export type MemoryReviewEventGroupByOutputType = {
   authorName: string
   text: string
   sessionId: string | null
+  requestPending: boolean
   createdAt: Date
   _count: MemoryReviewEventCountAggregateOutputType | null
   _avg: MemoryReviewEventAvgAggregateOutputType | null
@@ -248,6 +255,7 @@ export type MemoryReviewEventWhereInput = {
   authorName?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   text?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   sessionId?: Prisma.StringNullableFilter<"MemoryReviewEvent"> | string | null
+  requestPending?: Prisma.BoolFilter<"MemoryReviewEvent"> | boolean
   createdAt?: Prisma.DateTimeFilter<"MemoryReviewEvent"> | Date | string
   space?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
 }
@@ -261,6 +269,7 @@ export type MemoryReviewEventOrderByWithRelationInput = {
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
   sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  requestPending?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   space?: Prisma.MemorySpaceOrderByWithRelationInput
 }
@@ -277,6 +286,7 @@ export type MemoryReviewEventWhereUniqueInput = Prisma.AtLeast<{
   authorName?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   text?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   sessionId?: Prisma.StringNullableFilter<"MemoryReviewEvent"> | string | null
+  requestPending?: Prisma.BoolFilter<"MemoryReviewEvent"> | boolean
   createdAt?: Prisma.DateTimeFilter<"MemoryReviewEvent"> | Date | string
   space?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
 }, "id">
@@ -290,6 +300,7 @@ export type MemoryReviewEventOrderByWithAggregationInput = {
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
   sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  requestPending?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.MemoryReviewEventCountOrderByAggregateInput
   _avg?: Prisma.MemoryReviewEventAvgOrderByAggregateInput
@@ -310,6 +321,7 @@ export type MemoryReviewEventScalarWhereWithAggregatesInput = {
   authorName?: Prisma.StringWithAggregatesFilter<"MemoryReviewEvent"> | string
   text?: Prisma.StringWithAggregatesFilter<"MemoryReviewEvent"> | string
   sessionId?: Prisma.StringNullableWithAggregatesFilter<"MemoryReviewEvent"> | string | null
+  requestPending?: Prisma.BoolWithAggregatesFilter<"MemoryReviewEvent"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryReviewEvent"> | Date | string
 }
 
@@ -321,6 +333,7 @@ export type MemoryReviewEventCreateInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
   space: Prisma.MemorySpaceCreateNestedOneWithoutReviewEventsInput
 }
@@ -334,6 +347,7 @@ export type MemoryReviewEventUncheckedCreateInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
 }
 
@@ -345,6 +359,7 @@ export type MemoryReviewEventUpdateInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   space?: Prisma.MemorySpaceUpdateOneRequiredWithoutReviewEventsNestedInput
 }
@@ -358,6 +373,7 @@ export type MemoryReviewEventUncheckedUpdateInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -370,6 +386,7 @@ export type MemoryReviewEventCreateManyInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
 }
 
@@ -381,6 +398,7 @@ export type MemoryReviewEventUpdateManyMutationInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -393,6 +411,7 @@ export type MemoryReviewEventUncheckedUpdateManyInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -415,6 +434,7 @@ export type MemoryReviewEventCountOrderByAggregateInput = {
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
   sessionId?: Prisma.SortOrder
+  requestPending?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -431,6 +451,7 @@ export type MemoryReviewEventMaxOrderByAggregateInput = {
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
   sessionId?: Prisma.SortOrder
+  requestPending?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -443,6 +464,7 @@ export type MemoryReviewEventMinOrderByAggregateInput = {
   authorName?: Prisma.SortOrder
   text?: Prisma.SortOrder
   sessionId?: Prisma.SortOrder
+  requestPending?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -500,6 +522,7 @@ export type MemoryReviewEventCreateWithoutSpaceInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
 }
 
@@ -511,6 +534,7 @@ export type MemoryReviewEventUncheckedCreateWithoutSpaceInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
 }
 
@@ -552,6 +576,7 @@ export type MemoryReviewEventScalarWhereInput = {
   authorName?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   text?: Prisma.StringFilter<"MemoryReviewEvent"> | string
   sessionId?: Prisma.StringNullableFilter<"MemoryReviewEvent"> | string | null
+  requestPending?: Prisma.BoolFilter<"MemoryReviewEvent"> | boolean
   createdAt?: Prisma.DateTimeFilter<"MemoryReviewEvent"> | Date | string
 }
 
@@ -563,6 +588,7 @@ export type MemoryReviewEventCreateManySpaceInput = {
   authorName?: string
   text?: string
   sessionId?: string | null
+  requestPending?: boolean
   createdAt?: Date | string
 }
 
@@ -574,6 +600,7 @@ export type MemoryReviewEventUpdateWithoutSpaceInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -585,6 +612,7 @@ export type MemoryReviewEventUncheckedUpdateWithoutSpaceInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -596,6 +624,7 @@ export type MemoryReviewEventUncheckedUpdateManyWithoutSpaceInput = {
   authorName?: Prisma.StringFieldUpdateOperationsInput | string
   text?: Prisma.StringFieldUpdateOperationsInput | string
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -610,6 +639,7 @@ export type MemoryReviewEventSelect<ExtArgs extends runtime.Types.Extensions.Int
   authorName?: boolean
   text?: boolean
   sessionId?: boolean
+  requestPending?: boolean
   createdAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memoryReviewEvent"]>
@@ -623,6 +653,7 @@ export type MemoryReviewEventSelectCreateManyAndReturn<ExtArgs extends runtime.T
   authorName?: boolean
   text?: boolean
   sessionId?: boolean
+  requestPending?: boolean
   createdAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memoryReviewEvent"]>
@@ -636,6 +667,7 @@ export type MemoryReviewEventSelectUpdateManyAndReturn<ExtArgs extends runtime.T
   authorName?: boolean
   text?: boolean
   sessionId?: boolean
+  requestPending?: boolean
   createdAt?: boolean
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memoryReviewEvent"]>
@@ -649,10 +681,11 @@ export type MemoryReviewEventSelectScalar = {
   authorName?: boolean
   text?: boolean
   sessionId?: boolean
+  requestPending?: boolean
   createdAt?: boolean
 }
 
-export type MemoryReviewEventOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "spaceId" | "kind" | "documentPath" | "authorId" | "authorName" | "text" | "sessionId" | "createdAt", ExtArgs["result"]["memoryReviewEvent"]>
+export type MemoryReviewEventOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "spaceId" | "kind" | "documentPath" | "authorId" | "authorName" | "text" | "sessionId" | "requestPending" | "createdAt", ExtArgs["result"]["memoryReviewEvent"]>
 export type MemoryReviewEventInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   space?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
 }
@@ -686,6 +719,11 @@ export type $MemoryReviewEventPayload<ExtArgs extends runtime.Types.Extensions.I
      * The session whose thread it happened in, when it did.
      */
     sessionId: string | null
+    /**
+     * A person's remember / forget that no summarizer run of its session has taken yet (or whose
+     * run was interrupted): whichever process drives the session carries it out.
+     */
+    requestPending: boolean
     createdAt: Date
   }, ExtArgs["result"]["memoryReviewEvent"]>
   composites: {}
@@ -1119,6 +1157,7 @@ export interface MemoryReviewEventFieldRefs {
   readonly authorName: Prisma.FieldRef<"MemoryReviewEvent", 'String'>
   readonly text: Prisma.FieldRef<"MemoryReviewEvent", 'String'>
   readonly sessionId: Prisma.FieldRef<"MemoryReviewEvent", 'String'>
+  readonly requestPending: Prisma.FieldRef<"MemoryReviewEvent", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"MemoryReviewEvent", 'DateTime'>
 }
     

@@ -11,6 +11,8 @@ interface LeaseRow {
   owner: string;
   fencing_token: bigint;
   expires_at: Date;
+  /** expires_at − now() in ms, on the database's clock. */
+  valid_for_ms: number;
 }
 
 /** Creates the LeaseStore; on Postgres its statements go to `pool` (statements.ts). */
@@ -30,19 +32,19 @@ export function createLeaseStore(prisma: PrismaClient, pool?: pg.Pool): LeaseSto
           expires_at = EXCLUDED.expires_at,
           released = false
         WHERE session_leases.owner = EXCLUDED.owner OR session_leases.released OR session_leases.expires_at <= now()
-        RETURNING session_id, owner, fencing_token, expires_at`);
+        RETURNING session_id, owner, fencing_token, expires_at, ${validForMs}`);
       const row = rows[0];
       return row ? toLease(row) : null;
     },
 
     async renewAll(owner, leases, ttlMs) {
-      if (leases.length === 0) return new Set();
-      const rows = await sql.rows<{ session_id: string }>(Prisma.sql`
+      if (leases.length === 0) return new Map();
+      const rows = await sql.rows<{ session_id: string; valid_for_ms: number }>(Prisma.sql`
         UPDATE session_leases l SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
         FROM unnest(${leases.map((lease) => lease.sessionId)}::text[], ${leases.map((lease) => lease.fencingToken)}::bigint[]) AS held(session_id, fencing_token)
         WHERE l.session_id = held.session_id AND l.owner = ${owner} AND l.fencing_token = held.fencing_token AND NOT l.released
-        RETURNING l.session_id`);
-      return new Set(rows.map((row) => row.session_id));
+        RETURNING l.session_id, ${validForMs}`);
+      return new Map(rows.map((row) => [row.session_id, Number(row.valid_for_ms)]));
     },
 
     async release(sessionId, owner, fencingToken) {
@@ -59,14 +61,18 @@ export function createLeaseStore(prisma: PrismaClient, pool?: pg.Pool): LeaseSto
 
     async orphaned(graceMs) {
       // A driver died mid-work (its lease is still named but expired), or work is waiting with
-      // nobody holding the lease (a wake-up was missed). Failed runs that wait for a person are
-      // neither: their lease was released and nothing is queued.
+      // nobody holding the lease (a wake-up was missed; a person's remember / forget counts as
+      // work). Failed runs that wait for a person are neither: their lease was released and
+      // nothing is queued.
       const rows = await sql.rows<{ id: string }>(Prisma.sql`
         SELECT s.id FROM sessions s
         LEFT JOIN session_leases l ON l.session_id = s.id
         WHERE (l.session_id IS NOT NULL AND NOT l.released AND l.expires_at <= now())
            OR ((l.session_id IS NULL OR l.released OR l.expires_at <= now()) AND (
                 s.reset_requested
+                OR EXISTS (
+                  SELECT 1 FROM memory_review_events e
+                  WHERE e.request_pending AND e.session_id = s.id AND e.created_at < now() - ${graceMs} * interval '1 millisecond')
                 OR (NOT s.paused AND EXISTS (
                   SELECT 1 FROM steer_messages q
                   WHERE q.session_id = s.id AND q.status = 'queued' AND q.received_at < now() - ${graceMs} * interval '1 millisecond'))))
@@ -76,6 +82,9 @@ export function createLeaseStore(prisma: PrismaClient, pool?: pg.Pool): LeaseSto
   });
 }
 
+/** What is left of the lease when the statement ran, measured on the database's clock (ms). */
+const validForMs = Prisma.raw(`(extract(epoch FROM (expires_at - now())) * 1000)::float8 AS valid_for_ms`);
+
 function toLease(row: LeaseRow): Lease {
-  return { sessionId: row.session_id, owner: row.owner, fencingToken: Number(row.fencing_token), expiresAt: row.expires_at };
+  return { sessionId: row.session_id, owner: row.owner, fencingToken: Number(row.fencing_token), expiresAt: row.expires_at, validForMs: Number(row.valid_for_ms) };
 }

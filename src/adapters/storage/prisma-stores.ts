@@ -57,12 +57,17 @@ const interruptedError = 'interrupted: its process stopped or lost the session';
 function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
   return {
     async start(run) {
-      const row = await prisma.memoryRun.create({
+      const create = prisma.memoryRun.create({
         data: {
           ...(run.id ? { id: run.id } : {}), sessionId: run.sessionId, segmentId: run.segmentId, role: run.role, round: run.round, forkPoint: run.forkPoint,
           ...(run.request ? { request: { kind: run.request.kind, userId: run.request.userId, name: storableText(run.request.name), text: storableText(run.request.text), ...(run.request.eventId === undefined ? {} : { eventId: run.request.eventId }) } } : {}),
         },
       });
+      const eventId = run.request?.eventId;
+      if (eventId === undefined) return toMemoryRunRecord(await create);
+      // The run takes the person's request in the same transaction: a crash leaves either both
+      // (the run is interrupted later, and failInterrupted hands the request back) or neither.
+      const [row] = await prisma.$transaction([create, prisma.memoryReviewEvent.updateMany({ where: { id: BigInt(eventId), requestPending: true }, data: { requestPending: false } })]);
       return toMemoryRunRecord(row);
     },
 
@@ -99,9 +104,19 @@ function createMemoryRunStore(prisma: PrismaClient): MemoryRunStore {
     },
 
     async failInterrupted(sessionId, exceptRunIds) {
-      return prisma.$executeRaw`
-        UPDATE memory_runs SET status = 'failed', error = ${interruptedError}, finished_at = now()
-        WHERE session_id = ${sessionId} AND status = 'running' AND NOT (id = ANY(${[...exceptRunIds]}::text[]))`;
+      // One statement: a person's request an interrupted run had taken is pending again, so the
+      // process that drives the session now carries it out (its note never came).
+      const rows = await prisma.$queryRaw<Array<{ interrupted: bigint }>>`
+        WITH interrupted AS (
+          UPDATE memory_runs SET status = 'failed', error = ${interruptedError}, finished_at = now()
+          WHERE session_id = ${sessionId} AND status = 'running' AND NOT (id = ANY(${[...exceptRunIds]}::text[]))
+          RETURNING request),
+        reopened AS (
+          UPDATE memory_review_events SET request_pending = true
+          WHERE session_id = ${sessionId} AND id IN (
+            SELECT (request->>'eventId')::bigint FROM interrupted WHERE jsonb_typeof(request->'eventId') = 'number'))
+        SELECT count(*) AS interrupted FROM interrupted`;
+      return Number(rows[0]?.interrupted ?? 0n);
     },
   };
 }

@@ -12,6 +12,8 @@ const scopes: readonly MemoryScope[] = ['channel', 'thread', 'workspace'];
 
 /** An event's text is a short quote: longer text is cut with a visible mark. */
 const maxEventText = 1_000;
+/** A person's remember / forget is kept whole for the run that carries it out (Agent caps it). */
+const maxRequestText = 4_000;
 
 /** Creates the Prisma-backed ReviewStore. */
 export function createReviewStore(prisma: PrismaClient): ReviewStore {
@@ -54,6 +56,28 @@ export function createReviewStore(prisma: PrismaClient): ReviewStore {
           WHERE s.memory_space_id = ${spaceId} AND r.role = 'summarizer' AND r.status IN ('running', 'succeeded')
             AND r.review_events_through >= ${eventId}) AS given`;
       return rows[0]?.given ?? false;
+    },
+
+    async request(spaceId, sessionId, request) {
+      const text = request.text.length > maxRequestText ? `${request.text.slice(0, maxRequestText)} […]` : request.text;
+      const row = await prisma.memoryReviewEvent.create({
+        data: {
+          spaceId, kind: request.kind, documentPath: null, authorId: request.userId, authorName: storableText(request.name.slice(0, 200)),
+          text: storableText(text), sessionId, requestPending: true,
+        },
+      });
+      return toEventRecord(row);
+    },
+
+    async pendingRequests(sessionId) {
+      const rows = await prisma.memoryReviewEvent.findMany({ where: { requestPending: true, sessionId }, orderBy: { id: 'asc' } });
+      return rows.flatMap((row) => (row.kind === 'remember' || row.kind === 'forget'
+        ? [{ kind: row.kind, userId: row.authorId, name: row.authorName, text: row.text, eventId: Number(row.id) }]
+        : []));
+    },
+
+    async handBack(eventId) {
+      await prisma.memoryReviewEvent.updateMany({ where: { id: BigInt(eventId), kind: { in: ['remember', 'forget'] } }, data: { requestPending: true } });
     },
 
     async recent(spaceId, limit) {

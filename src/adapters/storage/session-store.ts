@@ -84,6 +84,8 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
         SELECT s.id
         FROM sessions s
         WHERE s.reset_requested
+           -- A person's remember / forget waits for its summarizer run (paused or not).
+           OR EXISTS (SELECT 1 FROM memory_review_events e WHERE e.request_pending AND e.session_id = s.id)
            OR (NOT s.paused AND (
                 EXISTS (SELECT 1 FROM steer_messages q WHERE q.session_id = s.id AND q.status = 'queued')
                 OR EXISTS (

@@ -9,8 +9,9 @@ import { isTransientDatabaseError } from './storage-errors.js';
 /** The channel every replica LISTENs to (the intake statement notifies on it too). */
 export const wakeupChannel = 'hippo_session_work';
 const channel = wakeupChannel;
-// Payload: the session id for new work, "flags:<session id>" for changed flags.
-const flagsPrefix = 'flags:';
+// Payload: the session id for new work, "flags:<session id>" for changed flags, "memory:<session
+// id>" for a person's remember / forget.
+const prefixes = [['flags:', 'flags'], ['memory:', 'memory']] as const;
 
 /** In-process wake-ups (PGlite, or tests of a single replica). */
 export class LocalWakeups implements Wakeups {
@@ -61,7 +62,8 @@ export class PostgresWakeups implements Wakeups {
   }
 
   async notify(sessionId: string, reason: WakeReason = 'work'): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, reason === 'flags' ? `${flagsPrefix}${sessionId}` : sessionId]);
+    const prefix = prefixes.find(([, named]) => named === reason)?.[0] ?? '';
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, `${prefix}${sessionId}`]);
   }
 
   subscribe(handler: (sessionId: string, reason: WakeReason) => void): () => void {
@@ -81,8 +83,8 @@ export class PostgresWakeups implements Wakeups {
     client.on('notification', (message) => {
       const payload = message.payload;
       if (message.channel !== channel || !payload) return;
-      if (payload.startsWith(flagsPrefix)) this.emitter.emit('wake', payload.slice(flagsPrefix.length), 'flags');
-      else this.emitter.emit('wake', payload, 'work');
+      const [prefix, reason] = prefixes.find(([start]) => payload.startsWith(start)) ?? ['', 'work'];
+      this.emitter.emit('wake', payload.slice(prefix.length), reason);
     });
     // Only the connection in use reconnects: one that failed to start or was replaced is done.
     const lost = (error?: Error) => {

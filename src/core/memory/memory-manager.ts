@@ -17,6 +17,7 @@ import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from '../messages.js';
 import { retryTransient } from '../runner/retry.js';
 import { readReviewBrief } from './review-brief.js';
+import { PersonRequests } from './person-requests.js';
 import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
 import { runSummarizer, summarizerNote, type MemoryRunResult } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
@@ -38,6 +39,8 @@ interface RunningRun {
   id: string;
   segmentId: string;
   done: Promise<void>;
+  /** The review event of the person's request it carries, if any. */
+  requestEventId?: number | undefined;
 }
 
 /** How long a finished run's outcome may take to be stored while the database is away (ms). */
@@ -53,16 +56,23 @@ export class MemoryManager {
   /** Failures still being recorded in the background (settle waits for them). */
   private readonly recording = new Set<Promise<void>>();
   /** Summarizer runs people asked for (remember / forget), served one per fork, oldest first. */
-  private readonly requests: PersonRequest[] = [];
+  private readonly requests: PersonRequests;
+  /**
+   * Every run of this process still live, the current ones and any of an earlier segment (a
+   * decider running past a reset, R8): none of them is "interrupted", and each keeps the lease.
+   */
+  private readonly live = new Map<string, RunningRun>();
 
   constructor(
     private readonly deps: AgentDeps,
     private readonly host: MemoryHost,
-  ) {}
+  ) {
+    this.requests = new PersonRequests(deps.stores.reviews, host.session().id);
+  }
 
   /** True when no summarizer or decider of this process runs for the session. */
   get idle(): boolean {
-    return this.summarizer === null && this.decider === null;
+    return this.live.size === 0;
   }
 
   /** True while a summarizer of this session runs. */
@@ -93,7 +103,7 @@ export class MemoryManager {
 
   /** Ids of the runs this process is running (they are not interrupted, whatever the store says). */
   get runningIds(): string[] {
-    return [this.summarizer?.id, this.decider?.id].filter((id): id is string => id !== undefined);
+    return [...this.live.keys()];
   }
 
   /** R6: resolves when no summarizer runs (success or failure; it never rejects). */
@@ -101,17 +111,34 @@ export class MemoryManager {
     while (this.summarizer) await this.summarizer.done;
   }
 
-  /** True while a person's request (remember / forget) waits for its summarizer run. */
+  /** True while a person's request (remember / forget) read from the store waits for its summarizer run. */
   get summaryRequested(): boolean {
-    return this.requests.length > 0;
+    return this.requests.waiting;
+  }
+
+  /** True when a person's request may wait, here or in the store (not read since noteRequests). */
+  get requestsMayWait(): boolean {
+    return this.requests.mayWait;
   }
 
   /**
-   * Queues a summarizer run a person asked for. It is forked at the next checkpoint where no
-   * summarizer runs, or by forkRequested when the worker is idle.
+   * A person's request may have been stored (said to any process) or handed back (its run was
+   * interrupted): the store is read again before the next fork. Each is forked at the next
+   * checkpoint where no summarizer runs, or by forkRequested when the worker is idle.
    */
-  requestSummary(request: PersonRequest): void {
-    this.requests.push(request);
+  noteRequests(): void {
+    this.requests.noteStored();
+  }
+
+  /** The lease changed hands: the requests queued here are read again from the store (the truth). */
+  rereadRequests(): void {
+    this.requests.forget();
+  }
+
+  /** Reads the requests waiting in the store, if it may hold new ones (only the lease holder forks them). */
+  loadRequests(): Promise<void> {
+    const taken = new Set([...this.live.values()].flatMap((run) => (run.requestEventId === undefined ? [] : [run.requestEventId])));
+    return this.requests.load(taken);
   }
 
   /**
@@ -119,7 +146,7 @@ export class MemoryManager {
    * idle at a safe point: the caller checked); false when a summarizer runs or none is waiting.
    */
   async forkRequested(): Promise<boolean> {
-    if (this.summarizer || this.requests.length === 0) return false;
+    if (this.summarizer || !this.requests.waiting) return false;
     await this.forkWithWrites(false, true);
     return true;
   }
@@ -137,7 +164,7 @@ export class MemoryManager {
 
   /** Resolves when neither role runs (tests, shutdown). */
   async settle(): Promise<void> {
-    while (this.summarizer || this.decider || this.recording.size > 0) await Promise.all([this.summarizer?.done, this.decider?.done, ...this.recording]);
+    while (this.live.size > 0 || this.recording.size > 0) await Promise.all([...[...this.live.values()].map((run) => run.done), ...this.recording]);
   }
 
   /**
@@ -150,8 +177,10 @@ export class MemoryManager {
     const segment = context.segment;
     const step = currentStep(context.nextCallTokens(), this.deps.settings.contextWindow, this.deps.settings.stepPercent);
     const triggered = shouldTrigger(step, segment.lastStep);
-    // A person's request forks a summarizer at the first checkpoint where none runs, step or not.
-    const requested = options.fork && this.requests.length > 0 && !this.summarizer;
+    // A person's request forks a summarizer at the first checkpoint where none runs, step or not
+    // (one said to another process is read here once it was announced, noteRequests).
+    if (options.fork && !this.summarizer) await this.loadRequests();
+    const requested = options.fork && this.requests.waiting && !this.summarizer;
     if (!triggered && !requested) return;
     const { lastStep, deciderDueIn } = segment;
     // The step is consumed even if nothing can be forked, and stored before a fork's first call;
@@ -263,12 +292,14 @@ export class MemoryManager {
       })
       .then(
         (result) => this.summarizerSucceeded(session, runId, round, result, request),
-        (error: unknown) => this.runFailed(session, 'summarizer', runId, error),
+        (error: unknown) => this.runFailed(session, 'summarizer', runId, error, request),
       );
-    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId), requestEventId: request?.eventId };
     this.summarizer = run;
+    this.live.set(runId, run);
     void run.done.finally(() => {
       if (this.summarizer === run) this.summarizer = null;
+      this.live.delete(runId);
       if (this.idle) this.host.memoryIdle();
     });
     const marker: ChatMessage = { role: 'user', content: markerText(round) };
@@ -308,8 +339,10 @@ export class MemoryManager {
       );
     const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
     this.decider = run;
+    this.live.set(runId, run);
     void run.done.finally(() => {
       if (this.decider === run) this.decider = null;
+      this.live.delete(runId);
       if (this.idle) this.host.memoryIdle();
     });
   }
@@ -353,7 +386,7 @@ export class MemoryManager {
     }
   }
 
-  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown): void {
+  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown, request?: PersonRequest): void {
     // R19: a fork whose first request would not fit the window was never sent: skipped, not failed
     // (either way its marker does not count, so the next run covers its range, R4).
     const status = error instanceof ForkTooLongError && error.firstCall ? 'skipped' : 'failed';
@@ -368,10 +401,14 @@ export class MemoryManager {
     this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status });
     // Recorded in the background: the run is over now (a reset waiting for it need not wait for
     // the database), and a row left "running" counts as not succeeded anyway.
-    const recorded = this.finish(memoryRunId, {
+    // A person's request whose run the shutdown cut short waits for the next driver (its note
+    // never came); one whose run failed by itself is not tried again in a loop.
+    const eventId = this.host.signal.aborted ? request?.eventId : undefined;
+    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId);
+    const recorded = handedBack.then(() => this.finish(memoryRunId, {
       status, error: message, transcript: partial.transcript ?? [],
       usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
-    })
+    }))
       .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))
       .finally(() => this.recording.delete(recorded));
     this.recording.add(recorded);

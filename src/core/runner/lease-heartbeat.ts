@@ -8,10 +8,21 @@ export interface HeldLease {
   readonly sessionId: string;
   /** The token held now (null: given up since it joined). */
   readonly token: number | null;
-  /** The lease was renewed with `token` by a statement sent at `sentAt` (Date.now() ms). */
-  renewedAt(token: number, sentAt: number): void;
+  /**
+   * The lease was renewed with `token` by a statement sent at `sentAt` (the keeper's monotonic
+   * clock, ms), held for `validForMs` from when it ran (the database's clock).
+   */
+  renewedAt(token: number, sentAt: number, validForMs: number): void;
   /** The renewal found the lease taken by another replica. */
   takenAway(token: number): void;
+}
+
+/**
+ * Milliseconds on a clock that never steps (not the wall clock: an NTP correction or an operator
+ * setting the time must not stretch what a holder believes it holds).
+ */
+export function monotonicNow(): number {
+  return performance.now();
 }
 
 export class LeaseHeartbeat {
@@ -47,12 +58,13 @@ export class LeaseHeartbeat {
     const due = [...this.held].flatMap((lease) => (lease.token === null ? [] : [{ lease, token: lease.token }]));
     if (due.length === 0) return;
     this.beating = true;
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     try {
       const renewed = await this.store.renewAll(this.owner, due.map(({ lease, token }) => ({ sessionId: lease.sessionId, fencingToken: token })), this.ttlMs);
       for (const { lease, token } of due) {
-        if (renewed.has(lease.sessionId)) lease.renewedAt(token, sentAt);
-        else lease.takenAway(token);
+        const validForMs = renewed.get(lease.sessionId);
+        if (validForMs === undefined) lease.takenAway(token);
+        else lease.renewedAt(token, sentAt, validForMs);
       }
     } catch (error) {
       // A database hiccup is not a lost lease; the next beat tries again (and claims meanwhile

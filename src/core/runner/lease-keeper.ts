@@ -3,7 +3,7 @@
 // lost. A claim while the lease is held and freshly renewed costs no statement.
 import type { Log } from '../log.js';
 import type { LeaseStore } from '../store.js';
-import { LeaseHeartbeat, type HeldLease } from './lease-heartbeat.js';
+import { LeaseHeartbeat, monotonicNow, type HeldLease } from './lease-heartbeat.js';
 
 export type Claim =
   /** Held all along (renewed recently): nothing could have changed; no statement was needed. */
@@ -21,7 +21,11 @@ export class LeaseKeeper implements HeldLease {
   /** Set when a renewal found the lease taken; the runner stops at its next checkpoint. */
   lost = false;
   private releasedToken: number | null = null;
-  /** Until when (Date.now() ms) the last acquire or renewal holds the lease. */
+  /**
+   * Until when (monotonicNow() ms) the last acquire or renewal holds the lease: the time its
+   * statement was sent plus what the database said is left of it on its own clock, so neither a
+   * skew between the two clocks nor a step of the wall clock can make two holders.
+   */
   private heldUntil = 0;
   private stale = false;
   private releaseTimer: NodeJS.Timeout | undefined;
@@ -41,11 +45,11 @@ export class LeaseKeeper implements HeldLease {
   async claim(): Promise<Claim> {
     if (!this.drives) return 'refused';
     // A third of the TTL to spare: another replica can take the lease only after it expired.
-    if (this.token !== null && !this.lost && !this.stale && Date.now() < this.heldUntil - this.ttlMs / 3) return 'held';
-    const sentAt = Date.now();
+    if (this.token !== null && !this.lost && !this.stale && monotonicNow() < this.heldUntil - this.ttlMs / 3) return 'held';
+    const sentAt = monotonicNow();
     const lease = await this.store.acquire(this.sessionId, this.owner, this.ttlMs);
     if (!lease) return 'refused';
-    this.heldUntil = sentAt + this.ttlMs;
+    this.heldUntil = sentAt + Math.min(lease.validForMs, this.ttlMs);
     // Tokens grow on every change of hands and stay when the same owner re-claims: getting back
     // the token we held or released means nobody else held it in between.
     // A first-ever holder (token 1 on a lease this keeper never held) follows nobody: no replica
@@ -113,8 +117,8 @@ export class LeaseKeeper implements HeldLease {
   }
 
   /** HeldLease: the process's heartbeat renewed the lease. */
-  renewedAt(token: number, sentAt: number): void {
-    if (this.token === token) this.heldUntil = sentAt + this.ttlMs;
+  renewedAt(token: number, sentAt: number, validForMs: number): void {
+    if (this.token === token) this.heldUntil = sentAt + Math.min(validForMs, this.ttlMs);
   }
 
   /** HeldLease: the renewal found the lease taken; the runner stops at its next checkpoint. */

@@ -79,7 +79,7 @@ export class RunnerRegistry {
     for (const id of ids) {
       // One session that cannot load must not stop the others (or the start-up).
       await this.get(id).then(
-        (runner) => runner.wake(),
+        (runner) => this.wakeOrphan(runner),
         (error: unknown) => this.deps.log.error({ sessionId: id, err: String(error) }, 'session-recovery-failed'),
       );
     }
@@ -105,7 +105,7 @@ export class RunnerRegistry {
           void pending.then((runner) => {
             if (runner.lease.token === null) return;
             runner.flagsChanged();
-            runner.wake();
+            this.wakeOrphan(runner);
           }, () => undefined);
         }
         return;
@@ -113,8 +113,11 @@ export class RunnerRegistry {
       const pending = this.runners.get(sessionId) ?? (takesUp ? this.get(sessionId) : undefined);
       void pending?.then((runner) => {
         if (runner.lease.token === null && !takesUp) return;
-        if (reason === 'flags') runner.flagsChanged();
-        if (reason === 'work' || takesUp) runner.wake();
+        // A person's message or command, said to another process: a session whose drive failed
+        // for good is driven again (sweeps and recovery wake without it: no failure loop).
+        if (reason === 'flags') runner.flagsChanged({ byPerson: true });
+        if (reason === 'memory') runner.requestsArrived();
+        else if (reason === 'work' || takesUp) runner.wake({ byPerson: true });
       }, (error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'wakeup-load-failed'));
     });
     let sweeps = 0;
@@ -130,13 +133,19 @@ export class RunnerRegistry {
   async sweep(): Promise<number> {
     try {
       const ids = await this.deps.replica.leases.orphaned(this.deps.replica.sweepIntervalMs);
-      for (const id of ids) (await this.get(id)).wake();
+      for (const id of ids) this.wakeOrphan(await this.get(id));
       if (ids.length) this.deps.log.info({ sessions: ids.length }, 'sessions-swept');
       return ids.length;
     } catch (error) {
       this.deps.log.warn({ err: String(error) }, 'sweep-failed');
       return 0;
     }
+  }
+
+  /** A session left with work by a driver that is gone: backlog, and a person's request whose notification was lost. */
+  private wakeOrphan(runner: SessionRunner): void {
+    runner.wake();
+    runner.requestsArrived();
   }
 
   /** Drops runners that have been quiet for idleAfterMs. */

@@ -59,8 +59,12 @@ export class SessionRunner {
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
   readonly steers: SteerInbox;
-  /** Why the pending reset was asked for by the system, not a decider or a person (R19: the note says so). */
-  private resetReason: 'context-full' | null = null;
+  /**
+   * Why the pending reset of `segmentId` was asked for by the system, not a decider or a person
+   * (R19: the note says so). Set when this runner stores a request: a reset of another segment
+   * (the request was carried out elsewhere, or failed and a later one came) is not labelled by it.
+   */
+  private resetReason: { segmentId: string; reason: 'context-full' } | null = null;
   /**
    * A segment that started at or above the hard limit (a tiny window: the init messages fill it):
    * another forced reset could not make it smaller, so none is asked for in it (no reset loop).
@@ -68,6 +72,8 @@ export class SessionRunner {
   private fullAtStart: string | null = null;
   /** The provider refused the worker's call as too long and a reset has been tried for it (R19: once). */
   private tooLongRetried = false;
+  /** Counts people's messages and commands (personActed): one that came during a failing drive is work after it. */
+  private personActs = 0;
 
   private constructor(
     private readonly deps: AgentDeps,
@@ -150,18 +156,33 @@ export class SessionRunner {
     return notes + (await redeliver(this.deps, this.record, { segmentId: this.context.segment.id, entries: this.context.entries }));
   }
 
-  /** Starts driving if there is backlog (recovery after a restart, R12). */
-  wake(): void {
+  /**
+   * Starts driving if there is backlog (recovery after a restart, R12; a sweep). `byPerson`: the
+   * wake-up carries a person's new work (a message stored by another process), which drives a
+   * session whose drive failed for good again, as a message said here does (steerArrived); a
+   * sweep's or a recovery's wake-up does not, so a failure is not re-driven in a loop.
+   */
+  wake(options: { byPerson?: boolean } = {}): void {
+    if (options.byPerson) this.personActed();
     this.steers.arrived();
     this.workPending = true;
     this.pump();
   }
 
+  /** A person's request (remember / forget) was stored, maybe by another process: the lease holder carries it out. */
+  requestsArrived(): void {
+    this.memory.noteRequests();
+    this.failed.delete('memory');
+    this.pump();
+  }
+
   /**
    * A person changed the session's flags on another replica (pause, resume, reset): re-read them
-   * before the next step, at once when idle.
+   * before the next step, at once when idle. `byPerson`: a person's command (a resume drives a
+   * failed session again, as one said here does); not when notifications were only missed.
    */
-  flagsChanged(): void {
+  flagsChanged(options: { byPerson?: boolean } = {}): void {
+    if (options.byPerson) this.personActed();
     this.flagsStale = true;
     this.steers.arrived();
     this.workPending = true;
@@ -182,8 +203,7 @@ export class SessionRunner {
     // Holding the lease, this runner hears of flags changed elsewhere ('flags' wake-ups, and
     // 'missed' when notifications may have been lost); otherwise it reads them now.
     if (this.lease.token === null && !options.rowJustRead) await this.refreshUnlessDriving();
-    this.failed.clear();
-    this.tooLongRetried = false;
+    this.personActed();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       await this.resume();
@@ -238,8 +258,7 @@ export class SessionRunner {
   /** R11: clears the pause and continues with any backlog, without a new message. */
   async resume(): Promise<void> {
     await this.refreshUnlessDriving();
-    this.failed.clear();
-    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
+    this.personActed();
     this.workPending = true;
     if (this.record.paused || this.record.pauseRequested) {
       // R21: resuming a paused session begins a new run (a fresh step count).
@@ -256,11 +275,11 @@ export class SessionRunner {
    * decides. A decided reset is stored durably, retried with back-off while the database is away,
    * and the lease holder is told; this never rejects.
    */
-  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean } = {}): Promise<boolean> {
+  async requestReset(segmentId: string | null = null, options: { byPerson?: boolean; /** R19: the system's own reset. */ reason?: 'context-full' } = {}): Promise<boolean> {
     if (options.byPerson) this.failed.delete('reset');
     let stored: boolean;
     try {
-      stored = await retryTransient(() => this.storeResetRequest(segmentId), {
+      stored = await retryTransient(() => this.storeResetRequest(segmentId, options.reason ?? null), {
         budgetMs: resetRequestBudgetMs,
         signal: this.lifetime.signal,
         onRetry: (error, attempt, waitMs) => this.deps.log.warn({ sessionId: this.record.id, attempt, waitMs, err: String(error) }, 'reset-request-retry'),
@@ -274,26 +293,25 @@ export class SessionRunner {
     return stored;
   }
 
-  private async storeResetRequest(segmentId: string | null): Promise<boolean> {
+  private async storeResetRequest(segmentId: string | null, reason: 'context-full' | null): Promise<boolean> {
     if (this.scheduler.stopped || !(await this.deps.stores.sessions.requestReset(this.record.id, segmentId))) {
       this.deps.log.info({ sessionId: this.record.id, segmentId }, 'reset-request-ignored');
       // The row differs from this mirror (a pending reset, another segment): read it again.
       this.flagsStale = true;
       return false;
     }
+    // This request is the pending one now: its reason (or none) replaces any earlier one.
+    this.resetReason = reason ? { segmentId: segmentId ?? this.context.segment.id, reason } : null;
     this.changeRecord({ resetRequested: true });
     this.pump();
     return true;
   }
 
-  /**
-   * A person asked for a summarizer run (remember / forget): forked at the next checkpoint of a
-   * drive, or now when the worker is idle (after a running summarizer, R3: one at a time).
-   */
-  requestSummary(request: PersonRequest): void {
-    this.memory.requestSummary(request);
-    this.failed.delete('memory');
-    this.pump();
+  /** A person acted (a message, a resume): what failed for good is tried again. */
+  private personActed(): void {
+    this.personActs += 1;
+    this.failed.clear();
+    this.tooLongRetried = false; // R19: a call refused as too long gets a reset and a retry again
   }
 
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
@@ -332,7 +350,9 @@ export class SessionRunner {
       this.workPending = false;
       return { kind: 'drive', work: () => this.drive() };
     }
-    if (this.memory.summaryRequested && !this.failed.has('memory')) return { kind: 'memory', work: () => this.forkRequestedSummary() };
+    // A person's remember / forget (read from the store under the lease, prepare) is forked now,
+    // after a running summarizer (R3).
+    if (this.memory.requestsMayWait && !this.failed.has('memory')) return { kind: 'memory', work: () => this.forkRequestedSummary() };
     return null;
   }
 
@@ -394,7 +414,8 @@ export class SessionRunner {
       case 'pause':
         return pauseRequested;
       case 'memory':
-        return true;
+        await this.memory.loadRequests();
+        return this.memory.summaryRequested;
     }
   }
 
@@ -416,6 +437,9 @@ export class SessionRunner {
     this.context.replace(segment, messages);
     const interrupted = await this.deps.stores.memoryRuns.failInterrupted(this.record.id, this.memory.runningIds);
     if (interrupted > 0) this.deps.log.warn({ sessionId: this.record.id, runs: interrupted }, 'memory-runs-interrupted');
+    // People's requests: another replica may have carried out what waited here, and an
+    // interrupted run hands its request back; the store says which wait.
+    this.memory.rereadRequests();
     // The replica that held the lease may have died with answers or notes still owed.
     await this.redeliver();
   }
@@ -454,6 +478,7 @@ export class SessionRunner {
       this.deps.events.emit({ type: 'run-start', session });
     };
     let reason: StopReason;
+    const actsAtStart = this.personActs;
     const signal = this.runStop.begin(this.lifetime.signal);
     try {
       reason = await runWorkerLoop({
@@ -494,13 +519,20 @@ export class SessionRunner {
       if (error instanceof ContextTooLongError && !this.scheduler.stopped && !this.tooLongRetried && (await this.resetForTooLong(error))) {
         reason = 'reset';
       } else if (!this.scheduler.stopped) {
-        this.failed.add('drive');
+        // A message said while this drive failed, and not taken by it, is heard: the next drive
+        // takes it (once per message or command, so no loop); otherwise the session waits for a person.
+        if (this.personActs === actsAtStart || !(await this.steersQueued())) this.failed.add('drive');
         this.deps.log.error({ sessionId: session.id, err: error instanceof Error ? error.message : String(error) }, 'run-failed');
         this.emitError(error);
       }
     }
     const stoppedBy = this.runStop.end();
     if (started) this.deps.events.emit({ type: 'run-end', session: this.record, reason, ...(reason === 'stopped' && stoppedBy !== null ? { stoppedBy } : {}) });
+  }
+
+  /** Whether messages wait in the queue (false when the database cannot say). */
+  private async steersQueued(): Promise<boolean> {
+    return (await this.deps.stores.steers.countQueued(this.record.id).catch(() => 0)) > 0;
   }
 
   /**
@@ -555,10 +587,7 @@ export class SessionRunner {
     this.tooLongRetried = true;
     this.deps.log.warn({ sessionId: this.record.id, err: error.message }, 'context-too-long-reset');
     if (this.record.resetRequested) return true;
-    this.resetReason = 'context-full';
-    if (await this.requestReset(this.context.segment.id)) return true;
-    this.resetReason = null;
-    return false;
+    return this.requestReset(this.context.segment.id, { reason: 'context-full' });
   }
 
   /** R19: the next worker call reaches the hard limit (measured as R2 measures it). */
@@ -574,8 +603,7 @@ export class SessionRunner {
   private async resetIfFull(): Promise<void> {
     if (this.record.resetRequested || !this.atHardLimit() || this.fullAtStart === this.context.segment.id) return;
     this.deps.log.warn({ sessionId: this.record.id, tokens: this.context.nextCallTokens() }, 'context-full');
-    this.resetReason = 'context-full';
-    if (!(await this.requestReset(this.context.segment.id))) this.resetReason = null;
+    await this.requestReset(this.context.segment.id, { reason: 'context-full' });
   }
 
   /**
@@ -626,7 +654,8 @@ export class SessionRunner {
     // Only an idle worker, or one past the limit, gets here with a summarizer running: that wait
     // holds no slot.
     await this.slots.outside(() => this.memory.waitForSummarizer());
-    const reason = this.resetReason;
+    // The reason this runner stored is for this segment's reset only (R19).
+    const reason = this.resetReason?.segmentId === this.context.segment.id ? this.resetReason.reason : null;
     try {
       const outcome = await resetContext(this.deps, this.record, this.context, {
         ...(reason ? { reason } : {}),
@@ -634,7 +663,6 @@ export class SessionRunner {
         summarize: () => this.slots.outside(() => this.memory.summarizeForCarryOver()),
       });
       this.changeRecord({ resetRequested: false, currentSegmentId: this.context.segment.id });
-      this.resetReason = null;
       const { settings } = this.deps;
       if (outcome.tokensAfter * 100 >= settings.hardLimitPercent * settings.contextWindow) this.fullAtStart = this.context.segment.id;
     } catch (error) {
@@ -643,6 +671,7 @@ export class SessionRunner {
       this.lease.forget();
       await this.reload();
     }
+    this.resetReason = null;
     // A drive that failed before (say, a call refused as too long) gets a new context to try in.
     this.failed.delete('drive');
     this.workPending = true;
