@@ -13,6 +13,7 @@ import type { FakeModelServer, FakeReply, FakeRequestBody } from '../fakes/fake-
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { gate, roleOf, type ScriptRole } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
+import { noisePng } from '../support/images.js';
 
 const bed = useTestBed();
 
@@ -121,11 +122,9 @@ describe('the last-resort trim (R6, R20)', () => {
 describe('images in the carry-over (R20)', () => {
   it('four 1 MiB screenshots: the reset replaces the older ones by a note naming their file, the segment starts under the hard limit, and its forks are sent', async () => {
     const window = 20_000;
-    // Four distinct PNGs (signature and IHDR, 1280×800) of 1 MiB each, saved in the workspace.
-    const screenshot = (index: number) => {
-      const header = Buffer.from('89504e470d0a1a0a0000000d49484452000005000000032008060000000000000000', 'hex');
-      return `data:image/png;base64,${Buffer.concat([header, Buffer.alloc(1024 * 1024 - header.length, index + 1)]).toString('base64')}`;
-    };
+    // Four distinct real PNGs of about 1 MiB each (noise, 600×584), saved in the workspace.
+    const shots = await Promise.all([0, 1, 2, 3].map(async () => `data:image/png;base64,${(await noisePng(600, 584)).toString('base64')}`));
+    const screenshot = (index: number) => shots[index]!;
     const attachments: AttachmentSaver = {
       save: async (_session, files) => files.map((file, index) => ({ name: file.name, mimeType: 'image/png', size: file.size, savedAs: `files/${file.name}`, note: null, imageUrl: screenshot(index) })),
     };

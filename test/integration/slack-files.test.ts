@@ -86,6 +86,12 @@ describe('Slack files, for a model that accepts images', () => {
     const texts = parts.filter((part) => part.type === 'text').map((part) => part.text);
     expect(texts.slice(1)).toEqual([1, 2].map((index) => `(An earlier image is no longer shown, so requests stay within the image limits. It is saved in the workspace as files/shot-${index}.png.)`));
     expect(texts[0]).toContain('(attached: again.png, image/png, 71 B, saved as files/again.png; the same image as one shown earlier)');
+    // The run ends before the next test scripts the model: a late call of this session must not take its reply.
+    await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Seen them.');
+    const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    const runner = await rig.harness.agent.runner(session.id);
+    await runner.whenIdle();
+    await runner.memory.settle();
   });
 
   it('uploads a workspace file the agent attaches to its answer, once, after the answer', async () => {

@@ -9,6 +9,11 @@ export function noiseJpeg(width = 4000, height = 3000, options: { quality?: numb
   return sharp(raw, { raw: { width, height, channels: 3 } }).blur(options.blur ?? 0.8).jpeg({ quality: options.quality ?? 80 }).toBuffer();
 }
 
+/** A PNG of noise, `width`×`height`: about 3 bytes a pixel, as noise does not compress (a screenshot's size in bytes). */
+export function noisePng(width: number, height: number): Promise<Buffer> {
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png().toBuffer();
+}
+
 /** A PNG of one colour (small in bytes whatever its size in pixels). */
 export function flatPng(width: number, height: number, colour = { r: 200, g: 40, b: 40 }): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: colour } }).png().toBuffer();
