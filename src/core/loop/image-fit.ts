@@ -2,7 +2,7 @@
 // tool hands it over, before it joins the context; one that cannot be shown is named in text.
 import { fitByHeader, fittedNote, type FittedImage } from './attachments.js';
 import type { ToolImageShown } from '../prompts/prompts.js';
-import type { WorkerScope } from './worker-loop.js';
+import type { AgentDeps } from '../agent-context.js';
 
 /** An image a tool handed over, not yet checked. */
 export interface ToolImageTaken {
@@ -16,8 +16,15 @@ export interface ToolImageTaken {
 /** Most base64 characters of one image a tool may hand over (24 MiB of bytes); larger ones are not taken. */
 export const maxToolImageChars = 32 * 1024 * 1024;
 
+/** What fitting needs of the worker: its deps, its signal, and a way to wait outside its work slot. */
+export interface FitScope {
+  deps: Pick<AgentDeps, 'attachments' | 'settings'>;
+  signal: AbortSignal;
+  waiting: <T>(wait: () => Promise<T>) => Promise<T>;
+}
+
 /** Each image checked and fitted (ImageFitter when the service wires one, else its header alone). */
-export async function fitToolImages(scope: Pick<WorkerScope, 'deps' | 'signal' | 'waiting'>, images: readonly ToolImageTaken[]): Promise<ToolImageShown[]> {
+export async function fitToolImages(scope: FitScope, images: readonly ToolImageTaken[]): Promise<ToolImageShown[]> {
   const { deps } = scope;
   const shown: ToolImageShown[] = [];
   for (const image of images) {
