@@ -8,8 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/fake-discord.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import { createEmptyDatabase } from '../support/database.js';
-import { scriptRoles } from '../support/model-script.js';
+import { conversation, scriptRoles } from '../support/model-script.js';
 import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
 
 const nodes = [process.execPath, ...(process.env['HIPPO_TEST_NODES'] ?? '').split(':').filter((path) => path !== '')];
@@ -17,31 +18,39 @@ const nodes = [process.execPath, ...(process.env['HIPPO_TEST_NODES'] ?? '').spli
 describe.each(nodes.map((node) => ({ node, version: execFileSync(node, ['--version'], { encoding: 'utf8' }).trim() })))('the shipped service on Node $version', ({ node }) => {
   let database: Awaited<ReturnType<typeof createEmptyDatabase>>;
   let fake: FakeDiscord;
+  let slack: FakeSlackApi;
   let model: FakeModelServer;
   let service: RunningProcess;
+  let port = 0;
+  const signingSecret = 'ship-mode-secret';
 
   beforeAll(async () => {
     database = await createEmptyDatabase();
     fake = await startFakeDiscord();
+    slack = await startFakeSlackApi({ threadStatusError: null });
+    slack.addUser({ id: 'UADA', displayName: 'Ada' });
     model = await startFakeModelServer();
-    // The first run writes a file and attaches it to its answer (an upload); later ones answer.
+    // A person's message gets a file written and attached (an upload); the tool results get the
+    // answer, streamed in small chunks (the fake's default).
     scriptRoles(model, {
-      worker: (_body, index) => (index === 0
-        ? { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'plan.txt', content: 'step 1\nstep 2\n' } }, { id: 'a1', name: 'attach_file', arguments: { path: 'plan.txt' } }] }
-        : { content: 'Here is the plan.' }),
+      worker: (body, index) => (conversation(body).at(-1)?.['role'] === 'tool'
+        ? { content: 'Here is the plan, written out step by step for the team to read.' }
+        : { toolCalls: [{ id: `w${index}`, name: 'write_file', arguments: { path: 'plan.txt', content: 'step 1\nstep 2\n' } }, { id: `a${index}`, name: 'attach_file', arguments: { path: 'plan.txt' } }] }),
     });
     service = startScript('src/main.ts', {
       DATABASE_URL: database.url, PORT: '0', DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl,
+      SLACK_BOT_TOKEN: 'xoxb-ship-mode', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
       OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: model.url, MODEL: 'test-model', TOOLS: 'memory,workspace',
       DATA_DIR: `/tmp/hippo-ship-${process.pid}-${database.name}`,
     }, [], { node, nodeOptions: productionNodeOptions() });
-    await service.waitForLog(/^service-started$/, 60_000);
+    port = Number((await service.waitForLog(/^service-started$/, 60_000))['port']);
   }, 90_000);
 
   afterAll(async () => {
     service?.kill('SIGKILL');
     await service?.exited;
     await fake?.close();
+    await slack?.close();
     await model?.close();
     await database?.drop();
   });
@@ -57,5 +66,17 @@ describe.each(nodes.map((node) => ({ node, version: execFileSync(node, ['--versi
     expect(exported.json).toMatchObject({ message_reference: { message_id: asked.id } });
     expect(exported.files[0]?.content.startsWith('PK')).toBe(true);
     expect(service.lines.filter((line) => line.includes('discord-message-failed'))).toEqual([]);
+  }, 90_000);
+
+  it('answers a Slack mention in a stream, with the file it made uploaded to the thread', async () => {
+    const root = '1760000001.000100';
+    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> write the plan`, ts: root, channel: 'C0SHIP', event_ts: root };
+    const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: 'EvShip1', event });
+    const response = await fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
+    expect(response.status).toBe(200);
+    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root, 30_000);
+    await slack.waitForCall('chat.stopStream', (call) => call.args['ts'] === started.response?.['ts'], 30_000);
+    await slack.waitForCall('files.completeUploadExternal', (call) => call.args['thread_ts'] === root, 30_000);
+    expect(slack.files.uploads.filter((upload) => upload.threadTs === root).map((upload) => [upload.title, upload.content.toString('utf8')])).toEqual([['plan.txt', 'step 1\nstep 2\n']]);
   }, 90_000);
 });
