@@ -1,9 +1,10 @@
 // The service as it ships: `npm start`'s command (src/main.ts under tsx, with its node options), as
 // a child process with nothing of the test runner loaded into it, against the fake Discord, the fake
-// Slack and the fake model server. What the in-process rigs cannot show shows here: which modules load first, and
-// what they change process-wide (an HTTP library's global dispatcher took Discord's uploads on Node
-// 20 while every in-process test stayed green). It runs on the Node running the tests and on every
-// other binary named in HIPPO_TEST_NODES (colon-separated; .ci/run names Node 24, the LTS we ship).
+// Slack and the fake model server. What the in-process rigs cannot show shows here: which modules
+// load first, and what they change process-wide (an HTTP library's global dispatcher took
+// Discord's uploads on Node 20 while every in-process test stayed green). It runs on the Node
+// running the tests and on every other binary named in HIPPO_TEST_NODES (colon-separated; .ci/run
+// names Node 24, the LTS we ship).
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/fake-discord.js';
