@@ -35,6 +35,11 @@ export interface SessionStatus {
   spend: Spend | null;
   /** The session's spend cap in US dollars, or null. */
   budgetUsd: number | null;
+  /**
+   * R2: where the next memory checkpoint is (a summarizer and a decider fork when the context
+   * reaches `percent` of the window), and how many tokens of growth that is from now.
+   */
+  memoryCheckpoint: { percent: number; tokensAway: number };
 }
 
 export interface SubmitOptions {
@@ -183,6 +188,7 @@ export class Agent {
       cacheRatio: prompt === 0 ? 0 : cached / prompt,
       spend: spend.priced || spend.total > 0 ? spend : null,
       budgetUsd: runner.session.budgetUsd ?? this.deps.settings.sessionBudgetUsd,
+      memoryCheckpoint: nextCheckpoint(runner.context.segment.lastStep, tokens, this.deps.settings),
     };
   }
 
@@ -207,4 +213,13 @@ export class Agent {
   stop(graceMs?: number): Promise<void> {
     return this.runners.stop(graceMs);
   }
+}
+
+/**
+ * R2: the step after the last one that fired, and the tokens still to grow before it (0: it fires
+ * at the worker's next checkpoint, e.g. after a summarizer that was still running when it passed).
+ */
+function nextCheckpoint(lastStep: number, tokens: number, settings: { stepPercent: number; contextWindow: number }): SessionStatus['memoryCheckpoint'] {
+  const percent = lastStep + settings.stepPercent;
+  return { percent, tokensAway: Math.max(0, Math.ceil((percent * settings.contextWindow) / 100) - tokens) };
 }

@@ -33,6 +33,10 @@ describe('trigger policy (R2)', () => {
     expect(requestsOf(bed.model.requests, 'decider')).toHaveLength(0);
     expect(runner.context.segment.lastStep).toBe(0);
     expect(runner.context.segment.summarizerRounds).toBe(0);
+    // `status` says where the first checkpoint is: 3% of the window, the rest of 300 tokens away.
+    const status = await h.agent.status(runner.session.id);
+    expect(status.contextTokens).toBeLessThan(300);
+    expect(status.memoryCheckpoint).toEqual({ percent: 3, tokensAway: 300 - status.contextTokens });
   });
 
   it('forks one summarizer and one decider when a tool turn and the answer share a step', async () => {
@@ -44,6 +48,9 @@ describe('trigger policy (R2)', () => {
     expect(runner.context.segment).toMatchObject({ lastStep: 9, summarizerRounds: 1, deciderRounds: 1 });
     const stored = await bed.database.prisma.segment.findUniqueOrThrow({ where: { id: runner.context.segment.id } });
     expect(stored).toMatchObject({ lastStep: 9, summarizerRounds: 1, deciderRounds: 1 });
+    // The next checkpoint is the step after the one that fired: 12%, from the context as it is now.
+    const status = await h.agent.status(session.id);
+    expect(status.memoryCheckpoint).toEqual({ percent: 12, tokensAway: 1_200 - status.contextTokens });
     const summarizerInstruction = String(requestsOf(bed.model.requests, 'summarizer')[0]!.body.messages.at(-1)?.['content']);
     // R4: no summarizer of this context succeeded yet, so everything after the init messages is new.
     expect(summarizerInstruction).toContain('Everything after the <memory-documents> message at the top of this context is new to memory');

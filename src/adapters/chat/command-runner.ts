@@ -119,8 +119,21 @@ export function statusText(status: SessionStatus): string {
     `**Context:** ${status.contextPercent}% (${formatTokens(status.contextTokens)} tokens, context ${status.segmentOrdinal})`,
     `**Tokens so far:** ${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion · cache ${Math.round(status.cacheRatio * 100)}%`,
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
+    memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
   ].join('\n');
+}
+
+/**
+ * Where the memory stands: "**Memory:** next checkpoint at 6% of the window (about 3.2k tokens
+ * from now) · 2 summaries · 1 reset". A person sees when the summarizer will next read the thread.
+ */
+export function memoryLine(status: Pick<SessionStatus, 'memoryCheckpoint' | 'usage' | 'segmentOrdinal'>): string {
+  const { percent, tokensAway } = status.memoryCheckpoint;
+  const runs = status.usage.summarizer.calls;
+  const resets = Math.max(0, status.segmentOrdinal - 1);
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  return `**Memory:** next checkpoint at ${percent}% of the window (about ${formatTokens(tokensAway)} tokens from now) · ${plural(runs, 'summarizer call')} · ${plural(resets, 'reset')}`;
 }
 
 /** "**Spend:** $0.42 (worker $0.30 · summarizer $0.08 · decider $0.04) · budget $5.00". */

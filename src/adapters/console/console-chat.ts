@@ -105,6 +105,9 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
         output.line(
           `  tokens worker ${usage.worker.promptTokens}/${usage.worker.completionTokens} · summarizer ${usage.summarizer.promptTokens}/${usage.summarizer.completionTokens} · decider ${usage.decider.promptTokens}/${usage.decider.completionTokens} (prompt/completion) · cache ${Math.round(status.cacheRatio * 100)}%`,
         );
+        // Where the memory stands: the next summarizer and decider fork when the context reaches it (R2).
+        const { percent, tokensAway } = status.memoryCheckpoint;
+        output.line(`  memory: next checkpoint at ${percent}% of the window (${tokensAway} tokens from now) · summarizer calls ${usage.summarizer.calls} · resets ${status.segmentOrdinal - 1}`);
         break;
       }
       case 'memory': {
