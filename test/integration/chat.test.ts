@@ -87,6 +87,7 @@ describe('npm run chat', () => {
     type('/status');
     await waitForOutput(output, /state \w+ · context [\d.]+% .*\n.*cache \d+%/);
     expect(output()).toMatch(/cache 87%/); // (1024 + 1152) / (1200 + 1300)
+    await waitForOutput(output, /memory: next checkpoint at \d+% of the window \(\d+ tokens from now\) · summarizer calls \d+ · resets 0/);
     type('/memory');
     await waitForOutput(output, /--- MAIN\.md \(v1\) ---/);
     type('/quit');
