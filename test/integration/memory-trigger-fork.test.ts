@@ -126,7 +126,9 @@ describe('fork (R1) and marker (R3)', () => {
     const { session } = await h.agent.submit(personMessage(thread, 'go'), { startSession: true });
     // The worker's later requests reach the server while the summarizer's request is still pending.
     await bed.model.waitFor((request) => requestsOf([request], 'worker').length === 1 && request.body.messages.some((message) => message['tool_call_id'] === 'c2'), { timeoutMs: 10_000 });
-    const summarizerRequest = requestsOf(bed.model.requests, 'summarizer')[0]!;
+    // The fork goes once the worker's next call is read: on a loaded machine it may reach the server
+    // after the worker's later call, but it is still unanswered (held by its gate) while they run.
+    const summarizerRequest = await bed.model.waitFor((request) => requestsOf([request], 'summarizer').length === 1, { timeoutMs: 10_000 });
     expect(summarizerRequest.respondedAt).toBeUndefined();
     summarizerGate.open();
     const runner = await h.agent.runner(session!.id);
