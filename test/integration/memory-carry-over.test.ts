@@ -6,57 +6,30 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
 import { estimateTokens } from '../../src/core/loop/context-window.js';
-import type { AgentEvent } from '../../src/core/events.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
 import type { FakeModelServer, FakeReply, FakeRequestBody } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { gate, roleOf, type ScriptRole } from '../support/model-script.js';
+import { readChunk, reader, resetsOf, scriptByRole, segmentsOf as segmentsIn, type RoleReplies } from '../support/reading-task.js';
 import { useTestBed } from '../support/test-bed.js';
 import { noisePng } from '../support/images.js';
 
 const bed = useTestBed();
 
-/** `read_chunk` returns `chars` characters of text naming the chunk (about chars / 4 tokens). */
-function readChunk(chars: number): AnyTool {
-  return defineTool({
-    name: 'read_chunk', description: 'Reads one chunk of the report.', repeatable: true,
-    input: z.object({ n: z.number().int() }),
-    execute: async ({ n }) => `chunk ${n}: ${'the quarterly figures hold steady '.repeat(Math.ceil(chars / 34))}`.slice(0, chars),
-  }) as AnyTool;
-}
 
-type Script = (body: FakeRequestBody, index: number) => FakeReply | Promise<FakeReply>;
+type Script = RoleReplies;
 
-/** Routes requests by role. */
-function script(scripts: Partial<Record<ScriptRole, Script>>): void {
-  const counters: Record<ScriptRole, number> = { worker: 0, summarizer: 0, decider: 0 };
-  const defaults: Record<ScriptRole, FakeReply> = { worker: { content: 'ok' }, summarizer: { content: 'noted' }, decider: { content: 'All of it matters for the task.\nKEEP_CONTEXT' } };
-  bed.model.respond(async (body) => {
-    const role = roleOf(body);
-    const index = counters[role]++;
-    return (await scripts[role]?.(body, index)) ?? defaults[role];
-  });
-}
-
-/** A worker that reads chunks 0..reads-1, one per call, then answers `answer`. */
-function reader(reads: number, answer: string): Script {
-  return (_body, index) => (index < reads ? { toolCalls: [{ id: `read${index}`, name: 'read_chunk', arguments: { n: index } }] } : { content: answer });
-}
+const script = (scripts: Partial<Record<ScriptRole, Script>>) => scriptByRole(bed.model, scripts);
 
 async function startTask(h: AgentHarness, text: string) {
   const { session } = await h.agent.submit(personMessage(newThread(), text), { startSession: true });
   return { session: session!, runner: await h.agent.runner(session!.id) };
 }
 
-/** The stored messages of each segment of a session, oldest segment first. */
-async function segmentsOf(sessionId: string) {
-  return bed.database.prisma.segment.findMany({ where: { sessionId }, orderBy: { ordinal: 'asc' }, include: { messages: { orderBy: { seq: 'asc' } } } });
-}
+const segmentsOf = (sessionId: string) => segmentsIn(bed.database, sessionId);
 
-function resets(h: AgentHarness): Array<Extract<AgentEvent, { type: 'context-reset' }>> {
-  return h.events.filter((event): event is Extract<AgentEvent, { type: 'context-reset' }> => event.type === 'context-reset');
-}
+const resets = resetsOf;
 
 describe('the last-resort trim (R6, R20)', () => {
   it('at a 40k window, a call with huge text and one large result is carried with its result, and work goes on (Messages API)', async () => {
