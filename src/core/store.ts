@@ -1,4 +1,6 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
+// Over ~400 lines: one interface per store, each with its records, kept in one file so an adapter
+// sees the whole port it implements; a split by concern (sessions, context, memory runs) is #42's.
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
 import type { MemoryScope, Platform } from './places.js';
