@@ -142,6 +142,9 @@ describe('Slack memory notes', () => {
     const run = (round: number) => stores.memoryRuns.start({ sessionId: session.id, segmentId: session.currentSegmentId!, role: 'summarizer', round, forkPoint: 0 });
     const [runA, runB] = [await run(11), await run(12)];
     const main = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    // The session's first segment creates MAIN.md; on a loaded machine its row can come after the
+    // session's (then A's change would be the document's first version, and reverting it removes it).
+    await until(async () => (await stores.documents.read(main)) !== null, 10_000, 'MAIN.md of the new space');
     const before = await stores.documents.read(main);
     await stores.documents.write(main, '# Memory\nFact from A.\n', { kind: 'summarizer', memoryRunId: runA.id });
     const byB = await stores.documents.write(main, '# Memory\nFact from A.\nFact from B.\n', { kind: 'summarizer', memoryRunId: runB.id });
