@@ -18,8 +18,17 @@ const userInfo = z.looseObject({
 });
 
 const channelInfo = z.looseObject({
-  channel: z.looseObject({ is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional() }),
+  channel: z.looseObject({
+    is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional(),
+    // Slack Connect (another organisation) or shared across an Enterprise Grid's workspaces.
+    is_shared: z.boolean().optional(), is_ext_shared: z.boolean().optional(), is_org_shared: z.boolean().optional(), is_pending_ext_shared: z.boolean().optional(),
+  }),
 });
+
+/** True when people from outside the team can read the channel (Slack Connect, another workspace of the org, or an invitation pending). */
+export function sharedOutside(channel: z.infer<typeof channelInfo>['channel']): boolean {
+  return Boolean(channel.is_shared || channel.is_ext_shared || channel.is_org_shared || channel.is_pending_ext_shared);
+}
 
 const groupMembers = z.looseObject({ users: z.array(z.string()).default([]) });
 
@@ -71,8 +80,9 @@ export class SlackPeople {
 
   /**
    * Who can read a channel, which decides the memory space a new session may share: from the
-   * event's channel type or the id's prefix when they tell, else conversations.info (cached).
-   * Private when Slack does not answer in time: never share a space by mistake.
+   * event's channel type or the id's prefix when they tell, else conversations.info (cached):
+   * `shared` for a public channel people of another organisation or workspace are in (Slack
+   * Connect). Private when Slack does not answer in time: never share a space by mistake.
    */
   async visibility(teamId: string, channelId: string, channelType?: string): Promise<Visibility> {
     if (channelType === 'im' || channelId.startsWith('D')) return 'direct';
@@ -83,7 +93,8 @@ export class SlackPeople {
       pending = this.client(teamId).then((client) => client.conversations.info({ channel: channelId })).then((result) => {
         const { channel } = channelInfo.parse(result);
         if (channel.is_im) return 'direct';
-        return channel.is_private || channel.is_mpim ? 'private' : 'public';
+        if (channel.is_private || channel.is_mpim) return 'private';
+        return sharedOutside(channel) ? 'shared' : 'public';
       });
       this.visibilities.set(key, pending);
       pending.catch(() => this.visibilities.delete(key));
@@ -161,7 +172,7 @@ export class SlackPeople {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     promise.then(
