@@ -124,7 +124,7 @@ describe('Slack workspace memory and the people it is not for', () => {
     const { root, scopeKey } = await startIn('UADA', mixed, 'plans for the mixed channel', '');
     expect(scopeKey).toBe('');
     // What was posted in her thread that shows the memory (the session's own status cards and answers aside).
-    const posts = () => slack.callsTo('chat.postMessage').filter((call) => call.args['channel'] === mixed && call.args['thread_ts'] === root && /Zebra|📦|MAIN\.md/.test(JSON.stringify(call.args)));
+    const posts = () => slack.callsTo('chat.postMessage').filter((call) => call.args['channel'] === mixed && call.args['thread_ts'] === root && /Zebra|📦|\.zip/.test(JSON.stringify(call.args)));
 
     await mention('UADA', mixed, 'memory search Zebra', root);
     const hint = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UADA' && call.args['channel'] === mixed && String(call.args['text']).includes('Zebra'));
@@ -142,5 +142,8 @@ describe('Slack workspace memory and the people it is not for', () => {
     await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === general && call.args['thread_ts'] === home.root && JSON.stringify(call.args).includes('Zebra'));
     // The outbox sent that answer, queued after the two above: nothing of theirs reached the mixed channel's thread.
     expect(posts().map((call) => JSON.stringify(call.args))).toEqual([]);
+    // Her session started from MAIN.md as Ada changed it outside any thread: its thread was told so (not what it says).
+    const note = slack.callsTo('chat.postMessage').find((call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').startsWith('🧠 The memory I start from'));
+    expect(String(note?.args['markdown_text'])).toMatch(/^🧠 The memory I start from \(MAIN\.md v2\) was last changed outside this thread by Ada on \d{4}-\d\d-\d\d \d\d:\d\d UTC; `@hippo memory` shows it\.$/);
   }, 120_000);
 });

@@ -24,7 +24,7 @@ export interface CommandScope {
   /** May the actor do this to the session's memory space (membership, MEMORY_EDITORS)? */
   access: (action: MemoryAction) => Promise<AccessDecision>;
   /**
-   * Must what the space holds go only to the asker here (people the memory gate refuses can read
+   * Must what the space holds (search hits, the export) go only to the asker here (people the memory gate refuses can read
    * this conversation)? Absent: never.
    */
   answersPrivately?: () => Promise<boolean>;
@@ -38,8 +38,11 @@ export interface CommandReply {
   file?: { name: string; data: Buffer };
 }
 
-/** Verbs whose answer shows what the memory space holds. */
-const contentVerbs: ReadonlySet<CommandVerb> = new Set(['memory', 'search', 'export']);
+/**
+ * Verbs whose answer shows what the memory space holds, word for word. (The browser, `memory`,
+ * lists documents; opening one is checked against the person who clicks.)
+ */
+const contentVerbs: ReadonlySet<CommandVerb> = new Set(['search', 'export']);
 
 /** Which memory action each memory verb is. */
 const memoryActions: Partial<Record<CommandVerb, MemoryAction>> = { memory: 'view', search: 'view', export: 'view', revert: 'revert', remember: 'edit', forget: 'edit', pin: 'pin' };

@@ -80,8 +80,8 @@ export async function checkMemoryAccess(space: MemorySpaceRecord, action: Memory
 }
 
 /**
- * Should what the space holds be shown only to the person who asked (a search, an export, the
- * browser), not in the conversation? Yes for the space every public channel shares when people
+ * Should what the space holds be shown only to the person who asked (search hits, an export),
+ * not in the conversation? Yes for the space every public channel shares when people
  * the gate refuses can read the conversation (a guest, a Slack Connect member): the asker may see
  * it, they may not. A failed look-up says yes (the safe side).
  */

@@ -57,6 +57,17 @@ export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-r
   return `♻️ Context reset${why} · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
 }
 
+/**
+ * "🧠 The memory I start from (MAIN.md v7) was last changed in another thread by background memory
+ * on 2026-12-07 12:10 UTC; `@hippo memory` shows it." (`memoryHint`: how to open the memory here.)
+ */
+export function inheritedNoteText(event: Pick<Extract<AgentEvent, { type: 'memory-inherited' }>, 'version' | 'changedAt' | 'by' | 'inThread'>, memoryHint: string): string {
+  const where = event.inThread ? 'in another thread' : 'outside this thread';
+  const by = event.by.replace(/\s+/g, ' ').slice(0, 80);
+  const at = event.changedAt.toISOString().slice(0, 16).replace('T', ' ');
+  return `🧠 The memory I start from (MAIN.md v${event.version}) was last changed ${where} by ${by} on ${at} UTC; \`${memoryHint}\` shows it.`;
+}
+
 /** The note about a spend cap: 80% used, or reached (and how to continue). */
 export function budgetNoteText(event: Extract<AgentEvent, { type: 'budget' }>, raiseHint: string): string {
   const what = event.scope === 'session' ? 'this session' : "this channel's daily";

@@ -11,6 +11,7 @@ import { ActivityScheduler, type Activity, type ActivityKind, type HeldClaim } f
 import { ConflictError, ContextTooLongError, isTransient } from '../errors.js';
 import type { StopReason } from '../events.js';
 import { buildInitMessages } from '../memory/init-messages.js';
+import { tellInherited } from '../memory/inherited-memory.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveContext } from '../loop/live-context.js';
 import { MemoryManager } from '../memory/memory-manager.js';
@@ -392,6 +393,8 @@ export class SessionRunner {
     if (initStored === this.context.entries.length) {
       const init = await buildInitMessages(this.deps, this.record);
       await this.context.appendInit(init.slice(initStored));
+      // A new session has seen no version of MAIN.md: a change from another thread is told.
+      if (initStored === 0) await tellInherited(this.deps, this.record, this.context.segment.id, 0, init);
     }
     return true;
   }
