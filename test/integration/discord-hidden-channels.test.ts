@@ -3,7 +3,8 @@
 // computed as Discord does, from the @everyone role's permissions and the channel's overwrites
 // together, and its category counts too: a Staff-only channel is private whether an @everyone deny,
 // a server where @everyone sees nothing but Staff is allowed in, or a hidden category hides it. The
-// real discord.js client against the fake Discord, a real agent on Postgres.
+// real discord.js client against the fake Discord, a real agent on Postgres. Also: a new session
+// whose MAIN.md another thread changed gets a note saying so (the Discord rendering of it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { threadAddress } from '../../src/adapters/discord/ids.js';
@@ -25,6 +26,11 @@ afterAll(async () => {
 
 /** The scope key of the memory space a session started in a new thread of `channel` gets. */
 async function spaceOfThreadIn(channel: FakeChannel, text: string): Promise<string> {
+  return (await sessionInThreadOf(channel, text)).scopeKey;
+}
+
+/** A session started in a new thread of `channel`, its thread and its space's scope key. */
+async function sessionInThreadOf(channel: FakeChannel, text: string): Promise<{ thread: FakeChannel; sessionId: string; spaceId: string; scopeKey: string }> {
   const { fake } = rig;
   const thread = fake.createThread(`about ${text}`, channel);
   await rig.settle();
@@ -34,7 +40,7 @@ async function spaceOfThreadIn(channel: FakeChannel, text: string): Promise<stri
   const session = await rig.harness.agent.findSession(threadAddress(fake.guildId, channel.id, thread.id));
   const space = await rig.database.prisma.memorySpace.findUniqueOrThrow({ where: { id: session!.memorySpaceId } });
   await rig.quiet();
-  return space.scopeKey;
+  return { thread, sessionId: session!.id, spaceId: space.id, scopeKey: space.scopeKey };
 }
 
 const everyone = (allow: string, deny: string): FakeOverwrite => ({ id: rig.fake.guildId, type: 0, allow, deny });
@@ -66,5 +72,18 @@ describe('Discord channels hidden from @everyone', () => {
     expect(await spaceOfThreadIn(town, 'town square')).toBe('');
     rig.fake.setEveryonePermissions(allPermissions);
     await rig.settle();
+  }, 120_000);
+});
+
+describe('Discord: memory a new session inherits from another thread', () => {
+  it("tells a new session's thread that the memory it starts from was changed in another thread", async () => {
+    const first = await sessionInThreadOf(rig.fake.general, 'first thread');
+    const key = { spaceId: first.spaceId, sessionKey: '', path: 'MAIN.md' };
+    const main = (await rig.harness.stores.documents.read(key))!;
+    await rig.harness.stores.documents.write(key, '# Memory\n- a rule from the first thread\n', { kind: 'person', userId: rig.fake.ada.id, name: 'Ada', sessionId: first.sessionId }, main.version);
+    const second = await sessionInThreadOf(rig.fake.general, 'second thread');
+    const note = await rig.botMessage(second.thread.id, (message) => message.content.startsWith('🧠'), 'the note');
+    expect(note.content).toMatch(new RegExp(`^🧠 The memory I start from \\(MAIN\\.md v${main.version + 1}\\) was last changed in another thread by Ada on .* UTC; \`/hippo memory\` shows it\\.$`));
+    expect(rig.fake.botMessagesIn(first.thread.id).filter((message) => message.content.startsWith('🧠'))).toEqual([]);
   }, 120_000);
 });
