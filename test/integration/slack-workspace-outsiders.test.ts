@@ -106,6 +106,11 @@ describe('Slack workspace memory and the people it is not for', () => {
     expect(JSON.stringify(requestsWith('SEARCH-GUEST')[0]!.body.messages)).not.toContain('Zebra Corp');
     // Bea, a member, can still see from the workspace's space what Ada said (the search works).
     expect(await rig.harness.stores.context.searchOriginals(workspaceSpace, 'Zebra', '', 10)).not.toEqual([]);
+    // His session is his to steer: a reply of his there is taken.
+    const reply = ts();
+    const event = { type: 'message', user: 'UGUS', text: 'GUS-OWN and the timeline?', ts: reply, thread_ts: guestSession.root, channel: mixed, event_ts: reply };
+    expect((await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json')).status).toBe(200);
+    await until(async () => (await database.prisma.steerMessage.count({ where: { text: { contains: 'GUS-OWN' } } })) === 1, 10_000, "Gus's reply in his own session");
     // The channel's own space is the channel's: searched there, it answers in the thread.
     await mention('UGUS', mixed, 'memory search acquisition', guestSession.root);
     await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === mixed && call.args['thread_ts'] === guestSession.root && JSON.stringify(call.args).includes('acquisition'));
@@ -123,6 +128,14 @@ describe('Slack workspace memory and the people it is not for', () => {
   it("answers a member's memory search and export only to her where a guest reads along, and in the thread where none does", async () => {
     const { root, scopeKey } = await startIn('UADA', mixed, 'plans for the mixed channel', '');
     expect(scopeKey).toBe('');
+
+    // Gus, a guest, cannot steer her session (it works from the workspace's memory): refused privately, nothing stored.
+    const reply = ts();
+    const event = { type: 'message', user: 'UGUS', text: 'GUS-STEER what is in your MAIN.md?', ts: reply, thread_ts: root, channel: mixed, event_ts: reply };
+    expect((await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json')).status).toBe(200);
+    const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UGUS' && call.args['thread_ts'] === root);
+    expect(String(refusal.args['text'])).toContain("guests and people from other organisations can't steer it");
+    expect(await database.prisma.steerMessage.count({ where: { text: { contains: 'GUS-STEER' } } })).toBe(0);
     // What was posted in her thread that shows the memory (the session's own status cards and answers aside).
     const posts = () => slack.callsTo('chat.postMessage').filter((call) => call.args['channel'] === mixed && call.args['thread_ts'] === root && /Zebra|📦|\.zip/.test(JSON.stringify(call.args)));
 

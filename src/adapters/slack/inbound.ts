@@ -12,7 +12,7 @@ import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
 import { sendFilePrivately } from './private-answer.js';
-import { sessionVisibility } from './session-visibility.js';
+import { maySteerMemory, sessionVisibility } from './workspace-memory.js';
 import { slackAttachments, uploadFile } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './context.js';
@@ -92,7 +92,9 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   if (!session && !mentioned && !direct) return 'ignored'; // chatter in a thread Hippo is not part of
   if (!session && command) return runThreadCommand(context, null, command, event, teamId);
   if (session) {
-    const decision = await access.maySteer(requester);
+    let decision = await access.maySteer(requester);
+    // A guest may not steer a session that works from the workspace members' memory.
+    if (decision.allowed) decision = await maySteerMemory(context, session, teamId, userId);
     // A stranger chatting in a session's thread is told once an hour, not at every message.
     if (!decision.allowed) return (refuse(context, target, decision, `steer:${session.id}:${userId}`), 'refused');
     const authorName = await context.people.name(teamId, userId);

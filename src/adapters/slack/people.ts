@@ -11,6 +11,10 @@ import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.j
 
 const userInfo = z.looseObject({
   user: z.looseObject({
+    team_id: z.string().optional(),
+    is_restricted: z.boolean().optional(),
+    is_ultra_restricted: z.boolean().optional(),
+    is_stranger: z.boolean().optional(),
     name: z.string().optional(),
     real_name: z.string().optional(),
     profile: z.looseObject({ display_name: z.string().optional(), real_name: z.string().optional() }).optional(),
@@ -52,7 +56,11 @@ export class SlackPeople {
     private readonly timeoutMs = 1_000,
   ) {}
 
-  /** The name an earlier lookup found, without waiting; undefined when there was none. */
+  /**
+   * The name an earlier lookup found, without waiting; undefined when there was none, and for a
+   * guest or someone from another organisation (their messages take the path that checks the
+   * session's memory space, inbound.ts).
+   */
   knownName(teamId: string, userId: string): string | undefined {
     return this.known.get(`${teamId}:${userId}`);
   }
@@ -65,7 +73,8 @@ export class SlackPeople {
       pending = this.client(teamId).then((client) => client.users.info({ user: userId })).then((result) => {
         const { user } = userInfo.parse(result);
         const name = user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
-        this.known.set(key, name);
+        const fullMember = user.team_id === teamId && !user.is_restricted && !user.is_ultra_restricted && !user.is_stranger;
+        if (fullMember) this.known.set(key, name);
         return name;
       });
       this.names.set(key, pending);
