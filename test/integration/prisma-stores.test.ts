@@ -862,14 +862,16 @@ describe('Prisma stores on Postgres', () => {
       ...Array.from({ length: 8 }, (_unused, n) => message(shared, `burst-${shared.channelId}-${n}`, true, `U${n}`)), // one new thread, eight openers
       ...fresh.map((address) => message(address, `burst-${address.threadKey}`, true)), // ten new threads
       ...[5, 6, 7, 8, 9, 10].map(reply), // more replies in the live thread
-      reply(3), // a redelivery of a message still on its way in another statement
-      reply(7), // a redelivery of one in this batch: it waits for the next statement
+      reply(3), // another replica's redelivery of a message still on its way in a statement here
+      reply(7), // a redelivery of one in the shared statement: it waits for that statement
       message(quiet, `burst-${quiet.channelId}`, false), // chatter in a thread without a session
     ];
     const recorded = recordStatements(database.ackPool!);
     let results: Accepted[];
     try {
-      results = await Promise.all(arriving.map((item) => stores.steers.accept(item)));
+      // Reply 3's redelivery reaches another replica (its own intake batches, the same database).
+      const replica = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+      results = await Promise.all(arriving.map((item, index) => (index === 28 ? replica : stores).steers.accept(item)));
     } finally {
       recorded.stop();
     }
