@@ -7,7 +7,7 @@ import { carryOver, fitCarryOver, trimCarryOver } from './carry-over.js';
 import { buildInitMessages } from './init-messages.js';
 import { initMainVersion, tellInherited } from './inherited-memory.js';
 import type { LiveContext } from '../loop/live-context.js';
-import { memoryCostOfSegment } from '../runner/spend.js';
+import { memoryCostOfSegment } from '../spend.js';
 import type { SessionRecord, StoredMessage } from '../store.js';
 import { currentStep } from './trigger-policy.js';
 
