@@ -6,7 +6,7 @@
 // `memory export` answer only the member (ephemerally; the zip in their messages with Hippo). The
 // real Bolt app against the fake Slack Web API, a real agent on Postgres.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import type { FakeReply, FakeRequestBody } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { TestDatabase } from '../support/database.js';
@@ -147,6 +147,15 @@ describe('Slack workspace memory and the people it is not for', () => {
     const sent = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UADA' && String(call.args['text']).includes('your messages with Hippo'));
     expect(String(sent.args['text'])).toContain('guests');
     await until(() => slack.files.uploads.some((upload) => upload.channel === 'DUADA'), 10_000, 'the zip in her messages with Hippo');
+    // /hippo memory export there: the zip goes to her messages too, not to the session's thread.
+    const slash = formBody({
+      token: 'legacy', team_id: slack.teamId, channel_id: mixed, user_id: 'UADA', command: '/hippo', text: 'memory export', thread_ts: root,
+      response_url: slack.responseUrl('export-in-mixed'), trigger_id: 't-export', api_app_id: 'A1',
+    });
+    expect((await rig.post(slash, 'application/x-www-form-urlencoded')).status).toBe(200);
+    const answered = await slack.waitForCall('response_url:export-in-mixed');
+    expect(String(answered.args['text'])).toContain('your messages with Hippo');
+    expect(slack.files.uploads.filter((upload) => upload.channel === 'DUADA')).toHaveLength(2);
     expect(slack.files.uploads.filter((upload) => upload.channel === mixed)).toEqual([]);
 
     // In #general (full members only) the same search is answered in the thread.
