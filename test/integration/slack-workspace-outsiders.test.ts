@@ -162,6 +162,12 @@ describe('Slack workspace memory and the people it is not for', () => {
     const home = await startIn('UADA', general, 'another general thread', '');
     await mention('UADA', general, 'memory search Zebra', home.root);
     await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === general && call.args['thread_ts'] === home.root && JSON.stringify(call.args).includes('Zebra'));
+    // Gus joins #general: Slack says so, and the next search there answers Ada only.
+    slack.options.channelMembers[general]!.push('UGUS');
+    const joined = { type: 'member_joined_channel', user: 'UGUS', channel: general, channel_type: 'C', team: slack.teamId, event_ts: ts() };
+    expect((await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event: joined }), 'application/json')).status).toBe(200);
+    await mention('UADA', general, 'memory search Confidential', home.root);
+    await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UADA' && call.args['channel'] === general && String(call.args['text']).includes('onfidential'));
     // The outbox sent that answer, queued after the two above: nothing of theirs reached the mixed channel's thread.
     expect(posts().map((call) => JSON.stringify(call.args))).toEqual([]);
     // Her session started from MAIN.md as Ada changed it outside any thread: its thread was told so (not what it says).

@@ -75,9 +75,10 @@ export class SlackAccess implements AccessResolver {
     return false;
   }
 
-  /** Slack said someone joined or left the channel: the next look-up asks again. */
+  /** Slack said someone joined or left the channel, or it was shared or unshared: the next look-up asks again. */
   forgetChannel(workspaceId: string, channelId: string): void {
     this.members.delete(`${workspaceId}:${channelId}`);
+    this.outsiders.delete(`${workspaceId}:${channelId}`);
   }
 
   /** Slack said the user group's members changed: the next look-up asks again. */

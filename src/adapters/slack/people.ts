@@ -164,6 +164,11 @@ export class SlackPeople {
     }
   }
 
+  /** Slack said the channel changed (shared with another organisation, or no longer): the next look-up asks again. */
+  forgetChannel(teamId: string, channelId: string): void {
+    this.visibilities.delete(`${teamId}:${channelId}`);
+  }
+
   /** Slack said the user group's members changed: the next look-up asks again. */
   forgetGroup(teamId: string, groupId: string): void {
     this.groups.delete(`${teamId}:${groupId}`);
