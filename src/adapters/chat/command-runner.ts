@@ -24,8 +24,8 @@ export interface CommandScope {
   /** May the actor do this to the session's memory space (membership, MEMORY_EDITORS)? */
   access: (action: MemoryAction) => Promise<AccessDecision>;
   /**
-   * Must what the space holds (search hits, the export) go only to the asker here (people the memory gate refuses can read
-   * this conversation)? Absent: never.
+   * Must what the space holds (search hits, the export) go only to the asker here (people the
+   * memory gate refuses can read this conversation)? Absent: never.
    */
   answersPrivately?: () => Promise<boolean>;
 }
