@@ -80,7 +80,7 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
     case 'memory':
       return browserText(await scope.stores.documents.spaceDocuments(session.memorySpaceId));
     case 'search':
-      return rest === '' ? `Say what to look for: \`${scope.prefix} memory search <words>\`.` : memorySearchText(scope.stores, session.memorySpaceId, rest);
+      return rest === '' ? `Say what to look for: \`${scope.prefix} memory search <words>\`.` : memorySearchText(scope.stores, session.memorySpaceId, rest, `${session.platform}:${scope.actor.userId}`);
     case 'export':
       return (await exportReply(scope)).text;
     case 'revert':
