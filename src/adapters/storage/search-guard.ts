@@ -25,6 +25,13 @@ export const rankedCandidates = 500;
 /** What a person is told when a search was cancelled for its time. */
 export const searchTooSlowText = 'The search took too long and was stopped; try more specific words (longer, rarer ones).';
 
+/**
+ * The planner's settings for search statements. Its cost model does not count reading a row's
+ * out-of-line (TOASTed) vector, so a table of few, large messages looks cheap to read whole and
+ * check row by row: without sequential scans, matches come from the GIN index.
+ */
+export const searchSettings: readonly string[] = ['SET LOCAL enable_seqscan = off'];
+
 /** Buckets past this many are pruned of those that refilled (searchers gone quiet). */
 const maxTracked = 10_000;
 
@@ -58,6 +65,7 @@ export class SearchGuard {
       // Prisma's own transaction limits sit above the statement's, so Postgres is the one to stop it.
       return await prisma.$transaction(async (tx) => {
         await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+        for (const setting of searchSettings) await tx.$executeRawUnsafe(setting);
         return tx.$queryRaw<Row[]>(statement);
       }, { timeout: timeoutMs + 10_000, maxWait: 10_000 });
     } catch (error) {
