@@ -83,10 +83,12 @@ export function revertNoteLine(name: string, paths: string[]): string {
 /**
  * The thread note after a failed run; `resumeHint` is how to resume, e.g. "@hippo resume". The
  * error's own text is not shown: it may carry a provider's or database's words (and whatever a
- * page made the model send); the service log has it.
+ * page made the model send); the service log has it. Only a transient database failure (an
+ * outage the session waits out, `retryable`) is told as the database being away: any other
+ * database error stopped the run for good, and a person must resume it.
  */
-export function errorNoteText(error: { code: string; message: string }, resumeHint: string): string {
-  if (error.code === 'storage') {
+export function errorNoteText(error: { code: string; message: string; retryable?: boolean }, resumeHint: string): string {
+  if (error.code === 'storage' && error.retryable === true) {
     return "⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.";
   }
   const what = errorKind(error.code);
@@ -105,6 +107,7 @@ const errorKinds: Record<string, string> = {
   tool: 'a tool error',
   config: 'a configuration problem',
   platform: 'a chat platform error',
+  storage: 'a database error',
 };
 
 /** One document as a memory run changed it. */

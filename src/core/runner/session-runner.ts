@@ -546,7 +546,8 @@ export class SessionRunner {
   }
 
   private emitError(error: unknown): void {
-    const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
+    // A storage error is retryable when transient (the outage is waited out), as a model error says.
+    const retryable = isTransient(error) || (typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false);
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
     const message = error instanceof Error ? error.message : String(error);
     this.deps.events.emit({ type: 'error', session: this.record, error: { code, message, retryable } });
