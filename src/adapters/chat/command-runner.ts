@@ -97,14 +97,17 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
   }
 }
 
-/** `budget <usd>`: the session may spend that much more (and its channel today, when capped). */
+/** `budget <usd>`: the session may spend that much more; the channel's daily cap is the operator's. */
 async function raiseBudget(scope: CommandScope, rest: string): Promise<string> {
   const match = /^\$?(\d{1,6}(?:\.\d{1,2})?)\s*(usd|\$)?$/i.exec(rest);
   const usd = match?.[1] ? Number(match[1]) : Number.NaN;
   if (!(usd > 0)) return `Say how much more this session may spend, in US dollars: \`${scope.prefix} budget 5\` allows $5 more.`;
-  await scope.agent.raiseBudget(scope.session.id, usd);
+  const state = await scope.agent.raiseBudget(scope.session.id, usd);
   const status = await scope.agent.status(scope.session.id);
   const cap = status.budgetUsd === null ? '' : ` (its budget is now ${formatDollars(status.budgetUsd)})`;
+  if (state.level === 'reached' && state.scope === 'channel') {
+    return `💸 ${scope.actor.name} allowed ${formatDollars(usd)} more for this session${cap}, but this channel's daily budget is used up (${formatDollars(state.spentUsd)} of ${formatDollars(state.capUsd)}), and only the operator changes it: reply after it renews at 00:00 UTC and I continue.`;
+  }
   return `💸 ${scope.actor.name} allowed ${formatDollars(usd)} more${cap}; continuing.`;
 }
 

@@ -57,13 +57,16 @@ export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-r
   return `♻️ Context reset${why} · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
 }
 
-/** The note about a spend cap: 80% used, or reached (and how to continue). */
+/**
+ * The note about a spend cap: 80% used, or reached (and how to continue). A person raises a
+ * session's cap; the channel's daily cap is the operator's, and renews at 00:00 UTC.
+ */
 export function budgetNoteText(event: Extract<AgentEvent, { type: 'budget' }>, raiseHint: string): string {
   const what = event.scope === 'session' ? 'this session' : "this channel's daily";
   const spent = `${formatDollars(event.spentUsd)} of ${formatDollars(event.capUsd)}`;
   if (event.level === 'warning') return `💸 Heads-up: ${what} budget is ${Math.floor((event.spentUsd / event.capUsd) * 100)}% used (${spent}).`;
-  const renew = event.scope === 'channel' ? ', or the channel budget renews at 00:00 UTC' : '';
-  return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it${renew}.`;
+  if (event.scope === 'channel') return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: it renews at 00:00 UTC (only the operator changes it); reply after that and I continue.`;
+  return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it.`;
 }
 
 /**

@@ -20,6 +20,7 @@ import { resetContext } from '../memory/reset.js';
 import { RunStop } from './run-stop.js';
 import { retryTransient } from './retry.js';
 import { SessionBudget } from './session-budget.js';
+import type { BudgetState } from './spend.js';
 import { StepLimit } from './step-limit.js';
 import { StorageOutage } from './storage-outage.js';
 import { SteerInbox } from './steer-inbox.js';
@@ -635,13 +636,17 @@ export class SessionRunner {
     return this.context.nextCallTokens() * 100 >= settings.resetWaitPercent * settings.contextWindow;
   }
 
-  /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
-  async raiseBudget(usd: number): Promise<void> {
+  /**
+   * A person allowed `usd` more: the session's cap grows, and work goes on unless the channel's
+   * daily cap (the operator's, never raised by a person) holds it. Returns where the session stands.
+   */
+  async raiseBudget(usd: number): Promise<BudgetState> {
     this.changeRecord({ budgetUsd: await this.budget.raise(this.record, usd) });
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();
     this.pump();
+    return this.budget.check(this.record);
   }
 
   private async enterPaused(): Promise<void> {
