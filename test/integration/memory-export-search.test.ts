@@ -95,17 +95,18 @@ describe('memory export', () => {
     const third = await put(session, 'MAIN.md', '# Launch\n- Saturday\n', { kind: 'worker', sessionId: session.id }, 'moved');
     await put(session, '../../etc/évasion.md', 'ça va\n');
     const reply = await runCommand('export', scopeOf(session));
-    expect(reply.text).toBe('📦 2 memory documents as Markdown with front matter, and 4 versions under history/.');
+    expect(reply.text).toBe('📦 2 memory documents as Markdown with front matter under documents/, and 4 versions under history/.');
     expect(reply.file?.name).toMatch(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/);
     const files = unzip(reply.file?.data ?? Buffer.alloc(0));
-    expect([...files.keys()].sort()).toEqual(['MAIN.md', 'etc/évasion.md', 'history/MAIN.md/v0001.md', 'history/MAIN.md/v0002.md', 'history/MAIN.md/v0003.md', 'history/etc/évasion.md/v0001.md']);
-    const main = files.get('MAIN.md')?.data.toString('utf8') ?? '';
+    expect([...files.keys()].sort()).toEqual(['README.md', 'documents/MAIN.md', 'documents/etc/évasion.md', 'history/MAIN.md/v0001.md', 'history/MAIN.md/v0002.md', 'history/MAIN.md/v0003.md', 'history/etc/évasion.md/v0001.md']);
+    expect(files.get('README.md')?.data.toString('utf8')).toContain('Nothing was left out.');
+    const main = files.get('documents/MAIN.md')?.data.toString('utf8') ?? '';
     expect(main).toMatch(/^---\npath: "MAIN\.md"\nversion: 3\nauthor: "worker"\ndate: "\d{4}-\d{2}-\d{2}T[\d:.]+Z"\n---\n\n# Launch\n- Saturday\n$/);
     const v2 = files.get('history/MAIN.md/v0002.md')?.data.toString('utf8') ?? '';
     expect(v2).toMatch(/^---\npath: "MAIN\.md"\nversion: 2\nauthor: "Ada"\nauthor_kind: "person"\ndate: "[^"]+"\n---\n\n# Launch\n- Friday\n$/);
     expect(files.get('history/MAIN.md/v0003.md')?.data.toString('utf8')).toContain('reason: "moved"');
-    expect(files.get('etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
-    expect(Math.abs((files.get('MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
+    expect(files.get('documents/etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
+    expect(Math.abs((files.get('documents/MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
   }, 60_000);
 
   it('is also a script: npm run memory:export lists a workspace\'s spaces and writes one as a zip', async () => {
@@ -119,7 +120,7 @@ describe('memory export', () => {
     const writing = startScript('scripts/memory-export.ts', env, ['--space', session.memorySpaceId, '--out', out]);
     expect((await writing.exited).code).toBe(0);
     expect(writing.lines).toEqual([`wrote ${out}: 1 document, 2 versions`]);
-    expect(unzip(await readFile(out)).get('MAIN.md')?.data.toString('utf8')).toMatch(/\n---\n\n# Offsite\n- Lisbon\n$/);
+    expect(unzip(await readFile(out)).get('documents/MAIN.md')?.data.toString('utf8')).toMatch(/\n---\n\n# Offsite\n- Lisbon\n$/);
     const unknown = startScript('scripts/memory-export.ts', env, ['--space', 'no-such-space']);
     expect((await unknown.exited).code).toBe(1);
     expect(unknown.stderr()).toBe('no memory space no-such-space: list them with --platform and --workspace\n');

@@ -8,7 +8,7 @@ import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
 import { formatDollars } from '../../core/runner/prices.js';
 import { browserText } from './memory-browser.js';
-import { emptyExportText, memoryExportFile } from './memory-export.js';
+import { emptyExportText, exportKey, exportRunningText, memoryExportFile, oneExportAtATime } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
 import { pinByText, type Reviewer } from '../../core/memory/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
@@ -50,9 +50,12 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
   return { text: await commandText(verb, scope, rest), private: false };
 }
 
-/** memory export: the space's documents and their history as a zip. */
+/** memory export: the space's documents and their history as a zip (one at a time per person and space). */
 async function exportReply(scope: CommandScope): Promise<CommandReply> {
-  const file = await memoryExportFile(scope.stores.documents, scope.session.memorySpaceId);
+  const { session } = scope;
+  const exported = await oneExportAtATime(exportKey(session.platform, scope.actor.userId, session.memorySpaceId), async () => ({ file: await memoryExportFile(scope.stores.documents, session.memorySpaceId) }));
+  if (!exported) return { text: exportRunningText, private: true };
+  const { file } = exported;
   if (!file) return { text: emptyExportText, private: false };
   return { text: `📦 ${file.summary}`, private: false, file: { name: file.name, data: file.data } };
 }
