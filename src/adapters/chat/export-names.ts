@@ -12,7 +12,7 @@ const maxPartBytes = 100;
 const maxDepth = 8;
 
 /** C0 and C1 controls, and the marks and overrides that change the direction text is shown in. */
-const invisible = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+export const invisible = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
 /** Characters Windows refuses in a name. */
 const refused = /[<>:"|?*]/g;
 /** Device names Windows reserves, with or without an extension. */

@@ -6,7 +6,7 @@
 // come from the model or people: export-names.ts makes them safe on every filesystem, and the two
 // roots keep a document named "history/…" from ever meeting a version's file.
 import type { DocumentAuthor, DocumentStore, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import { exportNames } from './export-names.js';
+import { exportNames, invisible } from './export-names.js';
 import { ZipWriter, type ZipEntry } from './zip.js';
 
 export { safePath } from './export-names.js';
@@ -162,9 +162,13 @@ function versionText(version: DocumentVersionRecord): string {
   }) + (version.deleted ? '' : version.content);
 }
 
-/** YAML front matter; strings as JSON strings (valid YAML whatever they hold). */
+/**
+ * YAML front matter; strings as JSON strings (valid YAML whatever they hold), with invisible and
+ * direction-changing characters written as \u escapes so a path shows as it is.
+ */
 function frontMatter(fields: Record<string, string | number | boolean | string[]>): string {
-  const lines = Object.entries(fields).map(([key, value]) => `${key}: ${typeof value === 'string' || Array.isArray(value) ? JSON.stringify(value) : String(value)}`);
+  const quoted = (value: string | string[]) => JSON.stringify(value).replace(invisible, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const lines = Object.entries(fields).map(([key, value]) => `${key}: ${typeof value === 'string' || Array.isArray(value) ? quoted(value) : String(value)}`);
   return `---\n${lines.join('\n')}\n---\n\n`;
 }
 
