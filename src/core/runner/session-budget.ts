@@ -3,7 +3,7 @@
 // cap, and a person's raise. A raise is the session's only: the channel's daily cap is the
 // operator's (docs/security.md), set in configuration and renewed at 00:00 UTC, never by a command.
 import type { AgentDeps } from '../agent-context.js';
-import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
+import { budgetState, spendOf, utcDayStart, type BudgetState } from '../spend.js';
 import type { SessionRecord } from '../store.js';
 
 /** One session's budget; the runner asks it before the worker calls the model. */
