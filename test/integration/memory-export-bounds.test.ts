@@ -73,7 +73,7 @@ describe('a document with 2,000 versions of 50 KiB', () => {
       expect(versions[0]).toBe('history/notes/big.md/v2001.md');
       const left = 2001 - versions.length;
       expect(archive.get('README.md')?.data.toString('utf8')).toContain(`- "notes/big.md": ${left} of its 2001 versions (the oldest)`);
-      expect(file?.summary).toBe(`1 memory document as Markdown with front matter under documents/, and ${versions.length} versions under history/. Left out: ${left} older versions, past the export's cap (1,000 versions, 64 MiB of text, a 8 MiB zip); README.md in the zip lists them.`);
+      expect(file?.summary).toBe(`1 memory document as Markdown with front matter under documents/, and ${versions.length} versions under history/. Left out: ${left} older versions, past the export's cap (1,000 versions, 64 MiB of text, a zip of 8 MiB); README.md in the zip lists them.`);
     }
     // Issue #41 measured 3,483 ms for three such exports before (everything deflated at once, on the
     // event loop). The target is 100 ms; warmed, it is about 20 ms (bench/export-stall.ts, bench/

@@ -115,10 +115,10 @@ export async function exportMemorySpace(documents: Pick<DocumentStore, 'spaceDoc
   return { zip: writer.finish(), documents: included, versions, left: { documents: outcomes.length - included, versions: leftVersions } };
 }
 
-/** "1,000 versions, 64 MiB of text, an 8 MiB zip". */
+/** "1,000 versions, 64 MiB of text, a zip of 8 MiB". */
 function describeCaps(caps: ExportCaps): string {
   const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
-  return `${caps.versions.toLocaleString('en-US')} versions, ${mib(caps.textBytes)} of text, a ${mib(caps.archiveBytes)} zip`;
+  return `${caps.versions.toLocaleString('en-US')} versions, ${mib(caps.textBytes)} of text, a zip of ${mib(caps.archiveBytes)}`;
 }
 
 /** README.md: how the zip is laid out, and what it left out (by document). */
