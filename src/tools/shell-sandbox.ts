@@ -54,13 +54,18 @@ const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
  * The /etc entries a shell needs, and nothing else: the host's /etc may hold the bot's settings
  * (deploy/hippo.env with its tokens) and other services' secrets. Loader cache, user and group
  * names, certificates, the alternatives links many commands are, shell profiles, time zone.
+ * Certificates are the public CA ones only (Debian's /etc/ssl/certs, Red Hat's /etc/pki/tls/certs
+ * and /etc/pki/ca-trust), never /etc/ssl/private or /etc/pki/tls/private with the host's keys;
+ * and no /etc/gitconfig, where an operator may keep a credential helper or a token.
  */
 export const ETC_ENTRIES = [
   '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group',
-  '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
+  '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf',
+  '/etc/pki/tls/certs', '/etc/pki/tls/cert.pem', '/etc/pki/tls/openssl.cnf', '/etc/pki/ca-trust', '/etc/pki/java/cacerts',
+  '/etc/alternatives', '/etc/localtime',
   '/etc/timezone', '/etc/locale.alias', '/etc/os-release', '/etc/debian_version', '/etc/lsb-release', '/etc/profile',
   '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types', '/etc/magic', '/etc/magic.mime',
-  '/etc/services', '/etc/protocols', '/etc/gitconfig', '/etc/perl',
+  '/etc/services', '/etc/protocols', '/etc/perl',
   // Language runtimes keep part of their installation here (Debian links /usr/lib/… to these).
   ...etcRuntimeEntries(),
 ];

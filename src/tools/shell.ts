@@ -44,8 +44,14 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 /** Default cap per output stream in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 
-/** Variables commands always get from the bot's environment when set (locale and terminal). */
-export const SHELL_ENV_ALLOWED = /^(LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ)$/;
+/**
+ * Variables commands always get from the bot's environment when set (locale and terminal), by
+ * name: a pattern such as LC_* would pass any variable an operator happened to name so.
+ */
+export const SHELL_ENV_ALLOWED: ReadonlySet<string> = new Set([
+  'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_COLLATE', 'LC_MESSAGES', 'LC_NUMERIC', 'LC_MONETARY', 'LC_TIME',
+  'LC_ADDRESS', 'LC_IDENTIFICATION', 'LC_MEASUREMENT', 'LC_NAME', 'LC_PAPER', 'LC_TELEPHONE', 'TERM', 'TZ',
+]);
 
 /**
  * The environment of a command: an allowlist, never the bot's environment minus a denylist (a
@@ -55,7 +61,7 @@ export const SHELL_ENV_ALLOWED = /^(LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ)$/;
 export function shellEnvironment(env: Record<string, string | undefined>, home: string, path: string, passthrough: readonly string[] = []): Record<string, string> {
   const chosen: Record<string, string> = { PATH: path, HOME: home };
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && (SHELL_ENV_ALLOWED.test(name) || passthrough.includes(name))) chosen[name] = value;
+    if (value !== undefined && (SHELL_ENV_ALLOWED.has(name) || passthrough.includes(name))) chosen[name] = value;
   }
   return chosen;
 }

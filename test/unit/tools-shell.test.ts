@@ -220,6 +220,11 @@ describe('shellEnvironment', () => {
     const env = { PATH: '/bot/bin', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', OPENAI_API_KEY: 'sk', EXTRA: 'x', SENTRY_DSN: 'd' };
     expect(shellEnvironment(env, '/workspace', '/usr/bin', ['EXTRA'])).toEqual({ PATH: '/usr/bin', HOME: '/workspace', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', EXTRA: 'x' });
   });
+
+  it('passes the locale variables by name, not whatever starts with LC_', () => {
+    const env = { LC_CTYPE: 'C.UTF-8', LC_TIME: 'C', LC_MESSAGES: 'C', LC_API_TOKEN: 'secret-4711', LC_: 'x', LC_ALL_X: 'y', lc_all: 'z', XLC_ALL: 'w' };
+    expect(shellEnvironment(env, '/workspace', '/usr/bin')).toEqual({ PATH: '/usr/bin', HOME: '/workspace', LC_CTYPE: 'C.UTF-8', LC_TIME: 'C', LC_MESSAGES: 'C' });
+  });
 });
 
 describe('time limit', () => {
