@@ -11,7 +11,7 @@ import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
 import { resultBudgetChars } from '../core/loop/output-cap.js';
 import { overQuotaSince, removeCreatedEntries, snapshotWorkspace } from './shell-quota.js';
-import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
+import { detectShellSandbox, handWorkspaceTo, invocationStdio, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, sessionUser, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
 import { withoutServerPaths } from './workspace.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
 import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
@@ -100,7 +100,9 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
     async execute(input, context) {
       const chosen = await sandboxOnce();
       const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
-      await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2);
+      // As root, each session's commands run as a user of their own: its processes count against its own limit.
+      const user = sessionUser(chosen, context.sessionId);
+      await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2, user);
       const timeoutMs = Math.min(limitMs, (input.timeout_seconds ?? limitSeconds) * 1000);
       // Each stream gets its share; the whole result also stays within the context budget.
       const perStream = Math.min(maxOutputChars, Math.floor(resultBudgetChars(context.contextWindow) / 2));
@@ -108,7 +110,7 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       const env = sandboxed
         ? shellEnvironment(options.env, SANDBOX_WORKSPACE, SANDBOX_PATH, options.envPassthrough)
         : shellEnvironment(options.env, workspace, options.env['PATH'] ?? SANDBOX_PATH, options.envPassthrough);
-      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}) });
+      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}), ...(user ? { user } : {}) });
       const before = await snapshotWorkspace(workspace, limits);
       const overQuota = () => overQuotaSince(workspace, before, limits);
       const run = runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
@@ -160,12 +162,12 @@ export function runCommand(invocation: SandboxInvocation, options: RunCommandOpt
     const child = spawn(invocation.file, invocation.args, {
       cwd: invocation.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: invocationStdio(invocation),
       // A new process group, so one kill reaches background jobs and grandchildren too (and,
       // sandboxed, the namespace's first process, whose death ends everything inside).
       detached: true,
     });
-    writeFd3(child, invocation.fd3);
+    writeFd3(child, invocation.fd3, invocation.moreFds);
     const stdout = new HeadTail(options.maxChars);
     const stderr = new HeadTail(options.maxChars);
     const stdoutDecoder = new StringDecoder('utf8');

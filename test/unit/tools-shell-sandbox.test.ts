@@ -170,7 +170,7 @@ describe.each(['bwrap', 'unshare'] as const)('shell sandbox (%s)', (kind) => {
       expect(listing).not.toContain(path.basename(secretDirectory));
       expect(listing).not.toMatch(/\b(shadow|hostname|machine-id|private)\b/);
       expect(search).toMatch(/^exit code: 0\nstdout:\nsearched\n/);
-      expect(works).toMatch(/^exit code: 0\nstdout:\n\w+\n42\n[1-9]\d*\n42\n$/);
+      expect(works).toMatch(/^exit code: 0\nstdout:\n[\w-]+\n42\n[1-9]\d*\n42\n$/);
     } finally {
       await rm(secretDirectory, { recursive: true, force: true });
       await rm(`${secretDirectory}.env`, { force: true });
