@@ -307,7 +307,9 @@ export async function handWorkspaceTo(sandbox: ShellSandbox, workspace: string, 
 }
 
 async function probe(sandbox: ShellSandbox, root: string, searchPath: string): Promise<string | undefined> {
-  const invocation = sandboxInvocation(sandbox, { command: 'true', workspace: root, env: { PATH: SANDBOX_PATH }, maxFileBytes: 1024 * 1024 });
+  // As SHELL_USER, the way a session's user runs (its passwd and group lines handed over too).
+  const user = sandbox.user && sandbox.kind !== 'none' ? { ...sandbox.user, name: SESSION_USER_NAME } : undefined;
+  const invocation = sandboxInvocation(sandbox, { command: 'true', workspace: root, env: { PATH: SANDBOX_PATH }, maxFileBytes: 1024 * 1024, ...(user ? { user } : {}) });
   return new Promise((resolve) => {
     const child = spawn(invocation.file, invocation.args, { cwd: invocation.cwd, env: { PATH: searchPath }, stdio: invocationStdio(invocation, 'ignore'), timeout: 10_000 });
     writeFd3(child, invocation.fd3, invocation.moreFds);
