@@ -3,10 +3,11 @@
 // bot: it runs in new PID, mount, IPC, UTS (and by default network) namespaces, in a root made of
 // the read-only system directories plus the session workspace at /workspace, as an unprivileged
 // user when the bot is root: a uid and gid of the session's own (sessionUser), so the process
-// limit (RLIMIT_NPROC counts a user's processes) is each session's, never shared with another's. The PID namespace also makes "everything the command started" exact:
-// when its first process dies the kernel kills the rest, setsid or not.
+// limit (RLIMIT_NPROC counts a user's processes) is each session's, never shared with another's.
+// The PID namespace also makes "everything the command started" exact: when its first process
+// dies the kernel kills the rest, setsid or not.
 //
-//   bwrap    bubblewrap; as root it is started as SHELL_USER (setpriv), otherwise as the bot's user
+//   bwrap    bubblewrap; as root it is started as the session's user (setpriv), otherwise as the bot's user
 //   unshare  util-linux unshare + mount + chroot + setpriv (root only): the same view, built here
 //   none     no isolation (only with SHELL_UNSANDBOXED=true): a process group and a clean environment
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -145,8 +146,9 @@ export function etcEntries(network: boolean): string[] {
  * namespace) becomes the new root; /usr and the lib/bin entries are bound read-only, the /etc
  * entries a shell needs copied (one cp, not two mounts each: a command starts faster; links kept,
  * but those of the name resolution files followed, as they may point into /run) and made
- * read-only (the session user's passwd and group lines added), the workspace (the current directory, so a hidden path still works) read-write at /workspace, a
- * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
+ * read-only (the session user's passwd and group lines added), the workspace (the current
+ * directory, so a hidden path still works) read-write at /workspace, a fresh /proc of the new PID
+ * namespace, a few device nodes. Then chroot, drop to the user, limit
  * the size of files written, the processes and memory, and run bash in /workspace. Arguments:
  * uid gid prlimit-options etc-entries etc-network-entries command passwd-line group-line.
  * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
