@@ -44,21 +44,24 @@ const CENSOR = '[redacted]';
 
 /**
  * Key- and token-shaped text, each a bounded pattern (linear time over any text): OpenAI and
- * Anthropic keys (sk-…), Slack tokens (xox?-…), a bearer token, and the value after an
- * x-api-key or api_key name (a header, a JSON field or a query parameter, JSON-escaped or not).
+ * Anthropic keys (sk-…), Slack tokens (xox?-…), a bearer token, and the value (8 characters or
+ * more, with a digit) after an x-api-key or api_key name (a header, a JSON field or a query
+ * parameter, JSON-escaped or not).
  */
-const SECRET_PATTERNS: ReadonlyArray<[RegExp, string]> = [
+const SECRET_PATTERNS: ReadonlyArray<[RegExp, string | ((match: string, ...groups: string[]) => string)]> = [
   [/(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{8,}/g, CENSOR],
   [/(?<![A-Za-z0-9])xox[a-z]-[A-Za-z0-9-]{8,}/g, CENSOR],
   [/\b(bearer)[ \t]+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${CENSOR}`],
-  [/(x-api-key|api[-_]?key)([\\"' \t]*[:=][\\"' \t]*)(?!\[redacted\])[^\s"'\\,;&}]+/gi, `$1$2${CENSOR}`],
+  // The whole value is taken first (one pass), then kept unless it looks like a key: 8 or more
+  // characters with a digit, so "invalid x-api-key: check ANTHROPIC_API_KEY" stays as it is.
+  [/(x-api-key|api[-_]?key)([\\"' \t]*[:=][\\"' \t]*)([^\s"'\\,;&}]+)/gi, (match, name = '', separator = '', value = '') => (value.length >= 8 && /\d/.test(value) ? `${name}${separator}${CENSOR}` : match)],
 ];
 
 /** `text` with the `known` secret values and key-shaped text replaced by [redacted]. */
 export function redactSecrets(text: string, known: readonly string[] = []): string {
   let result = text;
   for (const secret of known) if (secret.length >= MIN_SECRET_LENGTH && result.includes(secret)) result = result.split(secret).join(CENSOR);
-  for (const [pattern, replacement] of SECRET_PATTERNS) result = result.replace(pattern, replacement);
+  for (const [pattern, replacement] of SECRET_PATTERNS) result = typeof replacement === 'string' ? result.replace(pattern, replacement) : result.replace(pattern, replacement);
   return result;
 }
 

@@ -77,10 +77,10 @@ describe('redactSecrets', () => {
     expect(redactSecrets('Authorization: Bearer eyJhbGciOi.J9xyz_-~+/=')).toBe('Authorization: Bearer [redacted]');
     expect(redactSecrets('{"headers":{"x-api-key":"abc123456789"}}')).toBe('{"headers":{"x-api-key":"[redacted]"}}');
     expect(redactSecrets('{\\"X-Api-Key\\": \\"abc123456789\\"}')).toBe('{\\"X-Api-Key\\": \\"[redacted]\\"}');
-    expect(redactSecrets('GET /v1?api_key=abc123&model=x and OPENAI_API_KEY=abc123456789')).toBe('GET /v1?api_key=[redacted]&model=x and OPENAI_API_KEY=[redacted]');
+    expect(redactSecrets('GET /v1?api_key=abc12345&model=x and OPENAI_API_KEY=abc123456789')).toBe('GET /v1?api_key=[redacted]&model=x and OPENAI_API_KEY=[redacted]');
     expect(redactSecrets('token xoxb-1234-5678-abcdefgh posted')).toBe('token [redacted] posted');
     expect(redactSecrets('a db at postgres://u:pw-4711-value@db/x', ['pw-4711-value'])).toBe('a db at postgres://u:[redacted]@db/x');
-    const ordinary = 'task-runner risk-assessment: bearer of news; OPENAI_API_KEY is required; the api key, the disk-space, sk-short';
+    const ordinary = 'task-runner risk-assessment: bearer of news; OPENAI_API_KEY is required; the api key, the disk-space, sk-short; answered 401 authentication_error: invalid x-api-key: check ANTHROPIC_API_KEY; x-api-key: required; api_key=v2';
     expect(redactSecrets(ordinary, ['short'])).toBe(ordinary);
   });
 
@@ -90,7 +90,7 @@ describe('redactSecrets', () => {
 
   it('stays linear on 2 MiB of the worst text for each pattern', () => {
     const size = 2 * 1024 * 1024;
-    for (const unit of ['sk-', 'x-api-key ', 'api_key: ', 'Bearer ', 'xoxb-', 'x-api-key:"', 'sk-aaaaaaa ']) {
+    for (const unit of ['sk-', 'x-api-key ', 'api_key: ', 'Bearer ', 'xoxb-', 'x-api-key:"', 'sk-aaaaaaa ', 'x-api-key:', 'api_key=', 'x-api-key: a ']) {
       const text = unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
       const redacted = redactSecrets(text, ['never-there-4711']);
       expect(redacted.length).toBeGreaterThan(0);
