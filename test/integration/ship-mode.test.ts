@@ -7,6 +7,7 @@
 // names Node 24, the LTS we ship). It runs from a copy holding only what a production install keeps
 // (production-copy.ts: no Prisma CLI, Studio or TypeScript), started by the image's own command.
 import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +26,7 @@ let production = '';
 beforeAll(() => {
   production = productionCopy();
 });
+afterAll(() => rm(production, { recursive: true, force: true }));
 
 describe('a production install', () => {
   it('leaves out the Prisma CLI, Prisma Studio and TypeScript, and keeps what the service loads', () => {
