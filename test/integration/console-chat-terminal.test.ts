@@ -128,9 +128,41 @@ describe('the terminal chat on a terminal', () => {
     output.stream(' and the rest of it.');
     output.endStream();
     expect(screenLines(shown)).toEqual(['hippo> Resumed: the first words of the answer and the rest of it.', '› typed']);
-    // A note comes above the prompt; the typed text stays with the prompt.
+    // A note comes above the prompt; the typed text stays with the prompt, even when it wraps.
     output.line('  a note');
     expect(screenLines(shown)).toEqual(['hippo> Resumed: the first words of the answer and the rest of it.', '  a note', '› typed']);
+    const long = ` and ${'more '.repeat(20)}`;
+    input.write(long);
+    output.line('  a second note, from a tool: \x1b]0;title\x07done');
+    expect(screenLines(shown)).toEqual([
+      'hippo> Resumed: the first words of the answer and the rest of it.', '  a note', '  a second note, from a tool: \uFFFD]0;title\uFFFDdone',
+      `› typed${long}`.slice(0, 80), `› typed${long}`.slice(80).trimEnd(),
+    ]);
+    output.detachPrompt();
+    lines.close();
+    output.close();
+  });
+
+  it('puts a note that comes during an answer on a line of its own, and keeps a typed line that wraps whole', () => {
+    const screen = new PassThrough();
+    let shown = '';
+    screen.on('data', (chunk: Buffer) => void (shown += chunk.toString('utf8')));
+    const output = new ConsoleOutput({ output: screen, terminal: true });
+    const input = new PassThrough();
+    const lines = createInterface({ input, output: output.readlineOutput, terminal: true });
+    output.attachPrompt(lines);
+    // Typed key by key past the screen's width (readline then knows its cursor is a row down).
+    for (const key of `a question that goes on ${'and on '.repeat(12)}`) input.write(key);
+    output.stream('First half of the answer');
+    output.line('  ↳ queued, will be read at the next step');
+    output.stream(' and the second half.');
+    output.endStream();
+    output.line('  a note');
+    const typed = `› a question that goes on ${'and on '.repeat(12)}`;
+    expect(screenLines(shown)).toEqual([
+      'hippo> First half of the answer', '  ↳ queued, will be read at the next step', ' and the second half.', '  a note',
+      typed.slice(0, 80), typed.slice(80).trimEnd(),
+    ]);
     output.detachPrompt();
     lines.close();
     output.close();

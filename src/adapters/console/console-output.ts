@@ -68,8 +68,7 @@ export class ConsoleOutput {
   attachPrompt(prompt: Interface): void {
     this.prompt = prompt;
     prompt.setPrompt(idlePrompt);
-    // An answer already streaming (a task resumed at start-up) keeps the line until it ends.
-    if (!this.streaming) this.showPrompt();
+    this.showPrompt();
   }
 
   detachPrompt(): void {
@@ -182,10 +181,12 @@ export class ConsoleOutput {
 
   /** Draws the prompt and what the person has typed so far, below what was written. */
   private showPrompt(): void {
+    // An answer streaming (one resumed at start-up may begin before the prompt exists) keeps its line until it ends.
     if (!this.prompt || this.streaming) return;
-    // readline redraws from as many rows above as its cursor was below the prompt's start: give
-    // it blank rows to climb, so it never erases what was written above.
-    const rows = this.prompt.getCursorPos().rows;
+    // readline redraws from as many rows above as it last drew its cursor below the prompt's start
+    // (its `prevRows`, which a pasted line leaves behind the cursor): give it blank rows to climb,
+    // so it never erases what was written above.
+    const rows = (this.prompt as Interface & { prevRows?: number }).prevRows ?? this.prompt.getCursorPos().rows;
     if (rows > 0) this.output.write('\n'.repeat(rows));
     this.promptShown = true;
     this.prompt.setPrompt(this.promptText());
