@@ -31,7 +31,6 @@ export interface ConsoleChatOptions {
 /** Why the chat ended: /quit, end of input (the current run was let finish), or Ctrl-C (it was not). */
 export type ChatEnd = 'quit' | 'end-of-input' | 'interrupted';
 
-export { chatHelp };
 const historySize = 500;
 
 /** Runs the chat until /quit, end of input or an interrupt. */
