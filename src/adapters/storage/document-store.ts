@@ -182,7 +182,8 @@ export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search
           const first = await tx.memoryDocumentVersion.findFirst({ where: { documentId: target.documentId, memoryRunId }, orderBy: { version: 'asc' } });
           if (!first) throw new Error(`memory run ${memoryRunId} did not write ${current.path}`);
           const state = await stateBefore(tx, target.documentId, first.version);
-          restored.push(await applyChange(tx, current, state, author, { reason: `undid the memory change of run ${memoryRunId}`, revertedRunId: memoryRunId }));
+          const at = `${first.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+          restored.push(await applyChange(tx, current, state, author, { reason: `undid the memory change that made v${String(first.version)} (${at})`, revertedRunId: memoryRunId }));
         }
         return restored;
       });
