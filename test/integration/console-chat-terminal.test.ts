@@ -220,8 +220,8 @@ describe('the terminal chat on a terminal', () => {
     const exported = await after('/export', /wrote/);
     const path = /wrote (\S+\.zip): /.exec(exported)?.[1] ?? '';
     expect(path.startsWith(exportDir)).toBe(true);
-    expect(exported).toMatch(/^ {2}📦 wrote \S+\.zip: 1 memory document as Markdown with front matter, and \d+ versions? under history\/\.\n$/);
-    expect(unzip(await readFile(path)).get('MAIN.md')?.data.toString('utf8')).toContain('- standup at 9');
+    expect(exported).toMatch(/^ {2}📦 wrote \S+\.zip: 1 memory document as Markdown with front matter under documents\/, and \d+ versions? under history\/\.\n$/);
+    expect(unzip(await readFile(path)).get('documents/MAIN.md')?.data.toString('utf8')).toContain('- standup at 9');
     // A second export does not overwrite the first; a name that exists is refused.
     const again = await after('/memory export', /wrote/);
     expect(again).toContain('-2.zip');
