@@ -12,6 +12,7 @@ import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-send
 import type { Json } from './message-views.js';
 import { feedbackBlock } from './feedback-buttons.js';
 import { platformErrorCode } from './errors.js';
+import { slackMarkdown } from './slack-text.js';
 
 /** Outbox operations of a streamed answer. */
 export const streamOperations = {
@@ -85,7 +86,7 @@ export class SlackStreams {
     if (canStream && item.attempt === 1) {
       try {
         const ts = await host.call('chat.startStream', {
-          channel, thread_ts: payload.thread_ts, markdown_text: payload.markdown,
+          channel, thread_ts: payload.thread_ts, markdown_text: slackMarkdown(payload.markdown),
           ...(payload.recipient_user_id ? { recipient_user_id: payload.recipient_user_id, recipient_team_id: payload.recipient_team_id } : {}),
         });
         this.remember(channel, ts, { mode: 'streaming', text: payload.markdown });
@@ -187,8 +188,8 @@ export class SlackStreams {
   private async append(host: SlackStreamHost, channel: string, ts: string, markdown: string): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
-    if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
-    const suffix = markdown.slice(shown.text.length);
+    const suffix = shown?.mode === 'streaming' ? addedText(shown.text, markdown) : null;
+    if (suffix === null) return false;
     if (suffix === '') return true;
     // Unknown until the append is known to have landed: a retry must not append it twice.
     this.shown.delete(key);
@@ -206,8 +207,8 @@ export class SlackStreams {
   private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string, blocks?: Json[]): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
-    if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
-    const suffix = markdown.slice(shown.text.length);
+    const suffix = shown?.mode === 'streaming' ? addedText(shown.text, markdown) : null;
+    if (suffix === null) return false;
     this.shown.delete(key);
     try {
       await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }), ...(blocks ? { blocks } : {}) });
@@ -240,6 +241,17 @@ export class SlackStreams {
     this.shown.set(key, shown);
     if (this.shown.size > shownKept) this.shown.delete(this.shown.keys().next().value ?? key);
   }
+}
+
+/**
+ * What a stream showing `before` must append to show `after`, as Slack-safe text (slack-text.ts);
+ * null when `after` does not continue `before` (the message is replaced instead).
+ */
+function addedText(before: string, after: string): string | null {
+  if (!after.startsWith(before)) return null;
+  const shown = slackMarkdown(before);
+  const next = slackMarkdown(after);
+  return next.startsWith(shown) ? next.slice(shown.length) : null;
 }
 
 /** Slack's error code when Slack answered `ok: false` (a refusal, not a rate limit or a network failure); else null. */
