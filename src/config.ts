@@ -145,8 +145,7 @@ export const configSchema = z.object({
   DISCORD_GUILD_IDS: z.string().optional(),
   /**
    * `on`: Slack unfurls and Discord embeds links in what Hippo posts. `off` (the default): neither
-   * platform fetches a link from an answer (a URL can carry what the model read), and Discord
-   * answers ping nobody.
+   * platform fetches a link from an answer (a URL can carry what the model read to its host).
    */
   LINK_PREVIEWS: z.enum(['on', 'off']).default('off'),
   /**

@@ -75,7 +75,8 @@ function convertSpan(text: string): string {
   let result = text
     // An autolink is a bare URL: a `|` in it would give it a label of its own.
     .replace(/<(https?:\/\/[^>\s|]+)>/g, (_match, url: string) => hold(`<${url}>`))
-    .replace(/!?\[([^[\]\n]+)\]\(([^)\s]+)(?:\s+"[^"\n]*")?\)/g, (_match, label: string, url: string) =>
+    // Linear: the text stops at a bracket, the URL at a parenthesis it does not balance.
+    .replace(/!?\[([^[\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+"[^"\n]*")?\)/g, (_match, label: string, url: string) =>
       hold(`<${url.replace(/[|<>]/g, encodeURIComponent)}|${escapeText(stripEmphasis(label)).replace(/[|]/g, '¦')}>${escapeText(realHostNote(label, url))}`),
     );
   result = escapeText(result)

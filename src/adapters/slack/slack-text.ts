@@ -15,8 +15,11 @@ const markdownLink = /\[([^[\]\n]*)\]\(([^()\s]*)(?:\s+"[^"\n()]*")?\)/g;
 
 /** Plain text for any field Slack parses (chunk titles and outputs, notification text). */
 export function slackText(text: string): string {
-  return text.replace(/[&<>]/g, entity);
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
+
+/** A line's leading quote markers (`> `, `> > `), which Markdown reads as a quote. */
+const quoteMarkers = /^[ \t]{0,3}(?:>[ \t]?)+/;
 
 /**
  * Markdown for `markdown_text`: Slack's control characters escaped, except a line's leading `>`
@@ -26,10 +29,11 @@ export function slackText(text: string): string {
  */
 export function slackMarkdown(markdown: string): string {
   const noted = markdown.replace(markdownLink, (link: string, label: string, url: string) => `${link}${realHostNote(label, url)}`);
-  return noted.replace(/(^|\n)([ \t]{0,3}(?:>[ \t]?)+)|[&<>]/g, (match: string, lineStart: string | undefined, quote: string | undefined) =>
-    quote !== undefined ? `${lineStart ?? ''}${quote}` : entity(match));
-}
-
-function entity(character: string): string {
-  return character === '&' ? '&amp;' : character === '<' ? '&lt;' : '&gt;';
+  return noted
+    .split('\n')
+    .map((line) => {
+      const quote = quoteMarkers.exec(line)?.[0] ?? '';
+      return `${quote}${slackText(line.slice(quote.length))}`;
+    })
+    .join('\n');
 }
