@@ -35,6 +35,7 @@ function host(script: Record<string, Array<Error | undefined>> = {}) {
       const next = script['edit']?.shift();
       if (next) throw next;
     },
+    metadata: (key) => ({ event_type: 'hippo_outbox', event_payload: { idempotency_key: key } }),
     log: createLogger('silent'),
   };
   // The operations as SlackDelivery calls them, with the host of the item's workspace.

@@ -112,6 +112,8 @@ export class SlackDelivery {
         const ts = await this.streams.startTasks(item, this.streamHost(target));
         return ts === undefined ? {} : { platformMessageId: ts };
       }
+      case streamOperations.tasksAnswer:
+        return { platformMessageId: await this.streams.answerTasks(item, this.streamHost(target)) };
       case streamOperations.tasksUpdate:
       case streamOperations.tasksStop:
         await this.streams.updateTasks(item, this.streamHost(target), item.operation === streamOperations.tasksStop);
@@ -201,6 +203,7 @@ export class SlackDelivery {
       call: (method, args) => this.call(target, method, args),
       post: (item) => this.post(target, item),
       edit: async (channel, ts, markdown) => void (await this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.update', { channel, ts, ...fields }))),
+      metadata: (key) => withIdempotencyKey(undefined, key),
       log: this.log,
     };
   }

@@ -30,10 +30,17 @@ export const streamOperations = {
   tasksUpdate: 'tasks-update',
   /** The run ended: its task stream is stopped. payload { channel }; target = the tasks start. */
   tasksStop: 'tasks-stop',
+  /**
+   * The answer of a run that called tools, as the end of its task stream (tasks and answer in one
+   * message): payload { channel, thread_ts, markdown, feedback? }; target = the tasks start.
+   */
+  tasksAnswer: 'tasks-answer',
 } as const;
 
 /** Operations whose target may have no message (a task stream Slack refused: the status card shows the run instead). */
-export const optionalTargetStreamOperations: readonly string[] = [streamOperations.finish, streamOperations.close, streamOperations.tasksUpdate, streamOperations.tasksStop];
+export const optionalTargetStreamOperations: readonly string[] = [
+  streamOperations.finish, streamOperations.close, streamOperations.tasksUpdate, streamOperations.tasksStop, streamOperations.tasksAnswer,
+];
 
 const startPayload = z.looseObject({
   channel: z.string(), thread_ts: z.string(), markdown: z.string(),
@@ -48,6 +55,7 @@ const tasksStartPayload = z.looseObject({
   recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
 });
 const tasksPayload = z.looseObject({ channel: z.string(), chunks: z.array(chunk).optional() });
+const tasksAnswerPayload = z.looseObject({ channel: z.string(), thread_ts: z.string(), markdown: z.string(), feedback: z.boolean().optional() });
 
 /** Messages whose state is remembered, at most (the oldest is forgotten first). */
 const shownKept = 5_000;
@@ -66,6 +74,8 @@ export interface SlackStreamHost {
   post(item: OutboxDelivery): Promise<string>;
   /** Replaces a message's text with Markdown (mrkdwn where the workspace refuses Markdown). */
   edit(channel: string, ts: string, markdown: string): Promise<void>;
+  /** The message metadata that names an outbox key (a retried post finds the message by it). */
+  metadata(key: string): Record<string, unknown>;
   log: Logger;
 }
 
@@ -181,6 +191,29 @@ export class SlackStreams {
       await host.call(stop ? 'chat.stopStream' : 'chat.appendStream', { channel, ts: item.targetMessageId, ...(chunks?.length ? { chunks } : {}) });
     } catch (error) {
       if (slackRefusal(error) === null) throw error;
+    }
+  }
+
+  /**
+   * A run's answer as the end of its task stream: the text as a `markdown_text` chunk after the
+   * cards, the feedback buttons, and the item's key in the metadata, in one chat.stopStream.
+   * Without a task stream (Slack refused one), when Slack closed it, or on a retry, the answer is
+   * posted; the post looks for its key first, so an answer that did reach the stream is not shown twice.
+   */
+  async answerTasks(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
+    const { channel, thread_ts: threadTs, markdown, feedback } = tasksAnswerPayload.parse(item.payload);
+    const post = { ...item, payload: { channel, thread_ts: threadTs, markdown } };
+    if (!item.targetMessageId || item.attempt !== 1) return host.post(post);
+    try {
+      await host.call('chat.stopStream', {
+        channel, ts: item.targetMessageId, chunks: [{ type: 'markdown_text', text: slackMarkdown(markdown) }],
+        ...(feedback ? { blocks: [feedbackBlock()] } : {}), metadata: host.metadata(item.idempotencyKey),
+      });
+      this.remember(channel, item.targetMessageId, { mode: 'message' });
+      return item.targetMessageId;
+    } catch (error) {
+      if (slackRefusal(error) === null) throw error;
+      return host.post(post);
     }
   }
 
