@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { realHostNote } from '../../src/adapters/chat/link-host.js';
 import { markdownToMrkdwn } from '../../src/adapters/chat/markdown-to-mrkdwn.js';
+import { startRunStatus } from '../../src/adapters/chat/run-status.js';
 import { toolResultText } from '../../src/adapters/chat/task-list.js';
+import { runCard } from '../../src/adapters/slack/message-views.js';
 import { slackMarkdown, slackText } from '../../src/adapters/slack/slack-text.js';
 import { taskChunk } from '../../src/adapters/slack/task-cards.js';
 import { untrustedToolOutput } from '../../src/core/loop/tool-executor.js';
@@ -43,6 +45,13 @@ describe('Slack text', () => {
     expect(markdownToMrkdwn('<https://evil.example|https://slack.com/help> <!channel>')).toBe('&lt;https://evil.example|https://slack.com/help&gt; &lt;!channel&gt;');
     expect(markdownToMrkdwn('[https://slack.com/help](https://evil.example/x)')).toBe('<https://evil.example/x|https://slack.com/help> (evil.example)');
     expect(markdownToMrkdwn('[x](https://a.example/<!channel>)')).toBe('<https://a.example/%3C!channel%3E|x>');
+  });
+
+  it("escapes the status card's notification text too (a tool name is the model's word)", () => {
+    const status = { ...startRunStatus(0), phase: 'tool' as const, tool: '<!channel>', toolCalls: 1 };
+    const card = runCard(status, 's1', 1_000);
+    expect(card.text).toContain('&lt;!channel&gt;');
+    expect(JSON.stringify(card)).not.toContain('<!channel>');
   });
 
   it('shows a tool result without the wrapper the model reads it in, as text', () => {
