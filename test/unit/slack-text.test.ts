@@ -34,6 +34,7 @@ describe('Slack text', () => {
     expect(slackMarkdown('[www.example.com/a](https://example.com/b) [the docs](https://evil.example)')).toBe('[www.example.com/a](https://example.com/b) [the docs](https://evil.example)');
     expect(realHostNote('https://slack.com', 'javascript:alert(1)')).toBe(' (javascript:alert(1))');
     expect(realHostNote('example.com', 'https://EXAMPLE.com/')).toBe('');
+    expect(realHostNote('WWW.Example.COM/docs', 'https://example.com/docs')).toBe('');
   });
 
   it('is prefix-stable: a longer stream text starts with the shorter one as sent', () => {
