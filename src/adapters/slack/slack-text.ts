@@ -13,9 +13,11 @@ import { realHostNote } from '../chat/link-host.js';
  */
 const markdownLink = /\[([^[\]\n]*)\]\(([^()\s]*)(?:\s+"[^"\n()]*")?\)/g;
 
-/** Plain text for any field Slack parses (chunk titles and outputs, notification text). */
+const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/** Plain text for any field Slack parses (chunk titles and outputs, notification text): one pass. */
 export function slackText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return text.replace(/[&<>]/g, (character) => entities[character] ?? character);
 }
 
 /** A line's leading quote markers (`> `, `> > `), which Markdown reads as a quote. */
