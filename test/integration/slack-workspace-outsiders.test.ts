@@ -105,7 +105,7 @@ describe('Slack workspace memory and the people it is not for', () => {
     // The session's first request: its init messages carry its own (new) MAIN.md, not #general's.
     expect(JSON.stringify(requestsWith('SEARCH-GUEST')[0]!.body.messages)).not.toContain('Zebra Corp');
     // Bea, a member, can still see from the workspace's space what Ada said (the search works).
-    expect(await rig.harness.stores.context.searchOriginals(workspaceSpace, 'Zebra', '', 10)).not.toEqual([]);
+    expect(await rig.harness.stores.context.searchOriginals(workspaceSpace, 'Zebra', '', 10, 'test')).not.toEqual([]);
     // His session is his to steer: a reply of his there is taken.
     const reply = ts();
     const event = { type: 'message', user: 'UGUS', text: 'GUS-OWN and the timeline?', ts: reply, thread_ts: guestSession.root, channel: mixed, event_ts: reply };
