@@ -58,7 +58,10 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
     if (!decision.allowed) return { text: decision.reason, private: true };
   }
   const privately = contentVerbs.has(verb) && (await scope.answersPrivately?.()) === true;
-  if (verb === 'export') return { ...(await exportReply(scope)), private: privately };
+  if (verb === 'export') {
+    const reply = await exportReply(scope);
+    return { ...reply, private: reply.private || privately };
+  }
   return { text: await commandText(verb, scope, rest), private: privately };
 }
 
