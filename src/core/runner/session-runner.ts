@@ -5,6 +5,7 @@
 // Longer than ~400 lines: people's commands, the choice of activity and the activities (drive,
 // reset, pause, R19's hard limit) all read and write one mirror of the session's row.
 import type { AgentDeps } from '../agent-context.js';
+import { ApprovalGate } from '../loop/approval-gate.js';
 import { saveAttachments } from '../loop/attachments.js';
 import { estimateTokens } from '../loop/context-window.js';
 import { ActivityScheduler, type Activity, type ActivityKind, type HeldClaim } from './activity-scheduler.js';
@@ -56,6 +57,8 @@ export class SessionRunner {
   private readonly lifetime = new AbortController();
   /** A person's Stop of the drive in flight (its model call and tools; not memory runs). */
   private readonly runStop = new RunStop();
+  /** R23: tool calls of this session that wait for a person. */
+  private readonly approvals: ApprovalGate;
   /** One driver across replicas: every activity runs under the session's lease. */
   readonly lease: LeaseKeeper;
   readonly steers: SteerInbox;
@@ -87,6 +90,7 @@ export class SessionRunner {
     this.budget = new SessionBudget(deps);
     this.steps = new StepLimit(deps);
     this.outage = new StorageOutage(deps);
+    this.approvals = new ApprovalGate(deps.approvals);
     const saver = deps.attachments;
     this.steers = new SteerInbox(
       context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
@@ -169,6 +173,11 @@ export class SessionRunner {
     this.pump();
   }
 
+  /** R23: a person decided a tool call of this session (maybe on another replica): a waiting drive looks now. */
+  approvalDecided(): void {
+    this.approvals.poke();
+  }
+
   /** A person's request (remember / forget) was stored, maybe by another process: the lease holder carries it out. */
   requestsArrived(): void {
     this.memory.noteRequests();
@@ -187,6 +196,7 @@ export class SessionRunner {
     this.steers.arrived();
     this.workPending = true;
     if (this.scheduler.running === 'drive') this.readStopRequest();
+    this.approvals.poke(); // a pause leaves a call that waits for a person
     if (this.scheduler.busy) return; // the running activity re-reads them at its next checkpoint
     this.refreshFlags().then(
       () => this.pump(),
@@ -222,6 +232,7 @@ export class SessionRunner {
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
+    this.approvals.poke(); // R23: a call waiting for a person is left waiting, and the session pauses now
     if (!this.scheduler.busy) {
       this.pump();
       await this.whenIdle();
@@ -499,6 +510,19 @@ export class SessionRunner {
         fencingToken: () => this.lease.token,
         stoppedBy: () => this.runStop.stoppedBy,
         signal,
+        approvals: {
+          gate: this.approvals,
+          shouldLeave: async () => {
+            if (this.flagsStale) await this.refreshFlags();
+            return this.record.pauseRequested || this.record.paused || this.lease.lost || this.scheduler.stopped;
+          },
+          leave: async () => {
+            if (this.scheduler.stopped || signal.aborted) return 'shutdown';
+            if (this.lease.lost) return 'lease-lost';
+            await this.enterPaused();
+            return 'paused';
+          },
+        },
       });
       if (reason === 'stopped') await this.enterStopped();
     } catch (error) {
