@@ -76,3 +76,13 @@ export const approvalRefusal = "Only the person who started this session, an adm
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** `status`'s record of the latest approvals: what, and who decided what when (empty: none yet). */
+export function approvalStatusLines(approvals: readonly ApprovalRecord[]): string[] {
+  return approvals.map((approval) => {
+    const asked = approval.createdAt.toISOString().slice(0, 16).replace('T', ' ');
+    const call = approvalCallText(approval).replace(/\s+/g, ' ');
+    const shown = call.length > 80 ? `${call.slice(0, 79)}…` : call;
+    return `\`${approval.tool}\` ${shown.replace(/`/g, "'")} (asked ${asked} UTC): ${approvalOutcomeLine(approval)}`;
+  });
+}

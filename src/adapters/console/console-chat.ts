@@ -8,10 +8,12 @@ import type { Agent } from '../../core/agent.js';
 import type { EventBus } from '../../core/events.js';
 import { mainDocumentPath } from '../../core/memory/init-messages.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
+import { approvalStatusLines } from '../chat/approval-card.js';
 import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
 import { historyText } from '../chat/memory-browser.js';
 import type { ConsoleOutput } from './console-output.js';
+import { ConsoleApprovals } from './console-approvals.js';
 import { ConsoleRenderer } from './console-renderer.js';
 
 export interface ConsoleChatOptions {
@@ -32,7 +34,7 @@ export interface ConsoleChatOptions {
 /** Why the chat ended: /quit, end of input (the current run was let finish), or Ctrl-C (it was not). */
 export type ChatEnd = 'quit' | 'end-of-input' | 'interrupted';
 
-export const chatHelp = 'Type a message to talk or steer. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /revert /history [document] /search <words> /help /quit';
+export const chatHelp = 'Type a message to talk or steer; y / a / n [reason] answers a tool call that waits for approval. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /revert /history [document] /search <words> /help /quit';
 const historySize = 500;
 /** Commands the shared command runner answers (the same words as in Slack and Discord). */
 const memoryVerbs: readonly string[] = ['remember', 'forget', 'revert', 'search'];
@@ -43,9 +45,12 @@ const historyShown = 20;
 export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatEnd> {
   const { agent, output } = options;
   const renderer = new ConsoleRenderer(output);
+  // R23: the terminal's user started the session: they approve or deny its tool calls.
+  const approvals = new ConsoleApprovals(agent, output, { id: 'local', name: options.userName });
   const unsubscribe = options.events.subscribe((event) => {
     if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
     renderer.render(event);
+    approvals.render(event);
     // Shown on the terminal: not owed any more.
     if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);
   });
@@ -108,6 +113,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
         // Where the memory stands: the next summarizer and decider fork when the context reaches it (R2).
         const { percent, tokensAway } = status.memoryCheckpoint;
         output.line(`  memory: next checkpoint at ${percent}% of the window (${tokensAway} tokens from now) · summarizer calls ${usage.summarizer.calls} · resets ${status.segmentOrdinal - 1}`);
+        for (const line of approvalStatusLines(status.approvals)) output.line(`  approval: ${line}`);
         break;
       }
       case 'memory': {
@@ -152,6 +158,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
     for await (const raw of lines) {
       const line = raw.trim();
       if (!line) continue;
+      if (await approvals.answer(line)) continue;
       if (line.startsWith('/')) {
         if (!(await command(line))) {
           end = 'quit';
