@@ -152,7 +152,10 @@ function verdictOf(approval: ApprovalRecord, settings: ApprovalSettings): Approv
 
 /** "30 minutes", "1 minute", "45 seconds". */
 export function formatMinutes(ms: number): string {
-  if (ms < 60_000) return `${Math.max(1, Math.round(ms / 1000))} seconds`;
+  if (ms < 60_000) {
+    const seconds = Math.max(1, Math.round(ms / 1000));
+    return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  }
   const minutes = Math.round(ms / 60_000);
   return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
