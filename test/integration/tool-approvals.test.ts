@@ -270,6 +270,18 @@ describe('tool approvals across restarts and replicas (R23)', () => {
     expect(harness.events.filter((event) => event.type === 'approval-requested')).toHaveLength(0);
   });
 
+  it('refuses an approval that comes after the timeout while no process drove, and the next drive answers it expired', async () => {
+    const harness = await harnessWith(approvals(1_000));
+    const { sessionId, approvalId } = await crashedWhileWaiting(harness, 'too-late', 1);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // past expires_at on the database's clock
+    expect((await harness.stores.approvals.decide(approvalId, { status: 'approved', byId: 'ada', byName: 'Ada' })).decided).toBe(false);
+    model.enqueue({ content: 'it had expired' });
+    await harness.agent.recover();
+    await harness.waitForEvent('answer', (event) => event.session.id === sessionId);
+    expect(ran).toEqual([]);
+    expect(toolResults()['s1']).toContain('so it expired');
+  });
+
   it('does not run again a call that had begun when its process died after the approval', async () => {
     const harness = await harnessWith();
     const { sessionId, approvalId, segmentId } = await crashedWhileWaiting(harness, 'began-then-crashed');
@@ -316,7 +328,7 @@ describe('tool approvals across restarts and replicas (R23)', () => {
 });
 
 /** A session left as a process that died while its shell call waited would leave it. */
-async function crashedWhileWaiting(harness: AgentHarness, command: string): Promise<{ sessionId: string; approvalId: string; segmentId: string }> {
+async function crashedWhileWaiting(harness: AgentHarness, command: string, timeoutMs = 60_000): Promise<{ sessionId: string; approvalId: string; segmentId: string }> {
   const { stores } = harness;
   const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
   const { segment } = await stores.context.load(session.id);
@@ -329,6 +341,6 @@ async function crashedWhileWaiting(harness: AgentHarness, command: string): Prom
   for (const [seq, message] of messages.entries()) {
     await stores.context.append(segment.id, { seq, message, isInit: seq < 2, isMarker: false, memoryRunId: null });
   }
-  const { approval } = await stores.approvals.request({ sessionId: session.id, segmentId: segment.id, messageSeq: 3, callId: 's1', tool: 'shell', arguments: JSON.stringify({ command }), runStartStep: 0, timeoutMs: 60_000 });
+  const { approval } = await stores.approvals.request({ sessionId: session.id, segmentId: segment.id, messageSeq: 3, callId: 's1', tool: 'shell', arguments: JSON.stringify({ command }), runStartStep: 0, timeoutMs });
   return { sessionId: session.id, approvalId: approval.id, segmentId: segment.id };
 }

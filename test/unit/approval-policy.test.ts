@@ -8,6 +8,9 @@ import type { ApprovalRecord } from '../../src/core/approval-store.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { defaultApprovalRequired, isReadOnly, resolveApprovalPolicy, type PolicyTool } from '../../src/core/loop/approval-policy.js';
 import type { AnyTool } from '../../src/core/tool.js';
+import { EventBus } from '../../src/core/events.js';
+import type { SessionRecord } from '../../src/core/store.js';
+import { Metrics } from '../../src/metrics.js';
 
 const tool = (name: string, extra: Partial<AnyTool> = {}): AnyTool => ({ name, description: name, input: z.unknown(), execute: async () => '', ...extra });
 
@@ -112,5 +115,24 @@ describe('the approval card (R23)', () => {
     expect(approvalOutcomeLine(decided)).toBe('🚫 Denied by Bea at 13:05 UTC: "not on prod".');
     expect(approvalOutcomeLine({ ...decided, status: 'approved', scope: 'run', note: null })).toBe('✅ Approved by Bea at 13:05 UTC, with `shell` for the rest of this run.');
     expect(approvalOutcomeLine({ ...decided, status: 'expired', decidedByName: null })).toBe('⌛ Nobody decided in time at 13:05 UTC: denied.');
+  });
+});
+
+describe('the approvals metric (R23)', () => {
+  it('counts each decision once, where it was taken, by outcome', async () => {
+    const events = new EventBus(() => undefined);
+    const metrics = new Metrics({ events });
+    const session = { id: 's' } as SessionRecord;
+    const base: ApprovalRecord = {
+      id: 'a', sessionId: 's', segmentId: 'g', messageSeq: 3, callId: 'c', tool: 'shell', arguments: '{}', runStartStep: 0, requestedBy: '',
+      status: 'approved', scope: 'call', decidedById: null, decidedByName: null, note: null, createdAt: new Date(0), expiresAt: new Date(0), decidedAt: null,
+    };
+    events.emit({ type: 'approval-decided', session, approval: base, first: true });
+    // Seen decided again by a drive (after a restart): not counted again.
+    events.emit({ type: 'approval-decided', session, approval: base, first: false });
+    events.emit({ type: 'approval-decided', session, approval: { ...base, scope: 'run' }, first: true });
+    events.emit({ type: 'approval-decided', session, approval: { ...base, status: 'expired' }, first: true });
+    const values = (await metrics.registry.getSingleMetric('hippo_tool_approvals_total')?.get())?.values ?? [];
+    expect(Object.fromEntries(values.map((value) => [value.labels['outcome'], value.value]))).toEqual({ approved: 1, approved_for_run: 1, expired: 1 });
   });
 });
