@@ -232,7 +232,6 @@ export class SessionRunner {
     if (this.record.paused) return;
     await this.setFlags({ pauseRequested: true });
     this.deps.events.emit({ type: 'pause-requested', session: this.record });
-    this.approvals.poke(); // R23: a call waiting for a person is left waiting, and the session pauses now
     if (!this.scheduler.busy) {
       this.pump();
       await this.whenIdle();
