@@ -15,7 +15,7 @@ import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/loop/context-window.js';
 import { resolveApprovalPolicy } from './core/loop/approval-policy.js';
-import { pricesFor } from './core/runner/prices.js';
+import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';
 import { memoryTools } from './core/memory/memory-tools.js';
@@ -33,7 +33,7 @@ import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
 import { WorkspaceAttachments } from './tools/workspace-attachments.js';
 import { attachFileTool } from './tools/attach-file.js';
 import { modelAcceptsImages } from './core/loop/model-images.js';
-import { imageLimitsFor } from './core/loop/image-limits.js';
+import { imageLimitsFor } from './core/image-limits.js';
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@ import type { AgentDeps } from './agent-context.js';
 import type { ApprovalChoice, ApprovalRecord } from './approval-store.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
-import { spendOf, type Spend } from './runner/spend.js';
+import { spendOf, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
 import type { Attachment, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';

@@ -8,7 +8,7 @@ import type { AgentDeps } from '../agent-context.js';
 import type { ApprovalDecision, ApprovalRecord } from '../approval-store.js';
 import type { ToolCall } from '../messages.js';
 import type { SessionRecord } from '../store.js';
-import { isReadOnly, type ApprovalPolicy } from './approval-policy.js';
+import type { ApprovalPolicy } from './approval-policy.js';
 import type { LiveContext } from './live-context.js';
 import { notRunToolResult } from './tool-executor.js';
 
@@ -84,9 +84,7 @@ export class ApprovalGate {
       }
       if (!announced) {
         announced = true;
-        const tool = deps.tools.tools.find((each) => each.name === name);
-        const destructive = tool?.mcp !== undefined && !isReadOnly(tool) && tool.mcp.destructiveHint !== false;
-        deps.events.emit({ type: 'approval-requested', session: scope.session(), approval, call, destructive });
+        deps.events.emit({ type: 'approval-requested', session: scope.session(), approval, call, destructive: settings.policy.destructive(name) });
       }
       const stopper = scope.stoppedBy();
       if (stopper !== null) {

@@ -16,7 +16,11 @@ export const defaultApprovalRequired = 'shell,mcp';
 
 /** Which tool names wait for a person. */
 export class ApprovalPolicy {
-  constructor(private readonly asking: ReadonlySet<string>) {}
+  constructor(
+    private readonly asking: ReadonlySet<string>,
+    /** MCP tools their server does not say are harmless (destructiveHint absent or true, not read-only): the card says so. */
+    private readonly destructiveTools: ReadonlySet<string> = new Set(),
+  ) {}
 
   /** Nothing asks (tests, APPROVAL_REQUIRED=none). */
   static readonly none = new ApprovalPolicy(new Set());
@@ -24,6 +28,11 @@ export class ApprovalPolicy {
   /** True when a call of `tool` waits for a person before it runs. */
   needs(tool: string): boolean {
     return this.asking.has(tool);
+  }
+
+  /** True when `tool`'s MCP server marks it (or leaves it) destructive. */
+  destructive(tool: string): boolean {
+    return this.destructiveTools.has(tool);
   }
 
   /** The tools that ask, sorted (logged at start-up). */
@@ -47,11 +56,14 @@ export function resolveApprovalPolicy(tools: readonly PolicyTool[], required: st
   const requiredSelectors = parseSelectors('APPROVAL_REQUIRED', required, tools);
   const exemptSelectors = parseSelectors('APPROVAL_EXEMPT', exempt, tools);
   const asking = new Set<string>();
+  const destructive = new Set<string>();
   for (const entry of tools) {
+    // MCP's default for a tool that is not read-only is destructive, unless it says otherwise.
+    if (entry.tool.mcp && !isReadOnly(entry.tool) && entry.tool.mcp.destructiveHint !== false) destructive.add(entry.tool.name);
     if (entry.group === 'memory') continue;
     if (requiredSelectors.some((selector) => matches(selector, entry, false)) && !exemptSelectors.some((selector) => matches(selector, entry, true))) asking.add(entry.tool.name);
   }
-  return new ApprovalPolicy(asking);
+  return new ApprovalPolicy(asking, destructive);
 }
 
 /** True when the tool changes nothing: marked so here, or by its MCP server (and not also as destructive). */
