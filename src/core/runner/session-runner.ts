@@ -275,7 +275,9 @@ export class SessionRunner {
 
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
-    await this.scheduler.stop(graceMs);
+    const stopping = this.scheduler.stop(graceMs);
+    this.approvals.poke(); // R23: a call waiting for a person stays waiting for the next process, not for the grace
+    await stopping;
     this.lifetime.abort(new Error('shutdown'));
     await Promise.race([Promise.all([this.scheduler.whenIdle(), this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.session.id, err: String(error) }, 'lease-release-failed'));
