@@ -1,5 +1,6 @@
-// `npm run memory:export`: a memory space's documents as Markdown with front matter, and every
-// version under history/, in a zip (what `@hippo memory export` sends in chat).
+// `npm run memory:export`: a memory space's documents as Markdown with front matter under
+// documents/, and their versions under history/, in a zip (what `@hippo memory export` sends in
+// chat, with the same caps).
 //   npm run memory:export -- --platform slack --workspace T0123          lists the spaces with documents
 //   npm run memory:export -- --space <id> [--out hippo-memory.zip]      writes the zip
 // Uses the bot's settings (DATABASE_URL, DATA_DIR, from the environment or .env). On the embedded
@@ -49,7 +50,9 @@ try {
       const out = values.out ?? `hippo-memory-${space.id.slice(0, 8)}-${new Date().toISOString().slice(0, 10)}.zip`;
       await writeFile(out, exported.zip);
       const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-      process.stdout.write(`wrote ${out}: ${count(exported.documents, 'document')}, ${count(exported.versions, 'version')}\n`);
+      const { left } = exported;
+      const cut = left.documents + left.versions > 0 ? ` (left out past the export's cap: ${count(left.documents, 'document')}, ${count(left.versions, 'version')}; README.md in the zip lists them)` : '';
+      process.stdout.write(`wrote ${out}: ${count(exported.documents, 'document')}, ${count(exported.versions, 'version')}${cut}\n`);
     }
   } finally {
     await database.close();

@@ -109,7 +109,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
     : undefined;
   if (sandbox?.kind === 'none') log.warn('shell-unsandboxed: SHELL_UNSANDBOXED=true and no sandbox works here; shell commands can read the bot\'s secrets');
-  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
+  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user ? 'one per session' : 'the bot\'s', checkedAs: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
   // The MCP SDK is loaded only when MCP tools are configured.
   const mcp = groups.includes('mcp') && config.MCP_CONFIG
     ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })

@@ -9,6 +9,7 @@ import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaCli
 import { statementsOn } from './statements.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
+import { SearchGuard } from './search-guard.js';
 import type { TransactionClient } from './prisma-support.js';
 
 /** The state a change leaves the document in. */
@@ -21,10 +22,10 @@ interface DocumentState {
  * Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new
  * space creates (MAIN.md, TODO.md) goes to `pool`.
  */
-export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): DocumentStore {
+export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): DocumentStore {
   const sql = statementsOn(prisma, pool);
   return {
-    ...createDocumentReviewMethods(prisma, lockDocumentById),
+    ...createDocumentReviewMethods(prisma, lockDocumentById, search),
 
     /** A deleted document reads as absent (null); its history stays reachable through versions(). */
     async read(key) {
