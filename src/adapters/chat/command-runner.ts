@@ -1,5 +1,6 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
+import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
@@ -142,6 +143,8 @@ export function statusText(status: SessionStatus): string {
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
     memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
+    // R23: who approved or denied which tool call, and when.
+    ...(status.approvals.length > 0 ? ['**Approvals:**', ...approvalStatusLines(status.approvals).map((line) => `• ${line}`)] : []),
   ].join('\n');
 }
 

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
+import { createApprovalStore } from './approval-store.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
@@ -40,6 +41,7 @@ export function createPrismaStores(
     deliveries: guardStore(createDeliveryStore(prisma, options.pool)),
     reviews: guardStore(createReviewStore(prisma)),
     spaces: guardStore(createMemorySpaceStore(prisma)),
+    approvals: guardStore(createApprovalStore(prisma)),
   };
 }
 
