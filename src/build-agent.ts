@@ -14,7 +14,7 @@ import { missingModelSettings, type Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/loop/context-window.js';
-import { resolveApprovalPolicy } from './core/loop/approval-policy.js';
+import { resolveApprovalPolicy } from './core/approval-policy.js';
 import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';

@@ -1,5 +1,5 @@
 // The context object every core piece takes (docs/style.md §2): settings, stores, model, tools, events.
-import type { ApprovalSettings } from './loop/approval-gate.js';
+import type { ApprovalSettings } from './approval-policy.js';
 import type { AttachmentSaver } from './attachment-saver.js';
 import { imageLimitsFor, type ProviderImageLimits } from './image-limits.js';
 import type { EventBus } from './events.js';

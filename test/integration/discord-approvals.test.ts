@@ -3,7 +3,7 @@
 // then says who decided what, and the call runs once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { resolveApprovalPolicy } from '../../src/core/loop/approval-policy.js';
+import { resolveApprovalPolicy } from '../../src/core/approval-policy.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { buttonsOf, startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import { conversation, requestsOf, scriptRoles } from '../support/model-script.js';

@@ -3,7 +3,7 @@
 // only they see it and nothing changes; the card then says who decided what.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { resolveApprovalPolicy } from '../../src/core/loop/approval-policy.js';
+import { resolveApprovalPolicy } from '../../src/core/approval-policy.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import { conversation, requestsOf, scriptRoles } from '../support/model-script.js';

@@ -6,7 +6,7 @@ import { AccessPolicy, type Requester } from '../../src/adapters/chat/access-pol
 import { approvalCallText, approvalOutcomeLine, codeBlock } from '../../src/adapters/chat/approval-card.js';
 import type { ApprovalRecord } from '../../src/core/approval-store.js';
 import { ConfigError } from '../../src/core/errors.js';
-import { defaultApprovalRequired, isReadOnly, resolveApprovalPolicy, type PolicyTool } from '../../src/core/loop/approval-policy.js';
+import { defaultApprovalRequired, isReadOnly, resolveApprovalPolicy, type PolicyTool } from '../../src/core/approval-policy.js';
 import type { AnyTool } from '../../src/core/tool.js';
 import { EventBus } from '../../src/core/events.js';
 import type { SessionRecord } from '../../src/core/store.js';

@@ -8,18 +8,9 @@ import type { AgentDeps } from '../agent-context.js';
 import type { ApprovalDecision, ApprovalRecord } from '../approval-store.js';
 import type { ToolCall } from '../messages.js';
 import type { SessionRecord } from '../store.js';
-import type { ApprovalPolicy } from './approval-policy.js';
+import type { ApprovalSettings } from '../approval-policy.js';
 import type { LiveContext } from './live-context.js';
 import { notRunToolResult } from './tool-executor.js';
-
-/** R23's settings (APPROVAL_*); absent from AgentDeps: nothing asks. */
-export interface ApprovalSettings {
-  policy: ApprovalPolicy;
-  /** How long a person has to decide before the call is denied with a note (ms). */
-  timeoutMs: number;
-  /** How often a waiting drive looks at its approval besides wake-ups, which can be missed (ms). */
-  pollMs: number;
-}
 
 /** What the worker does with a call: run it, answer it with `content` instead, or leave it waiting. */
 export type ApprovalVerdict = { kind: 'run' } | { kind: 'refused'; content: string } | { kind: 'left' };

@@ -8,11 +8,20 @@
 //   none                  nothing (APPROVAL_REQUIRED=none turns approvals off)
 // A tool asks when a REQUIRED selector matches it and no EXEMPT one does. Memory tools never ask
 // (the worker's TODO.md and memory reads, and the forks, which run no tool of another group).
-import { ConfigError } from '../errors.js';
-import type { AnyTool } from '../tool.js';
+import { ConfigError } from './errors.js';
+import type { AnyTool } from './tool.js';
 
 /** The default of APPROVAL_REQUIRED: shell commands and MCP tools their server does not mark read-only. */
 export const defaultApprovalRequired = 'shell,mcp';
+
+/** R23's settings (APPROVAL_*); absent from AgentDeps: nothing asks. */
+export interface ApprovalSettings {
+  policy: ApprovalPolicy;
+  /** How long a person has to decide before the call is denied with a note (ms). */
+  timeoutMs: number;
+  /** How often a waiting drive looks at its approval besides wake-ups, which can be missed (ms). */
+  pollMs: number;
+}
 
 /** Which tool names wait for a person. */
 export class ApprovalPolicy {
