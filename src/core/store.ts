@@ -55,6 +55,11 @@ export interface SessionRecord extends ThreadAddress {
   workerSteps: number;
   /** R21: `workerSteps` when the current run began (a person's message taken, or a resume). */
   runStartStep: number;
+  /**
+   * The W3C traceparent of the run under way, when traces are on: a run that another process
+   * starts after a crash, a hand-over or a reset continues its trace. Null or absent: none.
+   */
+  traceContext?: string | null;
 }
 
 export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy' | 'runStartStep'>;

@@ -55,6 +55,7 @@ export type SessionMinAggregateOutputType = {
   currentSegmentId: string | null
   workerSteps: number | null
   runStartStep: number | null
+  traceContext: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -76,6 +77,7 @@ export type SessionMaxAggregateOutputType = {
   currentSegmentId: string | null
   workerSteps: number | null
   runStartStep: number | null
+  traceContext: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -97,6 +99,7 @@ export type SessionCountAggregateOutputType = {
   currentSegmentId: number
   workerSteps: number
   runStartStep: number
+  traceContext: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -132,6 +135,7 @@ export type SessionMinAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -153,6 +157,7 @@ export type SessionMaxAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -174,6 +179,7 @@ export type SessionCountAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -282,6 +288,7 @@ export type SessionGroupByOutputType = {
   currentSegmentId: string | null
   workerSteps: number
   runStartStep: number
+  traceContext: string | null
   createdAt: Date
   updatedAt: Date
   _count: SessionCountAggregateOutputType | null
@@ -326,6 +333,7 @@ export type SessionWhereInput = {
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -354,6 +362,7 @@ export type SessionOrderByWithRelationInput = {
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   memorySpace?: Prisma.MemorySpaceOrderByWithRelationInput
@@ -386,6 +395,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -414,6 +424,7 @@ export type SessionOrderByWithAggregationInput = {
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SessionCountOrderByAggregateInput
@@ -443,6 +454,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   workerSteps?: Prisma.IntWithAggregatesFilter<"Session"> | number
   runStartStep?: Prisma.IntWithAggregatesFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
 }
@@ -463,6 +475,7 @@ export type SessionCreateInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -491,6 +504,7 @@ export type SessionUncheckedCreateInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -517,6 +531,7 @@ export type SessionUpdateInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -545,6 +560,7 @@ export type SessionUncheckedUpdateInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -572,6 +588,7 @@ export type SessionCreateManyInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -592,6 +609,7 @@ export type SessionUpdateManyMutationInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -613,6 +631,7 @@ export type SessionUncheckedUpdateManyInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -641,6 +660,7 @@ export type SessionCountOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -668,6 +688,7 @@ export type SessionMaxOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -689,6 +710,7 @@ export type SessionMinOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -895,6 +917,7 @@ export type SessionCreateWithoutSegmentsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -922,6 +945,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   steers?: Prisma.SteerMessageUncheckedCreateNestedManyWithoutSessionInput
@@ -963,6 +987,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -990,6 +1015,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   steers?: Prisma.SteerMessageUncheckedUpdateManyWithoutSessionNestedInput
@@ -1015,6 +1041,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentCreateNestedManyWithoutSessionInput
@@ -1041,6 +1068,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1097,6 +1125,7 @@ export type SessionScalarWhereInput = {
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
 }
@@ -1117,6 +1146,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1144,6 +1174,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1185,6 +1216,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1212,6 +1244,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1237,6 +1270,7 @@ export type SessionCreateWithoutSteersInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1264,6 +1298,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1305,6 +1340,7 @@ export type SessionUpdateWithoutSteersInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1332,6 +1368,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1357,6 +1394,7 @@ export type SessionCreateWithoutModelCallsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1384,6 +1422,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1425,6 +1464,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1452,6 +1492,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1477,6 +1518,7 @@ export type SessionCreateWithoutOutboxInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1504,6 +1546,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1545,6 +1588,7 @@ export type SessionUpdateWithoutOutboxInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1572,6 +1616,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1597,6 +1642,7 @@ export type SessionCreateWithoutLeaseInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1624,6 +1670,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1665,6 +1712,7 @@ export type SessionUpdateWithoutLeaseInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1692,6 +1740,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1717,6 +1766,7 @@ export type SessionCreateManyMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1737,6 +1787,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUpdateManyWithoutSessionNestedInput
@@ -1763,6 +1814,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1789,6 +1841,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1877,6 +1930,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1906,6 +1960,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1928,6 +1983,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -1950,11 +2006,12 @@ export type SessionSelectScalar = {
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "workerSteps" | "runStartStep" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "workerSteps" | "runStartStep" | "traceContext" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -2026,6 +2083,11 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * run's steps are the difference, counted across resets and restarts.
      */
     runStartStep: number
+    /**
+     * The W3C traceparent of the run under way (traces, when OTEL_* is set): a run started by
+     * another process after a crash, a hand-over or a reset continues its trace. Null when quiet.
+     */
+    traceContext: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["session"]>
@@ -2474,6 +2536,7 @@ export interface SessionFieldRefs {
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly workerSteps: Prisma.FieldRef<"Session", 'Int'>
   readonly runStartStep: Prisma.FieldRef<"Session", 'Int'>
+  readonly traceContext: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>
 }

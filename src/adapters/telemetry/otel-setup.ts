@@ -1,0 +1,83 @@
+// Traces are on only when the standard OTEL_* variables name an OTLP endpoint. Off, nothing of the
+// SDK is created: no provider, no exporter, no listener, no wrapper around the model client (the
+// `@opentelemetry/api` alone, which Hippo never registers globally, costs nothing).
+import type { Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { defaultResource, detectResources, resourceFromAttributes, resourceAttributesEnvDetector, serviceNameEnvDetector } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler,
+} from '@opentelemetry/sdk-trace';
+
+type Environment = Record<string, string | undefined>;
+
+/** The tracer Hippo's spans go to, and how to flush and close it. */
+export interface TracingSetup {
+  tracer: Tracer;
+  /** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`: arguments, results and messages go into spans. */
+  captureContent: boolean;
+  /** Where spans are sent (for the start-up log line). */
+  endpoint: string;
+  /** Sends what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+/** Why traces are off, or null when the environment asks for them. */
+export function tracesOffReason(env: Environment): string | null {
+  if (env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true') return 'OTEL_SDK_DISABLED=true';
+  const exporter = env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase();
+  if (exporter === 'none') return 'OTEL_TRACES_EXPORTER=none';
+  if (exporter && exporter !== 'otlp') return `OTEL_TRACES_EXPORTER=${exporter} is not supported (otlp only)`;
+  if (!tracesEndpoint(env)) return 'no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT';
+  return null;
+}
+
+function tracesEndpoint(env: Environment): string | undefined {
+  const traces = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim();
+  if (traces) return traces;
+  const base = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
+}
+
+/**
+ * The tracer of the environment's OTEL_* settings, or null when traces are off. The exporter
+ * reads the endpoint, headers, timeout and compression from the same variables; the resource
+ * takes OTEL_SERVICE_NAME (default "hippo") and OTEL_RESOURCE_ATTRIBUTES.
+ */
+export function startTracing(env: Environment): TracingSetup | null {
+  if (tracesOffReason(env) !== null) return null;
+  const endpoint = tracesEndpoint(env) ?? '';
+  const detected = detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] });
+  const named = env['OTEL_SERVICE_NAME']?.trim() ? detected : detected.merge(resourceFromAttributes({ 'service.name': 'hippo' }));
+  const provider = new TracerProvider({
+    resource: defaultResource().merge(named),
+    sampler: samplerFromEnv(env),
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: endpoint }) })],
+  });
+  return {
+    tracer: provider.getTracer('hippo'),
+    captureContent: env['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT']?.trim().toLowerCase() === 'true',
+    endpoint,
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the specification names them (default parentbased_always_on). */
+export function samplerFromEnv(env: Environment): Sampler {
+  const name = env['OTEL_TRACES_SAMPLER']?.trim().toLowerCase() || 'parentbased_always_on';
+  const arg = Number(env['OTEL_TRACES_SAMPLER_ARG']);
+  const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 && env['OTEL_TRACES_SAMPLER_ARG']?.trim() ? arg : 1;
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
