@@ -3,7 +3,7 @@
 // `@opentelemetry/api` alone, which Hippo never registers globally, costs nothing).
 import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, detectResources, resourceFromAttributes, resourceAttributesEnvDetector, serviceNameEnvDetector } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler,
 } from '@opentelemetry/sdk-trace';
@@ -46,10 +46,8 @@ function tracesEndpoint(env: Environment): string | undefined {
 export function startTracing(env: Environment): TracingSetup | null {
   if (tracesOffReason(env) !== null) return null;
   const endpoint = tracesEndpoint(env) ?? '';
-  const detected = detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] });
-  const named = env['OTEL_SERVICE_NAME']?.trim() ? detected : detected.merge(resourceFromAttributes({ 'service.name': 'hippo' }));
   const provider = new TracerProvider({
-    resource: defaultResource().merge(named),
+    resource: defaultResource().merge(resourceFromAttributes(resourceAttributes(env))),
     sampler: samplerFromEnv(env),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: endpoint }) })],
   });
@@ -59,6 +57,28 @@ export function startTracing(env: Environment): TracingSetup | null {
     endpoint,
     shutdown: () => provider.shutdown(),
   };
+}
+
+/**
+ * The resource's attributes: OTEL_RESOURCE_ATTRIBUTES ("key=value,key=value", values
+ * percent-encoded), then OTEL_SERVICE_NAME over them; "hippo" when no service name is given.
+ */
+export function resourceAttributes(env: Environment): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const pair of (env['OTEL_RESOURCE_ATTRIBUTES'] ?? '').slice(0, 4096).split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    try {
+      if (key) attributes[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // A malformed percent-encoding: the attribute is left out, as the specification says.
+    }
+  }
+  const service = env['OTEL_SERVICE_NAME']?.trim();
+  if (service) attributes['service.name'] = service;
+  attributes['service.name'] ??= 'hippo';
+  return attributes;
 }
 
 /** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the specification names them (default parentbased_always_on). */
