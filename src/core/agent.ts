@@ -6,7 +6,7 @@ import { RunnerRegistry } from './runner/runner-registry.js';
 import { spendOf, type Spend } from './runner/spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
-import type { Attachment, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 
 /** A person's message in a thread. */
 export interface IncomingMessage {
@@ -40,7 +40,12 @@ export interface SessionStatus {
    * reaches `percent` of the window), and how many tokens of growth that is from now.
    */
   memoryCheckpoint: { percent: number; tokensAway: number };
+  /** The context's size at each worker step since the session started, with its checkpoints and resets. */
+  contextHistory: ContextHistory & { window: number };
 }
+
+/** Worker steps `status` reads for the context's curve (the newest). */
+const CONTEXT_HISTORY_STEPS = 2_000;
 
 export interface SubmitOptions {
   /** Starts a session for the thread when it has none (else a message there is not stored). */
@@ -172,7 +177,9 @@ export class Agent {
 
   async status(sessionId: string): Promise<SessionStatus> {
     const runner = await this.runner(sessionId);
-    const [usage, totals] = await Promise.all([this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId })]);
+    const [usage, totals, history] = await Promise.all([
+      this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId }), this.deps.stores.usage.contextHistory(sessionId, CONTEXT_HISTORY_STEPS),
+    ]);
     const spend = spendOf(totals, this.deps.settings);
     const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
     const cached = usage.worker.cachedTokens + usage.summarizer.cachedTokens + usage.decider.cachedTokens;
@@ -189,6 +196,7 @@ export class Agent {
       spend: spend.priced || spend.total > 0 ? spend : null,
       budgetUsd: runner.session.budgetUsd ?? this.deps.settings.sessionBudgetUsd,
       memoryCheckpoint: nextCheckpoint(runner.context.segment.lastStep, tokens, this.deps.settings),
+      contextHistory: { ...history, window: this.deps.settings.contextWindow },
     };
   }
 

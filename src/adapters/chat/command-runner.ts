@@ -1,6 +1,7 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
 import type { Agent, SessionStatus } from '../../core/agent.js';
+import { contextCurveLines } from './context-curve.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
@@ -121,6 +122,7 @@ export function statusText(status: SessionStatus): string {
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
     memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
+    ...contextCurveLines(status.contextHistory, { fenced: true, bold: true }),
   ].join('\n');
 }
 

@@ -10,6 +10,7 @@ import { mainDocumentPath } from '../../core/memory/init-messages.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
+import { contextCurveLines } from '../chat/context-curve.js';
 import { historyText } from '../chat/memory-browser.js';
 import type { ConsoleOutput } from './console-output.js';
 import { ConsoleRenderer } from './console-renderer.js';
@@ -108,6 +109,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
         // Where the memory stands: the next summarizer and decider fork when the context reaches it (R2).
         const { percent, tokensAway } = status.memoryCheckpoint;
         output.line(`  memory: next checkpoint at ${percent}% of the window (${tokensAway} tokens from now) · summarizer calls ${usage.summarizer.calls} · resets ${status.segmentOrdinal - 1}`);
+        for (const line of contextCurveLines(status.contextHistory, { fenced: false })) output.line(`  ${line}`);
         break;
       }
       case 'memory': {
