@@ -158,6 +158,8 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     log.info({ endpoint: tracing.endpoint, captureContent: tracing.captureContent }, 'traces-on');
   }
   const counted = metrics.instrument(modelHealth);
+  // The intake (what a platform's ack waits for) is timed in /metrics.
+  const timedStores: Stores = { ...stores, steers: metrics.instrumentIntake(stores.steers) };
   const deps: AgentDeps = {
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
@@ -177,7 +179,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       // claiming it again; the lease is still given up well before another replica would wait.
       leaseIdleGraceMs: Math.min(5_000, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
     },
-    stores,
+    stores: timedStores,
     model: traces ? traces.instrument(counted) : counted,
     tools: new ToolExecutor(tools),
     events,
@@ -188,7 +190,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   log.info({ model: config.MODEL, provider: config.MODEL_PROVIDER, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name) }, 'agent-ready');
   return {
     agent: new Agent(deps),
-    stores,
+    stores: timedStores,
     events,
     metrics,
     modelHealth,
