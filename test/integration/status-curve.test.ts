@@ -41,6 +41,15 @@ describe('status: the context curve', () => {
     await runner.memory.settle();
     const status = await h.agent.status(id);
     expect(status.contextHistory.steps.map((step) => [step.segment, step.tokens])).toEqual([[1, 2_000], [1, 3_000], [1, 3_100], [2, 1_000], [3, 500]]);
+    // A summarizer forked in the third context before its first step (a person's request right
+    // after the reset) marks no step of the second.
+    const third = await bed.database.prisma.segment.findFirstOrThrow({ where: { sessionId: id, ordinal: 3 } });
+    const lastCall = await bed.database.prisma.modelCall.findFirstOrThrow({ where: { sessionId: id, role: 'worker' }, orderBy: { id: 'desc' } });
+    await bed.database.prisma.memoryRun.create({ data: { sessionId: id, segmentId: third.id, role: 'summarizer', round: 1, forkPoint: 3, status: 'succeeded', startedAt: new Date(lastCall.createdAt.getTime() - 1) } });
+    expect((await h.stores.usage.contextHistory(id, 100)).steps.map((step) => step.memory)).toEqual([false, true, false, false, false]);
+    // Bounded: only the newest steps are read, the rest counted.
+    const newest = await h.stores.usage.contextHistory(id, 2);
+    expect(newest).toMatchObject({ omitted: 3, steps: [{ segment: 2, tokens: 1_000 }, { segment: 3, tokens: 500 }] });
     const lines = statusText(status).split('\n');
     const title = lines.findIndex((line) => line.startsWith('**Context since the start:'));
     expect(lines.slice(title)).toEqual([
