@@ -14,7 +14,7 @@ import type { AgentHarness } from '../test/support/agent-harness.js';
 import { createAgentHarness, newThread, personMessage } from '../test/support/agent-harness.js';
 import { parseConfig } from '../src/config.js';
 import { defaultAgentSettings } from '../src/core/agent-context.js';
-import { costOf, pricesFor, type ModelPrices } from '../src/core/runner/prices.js';
+import { costOf, pricesFor, type ModelPrices } from '../src/core/prices.js';
 import { defineTool, type AnyTool } from '../src/core/tool.js';
 import { createPostgresBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { runBlockingSession } from './support/blocking-compaction.js';

@@ -16,7 +16,7 @@ import { openDatabase, type Database } from '../src/adapters/storage/database.js
 import { buildAgent } from '../src/build-agent.js';
 import { parseConfig } from '../src/config.js';
 import type { AgentEvent } from '../src/core/events.js';
-import { costOf, pricesFor } from '../src/core/runner/prices.js';
+import { costOf, pricesFor } from '../src/core/prices.js';
 import { createLogger } from '../src/log.js';
 
 /** A fact stated early, the question that needs it, and words a right answer contains. */

@@ -17,7 +17,7 @@ import { missingModelSettings, type Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/loop/context-window.js';
-import { pricesFor } from './core/runner/prices.js';
+import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';
 import { memoryTools } from './core/memory/memory-tools.js';
@@ -35,7 +35,7 @@ import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
 import { WorkspaceAttachments } from './tools/workspace-attachments.js';
 import { attachFileTool } from './tools/attach-file.js';
 import { modelAcceptsImages } from './core/loop/model-images.js';
-import { imageLimitsFor } from './core/loop/image-limits.js';
+import { imageLimitsFor } from './core/image-limits.js';
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -113,7 +113,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
     : undefined;
   if (sandbox?.kind === 'none') log.warn('shell-unsandboxed: SHELL_UNSANDBOXED=true and no sandbox works here; shell commands can read the bot\'s secrets');
-  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
+  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user ? 'one per session' : 'the bot\'s', checkedAs: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
   // The MCP SDK is loaded only when MCP tools are configured.
   const mcp = groups.includes('mcp') && config.MCP_CONFIG
     ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })

@@ -12,7 +12,7 @@ import { runConsoleChat } from './adapters/console/console-chat.js';
 import { openDatabase } from './adapters/storage/database.js';
 import { buildAgent } from './build-agent.js';
 import { configWarnings, missingModelSettings, spendWarnings } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, knownSecrets } from './log.js';
 import { startupConfig } from './startup-config.js';
 
 const { config, envFile } = startupConfig(process.argv, process.env, missingModelSettings);
@@ -23,7 +23,7 @@ mkdirSync(config.DATA_DIR, { recursive: true });
 const log = createLogger(config.LOG_LEVEL, pino.multistream([
   { level: config.LOG_LEVEL === 'silent' ? 'fatal' : config.LOG_LEVEL, stream: pino.destination({ dest: logPath, append: true, sync: false }) },
   { level: 'warn', stream: chatNotices() },
-]));
+]), { secrets: knownSecrets(config) });
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 const threadFlag = process.argv.indexOf('--thread');
 const thread = threadFlag > 0 ? (process.argv[threadFlag + 1] ?? 'default') : 'default';

@@ -1,12 +1,12 @@
 // The context object every core piece takes (docs/style.md §2): settings, stores, model, tools, events.
-import type { AttachmentSaver } from './loop/attachments.js';
-import { imageLimitsFor, type ProviderImageLimits } from './loop/image-limits.js';
+import type { AttachmentSaver } from './attachment-saver.js';
+import { imageLimitsFor, type ProviderImageLimits } from './image-limits.js';
 import type { EventBus } from './events.js';
 import type { Log } from './log.js';
 import type { ModelClient } from './model-client.js';
-import type { ModelPrices } from './runner/prices.js';
+import type { ModelPrices } from './prices.js';
 import type { LeaseStore, MemoryScope, Stores, Wakeups } from './store.js';
-import type { ToolExecutor } from './loop/tool-executor.js';
+import type { ToolSet } from './tool.js';
 
 /** Tunables of the agent; defaults come from config (src/config.ts). */
 export interface AgentSettings {
@@ -144,7 +144,7 @@ export interface AgentDeps {
   replica: ReplicaSettings;
   stores: Stores;
   model: ModelClient;
-  tools: ToolExecutor;
+  tools: ToolSet;
   events: EventBus;
   log: Log;
   clock: Clock;

@@ -3,7 +3,7 @@
 import type { AgentDeps } from './agent-context.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
-import { spendOf, type Spend } from './runner/spend.js';
+import { spendOf, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
 import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';

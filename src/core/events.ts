@@ -1,5 +1,4 @@
 // Core emits events; adapters render them (docs/style.md §8). Nothing here knows a chat platform.
-import type { AnswerFile } from './loop/answer-files.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 
@@ -28,6 +27,12 @@ export interface RunUsage {
  * 'step-limit': the run took RUN_MAX_STEPS steps (R21), the session waits like a paused one.
  */
 export type StopReason = 'idle' | 'paused' | 'reset' | 'error' | 'shutdown' | 'lease-lost' | 'storage' | 'budget' | 'stopped' | 'step-limit';
+
+/** A file an answer sends: the call that asked for it, and its workspace path. */
+export interface AnswerFile {
+  callId: string;
+  path: string;
+}
 
 /** Everything a session reports while it works. */
 export type AgentEvent =

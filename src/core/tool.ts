@@ -1,8 +1,14 @@
 // The tool contract shared by every role (R1: one set of definitions; permissions by role at
 // execution). Tools live in src/tools and src/core/memory/memory-tools.ts; core executes them.
 import { z } from 'zod';
-import type { ToolImage } from './loop/attachments.js';
-import type { AgentRole, ToolDefinition } from './messages.js';
+import type { AgentRole, ToolCall, ToolDefinition } from './messages.js';
+
+/** An image a tool returned (MCP), to be shown to a model that accepts images. */
+export interface ToolImage {
+  mimeType: string;
+  /** Base64 of the image bytes. */
+  data: string;
+}
 
 /** Who is calling a tool, and on behalf of which session. */
 export interface ToolContext {
@@ -52,6 +58,27 @@ export interface Tool<Input = unknown> {
   parameters?: Record<string, unknown>;
   /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */
   execute(input: Input, context: ToolContext): Promise<string>;
+}
+
+/** What one call came to: the tool message content sent back to the model. */
+export interface ToolOutcome {
+  ok: boolean;
+  content: string;
+}
+
+/**
+ * The agent's tools as core runs them (loop/tool-executor.ts): by name, validated, permitted by
+ * role, timed and capped; a failure is an outcome, never a throw.
+ */
+export interface ToolSet {
+  /** The definitions every role receives, in a stable order (R1). */
+  readonly definitions: ToolDefinition[];
+  /** Runs one call; `resultLimitChars` narrows the cap to this call's share of its batch. */
+  execute(call: ToolCall, context: Omit<ToolContext, 'signal'> & { signal: AbortSignal; resultLimitChars?: number }): Promise<ToolOutcome>;
+  /** True when a successful call of `name` sends a workspace file with the next answer (Tool.deliversFile). */
+  deliversFile(name: string): boolean;
+  /** True when a call of `name` may run again after a crash interrupted it (Tool.repeatable). */
+  isRepeatable(name: string): boolean;
 }
 
 /** Erases the input type so tools of different inputs fit one list. */

@@ -1,5 +1,5 @@
 // R22: an image reaches the model only when its bytes decode as the type they claim and fit the
-// provider's documented limits (core/loop/image-limits.ts); one that is too large is shrunk here,
+// provider's documented limits (core/image-limits.ts); one that is too large is shrunk here,
 // once, when it is saved or a tool returns it, never per request. The decoder is sharp (libvips):
 // a maintained library whose prebuilt binaries install from the npm registry as platform packages
 // (no download at install, no compiler), fast on a 12 MP photo (about 0.4 s and 30 MB here), and
@@ -9,9 +9,10 @@
 import sharp from 'sharp';
 import type { Metadata, Sharp } from 'sharp';
 import { CancelledError } from '../core/errors.js';
-import { formatSize, type FittedImage, type ImageFitter } from '../core/loop/attachments.js';
+import { formatSize } from '../core/prompts/prompts.js';
+import type { FittedImage, ImageFitter } from '../core/attachment-saver.js';
 import { claimedImageType, readImageHeader } from '../core/loop/image-header.js';
-import { base64Chars, type ProviderImageLimits } from '../core/loop/image-limits.js';
+import { base64Chars, type ProviderImageLimits } from '../core/image-limits.js';
 
 // No cache of decoded images across calls (each image is fitted once), and one libvips thread per
 // image: the service's other work keeps the machine's other core.

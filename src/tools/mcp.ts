@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import { abortReason } from './abort-reason.js';
 import { readMcpConfig, type McpServerConfig } from './mcp-config.js';
 import { capHeadTail, resultBudgetChars } from '../core/loop/output-cap.js';
-import { formatSize } from '../core/loop/attachments.js';
+import { formatSize } from '../core/prompts/prompts.js';
 
 /** Options of McpToolSource.start. */
 export interface McpToolSourceOptions {

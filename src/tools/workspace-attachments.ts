@@ -5,9 +5,12 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { fittedNote, formatSize, safeFileName, type AttachmentSaver, type FittedImage, type SavedAttachment } from '../core/loop/attachments.js';
+import { fittedNote } from '../core/loop/attachments.js';
+import { formatSize } from '../core/prompts/prompts.js';
+import { safeFileName } from '../core/prompts/text-hygiene.js';
+import type { AttachmentSaver, FittedImage, SavedAttachment } from '../core/attachment-saver.js';
 import { claimedImageType } from '../core/loop/image-header.js';
-import type { ProviderImageLimits } from '../core/loop/image-limits.js';
+import type { ProviderImageLimits } from '../core/image-limits.js';
 import { SharpImageFitter } from './image-fitter.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';

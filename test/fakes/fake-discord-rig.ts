@@ -1,6 +1,6 @@
 // The Discord adapter under test: the real adapter and discord.js client against the fake Discord,
 // a real agent on a per-file Postgres database and the fake model server. One rig per test file.
-import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { SessionRecord } from '../../src/core/store.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { spendOf } from '../../src/core/runner/spend.js';
+import { spendOf } from '../../src/core/spend.js';
 import { startFakeAnthropicServer, type AnthropicRecordedRequest, type FakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
 import type { FakeModelServer } from '../fakes/fake-model-server.js';
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';

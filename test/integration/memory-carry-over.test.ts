@@ -4,7 +4,7 @@
 // segment never starts above the hard limit and its forks are sent.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
+import type { AttachmentSaver } from '../../src/core/attachment-saver.js';
 import { estimateTokens } from '../../src/core/loop/context-window.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { startFakeAnthropicServer } from '../fakes/fake-anthropic-server.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WORKSPACE_LIMITS } from '../../src/tools/workspace-quota.js';
-import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { imageLimitsFor } from '../../src/core/image-limits.js';
 import type { Attachment, SessionRecord } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { WorkspaceAttachments } from '../../src/tools/workspace-attachments.js';

@@ -15,7 +15,7 @@ import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
 import type { Database } from '../../src/adapters/storage/database.js';
-import type { AttachmentSaver } from '../../src/core/loop/attachments.js';
+import type { AttachmentSaver } from '../../src/core/attachment-saver.js';
 import type { ModelClient } from '../../src/core/model-client.js';
 
 export interface AgentHarness {

@@ -2,7 +2,7 @@
 // agent harness, our HTTP server with the real Bolt receiver, and the adapter wired to all four.
 // Without a signing secret it runs Socket Mode instead (SLACK_APP_TOKEN in `env`, the fake Socket
 // Mode server's URL in `slack.socketModeUrl`).
-import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { createChatStorage } from '../../src/adapters/storage/chat-storage.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

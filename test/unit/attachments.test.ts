@@ -1,7 +1,8 @@
 // Shared files as the model reads about them: safe names, one line per file, images checked by
 // their bytes, a per-model image capability, and token estimates that count an image once.
 import { describe, expect, it } from 'vitest';
-import { attachmentLine, formatSize, safeFileName } from '../../src/core/loop/attachments.js';
+import { attachmentLine, formatSize } from '../../src/core/prompts/prompts.js';
+import { safeFileName } from '../../src/core/prompts/text-hygiene.js';
 import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/loop/context-window.js';
 import { modelAcceptsImages } from '../../src/core/loop/model-images.js';
 import { steerMessage } from '../../src/core/prompts/prompts.js';

@@ -1,7 +1,8 @@
 // What a request shows of a context's images (issue #25 item 1): the latest few distinct images
 // within a byte budget; repeats and older ones become text that says where the file is.
 import { describe, expect, it } from 'vitest';
-import { withoutRepeatedImages, type SavedAttachment } from '../../src/core/loop/attachments.js';
+import { withoutRepeatedImages } from '../../src/core/loop/attachments.js';
+import type { SavedAttachment } from '../../src/core/attachment-saver.js';
 import { boundImages, imageUrls } from '../../src/core/loop/image-budget.js';
 import type { ChatMessage, ContentPart } from '../../src/core/messages.js';
 import { steerMessage } from '../../src/core/prompts/prompts.js';

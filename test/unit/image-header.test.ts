@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { fitByHeader } from '../../src/core/loop/attachments.js';
 import { claimedImageType, maxHeaderScanBytes, readImageHeader } from '../../src/core/loop/image-header.js';
-import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { fakePng, flatPng } from '../support/images.js';
 
 const canvas = (width: number, height: number) => sharp({ create: { width, height, channels: 4, background: { r: 10, g: 20, b: 30, alpha: 0.5 } } });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { contextWindowFor } from '../../src/core/loop/context-window.js';
 import { modelAcceptsImages } from '../../src/core/loop/model-images.js';
-import { costOf, pricesFor } from '../../src/core/runner/prices.js';
+import { costOf, pricesFor } from '../../src/core/prices.js';
 
 describe('Claude in the built-in tables', () => {
   it('knows list prices per model family, with cache reads at 0.1× and writes at 1.25× input', () => {

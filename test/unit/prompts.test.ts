@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { untrustedToolOutput } from '../../src/core/loop/tool-executor.js';
 import { escapeClosingTags, initMainText, initMainVersion, markerText, maxSteerChars, memoryDocumentsMessage, renderSteer, systemPrompt } from '../../src/core/prompts/prompts.js';
 import { deciderInstruction, summarizerInstruction } from '../../src/core/prompts/memory-instructions.js';
-import { requestSection, reviewSection } from '../../src/core/memory/review-brief.js';
+import { requestSection, reviewSection } from '../../src/core/prompts/review-brief.js';
 import { currentStep, shouldTrigger } from '../../src/core/memory/trigger-policy.js';
 import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-window.js';
 import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';

@@ -1,7 +1,7 @@
-// SteerInbox (core/runner/steer-inbox.ts): the store is asked for steers only when some may be queued.
+// SteerInbox (core/loop/steer-inbox.ts): the store is asked for steers only when some may be queued.
 import { describe, expect, it } from 'vitest';
 import { LiveContext } from '../../src/core/loop/live-context.js';
-import { SteerInbox } from '../../src/core/runner/steer-inbox.js';
+import { SteerInbox } from '../../src/core/loop/steer-inbox.js';
 import type { ContextStore, SegmentRecord, SteerRecord } from '../../src/core/store.js';
 
 const segment: SegmentRecord = { id: 'g1', sessionId: 's1', ordinal: 1, lastStep: 0, summarizerRounds: 0, deciderRounds: 0, deciderDueIn: 0, contextTokens: 0, contextTokensSeq: 0, carriedMessages: 0 };

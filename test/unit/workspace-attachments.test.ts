@@ -12,7 +12,7 @@ import { ToolError } from '../../src/core/errors.js';
 import { ensureSessionWorkspace } from '../../src/tools/workspace-path.js';
 import { createLogger } from '../../src/log.js';
 import { WorkspaceAttachments, type WorkspaceAttachmentsOptions } from '../../src/tools/workspace-attachments.js';
-import { imageLimitsFor } from '../../src/core/loop/image-limits.js';
+import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { dataUrlImage, fakePng, flatPng, noiseJpeg } from '../support/images.js';
 
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');

@@ -7,7 +7,7 @@ import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
-import { formatDollars } from '../../core/runner/prices.js';
+import { formatDollars } from '../../core/prices.js';
 import { browserText } from './memory-browser.js';
 import { emptyExportText, memoryExportFile } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';

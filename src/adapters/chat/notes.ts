@@ -2,7 +2,7 @@
 // changes and resets, and the diffs people review. Platforms wrap them in their own UI.
 import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js';
 import { compactDiff } from '../../core/memory/line-diff.js';
-import { formatDollars } from '../../core/runner/prices.js';
+import { formatDollars } from '../../core/prices.js';
 import { changeCounts, memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { DocumentStore, PersonRequest } from '../../core/store.js';
 

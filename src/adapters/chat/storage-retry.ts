@@ -1,7 +1,7 @@
 // Rendering writes to the outbox in Postgres: while the database is away (a failover, a restart)
 // that write is retried with back-off, so an answer or a note is delayed, never dropped.
 import { isTransient } from '../../core/errors.js';
-import { backoffMs, delay } from '../../core/runner/retry.js';
+import { backoffMs, delay } from '../../core/retry.js';
 import type { Logger } from '../../log.js';
 import { isTransientDatabaseError } from '../storage/storage-errors.js';
 

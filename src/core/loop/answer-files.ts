@@ -1,14 +1,9 @@
 // Which workspace files an answer sends (attach_file): the successful file-delivering calls since
 // the previous answer. Read from the stored context, so an answer re-sent after a crash names the
 // same files (their uploads are keyed by call, so none is sent twice).
+import type { AnswerFile } from '../events.js';
 import { contentText, type ChatMessage } from '../messages.js';
 import type { StoredMessage } from '../store.js';
-
-/** A file an answer sends: the call that asked for it, and its workspace path. */
-export interface AnswerFile {
-  callId: string;
-  path: string;
-}
 
 /** The files the answer at `answerSeq` sends, in the order they were asked for. */
 export function answerFiles(entries: readonly StoredMessage[], answerSeq: number, deliversFile: (tool: string) => boolean): AnswerFile[] {

@@ -6,18 +6,12 @@ import { CancelledError, isTransient } from '../errors.js';
 import { escapeClosingTags } from '../prompts/wrappers.js';
 import type { ToolCall } from '../messages.js';
 import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from './output-cap.js';
-import type { AnyTool, ToolContext } from '../tool.js';
+import type { AnyTool, ToolContext, ToolOutcome, ToolSet } from '../tool.js';
 import { toolDefinitions } from '../tool.js';
 import type { ToolDefinition } from '../messages.js';
 
-export interface ToolOutcome {
-  ok: boolean;
-  /** The tool message content sent back to the model. */
-  content: string;
-}
-
 /** Runs tools by name with validation, permissions and time limits. */
-export class ToolExecutor {
+export class ToolExecutor implements ToolSet {
   /** The definitions every role receives, in a stable order (R1). */
   readonly definitions: ToolDefinition[];
   private readonly byName: Map<string, AnyTool>;

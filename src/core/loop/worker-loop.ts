@@ -10,12 +10,13 @@ import type { StopReason } from '../events.js';
 import type { LiveContext } from './live-context.js';
 import { isTransient } from '../errors.js';
 import { contentText, type ChatMessage, type ToolCall } from '../messages.js';
-import { interruptedToolResult, notRunToolResult, stoppedToolResult, type ToolOutcome } from './tool-executor.js';
+import { interruptedToolResult, notRunToolResult, stoppedToolResult } from './tool-executor.js';
+import type { ToolOutcome } from '../tool.js';
 import { buildRequest, callModel } from './model-call.js';
 import { toolImagesMessage } from '../prompts/prompts.js';
 import { fitToolImages, maxToolImageChars, type ToolImageTaken } from './image-fit.js';
 import { retryWithoutRefusedImages } from './image-refusal.js';
-import type { SteerInbox } from '../runner/steer-inbox.js';
+import type { SteerInbox } from './steer-inbox.js';
 import type { SessionRecord } from '../store.js';
 
 export type CheckpointKind = 'after-tools' | 'after-answer';

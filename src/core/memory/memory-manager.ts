@@ -15,8 +15,8 @@ import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
 import { initMainText, initMainVersion, markerText } from '../prompts/prompts.js';
 import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from '../messages.js';
-import { retryTransient } from '../runner/retry.js';
-import { readReviewBrief } from './review-brief.js';
+import { retryTransient } from '../retry.js';
+import { readReviewBrief } from './summarizer-brief.js';
 import { PersonRequests } from './person-requests.js';
 import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
 import { runSummarizer, summarizerNote, type MemoryRunResult } from './summarizer.js';
@@ -406,7 +406,7 @@ export class MemoryManager {
     // A person's request whose run the shutdown cut short waits for the next driver (its note
     // never came); one whose run failed by itself is not tried again in a loop.
     const eventId = this.host.signal.aborted ? request?.eventId : undefined;
-    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId);
+    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId, memoryRunId);
     const recorded = handedBack.then(() => this.finish(memoryRunId, {
       status, error: message, transcript: partial.transcript ?? [],
       usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },

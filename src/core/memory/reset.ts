@@ -6,7 +6,7 @@ import { estimateTokens, requestTokens } from '../loop/context-window.js';
 import { carryOver, fitCarryOver, trimCarryOver } from './carry-over.js';
 import { buildInitMessages } from './init-messages.js';
 import type { LiveContext } from '../loop/live-context.js';
-import { memoryCostOfSegment } from '../runner/spend.js';
+import { memoryCostOfSegment } from '../spend.js';
 import type { SessionRecord, StoredMessage } from '../store.js';
 import { currentStep } from './trigger-policy.js';
 

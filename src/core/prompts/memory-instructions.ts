@@ -1,6 +1,6 @@
 // The summarizer's and decider's instructions (R4, R5), appended as ONE user message to a fork of
 // the worker's context. The roles and rules are in docs/memory-rules.md.
-import { requestSection, reviewSection, type ReviewBrief } from '../memory/review-brief.js';
+import { requestSection, reviewSection, type ReviewBrief } from './review-brief.js';
 import type { PersonRequest } from '../store.js';
 import { escapeClosingTags } from './wrappers.js';
 

@@ -1,9 +1,10 @@
 // The words Hippo says to the model: the system prompt, how chat messages and notices look, and
 // the marker. The rules they serve are in docs/memory-rules.md.
-import { attachmentLine, formatSize, safeFileName, type SavedAttachment } from '../loop/attachments.js';
+import type { SavedAttachment } from '../attachment-saver.js';
 import { backgroundRoles } from './memory-instructions.js';
 import type { ChatMessage, ContentPart } from '../messages.js';
 import type { Attachment } from '../store.js';
+import { safeFileName } from './text-hygiene.js';
 import { escapeClosingTags, unescapeClosingTags } from './wrappers.js';
 
 export { escapeClosingTags } from './wrappers.js';
@@ -98,6 +99,24 @@ export function steerMessage(steer: { authorName: string; text: string; attachme
   const text = [renderSteer(steer), ...files.map(attachmentLine)].join('\n');
   const images: ContentPart[] = files.flatMap((file) => (file.imageUrl ? [{ type: 'image_url' as const, image_url: { url: file.imageUrl } }] : []));
   return { role: 'user', content: images.length === 0 ? text : [{ type: 'text', text }, ...images] };
+}
+
+/** The line the model reads about one attachment, e.g. "(attached: report.csv, 12 KB, saved as files/report.csv)". */
+export function attachmentLine(saved: SavedAttachment): string {
+  const image = saved.mimeType?.startsWith('image/') ?? false;
+  const parts = [saved.name, ...(image && saved.mimeType ? [saved.mimeType] : []), formatSize(saved.size)];
+  // A shown image's note (it was shrunk) comes before "shown below", which image-budget.ts looks for.
+  const note = saved.note ? `; ${saved.note}` : '';
+  if (saved.savedAs) parts.push(`saved as ${saved.savedAs}${note}${saved.imageUrl ? '; shown below' : ''}`);
+  else parts.push(`not saved: ${saved.note ?? 'unknown reason'}`);
+  return `(attached: ${parts.join(', ')})`;
+}
+
+/** "12 KB", "3.4 MB" (binary units, as the limits are set). */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
 /** An attachment nothing could save (the service stores no files). */

@@ -26,3 +26,13 @@ export function storableJson<T>(value: T): T {
   // JSON.parse of JSON.stringify output is JSON by construction, of the same shape as `value`.
   return JSON.parse(JSON.stringify(value, (_key, inner: unknown) => (typeof inner === 'string' ? storableText(inner) : inner))) as T;
 }
+
+/**
+ * A name that is safe in a path and in a line Hippo writes: letters, digits and `._-+()@,` kept,
+ * everything else `_`, at most 100 characters, never hidden or empty.
+ */
+export function safeFileName(name: string): string {
+  const cleaned = name.normalize('NFC').replace(/[^\p{L}\p{N}._\-+()@, ]/gu, '_').replace(/\s+/g, ' ').trim().replace(/^[.\s]+/, '');
+  const cut = cleaned.length > 100 ? `${cleaned.slice(0, 60)}…${cleaned.slice(-39)}` : cleaned;
+  return cut === '' ? 'file' : cut;
+}

@@ -4,7 +4,7 @@
 import type { AgentDeps } from '../agent-context.js';
 import { answerFiles } from '../loop/answer-files.js';
 import { changeCounts, memoryRunChanges } from '../memory/memory-run-changes.js';
-import { memoryCostOfSegment } from './spend.js';
+import { memoryCostOfSegment } from '../spend.js';
 import type { SessionRecord, StoredMessage } from '../store.js';
 
 /**

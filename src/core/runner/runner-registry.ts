@@ -2,7 +2,7 @@
 // when idle, and woken at start-up for sessions with backlog (R12).
 import type { AgentDeps } from '../agent-context.js';
 import type { SessionRecord } from '../store.js';
-import { retryTransient } from './retry.js';
+import { retryTransient } from '../retry.js';
 import { SessionRunner } from './session-runner.js';
 import { WorkSlots } from './work-slots.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';

@@ -2,7 +2,7 @@
 // budget): where it stands before each model call, the thread told once at 80% and at 100% of a
 // cap, and a person's raise.
 import type { AgentDeps } from '../agent-context.js';
-import { budgetState, spendOf, utcDayStart, type BudgetState } from './spend.js';
+import { budgetState, spendOf, utcDayStart, type BudgetState } from '../spend.js';
 import type { SessionRecord } from '../store.js';
 
 /** One session's budget; the runner asks it before the worker calls the model. */

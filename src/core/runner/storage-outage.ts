@@ -2,7 +2,7 @@
 // (back-off up to 5 s), and an outage longer than `storageOutageNoteMs` is told in the thread once.
 // docs/product.md: a database failover stalls the session; it continues by itself when the database is back.
 import type { AgentDeps } from '../agent-context.js';
-import { backoffMs } from './retry.js';
+import { backoffMs } from '../retry.js';
 import type { SessionRecord } from '../store.js';
 
 export class StorageOutage {

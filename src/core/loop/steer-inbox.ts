@@ -1,9 +1,10 @@
 // The steer messages waiting for a session's worker (R9). The queue itself is durable, in the
 // store; the inbox knows when it may hold something, so a worker passing a checkpoint asks the
 // store only then instead of at every step.
-import { withoutRepeatedImages, type SavedAttachment } from '../loop/attachments.js';
-import { imageUrls } from '../loop/image-budget.js';
-import type { LiveContext } from '../loop/live-context.js';
+import { withoutRepeatedImages } from './attachments.js';
+import type { SavedAttachment } from '../attachment-saver.js';
+import { imageUrls } from './image-budget.js';
+import type { LiveContext } from './live-context.js';
 import type { ChatMessage } from '../messages.js';
 import type { SteerRecord } from '../store.js';
 

@@ -1,8 +1,7 @@
 // What people did to a memory space since its last successful summary, and its pinned lines, as
 // the summarizer reads them inside its one appended instruction (R1). People's names and words are
 // chat text: quoted, never instructions.
-import type { AgentDeps } from '../agent-context.js';
-import { escapeClosingTags } from '../prompts/wrappers.js';
+import { escapeClosingTags } from './wrappers.js';
 import type { PersonRequest, ReviewEventKind, ReviewEventRecord } from '../store.js';
 
 /** What the summarizer is told about people's review of its space. */
@@ -15,17 +14,8 @@ export interface ReviewBrief {
   pinned: Array<{ path: string; line: string }>;
 }
 
-/** At most this many events go into one instruction (the newest). */
-export const maxBriefEvents = 30;
 /** At most this many pinned lines are listed (the store refuses dropping any of them anyway). */
 const maxPinnedShown = 60;
-
-/** Reads the brief of a space; `exceptEventId` leaves out the event a requested run carries itself. */
-export async function readReviewBrief(deps: Pick<AgentDeps, 'stores'>, spaceId: string, exceptEventId?: number): Promise<ReviewBrief> {
-  const [unseen, documents] = await Promise.all([deps.stores.reviews.unseen(spaceId, maxBriefEvents), deps.stores.documents.spaceDocuments(spaceId)]);
-  const pinned = documents.flatMap(({ document }) => document.pinnedLines.map((line) => ({ path: document.path, line })));
-  return { events: unseen.events.filter((event) => event.id !== exceptEventId), omitted: unseen.omitted, pinned };
-}
 
 /** The review part of the summarizer's instruction; '' when people did nothing and pinned nothing. */
 export function reviewSection(brief: ReviewBrief): string {

@@ -1,10 +1,10 @@
 // What a session and its channel spent, and where that stands against their budgets (issue #16):
 // at 80% a note, at 100% memory work stops and the worker stops at its next checkpoint. Nothing is
 // lost: the session stays resumable once a person raises the budget or the next day begins.
-import type { AgentSettings } from '../agent-context.js';
-import type { AgentRole } from '../messages.js';
+import type { AgentSettings } from './agent-context.js';
+import type { AgentRole } from './messages.js';
 import { costOf, pricesFor } from './prices.js';
-import type { SessionRecord, UsageStore, UsageTotal } from '../store.js';
+import type { SessionRecord, UsageStore, UsageTotal } from './store.js';
 
 /** Dollars by role; `priced` is false when some model's prices are unknown (then the sums are partial). */
 export interface Spend {

@@ -1,6 +1,6 @@
 // Back-off for work that failed on a transient storage error (R18, docs/product.md
 // "Database errors are survived"): every retry waits, growing to a cap, so no loop is ever tight.
-import { isTransient } from '../errors.js';
+import { isTransient } from './errors.js';
 
 /** Delay before attempt `attempt` (1 = the first retry): base · 2^(attempt−1), capped, ±25 % jitter. */
 export function backoffMs(attempt: number, baseMs = 250, maxMs = 5_000): number {
