@@ -93,6 +93,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const { config, database, log } = options;
   const missing = missingModelSettings(config);
   if (missing.length > 0 || !config.MODEL) throw new ConfigError(`${missing.join('; ')}: needed to run the agent`);
+  // Traces only when OTEL_* names an endpoint: otherwise no provider, exporter or wrapper exists.
+  // Read before anything starts, so a bad endpoint stops start-up with nothing left open.
+  const tracing = startTracing(options.environment);
   // Replicas on one Postgres hear of each other's messages through NOTIFY, which the intake
   // statement sends itself on the intake pool.
   const shared = database.pool && database.ackPool && config.DATABASE_URL ? { pool: database.pool, ackPool: database.ackPool, url: config.DATABASE_URL } : undefined;
@@ -148,8 +151,6 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ...(modelClient instanceof OpenAIModelClient ? {} : { isUnreachable: (error) => modelClient.isUnreachable(error) }),
     log,
   });
-  // Traces only when OTEL_* names an endpoint: otherwise no provider, exporter or wrapper exists.
-  const tracing = startTracing(options.environment);
   const traces = tracing
     ? new RunTraces({ tracer: tracing.tracer, captureContent: tracing.captureContent, provider: config.MODEL_PROVIDER, saveContext: saveTraceContext(traceContextStore(database.prisma), log) })
     : undefined;

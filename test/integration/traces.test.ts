@@ -206,6 +206,7 @@ describe('traces (OTEL_*)', () => {
     const receiver = await startReceiver();
     bed.onCleanup(() => receiver.close());
     expect((await build({})).traces).toBeUndefined();
+    await expect(build({ OTEL_EXPORTER_OTLP_ENDPOINT: 'otel-collector:4318' })).rejects.toThrow('config: OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (e.g. http://otel-collector:4318)');
     expect((await build({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' })).traces).toBeUndefined();
     const built = await build({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: 'none' });
     expect(built.traces).toBeUndefined();

@@ -2,6 +2,7 @@
 // SDK is created: no provider, no exporter, no listener, no wrapper around the model client (the
 // `@opentelemetry/api` alone, which Hippo never registers globally, costs nothing).
 import type { Tracer } from '@opentelemetry/api';
+import { ConfigError } from '../../core/errors.js';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -39,13 +40,18 @@ function tracesEndpoint(env: Environment): string | undefined {
 }
 
 /**
- * The tracer of the environment's OTEL_* settings, or null when traces are off. The exporter
+ * The tracer of the environment's OTEL_* settings, or null when traces are off; throws
+ * ConfigError when the endpoint is not an http(s) URL. The exporter
  * reads the endpoint, headers, timeout and compression from the same variables; the resource
  * takes OTEL_SERVICE_NAME (default "hippo") and OTEL_RESOURCE_ATTRIBUTES.
  */
 export function startTracing(env: Environment): TracingSetup | null {
   if (tracesOffReason(env) !== null) return null;
   const endpoint = tracesEndpoint(env) ?? '';
+  if (!/^https?:\/\/[^/\s]+/i.test(endpoint) || !URL.canParse(endpoint)) {
+    const name = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+    throw new ConfigError(`config: ${name} must be an http:// or https:// URL (e.g. http://otel-collector:4318)`);
+  }
   const provider = new TracerProvider({
     resource: defaultResource().merge(resourceFromAttributes(resourceAttributes(env))),
     sampler: samplerFromEnv(env),
