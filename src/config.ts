@@ -154,6 +154,11 @@ export const configSchema = z.object({
   /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
   DISCORD_GUILD_IDS: z.string().optional(),
   /**
+   * `on`: Slack unfurls and Discord embeds links in what Hippo posts. `off` (the default): neither
+   * platform fetches a link from an answer (a URL can carry what the model read to its host).
+   */
+  LINK_PREVIEWS: z.enum(['on', 'off']).default('off'),
+  /**
    * Slack team ids (T…) and Discord guild ids Hippo works in; events, installs and commands from
    * anywhere else are refused quietly and stored nowhere. Unset → wherever the bot is installed.
    */

@@ -96,11 +96,6 @@ export type SlackOauthStateUse = Prisma.SlackOauthStateUseModel
  */
 export type AnswerFeedback = Prisma.AnswerFeedbackModel
 /**
- * Model ChannelBudget
- * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
- */
-export type ChannelBudget = Prisma.ChannelBudgetModel
-/**
  * Model MemoryReviewEvent
  * What people did to a memory space (reverts, edits, 👍, pins, remember/forget requests); the
  * next summarizer of the space is given the events no succeeded run has seen.

@@ -3,7 +3,7 @@
 import type { AgentDeps } from './agent-context.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
-import { spendOf, type Spend } from './spend.js';
+import { spendOf, type BudgetState, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
 import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
@@ -153,10 +153,14 @@ export class Agent {
     return (await this.runner(sessionId)).requestReset(null, { byPerson: true });
   }
 
-  /** A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its budget. */
-  async raiseBudget(sessionId: string, usd: number): Promise<void> {
-    await (await this.runner(sessionId)).raiseBudget(usd);
+  /**
+   * A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its
+   * budget and the channel's daily cap (the operator's) does not hold it. Returns where it stands.
+   */
+  async raiseBudget(sessionId: string, usd: number): Promise<BudgetState> {
+    const state = await (await this.runner(sessionId)).raiseBudget(usd);
     await this.deps.replica.wakeups.notify(sessionId, 'flags');
+    return state;
   }
 
   /**

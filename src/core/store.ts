@@ -200,9 +200,6 @@ export interface SessionStore {
   requestReset(sessionId: string, segmentId: string | null): Promise<boolean>;
   /** Sets this session's spend cap (a person raised it). */
   setBudget(sessionId: string, usd: number): Promise<void>;
-  /** A channel's raised spend cap for the UTC day starting at `day`, or null. */
-  channelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date): Promise<number | null>;
-  setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
   /** The channel's most recently started session, or null. */
@@ -253,8 +250,13 @@ export interface ContextStore {
    * becomes a text note), one statement; the messages keep their positions, flags and begin marks.
    */
   rewriteMessages(segmentId: string, entries: ReadonlyArray<{ seq: number; message: ChatMessage }>): Promise<void>;
-  /** Full-text search over earlier segments of sessions in the memory space (R15); each message once, where it was first said (carried copies are left out). */
-  searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
+  /**
+   * Full-text search over earlier segments of sessions in the memory space (R15); each message once,
+   * where it was first said (carried copies are left out). `searcher` (a person, or a session's
+   * model) is who asks: searches are limited per searcher and in time, and a refused or stopped one
+   * throws SearchLimitError with what to tell them.
+   */
+  searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number, searcher: string): Promise<SearchHit[]>;
 }
 
 /** What a reset starts the next segment with. */

@@ -412,7 +412,6 @@ export const ModelName = {
   SlackInstallation: 'SlackInstallation',
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
-  ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
   MemoryEditDraft: 'MemoryEditDraft'
 } as const
@@ -430,7 +429,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "memoryReviewEvent" | "memoryEditDraft"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1544,80 +1543,6 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    ChannelBudget: {
-      payload: Prisma.$ChannelBudgetPayload<ExtArgs>
-      fields: Prisma.ChannelBudgetFieldRefs
-      operations: {
-        findUnique: {
-          args: Prisma.ChannelBudgetFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
-        }
-        findUniqueOrThrow: {
-          args: Prisma.ChannelBudgetFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        findFirst: {
-          args: Prisma.ChannelBudgetFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
-        }
-        findFirstOrThrow: {
-          args: Prisma.ChannelBudgetFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        findMany: {
-          args: Prisma.ChannelBudgetFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        create: {
-          args: Prisma.ChannelBudgetCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        createMany: {
-          args: Prisma.ChannelBudgetCreateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        createManyAndReturn: {
-          args: Prisma.ChannelBudgetCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        delete: {
-          args: Prisma.ChannelBudgetDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        update: {
-          args: Prisma.ChannelBudgetUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        deleteMany: {
-          args: Prisma.ChannelBudgetDeleteManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateMany: {
-          args: Prisma.ChannelBudgetUpdateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateManyAndReturn: {
-          args: Prisma.ChannelBudgetUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        upsert: {
-          args: Prisma.ChannelBudgetUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        aggregate: {
-          args: Prisma.ChannelBudgetAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelBudget>
-        }
-        groupBy: {
-          args: Prisma.ChannelBudgetGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetGroupByOutputType>[]
-        }
-        count: {
-          args: Prisma.ChannelBudgetCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetCountAggregateOutputType> | number
-        }
-      }
-    }
     MemoryReviewEvent: {
       payload: Prisma.$MemoryReviewEventPayload<ExtArgs>
       fields: Prisma.MemoryReviewEventFieldRefs
@@ -2062,17 +1987,6 @@ export const AnswerFeedbackScalarFieldEnum = {
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
-export const ChannelBudgetScalarFieldEnum = {
-  platform: 'platform',
-  workspaceId: 'workspaceId',
-  channelId: 'channelId',
-  day: 'day',
-  budgetUsd: 'budgetUsd'
-} as const
-
-export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
-
-
 export const MemoryReviewEventScalarFieldEnum = {
   id: 'id',
   spaceId: 'spaceId',
@@ -2412,7 +2326,6 @@ export type GlobalOmitConfig = {
   slackInstallation?: Prisma.SlackInstallationOmit
   slackOauthStateUse?: Prisma.SlackOauthStateUseOmit
   answerFeedback?: Prisma.AnswerFeedbackOmit
-  channelBudget?: Prisma.ChannelBudgetOmit
   memoryReviewEvent?: Prisma.MemoryReviewEventOmit
   memoryEditDraft?: Prisma.MemoryEditDraftOmit
 }

@@ -66,7 +66,6 @@ export const ModelName = {
   SlackInstallation: 'SlackInstallation',
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
-  ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
   MemoryEditDraft: 'MemoryEditDraft'
 } as const
@@ -342,17 +341,6 @@ export const AnswerFeedbackScalarFieldEnum = {
 } as const
 
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
-
-
-export const ChannelBudgetScalarFieldEnum = {
-  platform: 'platform',
-  workspaceId: 'workspaceId',
-  channelId: 'channelId',
-  day: 'day',
-  budgetUsd: 'budgetUsd'
-} as const
-
-export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
 
 
 export const MemoryReviewEventScalarFieldEnum = {

@@ -2,6 +2,7 @@
 // the same states (thinking / running tool X / waiting / paused / done / error).
 import type { AgentEvent, StopReason } from '../../core/events.js';
 import { errorKind } from './notes.js';
+import { planTool, todoContent } from './task-list.js';
 
 /** What the run is doing now. */
 export type RunPhase =
@@ -16,6 +17,7 @@ export interface RunStatus {
   phase: RunPhase;
   /** The tool running now (phase 'tool'). */
   tool: string | null;
+  /** Tool calls so far, counted as the checklist and task cards count them (a TODO.md write is the plan, not a call). */
   toolCalls: number;
   startedAt: number;
   endedAt: number | null;
@@ -39,9 +41,13 @@ export function startRunStatus(now: number): RunStatus {
 export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number): RunStatus {
   switch (event.type) {
     case 'tool-call-start':
-      return { ...status, phase: 'tool', tool: event.call.function.name, toolCalls: status.toolCalls + 1 };
-    case 'tool-call-end':
-      return status.phase === 'tool' ? { ...status, phase: 'thinking', tool: null } : status;
+      return { ...status, phase: 'tool', tool: event.call.function.name, toolCalls: status.toolCalls + (event.call.function.name === planTool ? 0 : 1) };
+    case 'tool-call-end': {
+      // A TODO.md write that failed (or cannot be read) shows as a call of its own (task-list.ts).
+      const planAsCall = event.call.function.name === planTool && !(event.ok && todoContent(event.call) !== null);
+      const counted = planAsCall ? { ...status, toolCalls: status.toolCalls + 1 } : status;
+      return counted.phase === 'tool' ? { ...counted, phase: 'thinking', tool: null } : counted;
+    }
     case 'pause-requested':
       return isActive(status) ? { ...status, phase: 'waiting', tool: null } : status;
     case 'stop-requested':

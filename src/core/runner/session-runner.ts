@@ -27,6 +27,7 @@ import { ResetRequests, type ResetReason } from './reset-requests.js';
 import { RunStop } from './run-stop.js';
 import { SafePoints } from './safe-points.js';
 import { SessionBudget } from './session-budget.js';
+import type { BudgetState } from '../spend.js';
 import { SessionMirror } from './session-mirror.js';
 import { SessionSync } from './session-sync.js';
 import { StepLimit } from './step-limit.js';
@@ -340,13 +341,17 @@ export class SessionRunner {
     });
   }
 
-  /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
-  async raiseBudget(usd: number): Promise<void> {
+  /**
+   * A person allowed `usd` more: the session's cap grows, and work goes on unless the channel's
+   * daily cap (the operator's, never raised by a person) holds it. Returns where the session stands.
+   */
+  async raiseBudget(usd: number): Promise<BudgetState> {
     this.mirror.change({ budgetUsd: await this.budget.raise(this.session, usd) });
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();
     this.pump();
+    return this.budget.check(this.session);
   }
 
   /** R6, R7: the worker is stopped (or idle). A person's pause survives; backlog drives on. */
