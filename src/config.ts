@@ -199,6 +199,19 @@ export const configSchema = z.object({
   WORKSPACE_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Path of a JSON file in the common `mcpServers` format. */
   MCP_CONFIG: optionalText,
+  /**
+   * R23: which tool calls wait for a person, comma-separated selectors (docs/security.md
+   * "Approvals"): tool groups, `mcp:<server>`, `mcp:<server>/<tool>`, tool names, or `none`.
+   * A group or server selector skips tools marked read-only. Default: shell commands and MCP tools
+   * their server does not mark read-only.
+   */
+  APPROVAL_REQUIRED: z.string().default('shell,mcp'),
+  /** R23: selectors (as APPROVAL_REQUIRED's) of tools that never wait for a person; they win. */
+  APPROVAL_EXEMPT: z.string().default(''),
+  /** R23: who decides tool calls (users, Slack user groups, Discord roles) besides admins; unset → the session's starter. */
+  APPROVERS: idList,
+  /** R23: a call nobody decides within this many seconds is denied, with a note to the model. */
+  APPROVAL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   /** A replica that stops renewing a session lease for this long loses it to another replica. */
   LEASE_TTL_SECONDS: z.coerce.number().min(1).max(600).default(15),
   /**

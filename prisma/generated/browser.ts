@@ -107,3 +107,10 @@ export type MemoryReviewEvent = Prisma.MemoryReviewEventModel
  * (Discord cannot answer a modal with another modal).
  */
 export type MemoryEditDraft = Prisma.MemoryEditDraftModel
+/**
+ * Model ToolApproval
+ * R23: a tool call that waits for a person (the approval policy names its tool). One row per call,
+ * written before the card is shown; the decision is one conditional UPDATE of `status` from
+ * 'pending', so a click delivered twice, on two replicas or after a restart decides once.
+ */
+export type ToolApproval = Prisma.ToolApprovalModel

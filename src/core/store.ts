@@ -1,6 +1,7 @@
 // The storage ports core needs. Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
 // Over ~400 lines: one interface per store, each with its records, kept in one file so an adapter
 // sees the whole port it implements; a split by concern (sessions, context, memory runs) is #42's.
+import type { ApprovalStore } from './approval-store.js';
 import type { AgentRole, ChatMessage } from './messages.js';
 import type { DocumentStore, MemorySpaceStore, PersonRequest, ReviewStore } from './memory-store.js';
 import type { MemoryScope, Platform } from './places.js';
@@ -402,6 +403,8 @@ export interface Stores {
   deliveries: DeliveryStore;
   reviews: ReviewStore;
   spaces: MemorySpaceStore;
+  /** R23: tool calls that wait for a person. */
+  approvals: ApprovalStore;
 }
 
 // ── replicas: leases and wake-ups (one driver per session across processes, R10) ───────────
@@ -450,10 +453,11 @@ export interface LeaseStore {
  */
 /**
  * Why a session is woken: `work`, a person's message was stored; `flags`, a person's command (or a
- * reset request) changed its flags; `memory`, a person's remember / forget was stored; `missed`,
+ * reset request) changed its flags; `memory`, a person's remember / forget was stored; `approval`,
+ * a person decided a tool call that waits (R23); `missed`,
  * notifications may have been lost (every session is looked at again).
  */
-export type WakeReason = 'work' | 'flags' | 'memory' | 'missed';
+export type WakeReason = 'work' | 'flags' | 'memory' | 'approval' | 'missed';
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {

@@ -413,7 +413,8 @@ export const ModelName = {
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
   MemoryReviewEvent: 'MemoryReviewEvent',
-  MemoryEditDraft: 'MemoryEditDraft'
+  MemoryEditDraft: 'MemoryEditDraft',
+  ToolApproval: 'ToolApproval'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -429,7 +430,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "memoryReviewEvent" | "memoryEditDraft"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "memoryReviewEvent" | "memoryEditDraft" | "toolApproval"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1691,6 +1692,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ToolApproval: {
+      payload: Prisma.$ToolApprovalPayload<ExtArgs>
+      fields: Prisma.ToolApprovalFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ToolApprovalFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ToolApprovalFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        findFirst: {
+          args: Prisma.ToolApprovalFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ToolApprovalFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        findMany: {
+          args: Prisma.ToolApprovalFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        create: {
+          args: Prisma.ToolApprovalCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        createMany: {
+          args: Prisma.ToolApprovalCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ToolApprovalCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        delete: {
+          args: Prisma.ToolApprovalDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        update: {
+          args: Prisma.ToolApprovalUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        deleteMany: {
+          args: Prisma.ToolApprovalDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ToolApprovalUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ToolApprovalUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        upsert: {
+          args: Prisma.ToolApprovalUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        aggregate: {
+          args: Prisma.ToolApprovalAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateToolApproval>
+        }
+        groupBy: {
+          args: Prisma.ToolApprovalGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ToolApprovalGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ToolApprovalCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ToolApprovalCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2016,6 +2091,29 @@ export const MemoryEditDraftScalarFieldEnum = {
 export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
 
 
+export const ToolApprovalScalarFieldEnum = {
+  id: 'id',
+  sessionId: 'sessionId',
+  segmentId: 'segmentId',
+  messageSeq: 'messageSeq',
+  callId: 'callId',
+  tool: 'tool',
+  arguments: 'arguments',
+  runStartStep: 'runStartStep',
+  requestedBy: 'requestedBy',
+  status: 'status',
+  scope: 'scope',
+  decidedById: 'decidedById',
+  decidedByName: 'decidedByName',
+  note: 'note',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  decidedAt: 'decidedAt'
+} as const
+
+export type ToolApprovalScalarFieldEnum = (typeof ToolApprovalScalarFieldEnum)[keyof typeof ToolApprovalScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2328,6 +2426,7 @@ export type GlobalOmitConfig = {
   answerFeedback?: Prisma.AnswerFeedbackOmit
   memoryReviewEvent?: Prisma.MemoryReviewEventOmit
   memoryEditDraft?: Prisma.MemoryEditDraftOmit
+  toolApproval?: Prisma.ToolApprovalOmit
 }
 
 /* Types for Logging */

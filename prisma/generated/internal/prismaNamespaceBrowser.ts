@@ -67,7 +67,8 @@ export const ModelName = {
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
   MemoryReviewEvent: 'MemoryReviewEvent',
-  MemoryEditDraft: 'MemoryEditDraft'
+  MemoryEditDraft: 'MemoryEditDraft',
+  ToolApproval: 'ToolApproval'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -370,6 +371,29 @@ export const MemoryEditDraftScalarFieldEnum = {
 } as const
 
 export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
+export const ToolApprovalScalarFieldEnum = {
+  id: 'id',
+  sessionId: 'sessionId',
+  segmentId: 'segmentId',
+  messageSeq: 'messageSeq',
+  callId: 'callId',
+  tool: 'tool',
+  arguments: 'arguments',
+  runStartStep: 'runStartStep',
+  requestedBy: 'requestedBy',
+  status: 'status',
+  scope: 'scope',
+  decidedById: 'decidedById',
+  decidedByName: 'decidedByName',
+  note: 'note',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  decidedAt: 'decidedAt'
+} as const
+
+export type ToolApprovalScalarFieldEnum = (typeof ToolApprovalScalarFieldEnum)[keyof typeof ToolApprovalScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -1,5 +1,6 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
+import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import { contextCurveLines } from './context-curve.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
@@ -129,6 +130,8 @@ export function statusText(status: SessionStatus): string {
     memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
     ...contextCurveLines(status.contextHistory, { fenced: true, bold: true }),
+    // R23: who approved or denied which tool call, and when.
+    ...(status.approvals.length > 0 ? ['**Approvals:**', ...approvalStatusLines(status.approvals).map((line) => `• ${line}`)] : []),
   ].join('\n');
 }
 

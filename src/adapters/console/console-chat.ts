@@ -9,6 +9,7 @@ import type { EventBus } from '../../core/events.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
 import { chatHelp, consoleVerbs, runConsoleCommand } from './console-commands.js';
 import type { ConsoleOutput } from './console-output.js';
+import { ConsoleApprovals } from './console-approvals.js';
 import { ConsoleRenderer } from './console-renderer.js';
 
 export interface ConsoleChatOptions {
@@ -37,9 +38,12 @@ const historySize = 500;
 export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatEnd> {
   const { agent, output } = options;
   const renderer = new ConsoleRenderer(output);
+  // R23: the terminal's user started the session: they approve or deny its tool calls.
+  const approvals = new ConsoleApprovals(agent, output, { id: 'local', name: options.userName });
   const unsubscribe = options.events.subscribe((event) => {
     if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
     renderer.render(event);
+    approvals.render(event);
     // Shown on the terminal: not owed any more.
     if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);
   });
@@ -102,6 +106,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
       const line = raw.trim();
       if (!line) continue;
       output.submitted(line);
+      if (await approvals.answer(line)) continue;
       if (line.startsWith('/')) {
         if (!(await command(line))) {
           end = 'quit';

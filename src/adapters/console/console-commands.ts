@@ -6,13 +6,14 @@ import { join, resolve } from 'node:path';
 import type { Agent } from '../../core/agent.js';
 import { mainDocumentPath } from '../../core/memory/init-messages.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
+import { approvalStatusLines } from '../chat/approval-card.js';
 import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
 import { contextCurveLines } from '../chat/context-curve.js';
 import { historyText } from '../chat/memory-browser.js';
 import type { ConsoleOutput } from './console-output.js';
 
-export const chatHelp = 'Type a message to talk or steer. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /pin <text> /revert /history [document] /search <words> /export [file.zip] /help /quit';
+export const chatHelp = 'Type a message to talk or steer; y / a / n [reason] answers a tool call that waits for approval. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /pin <text> /revert /history [document] /search <words> /export [file.zip] /help /quit';
 
 /** Every command word the terminal knows (besides /help and /quit). */
 export const consoleVerbs: readonly string[] = ['pause', 'stop', 'resume', 'reset', 'status', 'memory', 'remember', 'forget', 'pin', 'revert', 'history', 'search', 'export'];
@@ -71,6 +72,7 @@ export async function runConsoleCommand(verb: string, rest: string, scope: Conso
       const { percent, tokensAway } = status.memoryCheckpoint;
       output.line(`  memory: next checkpoint at ${percent}% of the window (${tokensAway} tokens from now) · summarizer calls ${usage.summarizer.calls} · resets ${status.segmentOrdinal - 1}`);
       for (const line of contextCurveLines(status.contextHistory, { fenced: false })) output.line(`  ${line}`);
+      for (const line of approvalStatusLines(status.approvals)) output.line(`  approval: ${line}`);
       return;
     }
     case 'memory': {

@@ -6,6 +6,7 @@
 // session are enqueued in event order (the outbox then sends them in that order). Card edits are
 // not throttled here: the outbox sends only the newest pending edit of a card, and discord.js
 // waits out Discord's per-channel rate limit, so bursts of tool calls coalesce by themselves.
+import { approvalCardBody, decidedApprovalBody } from './approval-views.js';
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
@@ -143,6 +144,18 @@ export class DiscordRenderer {
       case 'run-end':
         this.deps.typing.stop(session.threadKey);
         return this.updateCard(event);
+      case 'approval-requested':
+        // R23: keyed by the approval: emitted again after a restart, it is the same card.
+        await this.updateCard(event);
+        await this.post(session, `discord:approval:${event.approval.id}`, [approvalCardBody(event.approval, event.destructive)]);
+        return;
+      case 'approval-decided':
+        await this.updateCard(event);
+        await this.deps.outbox.enqueue({
+          idempotencyKey: `discord:approval:${event.approval.id}:decided`, sessionId: session.id, platform: 'discord', operation: 'update',
+          targetKey: `discord:approval:${event.approval.id}`, payload: outboxPayload({ channelId: session.threadKey, body: decidedApprovalBody(event.approval) }),
+        });
+        return;
       default:
         return this.updateCard(event);
     }

@@ -14,6 +14,7 @@ import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, ty
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
+import { approvalCard, decidedApprovalCard } from './approval-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
 import { slackMarkdown } from './slack-text.js';
 import { streamOperations } from './stream-delivery.js';
@@ -149,6 +150,16 @@ export class SlackRenderer {
       case 'run-end':
         this.updateCard(event);
         return this.stopTasks(session);
+      case 'approval-requested':
+        // R23: keyed by the approval: emitted again after a restart, it is the same card.
+        this.updateCard(event);
+        return this.post(session, `approval:${event.approval.id}`, { ...approvalCard(event.approval, event.destructive) });
+      case 'approval-decided':
+        this.updateCard(event);
+        await this.context.outbox.enqueue(this.entry(session, `approval:${event.approval.id}:decided`, 'update', {
+          channel: session.channelId, ...decidedApprovalCard(event.approval),
+        }, { targetKey: `approval:${event.approval.id}` }));
+        return;
       case 'memory-updated':
         await this.memoryUpdated(event);
         return this.context.agent.delivered(event);

@@ -5,6 +5,7 @@ import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import { readContextHistory } from './context-history.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
+import { createApprovalStore } from './approval-store.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
@@ -41,6 +42,7 @@ export function createPrismaStores(
     deliveries: guardStore(createDeliveryStore(prisma, options.pool)),
     reviews: guardStore(createReviewStore(prisma)),
     spaces: guardStore(createMemorySpaceStore(prisma)),
+    approvals: guardStore(createApprovalStore(prisma)),
   };
 }
 
