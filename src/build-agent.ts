@@ -9,6 +9,9 @@ import { OpenAIModelClient } from './adapters/model/openai-model-client.js';
 import type { Database } from './adapters/storage/database.js';
 import { createLeaseStore } from './adapters/storage/lease-store.js';
 import { createPrismaStores } from './adapters/storage/prisma-stores.js';
+import { traceContextStore } from './adapters/storage/trace-context-store.js';
+import { startTracing } from './adapters/telemetry/otel-setup.js';
+import { RunTraces } from './adapters/telemetry/run-traces.js';
 import { LocalWakeups, PostgresWakeups } from './adapters/storage/wakeups.js';
 import { missingModelSettings, type Config } from './config.js';
 import { Agent } from './core/agent.js';
@@ -72,7 +75,9 @@ export interface BuiltAgent {
   modelHealth: ModelHealth;
   /** Saves shared files into workspaces (chat adapters register their downloads) and reads them back. */
   attachments: WorkspaceAttachments;
-  /** Closes MCP servers; stop the agent first. */
+  /** The run traces, when OTEL_* asks for them (undefined: no SDK part was created). */
+  traces?: RunTraces;
+  /** Closes MCP servers and sends the last spans; stop the agent first. */
   close(): Promise<void>;
 }
 
@@ -89,6 +94,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const { config, database, log } = options;
   const missing = missingModelSettings(config);
   if (missing.length > 0 || !config.MODEL) throw new ConfigError(`${missing.join('; ')}: needed to run the agent`);
+  // Traces only when OTEL_* names an endpoint: otherwise no provider, exporter or wrapper exists.
+  // Read before anything starts, so a bad endpoint stops start-up with nothing left open.
+  const tracing = startTracing(options.environment);
   // Replicas on one Postgres hear of each other's messages through NOTIFY, which the intake
   // statement sends itself on the intake pool.
   const shared = database.pool && database.ackPool && config.DATABASE_URL ? { pool: database.pool, ackPool: database.ackPool, url: config.DATABASE_URL } : undefined;
@@ -147,6 +155,16 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ...(modelClient instanceof OpenAIModelClient ? {} : { isUnreachable: (error) => modelClient.isUnreachable(error) }),
     log,
   });
+  const traces = tracing
+    ? new RunTraces({ tracer: tracing.tracer, captureContent: tracing.captureContent, provider: config.MODEL_PROVIDER, saveContext: saveTraceContext(traceContextStore(database.prisma), log) })
+    : undefined;
+  if (tracing && traces) {
+    traces.subscribe(events);
+    log.info({ endpoint: tracing.endpoint, captureContent: tracing.captureContent }, 'traces-on');
+  }
+  const counted = metrics.instrument(modelHealth);
+  // The intake (what a platform's ack waits for) is timed in /metrics.
+  const timedStores: Stores = { ...stores, steers: metrics.instrumentIntake(stores.steers) };
   const deps: AgentDeps = {
     settings: {
       ...defaultAgentSettings, model: config.MODEL, contextWindow: window.tokens, stepPercent: config.MEMORY_STEP_PERCENT, memoryScope: config.MEMORY_SCOPE,
@@ -166,8 +184,8 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
       // claiming it again; the lease is still given up well before another replica would wait.
       leaseIdleGraceMs: Math.min(5_000, Math.floor((config.LEASE_TTL_SECONDS * 1000) / 3)),
     },
-    stores,
-    model: metrics.instrument(modelHealth),
+    stores: timedStores,
+    model: traces ? traces.instrument(counted) : counted,
     tools: new ToolExecutor(tools),
     events,
     log,
@@ -178,16 +196,25 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   log.info({ model: config.MODEL, provider: config.MODEL_PROVIDER, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name), approvals: approvalPolicy.tools }, 'agent-ready');
   return {
     agent: new Agent(deps),
-    stores,
+    stores: timedStores,
     events,
     metrics,
     modelHealth,
     attachments,
+    ...(traces ? { traces } : {}),
     close: async () => {
       modelHealth.stop();
       if (sweeper) clearInterval(sweeper);
       await mcp?.close();
       await wakeups.close();
+      await traces?.settled();
+      await tracing?.shutdown().catch((error: unknown) => log.warn({ err: String(error) }, 'traces-flush-failed'));
     },
   };
+}
+
+/** The trace context writer, logging (not throwing) a failure: a trace never fails a run. */
+function saveTraceContext(save: (sessionId: string, traceparent: string | null) => Promise<void>, log: Logger) {
+  return (sessionId: string, traceparent: string | null): Promise<void> =>
+    save(sessionId, traceparent).catch((error: unknown) => log.warn({ sessionId, err: String(error) }, 'trace-context-save-failed'));
 }

@@ -1,5 +1,6 @@
-// Prometheus metrics (/metrics): runs, model calls and tokens by role, steers received and taken,
-// leases held, outbox writes, memory runs and resets, answer feedback, heap; prom-client's default
+// Prometheus metrics (/metrics): runs, answers, model calls and tokens by role, steers received and
+// taken, the intake's latency (the ack), leases held, outbox writes, memory runs and resets by
+// reason, answer feedback, heap; prom-client's default
 // process metrics beside them (event-loop lag among them: `nodejs_eventloop_lag_p99_seconds`).
 // Counters only where a ratio or rate is wanted: PromQL computes it over any window, e.g. the cache
 // hit ratio `sum by (role) (rate(hippo_model_tokens_total{kind="cached"}[1h])) / sum by (role)
@@ -15,7 +16,7 @@ import type { EventBus } from './core/events.js';
 import type { AgentRole } from './core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './core/model-client.js';
 import { costOf, type ModelPrices } from './core/prices.js';
-import type { LeaseStore } from './core/store.js';
+import type { LeaseStore, SteerStore } from './core/store.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -28,6 +29,10 @@ export class Metrics {
   private readonly pricesOf: (model: string) => ModelPrices | null;
 
   private readonly outboxWrites = new Counter({ name: 'hippo_outbox_writes_total', help: 'Platform writes by outcome: queued (stored), sent, retried (a failed attempt to try again), failed (given up)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly intake = new Histogram({
+    name: 'hippo_ack_seconds', help: 'Time to store an arriving message durably, which the platform\'s ack waits for, by outcome (ok, error: the database refused or was away)',
+    labelNames: ['outcome'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry],
+  });
   /** Sessions whose lease this replica holds (acquired, not yet released or lost). */
   private readonly heldLeases = new Set<string>();
 
@@ -37,7 +42,8 @@ export class Metrics {
     collectDefaultMetrics({ register: registry });
     const runs = new Counter({ name: 'hippo_runs_total', help: 'Worker runs by how they ended', labelNames: ['reason'], registers: [registry] });
     const memoryRuns = new Counter({ name: 'hippo_memory_runs_total', help: 'Summarizer and decider runs by outcome', labelNames: ['role', 'status'], registers: [registry] });
-    const resets = new Counter({ name: 'hippo_context_resets_total', help: 'Context resets', registers: [registry] });
+    const resets = new Counter({ name: 'hippo_context_resets_total', help: 'Context resets by reason: context-full (R19) or requested (a decider or a person)', labelNames: ['reason'], registers: [registry] });
+    const answers = new Counter({ name: 'hippo_answers_total', help: 'Final answers posted to threads, by platform', labelNames: ['platform'], registers: [registry] });
     // Received on one replica, taken on any: the queue depth is sum(received) - sum(taken).
     const steers = new Counter({ name: 'hippo_steer_messages_total', help: 'Steer messages received', registers: [registry] });
     const taken = new Counter({ name: 'hippo_steers_taken_total', help: 'Steer messages a worker took into its context', registers: [registry] });
@@ -47,7 +53,8 @@ export class Metrics {
       if (event.type === 'run-end') runs.inc({ reason: event.reason });
       else if (event.type === 'approval-decided' && event.first) approvals.inc({ outcome: event.approval.status === 'approved' && event.approval.scope === 'run' ? 'approved_for_run' : event.approval.status });
       else if (event.type === 'memory-run-end') memoryRuns.inc({ role: event.role, status: event.status });
-      else if (event.type === 'context-reset') resets.inc();
+      else if (event.type === 'context-reset') resets.inc({ reason: event.reason ?? 'requested' });
+      else if (event.type === 'answer') answers.inc({ platform: event.session.platform });
       else if (event.type === 'steer-received') steers.inc();
       else if (event.type === 'steer-taken') taken.inc(event.steers.length);
     });
@@ -92,6 +99,24 @@ export class Metrics {
         held.delete(sessionId);
       },
     };
+  }
+
+  /** Wraps the steer store so the intake of each arriving message (what the ack waits for) is timed. */
+  instrumentIntake(store: SteerStore): SteerStore {
+    const intake = this.intake;
+    const timed = Object.create(store) as SteerStore;
+    timed.accept = async (message) => {
+      const end = intake.startTimer();
+      try {
+        const accepted = await store.accept(message);
+        end({ outcome: 'ok' });
+        return accepted;
+      } catch (error) {
+        end({ outcome: 'error' });
+        throw error;
+      }
+    };
+    return timed;
   }
 
   /** Wraps the outbox store so its writes are counted as they are stored, sent, retried and given up. */

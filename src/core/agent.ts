@@ -7,7 +7,7 @@ import { RunnerRegistry } from './runner/runner-registry.js';
 import { spendOf, type BudgetState, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
-import type { Attachment, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 
 /** A person's message in a thread. */
 export interface IncomingMessage {
@@ -41,9 +41,14 @@ export interface SessionStatus {
    * reaches `percent` of the window), and how many tokens of growth that is from now.
    */
   memoryCheckpoint: { percent: number; tokensAway: number };
+  /** The context's size at each worker step since the session started, with its checkpoints and resets. */
+  contextHistory: ContextHistory & { window: number };
   /** R23: the session's latest tool approvals (waiting or decided: who, what, when), newest first. */
   approvals: ApprovalRecord[];
 }
+
+/** Worker steps `status` reads for the context's curve (the newest). */
+const CONTEXT_HISTORY_STEPS = 2_000;
 
 export interface SubmitOptions {
   /** Starts a session for the thread when it has none (else a message there is not stored). */
@@ -199,8 +204,9 @@ export class Agent {
 
   async status(sessionId: string): Promise<SessionStatus> {
     const runner = await this.runner(sessionId);
-    const [usage, totals, approvals] = await Promise.all([
-      this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId }), this.deps.stores.approvals.recent(sessionId, 5),
+    const [usage, totals, history, approvals] = await Promise.all([
+      this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId }), this.deps.stores.usage.contextHistory(sessionId, CONTEXT_HISTORY_STEPS),
+      this.deps.stores.approvals.recent(sessionId, 5),
     ]);
     const spend = spendOf(totals, this.deps.settings);
     const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
@@ -218,6 +224,7 @@ export class Agent {
       spend: spend.priced || spend.total > 0 ? spend : null,
       budgetUsd: runner.session.budgetUsd ?? this.deps.settings.sessionBudgetUsd,
       memoryCheckpoint: nextCheckpoint(runner.context.segment.lastStep, tokens, this.deps.settings),
+      contextHistory: { ...history, window: this.deps.settings.contextWindow },
       approvals,
     };
   }

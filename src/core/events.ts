@@ -124,6 +124,8 @@ export type AgentEvent =
    */
   | { type: 'step-limit'; session: SessionRecord; steps: number; maxSteps: number; sessionSteps: number }
   | { type: 'memory-run-failed'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; error: string }
+  /** A summarizer or decider was forked (traces: its model calls are its children). */
+  | { type: 'memory-run-start'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; round: number }
   /** Every summarizer or decider run that ended, whatever its outcome (metrics, logs). */
   | { type: 'memory-run-end'; session: SessionRecord; role: Exclude<AgentRole, 'worker'>; memoryRunId: string; status: 'succeeded' | 'failed' | 'skipped'; decision?: 'reset' | 'keep' };
 

@@ -58,6 +58,11 @@ export interface SessionRecord extends ThreadAddress {
   workerSteps: number;
   /** R21: `workerSteps` when the current run began (a person's message taken, or a resume). */
   runStartStep: number;
+  /**
+   * The W3C traceparent of the run under way, when traces are on: a run that another process
+   * starts after a crash, a hand-over or a reset continues its trace. Null or absent: none.
+   */
+  traceContext?: string | null;
 }
 
 export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy' | 'runStartStep'>;
@@ -162,6 +167,24 @@ export interface ModelCallRecord {
   cacheWriteTokens?: number | null;
   latencyMs: number;
   error: string | null;
+}
+
+/** One worker step of a session's context history: the prompt tokens its model call sent. */
+export interface ContextStep {
+  /** The segment (context) it was in: 1, 2, 3 … (a reset starts the next). */
+  segment: number;
+  tokens: number;
+  /** A summarizer was forked after this step (a memory checkpoint). */
+  memory: boolean;
+}
+
+/** The context's size over a session's life, for `status` (newest steps when there are many). */
+export interface ContextHistory {
+  steps: ContextStep[];
+  /** Why each reset happened, by the segment it started ('context-full', R19; null: a decider or a person). */
+  resets: Array<{ segment: number; reason: 'context-full' | null }>;
+  /** Earlier steps left out of `steps`. */
+  omitted: number;
 }
 
 /** Usage so far for a session, by role. */
@@ -329,6 +352,8 @@ export interface MemoryRunStore {
 export interface UsageStore {
   record(call: ModelCallRecord): Promise<void>;
   summary(sessionId: string): Promise<UsageSummary>;
+  /** The context's size at each worker step, memory checkpoints and resets (the newest `limit` steps). */
+  contextHistory(sessionId: string, limit: number): Promise<ContextHistory>;
   /** Token totals by model and role in a scope (what was spent: each model has its own prices). */
   totals(scope: UsageScope): Promise<UsageTotal[]>;
 }

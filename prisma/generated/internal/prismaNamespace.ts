@@ -1822,6 +1822,7 @@ export const SessionScalarFieldEnum = {
   currentSegmentId: 'currentSegmentId',
   workerSteps: 'workerSteps',
   runStartStep: 'runStartStep',
+  traceContext: 'traceContext',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -55,6 +55,7 @@ export type SessionMinAggregateOutputType = {
   currentSegmentId: string | null
   workerSteps: number | null
   runStartStep: number | null
+  traceContext: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -76,6 +77,7 @@ export type SessionMaxAggregateOutputType = {
   currentSegmentId: string | null
   workerSteps: number | null
   runStartStep: number | null
+  traceContext: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -97,6 +99,7 @@ export type SessionCountAggregateOutputType = {
   currentSegmentId: number
   workerSteps: number
   runStartStep: number
+  traceContext: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -132,6 +135,7 @@ export type SessionMinAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -153,6 +157,7 @@ export type SessionMaxAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -174,6 +179,7 @@ export type SessionCountAggregateInputType = {
   currentSegmentId?: true
   workerSteps?: true
   runStartStep?: true
+  traceContext?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -282,6 +288,7 @@ export type SessionGroupByOutputType = {
   currentSegmentId: string | null
   workerSteps: number
   runStartStep: number
+  traceContext: string | null
   createdAt: Date
   updatedAt: Date
   _count: SessionCountAggregateOutputType | null
@@ -326,6 +333,7 @@ export type SessionWhereInput = {
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -355,6 +363,7 @@ export type SessionOrderByWithRelationInput = {
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   memorySpace?: Prisma.MemorySpaceOrderByWithRelationInput
@@ -388,6 +397,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   memorySpace?: Prisma.XOR<Prisma.MemorySpaceScalarRelationFilter, Prisma.MemorySpaceWhereInput>
@@ -417,6 +427,7 @@ export type SessionOrderByWithAggregationInput = {
   currentSegmentId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SessionCountOrderByAggregateInput
@@ -446,6 +457,7 @@ export type SessionScalarWhereWithAggregatesInput = {
   currentSegmentId?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   workerSteps?: Prisma.IntWithAggregatesFilter<"Session"> | number
   runStartStep?: Prisma.IntWithAggregatesFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableWithAggregatesFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Session"> | Date | string
 }
@@ -466,6 +478,7 @@ export type SessionCreateInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -495,6 +508,7 @@ export type SessionUncheckedCreateInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -522,6 +536,7 @@ export type SessionUpdateInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -551,6 +566,7 @@ export type SessionUncheckedUpdateInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -579,6 +595,7 @@ export type SessionCreateManyInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -599,6 +616,7 @@ export type SessionUpdateManyMutationInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -620,6 +638,7 @@ export type SessionUncheckedUpdateManyInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -648,6 +667,7 @@ export type SessionCountOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -675,6 +695,7 @@ export type SessionMaxOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -696,6 +717,7 @@ export type SessionMinOrderByAggregateInput = {
   currentSegmentId?: Prisma.SortOrder
   workerSteps?: Prisma.SortOrder
   runStartStep?: Prisma.SortOrder
+  traceContext?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -916,6 +938,7 @@ export type SessionCreateWithoutSegmentsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -944,6 +967,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   steers?: Prisma.SteerMessageUncheckedCreateNestedManyWithoutSessionInput
@@ -986,6 +1010,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1014,6 +1039,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   steers?: Prisma.SteerMessageUncheckedUpdateManyWithoutSessionNestedInput
@@ -1040,6 +1066,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentCreateNestedManyWithoutSessionInput
@@ -1067,6 +1094,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1124,6 +1152,7 @@ export type SessionScalarWhereInput = {
   currentSegmentId?: Prisma.StringNullableFilter<"Session"> | string | null
   workerSteps?: Prisma.IntFilter<"Session"> | number
   runStartStep?: Prisma.IntFilter<"Session"> | number
+  traceContext?: Prisma.StringNullableFilter<"Session"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
 }
@@ -1144,6 +1173,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1172,6 +1202,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1214,6 +1245,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1242,6 +1274,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1268,6 +1301,7 @@ export type SessionCreateWithoutSteersInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1296,6 +1330,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1338,6 +1373,7 @@ export type SessionUpdateWithoutSteersInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1366,6 +1402,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1392,6 +1429,7 @@ export type SessionCreateWithoutModelCallsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1420,6 +1458,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1462,6 +1501,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1490,6 +1530,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1516,6 +1557,7 @@ export type SessionCreateWithoutOutboxInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1544,6 +1586,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1586,6 +1629,7 @@ export type SessionUpdateWithoutOutboxInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1614,6 +1658,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1640,6 +1685,7 @@ export type SessionCreateWithoutLeaseInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1668,6 +1714,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1710,6 +1757,7 @@ export type SessionUpdateWithoutLeaseInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1738,6 +1786,7 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1764,6 +1813,7 @@ export type SessionCreateWithoutApprovalsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
@@ -1792,6 +1842,7 @@ export type SessionUncheckedCreateWithoutApprovalsInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
@@ -1834,6 +1885,7 @@ export type SessionUpdateWithoutApprovalsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
@@ -1862,6 +1914,7 @@ export type SessionUncheckedUpdateWithoutApprovalsInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1888,6 +1941,7 @@ export type SessionCreateManyMemorySpaceInput = {
   currentSegmentId?: string | null
   workerSteps?: number
   runStartStep?: number
+  traceContext?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1908,6 +1962,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUpdateManyWithoutSessionNestedInput
@@ -1935,6 +1990,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
@@ -1962,6 +2018,7 @@ export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
   currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
   runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  traceContext?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -2059,6 +2116,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -2089,6 +2147,7 @@ export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -2111,6 +2170,7 @@ export type SessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
@@ -2133,11 +2193,12 @@ export type SessionSelectScalar = {
   currentSegmentId?: boolean
   workerSteps?: boolean
   runStartStep?: boolean
+  traceContext?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "workerSteps" | "runStartStep" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
+export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "platform" | "workspaceId" | "channelId" | "threadKey" | "memorySpaceId" | "title" | "startedBy" | "pauseRequested" | "paused" | "resetRequested" | "budgetUsd" | "stopRequestedBy" | "currentSegmentId" | "workerSteps" | "runStartStep" | "traceContext" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   memorySpace?: boolean | Prisma.MemorySpaceDefaultArgs<ExtArgs>
   segments?: boolean | Prisma.Session$segmentsArgs<ExtArgs>
@@ -2211,6 +2272,11 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * run's steps are the difference, counted across resets and restarts.
      */
     runStartStep: number
+    /**
+     * The W3C traceparent of the run under way (traces, when OTEL_* is set): a run started by
+     * another process after a crash, a hand-over or a reset continues its trace. Null when quiet.
+     */
+    traceContext: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["session"]>
@@ -2660,6 +2726,7 @@ export interface SessionFieldRefs {
   readonly currentSegmentId: Prisma.FieldRef<"Session", 'String'>
   readonly workerSteps: Prisma.FieldRef<"Session", 'Int'>
   readonly runStartStep: Prisma.FieldRef<"Session", 'Int'>
+  readonly traceContext: Prisma.FieldRef<"Session", 'String'>
   readonly createdAt: Prisma.FieldRef<"Session", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Session", 'DateTime'>
 }

@@ -2,6 +2,7 @@
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
 import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
+import { contextCurveLines } from './context-curve.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
@@ -143,6 +144,7 @@ export function statusText(status: SessionStatus): string {
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
     memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
+    ...contextCurveLines(status.contextHistory, { fenced: true, bold: true }),
     // R23: who approved or denied which tool call, and when.
     ...(status.approvals.length > 0 ? ['**Approvals:**', ...approvalStatusLines(status.approvals).map((line) => `• ${line}`)] : []),
   ].join('\n');

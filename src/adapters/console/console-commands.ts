@@ -9,6 +9,7 @@ import type { SessionRecord, Stores } from '../../core/store.js';
 import { approvalStatusLines } from '../chat/approval-card.js';
 import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
+import { contextCurveLines } from '../chat/context-curve.js';
 import { historyText } from '../chat/memory-browser.js';
 import type { ConsoleOutput } from './console-output.js';
 
@@ -70,6 +71,7 @@ export async function runConsoleCommand(verb: string, rest: string, scope: Conso
       // Where the memory stands: the next summarizer and decider fork when the context reaches it (R2).
       const { percent, tokensAway } = status.memoryCheckpoint;
       output.line(`  memory: next checkpoint at ${percent}% of the window (${tokensAway} tokens from now) · summarizer calls ${usage.summarizer.calls} · resets ${status.segmentOrdinal - 1}`);
+      for (const line of contextCurveLines(status.contextHistory, { fenced: false })) output.line(`  ${line}`);
       for (const line of approvalStatusLines(status.approvals)) output.line(`  approval: ${line}`);
       return;
     }

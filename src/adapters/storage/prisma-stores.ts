@@ -2,6 +2,7 @@
 // their own files; the small ones (event log, memory runs, usage) are here.
 import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
+import { readContextHistory } from './context-history.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
 import { createApprovalStore } from './approval-store.js';
@@ -155,6 +156,8 @@ function createUsageStore(prisma: PrismaClient): UsageStore {
         return role ? [{ model: row.model, role, promptTokens: Number(row.prompt), cachedTokens: Number(row.cached), completionTokens: Number(row.completion), ...(row.written === null ? {} : { cacheWriteTokens: Number(row.written) }) }] : [];
       });
     },
+
+    contextHistory: (sessionId, limit) => readContextHistory(prisma, sessionId, limit),
 
     async summary(sessionId) {
       const groups = await prisma.modelCall.groupBy({

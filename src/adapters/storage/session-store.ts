@@ -174,5 +174,6 @@ export function toSessionRecord(row: Session): SessionRecord {
     stopRequestedBy: row.stopRequestedBy,
     workerSteps: row.workerSteps,
     runStartStep: row.runStartStep,
+    traceContext: row.traceContext,
   };
 }

@@ -247,7 +247,7 @@ function sessionRow(json: Record<string, unknown>): Session {
     resetRequested: json['reset_requested'] === true, budgetUsd: typeof json['budget_usd'] === 'number' ? json['budget_usd'] : null,
     stopRequestedBy: nullableString(json['stop_requested_by']), currentSegmentId: nullableString(json['current_segment_id']),
     workerSteps: typeof json['worker_steps'] === 'number' ? json['worker_steps'] : 0, runStartStep: typeof json['run_start_step'] === 'number' ? json['run_start_step'] : 0,
-    createdAt: utcDate(json['created_at']), updatedAt: utcDate(json['updated_at']),
+    traceContext: nullableString(json['trace_context']), createdAt: utcDate(json['created_at']), updatedAt: utcDate(json['updated_at']),
   };
 }
 

@@ -265,6 +265,7 @@ export class MemoryManager {
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length, ...(request ? { request } : {}),
     }));
     this.deps.log.info({ sessionId: session.id, memoryRunId: runId, round, forkPoint: snapshot.length, requested: request?.kind }, 'summary-start');
+    this.deps.events.emit({ type: 'memory-run-start', session, role: 'summarizer', memoryRunId: runId, round });
     const prefilled = this.afterWorkerPrefill();
     // People's review events as they are now, at the fork, not after the prefill wait: one
     // recorded meanwhile belongs to the next run (a request: to its own run). A request an earlier
@@ -316,6 +317,7 @@ export class MemoryManager {
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'decider', round, forkPoint: snapshot.length,
     }));
+    this.deps.events.emit({ type: 'memory-run-start', session, role: 'decider', memoryRunId: runId, round });
     // Cheaper deciders: a short answer, and as little reasoning as the provider allows.
     const request = { ...forkRequest(this.deps, session.id, snapshot, deciderInstruction({ round })), maxOutputTokens: this.deps.settings.deciderMaxOutputTokens, minimalReasoning: true };
     // Measured with the summarizer's marker, which this snapshot ends with.
