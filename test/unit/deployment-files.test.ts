@@ -28,8 +28,9 @@ describe('deployment files', () => {
     const manifest = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
     const imported = new Set<string>();
     for (const file of sourceFiles(join(repoRoot, 'src'))) {
-      for (const match of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
-        const specifier = match[1] ?? '';
+      // Import and export statements (not the words "from '…'" in a comment), and import() calls.
+      for (const match of readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"./][^'"]*)['"]|(?:^|\n)\s*import\s*['"]([^'"./][^'"]*)['"]|\bimport\(\s*['"]([^'"./][^'"]*)['"]/g)) {
+        const specifier = match[1] ?? match[2] ?? match[3] ?? '';
         if (specifier.startsWith('node:') || builtinModules.includes(packageOf(specifier))) continue;
         imported.add(packageOf(specifier));
       }
