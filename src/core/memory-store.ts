@@ -220,8 +220,12 @@ export interface ReviewStore {
   request(spaceId: string, sessionId: string, request: Omit<PersonRequest, 'eventId'>): Promise<ReviewEventRecord>;
   /** The session's requests no summarizer run has taken (or whose run was interrupted), oldest first. */
   pendingRequests(sessionId: string): Promise<PersonRequest[]>;
-  /** The run that took the request was cut short (its process stopped): the request is pending again. */
-  handBack(eventId: number): Promise<void>;
+  /**
+   * The run `memoryRunId` that took the request was cut short (its process stopped): the request
+   * is pending again, unless that run no longer counts as running (the next driver found it
+   * interrupted and handed the request back itself; a later run may have taken it since).
+   */
+  handBack(eventId: number, memoryRunId: string): Promise<void>;
 }
 
 /** A memory space and the conversation that owns it. */

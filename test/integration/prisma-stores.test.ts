@@ -740,6 +740,28 @@ function describeStores(getHarness: () => Harness): void {
       expect(row.transcript).toEqual([user('instruction'), assistant('RESET_CONTEXT\uFFFD')]);
     });
 
+    it("hands a person's request back from a run cut short, but not after the next driver found that run interrupted", async () => {
+      const session = await open();
+      const { segment } = await stores().context.load(session.id);
+      const event = await stores().reviews.request(session.memorySpaceId, session.id, { kind: 'remember', userId: 'U1', name: 'Ada', text: 'the deploy window' });
+      const request = { kind: 'remember' as const, userId: 'U1', name: 'Ada', text: 'the deploy window', eventId: event.id };
+      const takeIt = () => stores().memoryRuns.start({ sessionId: session.id, segmentId: segment.id, role: 'summarizer', round: 1, forkPoint: 0, request });
+      const pending = async () => (await stores().reviews.pendingRequests(session.id)).map((item) => item.eventId);
+      // Its own process stops the run in time: the request waits for the next driver.
+      const first = await takeIt();
+      expect(await pending()).toEqual([]);
+      await stores().reviews.handBack(event.id, first.id);
+      expect(await pending()).toEqual([event.id]);
+      // A process stopping slowly: the next driver finds its run interrupted, hands the request
+      // back itself, and a new run takes it; the old process's late hand-back changes nothing.
+      const slow = await takeIt();
+      await stores().memoryRuns.failInterrupted(session.id, []);
+      expect(await pending()).toEqual([event.id]);
+      await takeIt();
+      await stores().reviews.handBack(event.id, slow.id);
+      expect(await pending()).toEqual([]);
+    });
+
     it('sums usage by role, with zeros for roles that made no call', async () => {
       const session = await open();
       const call = { sessionId: session.id, segmentId: null, memoryRunId: null, model: 'm', latencyMs: 10, error: null };
@@ -862,14 +884,16 @@ describe('Prisma stores on Postgres', () => {
       ...Array.from({ length: 8 }, (_unused, n) => message(shared, `burst-${shared.channelId}-${n}`, true, `U${n}`)), // one new thread, eight openers
       ...fresh.map((address) => message(address, `burst-${address.threadKey}`, true)), // ten new threads
       ...[5, 6, 7, 8, 9, 10].map(reply), // more replies in the live thread
-      reply(3), // a redelivery of a message still on its way in another statement
-      reply(7), // a redelivery of one in this batch: it waits for the next statement
+      reply(3), // another replica's redelivery of a message still on its way in a statement here
+      reply(7), // a redelivery of one in the shared statement: it waits for that statement
       message(quiet, `burst-${quiet.channelId}`, false), // chatter in a thread without a session
     ];
     const recorded = recordStatements(database.ackPool!);
     let results: Accepted[];
     try {
-      results = await Promise.all(arriving.map((item) => stores.steers.accept(item)));
+      // Reply 3's redelivery reaches another replica (its own intake batches, the same database).
+      const replica = createPrismaStores(database.prisma, { ackPool: database.ackPool! });
+      results = await Promise.all(arriving.map((item, index) => (index === 28 ? replica : stores).steers.accept(item)));
     } finally {
       recorded.stop();
     }

@@ -55,6 +55,17 @@ describe('WriteBatch', () => {
     expect(await Promise.all(results)).toEqual(['stored a1', 'stored b1', 'stored a2', 'stored c1', 'stored a3']);
   });
 
+  it('holds a write back while a statement with its key runs, so a redelivery never overtakes the original', async () => {
+    const { calls, store, finishAll } = heldStore();
+    const batch = new WriteBatch(store, { maxInFlight: 3, maxBatch: 10, keyOf: (input: string) => input.slice(0, 1), splitAfter: () => true });
+    const results = ['a1', 'a2', 'b1'].map((input) => batch.add(input));
+    // A slot is free, but a1 is running: a2 waits for it; b1 goes past.
+    expect(calls).toEqual([['a1'], ['b1']]);
+    await finishAll();
+    expect(calls).toEqual([['a1'], ['b1'], ['a2']]);
+    expect(await Promise.all(results)).toEqual(['stored a1', 'stored a2', 'stored b1']);
+  });
+
   it('stores each write of a failed batch alone when told to split, so one bad write fails by itself', async () => {
     const { calls, store, finishAll } = heldStore((inputs) => (inputs.includes('bad') ? new Error('refused') : undefined));
     const batch = new WriteBatch(store, { maxInFlight: 1, maxBatch: 10, splitAfter: () => true });

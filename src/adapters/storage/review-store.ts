@@ -76,8 +76,13 @@ export function createReviewStore(prisma: PrismaClient): ReviewStore {
         : []));
     },
 
-    async handBack(eventId) {
-      await prisma.memoryReviewEvent.updateMany({ where: { id: BigInt(eventId), kind: { in: ['remember', 'forget'] } }, data: { requestPending: true } });
+    async handBack(eventId, memoryRunId) {
+      // One statement, so a late hand-back (its process stopping slowly, after the lease was
+      // given up) cannot reopen a request the next driver already carried out.
+      await prisma.$executeRaw`
+        UPDATE memory_review_events SET request_pending = true
+        WHERE id = ${BigInt(eventId)} AND kind IN ('remember', 'forget')
+          AND EXISTS (SELECT 1 FROM memory_runs r WHERE r.id = ${memoryRunId} AND r.status = 'running')`;
     },
 
     async recent(spaceId, limit) {

@@ -12,8 +12,9 @@ export interface WriteBatchOptions<In> {
   /** Writes per statement. */
   maxBatch: number;
   /**
-   * Writes with the same key never share a statement (a redelivery goes in the next one, so each
-   * output belongs to one input).
+   * Writes with the same key never share a statement and never run at once: a redelivery waits
+   * for the statement that carries the first delivery, so each output belongs to one input and a
+   * late copy never overtakes the original (whose statement keeps its arrival order).
    */
   keyOf?: (input: In) => string;
   /**
@@ -33,6 +34,8 @@ interface Waiting<In, Out> {
 export class WriteBatch<In, Out> {
   private waiting: Array<Waiting<In, Out>> = [];
   private inFlight = 0;
+  /** Keys of the writes in statements now running. */
+  private readonly runningKeys = new Set<string>();
 
   constructor(
     private readonly store: StoreBatch<In, Out>,
@@ -48,15 +51,25 @@ export class WriteBatch<In, Out> {
 
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) return; // every waiting write waits for its key's running statement
+      const keys = this.keysOf(batch);
+      for (const key of keys) this.runningKeys.add(key);
       this.inFlight += 1;
-      void this.send(this.take()).finally(() => {
+      void this.send(batch).finally(() => {
+        for (const key of keys) this.runningKeys.delete(key);
         this.inFlight -= 1;
         this.pump();
       });
     }
   }
 
-  /** The next batch: waiting writes in arrival order, up to maxBatch, one per key. */
+  private keysOf(batch: Array<Waiting<In, Out>>): string[] {
+    const { keyOf } = this.options;
+    return keyOf ? batch.map((write) => keyOf(write.input)) : [];
+  }
+
+  /** The next batch: waiting writes in arrival order, up to maxBatch, one per key, none whose key is running. */
   private take(): Array<Waiting<In, Out>> {
     const { keyOf, maxBatch } = this.options;
     if (!keyOf) return this.waiting.splice(0, maxBatch);
@@ -65,7 +78,7 @@ export class WriteBatch<In, Out> {
     const keys = new Set<string>();
     for (const write of this.waiting) {
       const key = keyOf(write.input);
-      if (batch.length < maxBatch && !keys.has(key)) {
+      if (batch.length < maxBatch && !keys.has(key) && !this.runningKeys.has(key)) {
         keys.add(key);
         batch.push(write);
       } else rest.push(write);

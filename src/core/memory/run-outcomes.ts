@@ -83,7 +83,7 @@ export class RunOutcomes {
     // A person's request whose run the shutdown cut short waits for the next driver (its note
     // never came); one whose run failed by itself is not tried again in a loop.
     const eventId = this.signal.aborted ? request?.eventId : undefined;
-    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId);
+    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId, memoryRunId);
     const recorded = handedBack.then(() => this.finish(memoryRunId, {
       status, error: message, transcript: partial.transcript ?? [],
       usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
