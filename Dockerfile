@@ -13,9 +13,12 @@ WORKDIR /app
 
 # Dependencies first (cached while only the source changes). tsx runs the TypeScript source, so it
 # is a runtime dependency; the dev tools (TypeScript, vitest, the Prisma CLI, the embedded test
-# Postgres) stay out. The generated Prisma client is committed: no generate step.
+# Postgres) stay out. --legacy-peer-deps: without it npm also installs @prisma/client's optional
+# peers, the Prisma CLI with Studio and TypeScript (about 240 MB, bench/RESULTS.md); the lockfile
+# marks them devOptional, which --omit=dev keeps. The service applies migrations itself
+# (src/adapters/storage/migrator.ts) and the generated client is committed: neither needs the CLI.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --legacy-peer-deps --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json ./
 COPY prisma ./prisma

@@ -1,6 +1,8 @@
-// `npm run memory:export`: a memory space's documents as Markdown with front matter, and every
-// version under history/, in a zip (what `@hippo memory export` sends in chat).
+// `npm run memory:export`: a memory space's documents as Markdown with front matter under
+// documents/, and their versions under history/, in a zip (what `@hippo memory export` sends in
+// chat, with the same caps).
 //   npm run memory:export -- --platform slack --workspace T0123          lists the spaces with documents
+//   npm run memory:export -- --platform console --workspace local         the terminal chat's spaces
 //   npm run memory:export -- --space <id> [--out hippo-memory.zip]      writes the zip
 // Uses the bot's settings (DATABASE_URL, DATA_DIR, from the environment or .env). On the embedded
 // database stop the bot first: the data directory is used by one process at a time.
@@ -14,7 +16,13 @@ import type { Platform } from '../src/core/places.js';
 import { loadEnvFile } from '../src/env-file.js';
 import { createLogger } from '../src/log.js';
 
-const usage = 'usage: npm run memory:export -- --platform slack|discord|console --workspace ID   (lists spaces)\n       npm run memory:export -- --space ID [--out FILE.zip]';
+const usage = [
+  'usage: npm run memory:export -- --platform slack|discord|console --workspace ID   (lists spaces)',
+  '       npm run memory:export -- --space ID [--out FILE.zip]',
+  "The terminal chat's workspace is `local`: npm run memory:export -- --platform console --workspace local",
+].join('\n');
+/** What `npm run chat` uses as its workspace id (src/chat.ts). */
+const terminalWorkspace = 'local';
 const { values } = parseArgs({
   options: {
     space: { type: 'string' },
@@ -40,7 +48,10 @@ try {
     const stores = createPrismaStores(database.prisma);
     if (!values.space) {
       const spaces = await stores.spaces.list(values.platform as Platform, values.workspace ?? '');
-      if (spaces.length === 0) process.stdout.write(`no memory space of ${values.platform} ${values.workspace} has documents\n`);
+      if (spaces.length === 0) {
+        const hint = values.platform === 'console' && values.workspace !== terminalWorkspace ? ` (the terminal chat's workspace is \`${terminalWorkspace}\`)` : '';
+        process.stdout.write(`no memory space of ${values.platform} ${values.workspace} has documents${hint}\n`);
+      }
       for (const space of spaces) process.stdout.write(`${space.id}  ${space.scope}  ${space.channelId ?? '(whole workspace)'}\n`);
     } else {
       const space = await stores.spaces.get(values.space);
@@ -49,7 +60,9 @@ try {
       const out = values.out ?? `hippo-memory-${space.id.slice(0, 8)}-${new Date().toISOString().slice(0, 10)}.zip`;
       await writeFile(out, exported.zip);
       const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-      process.stdout.write(`wrote ${out}: ${count(exported.documents, 'document')}, ${count(exported.versions, 'version')}\n`);
+      const { left } = exported;
+      const cut = left.documents + left.versions > 0 ? ` (left out past the export's cap: ${count(left.documents, 'document')}, ${count(left.versions, 'version')}; README.md in the zip lists them)` : '';
+      process.stdout.write(`wrote ${out}: ${count(exported.documents, 'document')}, ${count(exported.versions, 'version')}${cut}\n`);
     }
   } finally {
     await database.close();

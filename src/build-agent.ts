@@ -14,6 +14,7 @@ import { missingModelSettings, type Config } from './config.js';
 import { Agent } from './core/agent.js';
 import { defaultAgentSettings, type AgentDeps } from './core/agent-context.js';
 import { contextWindowFor } from './core/loop/context-window.js';
+import { resolveApprovalPolicy } from './core/approval-policy.js';
 import { pricesFor } from './core/prices.js';
 import { ConfigError } from './core/errors.js';
 import { EventBus } from './core/events.js';
@@ -108,11 +109,12 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     ? await detectShellSandbox({ root: workspaces, shellUser: config.SHELL_USER, allowUnsandboxed: config.SHELL_UNSANDBOXED, network: config.SHELL_NETWORK })
     : undefined;
   if (sandbox?.kind === 'none') log.warn('shell-unsandboxed: SHELL_UNSANDBOXED=true and no sandbox works here; shell commands can read the bot\'s secrets');
-  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
+  else if (sandbox) log.info({ sandbox: sandbox.kind, user: sandbox.user ? 'one per session' : 'the bot\'s', checkedAs: sandbox.user?.name, network: sandbox.network }, 'shell-sandbox-ready');
   // The MCP SDK is loaded only when MCP tools are configured.
   const mcp = groups.includes('mcp') && config.MCP_CONFIG
     ? await (await import('./tools/mcp.js')).McpToolSource.start({ configPath: config.MCP_CONFIG, log })
     : undefined;
+  const groupOf = new Map<string, string>();
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
     workspace: () => [...workspaceTools({ root: workspaces, limits }), attachFileTool(attachments)],
@@ -124,7 +126,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
         processLimits: { maxProcesses: config.SHELL_MAX_PROCESSES, maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * 1024 * 1024 },
       }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
-  });
+  }, groupOf);
+  // R23: which calls wait for a person; a selector naming nothing that exists stops start-up here.
+  const approvalPolicy = resolveApprovalPolicy(tools.map((tool) => ({ tool, group: groupOf.get(tool.name) ?? '' })), config.APPROVAL_REQUIRED, config.APPROVAL_EXEMPT);
   // Shared files land in workspaces whatever the tool groups, so idle ones are always swept.
   const sweeper = config.WORKSPACE_RETENTION_DAYS > 0
     ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
@@ -169,8 +173,9 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
     log,
     clock: { now: () => new Date() },
     attachments,
+    approvals: { policy: approvalPolicy, timeoutMs: config.APPROVAL_TIMEOUT_SECONDS * 1000, pollMs: 5_000 },
   };
-  log.info({ model: config.MODEL, provider: config.MODEL_PROVIDER, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name) }, 'agent-ready');
+  log.info({ model: config.MODEL, provider: config.MODEL_PROVIDER, contextWindow: window.tokens, images, tools: tools.map((tool) => tool.name), approvals: approvalPolicy.tools }, 'agent-ready');
   return {
     agent: new Agent(deps),
     stores,

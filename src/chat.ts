@@ -1,18 +1,18 @@
 // `npm run chat`: talk to Hippo in the terminal, on the same runner and storage as the bot
 // (embedded PGlite under DATA_DIR unless DATABASE_URL is set). `--thread NAME` picks a thread.
 // Logs go to DATA_DIR/chat.log so they do not mix with the conversation; warnings and errors
-// also show as one short line in the chat.
+// also show as one line in words in the chat. `/export` writes into the working directory.
 import { mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { ConsoleOutput } from './adapters/console/console-output.js';
 import { runConsoleChat } from './adapters/console/console-chat.js';
+import { chatNotices } from './adapters/console/console-notices.js';
 import { openDatabase } from './adapters/storage/database.js';
 import { buildAgent } from './build-agent.js';
 import { configWarnings, missingModelSettings, spendWarnings } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, knownSecrets } from './log.js';
 import { startupConfig } from './startup-config.js';
 
 const { config, envFile } = startupConfig(process.argv, process.env, missingModelSettings);
@@ -22,8 +22,8 @@ const logPath = join(config.DATA_DIR, 'chat.log');
 mkdirSync(config.DATA_DIR, { recursive: true });
 const log = createLogger(config.LOG_LEVEL, pino.multistream([
   { level: config.LOG_LEVEL === 'silent' ? 'fatal' : config.LOG_LEVEL, stream: pino.destination({ dest: logPath, append: true, sync: false }) },
-  { level: 'warn', stream: chatNotices() },
-]));
+  { level: 'warn', stream: chatNotices(output) },
+]), { secrets: knownSecrets(config) });
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 const threadFlag = process.argv.indexOf('--thread');
 const thread = threadFlag > 0 ? (process.argv[threadFlag + 1] ?? 'default') : 'default';
@@ -67,23 +67,4 @@ try {
   output.close();
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
-}
-
-/** Log records at warn and above as one short line in the chat (the details are in chat.log). */
-function chatNotices(): Writable {
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        try {
-          const record = JSON.parse(text) as { level?: number; msg?: unknown };
-          const message = typeof record.msg === 'string' ? record.msg : 'see the log';
-          const short = message.length > 160 ? `${message.slice(0, 159)}…` : message;
-          output.line(`  ${(record.level ?? 40) >= 50 ? '✗' : '⚠'} ${short}`);
-        } catch {
-          // not a JSON record: nothing to show
-        }
-      }
-      done();
-    },
-  });
 }

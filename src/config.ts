@@ -1,5 +1,6 @@
 // All configuration comes from the environment, parsed once here (docs/style.md §5). Nothing else in
 // Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** The 32-byte key from base64 (44 characters) or hex (64 characters); null when it is neither. */
@@ -41,6 +42,15 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Serves /metrics on this port only (not on PORT), e.g. one reachable from the cluster but not the internet. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /**
+   * The address the METRICS_PORT server binds: loopback by default, so a scrape from another host
+   * (a Prometheus in the cluster) needs it set (0.0.0.0, or the pod's address). Not used without METRICS_PORT.
+   */
+  METRICS_HOST: z
+    .string()
+    .trim()
+    .default('127.0.0.1')
+    .refine((host) => host === 'localhost' || isIP(host) !== 0, 'must be an IP address (127.0.0.1, 0.0.0.0, ::) or localhost'),
   /** Set → /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters (e.g. from `openssl rand -hex 32`)').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -144,6 +154,11 @@ export const configSchema = z.object({
   /** Guild ids (comma-separated) to register slash commands in; unset → global commands. */
   DISCORD_GUILD_IDS: z.string().optional(),
   /**
+   * `on`: Slack unfurls and Discord embeds links in what Hippo posts. `off` (the default): neither
+   * platform fetches a link from an answer (a URL can carry what the model read to its host).
+   */
+  LINK_PREVIEWS: z.enum(['on', 'off']).default('off'),
+  /**
    * Slack team ids (T…) and Discord guild ids Hippo works in; events, installs and commands from
    * anywhere else are refused quietly and stored nowhere. Unset → wherever the bot is installed.
    */
@@ -184,6 +199,19 @@ export const configSchema = z.object({
   WORKSPACE_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Path of a JSON file in the common `mcpServers` format. */
   MCP_CONFIG: optionalText,
+  /**
+   * R23: which tool calls wait for a person, comma-separated selectors (docs/security.md
+   * "Approvals"): tool groups, `mcp:<server>`, `mcp:<server>/<tool>`, tool names, or `none`.
+   * A group or server selector skips tools marked read-only. Default: shell commands and MCP tools
+   * their server does not mark read-only.
+   */
+  APPROVAL_REQUIRED: z.string().default('shell,mcp'),
+  /** R23: selectors (as APPROVAL_REQUIRED's) of tools that never wait for a person; they win. */
+  APPROVAL_EXEMPT: z.string().default(''),
+  /** R23: who decides tool calls (users, Slack user groups, Discord roles) besides admins; unset → the session's starter. */
+  APPROVERS: idList,
+  /** R23: a call nobody decides within this many seconds is denied, with a note to the model. */
+  APPROVAL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   /** A replica that stops renewing a session lease for this long loses it to another replica. */
   LEASE_TTL_SECONDS: z.coerce.number().min(1).max(600).default(15),
   /**
@@ -262,9 +290,43 @@ export function spendWarnings(config: Config): string[] {
   return [`no spend cap is set (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD): only the step limit (RUN_MAX_STEPS=${config.RUN_MAX_STEPS}) bounds a run, and nothing bounds what a session or a channel spends; set one of them to cap it (docs/configuration.md)`];
 }
 
-/** Model settings that parse but are ignored or defeat the prompt cache. */
+/**
+ * The start-up notice when /metrics is public: on PORT (every address; Slack's Events API makes it
+ * face the internet) or on METRICS_PORT bound to an address that is not loopback, without METRICS_TOKEN.
+ */
+export function metricsWarnings(config: Config): string[] {
+  if (config.METRICS_TOKEN !== undefined) return [];
+  const what = 'whoever reaches it reads the model spend, session and error counts (and the process metrics)';
+  if (config.METRICS_PORT === undefined) {
+    return [`/metrics is served on PORT (${config.PORT}, every address) without METRICS_TOKEN: ${what}; set METRICS_PORT (bound to METRICS_HOST, 127.0.0.1 unless set) or METRICS_TOKEN`];
+  }
+  if (isLoopbackHost(config.METRICS_HOST)) return [];
+  return [`/metrics is served on METRICS_PORT (${config.METRICS_PORT}) at METRICS_HOST=${config.METRICS_HOST} without METRICS_TOKEN: ${what}; set METRICS_TOKEN, or keep METRICS_HOST on a network only the scraper reaches`];
+}
+
+/** localhost, 127.0.0.0/8, ::1 (with or without brackets), ::ffff:127.x. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/** The base URL the provider's key is sent to when it goes in clear: http:// to a host that is not loopback. */
+function cleartextModelEndpoint(config: Config): { setting: string; key: string; url: URL } | undefined {
+  const anthropic = config.MODEL_PROVIDER === 'anthropic';
+  const value = anthropic ? config.ANTHROPIC_BASE_URL : config.OPENAI_BASE_URL;
+  if (value === undefined) return undefined;
+  const url = new URL(value);
+  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return undefined;
+  return { setting: anthropic ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL', key: anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY', url };
+}
+
+/** Model settings that parse but are ignored, defeat the prompt cache, or send the key in clear. */
 function modelProviderWarnings(config: Config): string[] {
   const warnings: string[] = [];
+  const cleartext = cleartextModelEndpoint(config);
+  if (cleartext) {
+    warnings.push(`${cleartext.setting} is http:// to ${cleartext.url.host}, not a loopback address: ${cleartext.key} and every prompt cross the network unencrypted; use https:// (or a proxy on this machine)`);
+  }
   if (config.MODEL_PROVIDER === 'anthropic') {
     if (config.OPENAI_BASE_URL) warnings.push('OPENAI_BASE_URL is set but MODEL_PROVIDER=anthropic: it is not used (ANTHROPIC_BASE_URL is the Anthropic setting)');
     if (config.ANTHROPIC_BASE_URL && /\/v1\/?$/.test(config.ANTHROPIC_BASE_URL)) {

@@ -1,12 +1,12 @@
 // `npm start`: the bot service. Loads config, opens storage (applying migrations), serves HTTP,
 // starts the chat adapters whose credentials are set, and shuts down cleanly on SIGTERM/SIGINT.
-import { createLogger } from './log.js';
+import { createLogger, knownSecrets } from './log.js';
 import { startService } from './service.js';
 import { serviceProblems } from './config.js';
 import { startupConfig } from './startup-config.js';
 
 const { config, envFile } = startupConfig(process.argv, process.env, serviceProblems);
-const log = createLogger(config.LOG_LEVEL);
+const log = createLogger(config.LOG_LEVEL, undefined, { secrets: knownSecrets(config) });
 if (envFile) log.info({ path: envFile }, 'env-file-loaded');
 
 // Signals are handled from the first moment: a SIGTERM during start-up (an orchestrator scaling

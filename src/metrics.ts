@@ -41,8 +41,11 @@ export class Metrics {
     // Received on one replica, taken on any: the queue depth is sum(received) - sum(taken).
     const steers = new Counter({ name: 'hippo_steer_messages_total', help: 'Steer messages received', registers: [registry] });
     const taken = new Counter({ name: 'hippo_steers_taken_total', help: 'Steer messages a worker took into its context', registers: [registry] });
+    // R23: decided on any replica, counted once where the decision was taken (first).
+    const approvals = new Counter({ name: 'hippo_tool_approvals_total', help: 'Tool calls that waited for a person, by outcome (approved, approved_for_run, denied, expired, cancelled)', labelNames: ['outcome'], registers: [registry] });
     options.events.subscribe((event) => {
       if (event.type === 'run-end') runs.inc({ reason: event.reason });
+      else if (event.type === 'approval-decided' && event.first) approvals.inc({ outcome: event.approval.status === 'approved' && event.approval.scope === 'run' ? 'approved_for_run' : event.approval.status });
       else if (event.type === 'memory-run-end') memoryRuns.inc({ role: event.role, status: event.status });
       else if (event.type === 'context-reset') resets.inc();
       else if (event.type === 'steer-received') steers.inc();

@@ -1,6 +1,6 @@
 // Wires the concrete parts of the bot service together (the only place that knows them all).
 import { buildAgent, type BuiltAgent } from './build-agent.js';
-import { configWarnings, missingModelSettings, spendWarnings, type Config } from './config.js';
+import { configWarnings, missingModelSettings, metricsWarnings, spendWarnings, type Config } from './config.js';
 import { createChatStorage, type ChatStorage } from './adapters/storage/chat-storage.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
 import { HttpServer } from './http-server.js';
@@ -36,7 +36,7 @@ export interface ServiceOptions {
 
 /** Starts the service: storage and migrations first, then the agent, HTTP, and adapters. */
 export async function startService(config: Config, log: Logger, options: ServiceOptions = { environment: {} }): Promise<Service> {
-  for (const warning of [...configWarnings(config, { service: true }), ...spendWarnings(config)]) log.warn(`config-warning: ${warning}`);
+  for (const warning of [...configWarnings(config, { service: true }), ...spendWarnings(config), ...metricsWarnings(config)]) log.warn(`config-warning: ${warning}`);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
   log.info({ storage: database.kind, migrationsApplied: database.appliedMigrations.length }, 'storage-ready');
   const http = new HttpServer(log);
@@ -100,12 +100,12 @@ export async function startService(config: Config, log: Logger, options: Service
     throw error;
   });
   if (metricsHttp && config.METRICS_PORT !== undefined) {
-    const metricsPort = await metricsHttp.listen(config.METRICS_PORT, { setting: 'METRICS_PORT' }).catch(async (error: unknown) => {
+    const metricsPort = await metricsHttp.listen(config.METRICS_PORT, { host: config.METRICS_HOST, setting: 'METRICS_PORT' }).catch(async (error: unknown) => {
       await http.close();
       await abandon(running, agent, database);
       throw error;
     });
-    log.info({ port: metricsPort, token: config.METRICS_TOKEN !== undefined }, 'metrics-listening');
+    log.info({ port: metricsPort, host: config.METRICS_HOST, token: config.METRICS_TOKEN !== undefined }, 'metrics-listening');
   }
   log.info({ port, adapters, role: config.HIPPO_ROLE }, adapters.length ? 'service-started' : 'service-started without chat adapters');
   // Sessions left with backlog by a crash or restart continue without a new message (R12); in the

@@ -120,11 +120,6 @@ export type SlackOauthStateUse = Prisma.SlackOauthStateUseModel
  */
 export type AnswerFeedback = Prisma.AnswerFeedbackModel
 /**
- * Model ChannelBudget
- * A channel's spend cap for one UTC day, raised by a person (else CHANNEL_DAILY_BUDGET_USD).
- */
-export type ChannelBudget = Prisma.ChannelBudgetModel
-/**
  * Model MemoryReviewEvent
  * What people did to a memory space (reverts, edits, 👍, pins, remember/forget requests); the
  * next summarizer of the space is given the events no succeeded run has seen.
@@ -136,3 +131,10 @@ export type MemoryReviewEvent = Prisma.MemoryReviewEventModel
  * (Discord cannot answer a modal with another modal).
  */
 export type MemoryEditDraft = Prisma.MemoryEditDraftModel
+/**
+ * Model ToolApproval
+ * R23: a tool call that waits for a person (the approval policy names its tool). One row per call,
+ * written before the card is shown; the decision is one conditional UPDATE of `status` from
+ * 'pending', so a click delivered twice, on two replicas or after a restart decides once.
+ */
+export type ToolApproval = Prisma.ToolApprovalModel

@@ -1,4 +1,5 @@
 // The context object every core piece takes (docs/style.md §2): settings, stores, model, tools, events.
+import type { ApprovalSettings } from './approval-policy.js';
 import type { AttachmentSaver } from './attachment-saver.js';
 import { imageLimitsFor, type ProviderImageLimits } from './image-limits.js';
 import type { EventBus } from './events.js';
@@ -150,4 +151,6 @@ export interface AgentDeps {
   clock: Clock;
   /** Saves files shared with messages into session workspaces; absent: they are only named. */
   attachments?: AttachmentSaver;
+  /** R23: which tool calls wait for a person, and for how long; absent: none does. */
+  approvals?: ApprovalSettings;
 }

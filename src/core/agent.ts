@@ -1,9 +1,10 @@
 // The agent as adapters see it: submit a person's message, send commands, read status, listen to
 // events. Adapters only enqueue and render (R16); everything else happens in core.
 import type { AgentDeps } from './agent-context.js';
+import type { ApprovalChoice, ApprovalRecord } from './approval-store.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
-import { spendOf, type Spend } from './spend.js';
+import { spendOf, type BudgetState, type Spend } from './spend.js';
 import { capText, maxMessageChars } from './prompts/text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
 import type { Attachment, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
@@ -40,6 +41,8 @@ export interface SessionStatus {
    * reaches `percent` of the window), and how many tokens of growth that is from now.
    */
   memoryCheckpoint: { percent: number; tokensAway: number };
+  /** R23: the session's latest tool approvals (waiting or decided: who, what, when), newest first. */
+  approvals: ApprovalRecord[];
 }
 
 export interface SubmitOptions {
@@ -148,10 +151,14 @@ export class Agent {
     return (await this.runner(sessionId)).requestReset(null, { byPerson: true });
   }
 
-  /** A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its budget. */
-  async raiseBudget(sessionId: string, usd: number): Promise<void> {
-    await (await this.runner(sessionId)).raiseBudget(usd);
+  /**
+   * A person allowed the session to spend `usd` more (issue #16); it continues if it stopped for its
+   * budget and the channel's daily cap (the operator's) does not hold it. Returns where it stands.
+   */
+  async raiseBudget(sessionId: string, usd: number): Promise<BudgetState> {
+    const state = await (await this.runner(sessionId)).raiseBudget(usd);
     await this.deps.replica.wakeups.notify(sessionId, 'flags');
+    return state;
   }
 
   /**
@@ -170,9 +177,31 @@ export class Agent {
     if (this.deps.replica.role !== 'ingest') (await this.runner(session.id)).requestsArrived();
   }
 
+  /**
+   * R23: a person's decision on a tool call that waits (the adapter checked that they may decide).
+   * One conditional update decides: a second click, another replica's, or one after the timeout
+   * gets the approval as it stands (`decided: false`) and changes nothing. The driver, on any
+   * replica, is told; the card is updated from the event.
+   */
+  async decideApproval(approvalId: string, choice: ApprovalChoice, by: { id: string; name: string }, note?: string): Promise<{ decided: boolean; approval: ApprovalRecord | null }> {
+    const result = await this.deps.stores.approvals.decide(approvalId, {
+      status: choice === 'deny' ? 'denied' : 'approved', scope: choice === 'approve-run' ? 'run' : 'call', byId: by.id, byName: capText(by.name, 200),
+      note: note?.trim() ? capText(note.trim(), 1_000) : null,
+    });
+    const { approval } = result;
+    if (!result.decided || !approval) return result;
+    this.deps.log.info({ sessionId: approval.sessionId, approvalId, tool: approval.tool, status: approval.status, scope: approval.scope, by: by.id }, 'approval-decided');
+    const session = await this.deps.stores.sessions.get(approval.sessionId);
+    if (session) this.deps.events.emit({ type: 'approval-decided', session, approval, first: true });
+    await this.deps.replica.wakeups.notify(approval.sessionId, 'approval');
+    return result;
+  }
+
   async status(sessionId: string): Promise<SessionStatus> {
     const runner = await this.runner(sessionId);
-    const [usage, totals] = await Promise.all([this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId })]);
+    const [usage, totals, approvals] = await Promise.all([
+      this.deps.stores.usage.summary(sessionId), this.deps.stores.usage.totals({ sessionId }), this.deps.stores.approvals.recent(sessionId, 5),
+    ]);
     const spend = spendOf(totals, this.deps.settings);
     const prompt = usage.worker.promptTokens + usage.summarizer.promptTokens + usage.decider.promptTokens;
     const cached = usage.worker.cachedTokens + usage.summarizer.cachedTokens + usage.decider.cachedTokens;
@@ -189,6 +218,7 @@ export class Agent {
       spend: spend.priced || spend.total > 0 ? spend : null,
       budgetUsd: runner.session.budgetUsd ?? this.deps.settings.sessionBudgetUsd,
       memoryCheckpoint: nextCheckpoint(runner.context.segment.lastStep, tokens, this.deps.settings),
+      approvals,
     };
   }
 

@@ -94,6 +94,16 @@ export class PinnedLineError extends HippoError {
   }
 }
 
+/**
+ * A search refused or stopped to bound its cost: too many in a row, or too slow. The message says
+ * what to do; it is what the person (or the model, as its tool result) is told.
+ */
+export class SearchLimitError extends HippoError {
+  constructor(message: string) {
+    super('search-limit', message);
+  }
+}
+
 /** Work stopped because its signal was aborted; carries the abort reason. */
 export class CancelledError extends HippoError {
   constructor(readonly reason: string) {

@@ -1,4 +1,5 @@
 // Core emits events; adapters render them (docs/style.md §8). Nothing here knows a chat platform.
+import type { ApprovalRecord } from './approval-store.js';
 import type { ChatMessage, ToolCall, AgentRole } from './messages.js';
 import type { PersonRequest, SessionRecord, SteerRecord } from './store.js';
 
@@ -54,6 +55,17 @@ export type AgentEvent =
   | { type: 'answer'; session: SessionRecord; text: string; segmentId: string; seq: number; fencingToken: number | null; files: AnswerFile[] }
   | { type: 'tool-call-start'; session: SessionRecord; call: ToolCall }
   | { type: 'tool-call-end'; session: SessionRecord; call: ToolCall; ok: boolean; result: string }
+  /**
+   * R23: a tool call waits for a person. Emitted again when a drive finds it still waiting (after a
+   * restart or a hand-over): adapters key the card by the approval's id. `destructive`: its MCP
+   * server marks the tool destructive.
+   */
+  | { type: 'approval-requested'; session: SessionRecord; approval: ApprovalRecord; call: ToolCall; destructive: boolean }
+  /**
+   * R23: an approval was decided. `first`: this process's conditional update decided it (counted
+   * once); false: a drive found it decided (the card is updated again, under the same key).
+   */
+  | { type: 'approval-decided'; session: SessionRecord; approval: ApprovalRecord; first: boolean }
   | { type: 'steer-received'; session: SessionRecord; steer: SteerRecord }
   | { type: 'steer-taken'; session: SessionRecord; steers: SteerRecord[] }
   | { type: 'pause-requested'; session: SessionRecord }

@@ -95,9 +95,10 @@ export interface DocumentStore {
   spaceDocuments(spaceId: string): Promise<DocumentSummary[]>;
   /**
    * Full-text search of the space's live documents (no TODO.md) for people: best match first, each
-   * with a snippet (matches in **bold**). Words match in any language (no stemming).
+   * with a snippet (matches in **bold**). Words match in any language (no stemming). Bounded like
+   * ContextStore.searchOriginals, per `searcher`.
    */
-  search(spaceId: string, query: string, limit: number): Promise<DocumentSearchHit[]>;
+  search(spaceId: string, query: string, limit: number, searcher: string): Promise<DocumentSearchHit[]>;
   /**
    * Writes a new version. `expectedVersion`: the version the writer read (compare-and-set);
    * 0 = the document must not exist yet; undefined = no check. Throws ConflictError on a race.

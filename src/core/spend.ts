@@ -51,16 +51,12 @@ export function utcDayStart(now: Date): Date {
 
 /**
  * The session's budget state: its own cap (the session's raised cap, else SESSION_BUDGET_USD) and
- * its channel's cap for today (CHANNEL_DAILY_BUDGET_USD, or today's raised cap). Costs no query
- * when no budget is configured.
+ * its channel's cap for today (CHANNEL_DAILY_BUDGET_USD: the operator's, no command raises it).
+ * Costs no query when no budget is configured.
  */
-export async function budgetState(
-  deps: { settings: AgentSettings; usage: UsageStore; now: Date },
-  session: SessionRecord,
-  channelCapToday: number | null,
-): Promise<BudgetState> {
+export async function budgetState(deps: { settings: AgentSettings; usage: UsageStore; now: Date }, session: SessionRecord): Promise<BudgetState> {
   const sessionCap = session.budgetUsd ?? deps.settings.sessionBudgetUsd;
-  const channelCap = channelCapToday ?? deps.settings.channelDailyBudgetUsd;
+  const channelCap = deps.settings.channelDailyBudgetUsd;
   const states: BudgetState[] = [];
   if (sessionCap !== null) {
     const spent = spendOf(await deps.usage.totals({ sessionId: session.id }), deps.settings).total;

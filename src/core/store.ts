@@ -1,5 +1,6 @@
 // The storage ports core needs, by concern in store/ and memory-store.ts, and all of them grouped
 // (Stores). Implemented on Prisma in src/adapters/storage (Postgres or PGlite).
+import type { ApprovalStore } from './approval-store.js';
 import type { DocumentStore, MemorySpaceStore, ReviewStore } from './memory-store.js';
 import type { ContextStore } from './store/context.js';
 import type { DeliveryStore } from './store/deliveries.js';
@@ -31,4 +32,6 @@ export interface Stores {
   deliveries: DeliveryStore;
   reviews: ReviewStore;
   spaces: MemorySpaceStore;
+  /** R23: tool calls that wait for a person. */
+  approvals: ApprovalStore;
 }

@@ -54,6 +54,13 @@ export interface Tool<Input = unknown> {
    * (attach_file): the chat adapter uploads it after the answer's text.
    */
   deliversFile?: boolean;
+  /** Changes nothing anywhere (reads only): R23's approval policy never asks for it by group. */
+  readOnly?: boolean;
+  /**
+   * An MCP server's tool: the server's name in MCP_CONFIG, the tool's own name there, and what the
+   * server says of it (MCP tool annotations; hints, not guarantees). The approval policy reads them.
+   */
+  mcp?: { server: string; tool: string; readOnlyHint?: boolean; destructiveHint?: boolean };
   /** JSON Schema to show the model instead of the one derived from `input` (MCP tools). */
   parameters?: Record<string, unknown>;
   /** Returns the result text; throw ToolError (or anything) to report a failure to the model. */

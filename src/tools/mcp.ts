@@ -136,6 +136,11 @@ export class McpToolSource {
       timeoutMs: this.callTimeoutMs + 5_000,
       // Another service's words: data, and never called twice after a crash (its effect is unknown).
       untrustedOutput: true,
+      mcp: {
+        server: server.name, tool: tool.name,
+        ...(tool.annotations?.readOnlyHint === undefined ? {} : { readOnlyHint: tool.annotations.readOnlyHint }),
+        ...(tool.annotations?.destructiveHint === undefined ? {} : { destructiveHint: tool.annotations.destructiveHint }),
+      },
       execute: (input, context) => this.call(server, tool.name, input as Record<string, unknown>, context),
     };
   }

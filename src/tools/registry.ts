@@ -26,7 +26,12 @@ export function parseToolGroups(setting: string): string[] {
  * whatever order `groups` uses. `memory` is included whenever it has a factory (always on).
  * Unknown or unavailable groups and duplicate tool names are ConfigErrors.
  */
-export function selectToolGroups(groups: readonly string[], factories: Partial<Record<string, () => AnyTool[]>>): AnyTool[] {
+export function selectToolGroups(
+  groups: readonly string[],
+  factories: Partial<Record<string, () => AnyTool[]>>,
+  /** Filled with each tool's group, when given (the approval policy selects by group). */
+  groupOf?: Map<string, string>,
+): AnyTool[] {
   const known = new Set<string>(TOOL_GROUPS);
   const unknown = groups.filter((group) => !known.has(group));
   if (unknown.length > 0) {
@@ -46,6 +51,7 @@ export function selectToolGroups(groups: readonly string[], factories: Partial<R
         throw new ConfigError(`TOOLS: tool name "${tool.name}" is defined twice (groups "${owner}" and "${group}")`);
       }
       owners.set(tool.name, group);
+      groupOf?.set(tool.name, group);
       tools.push(tool);
     }
   }

@@ -2,14 +2,17 @@
 // (tokens in its environment, DATA_DIR, the database on loopback), so a command must not see the
 // bot: it runs in new PID, mount, IPC, UTS (and by default network) namespaces, in a root made of
 // the read-only system directories plus the session workspace at /workspace, as an unprivileged
-// user when the bot is root. The PID namespace also makes "everything the command started" exact:
-// when its first process dies the kernel kills the rest, setsid or not.
+// user when the bot is root: a uid and gid of the session's own (sessionUser), so the process
+// limit (RLIMIT_NPROC counts a user's processes) is each session's, never shared with another's.
+// The PID namespace also makes "everything the command started" exact: when its first process
+// dies the kernel kills the rest, setsid or not.
 //
-//   bwrap    bubblewrap; as root it is started as SHELL_USER (setpriv), otherwise as the bot's user
+//   bwrap    bubblewrap; as root it is started as the session's user (setpriv), otherwise as the bot's user
 //   unshare  util-linux unshare + mount + chroot + setpriv (root only): the same view, built here
 //   none     no isolation (only with SHELL_UNSANDBOXED=true): a process group and a clean environment
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../core/errors.js';
@@ -17,10 +20,17 @@ import { ConfigError } from '../core/errors.js';
 /** How commands are isolated. */
 export type SandboxKind = 'bwrap' | 'unshare' | 'none';
 
-/** A detected sandbox: its kind and, when the bot is root, the user commands run as. */
+/** A user a command runs as. */
+export interface SandboxUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/** A detected sandbox: its kind and, when the bot is root, the user it was checked with (SHELL_USER). */
 export interface ShellSandbox {
   kind: SandboxKind;
-  user?: { name: string; uid: number; gid: number };
+  user?: SandboxUser;
   /** Let commands use the network (SHELL_NETWORK); otherwise they get only their own loopback. */
   network: boolean;
 }
@@ -47,6 +57,50 @@ export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** Where the workspace appears inside the sandbox. */
 export const SANDBOX_WORKSPACE = '/workspace';
 
+/**
+ * The uids (and gids) sessions' commands run as when the bot is root: SESSION_UID_BASE plus a
+ * 24-bit hash of the session id, the same after a restart. Above systemd-nspawn's container
+ * ranges (up to 0x6FFFFFFF) and below its foreign range (0x7FFE0000); two sessions share one only
+ * on a hash collision (one chance in 16.7 million for a pair), and then only their process limit:
+ * neither sees the other's workspace.
+ */
+export const SESSION_UID_BASE = 0x7000_0000;
+export const SESSION_UID_COUNT = 1 << 24;
+
+/** The name of a session's user inside the sandbox (its line in the sandbox's /etc/passwd and /etc/group). */
+export const SESSION_USER_NAME = 'hippo-shell';
+
+/** The user `sessionId`'s commands run as: its own uid and gid when the bot is root, else none (the bot's user). */
+export function sessionUser(sandbox: ShellSandbox, sessionId: string): SandboxUser | undefined {
+  if (!sandbox.user || sandbox.kind === 'none') return undefined;
+  const id = SESSION_UID_BASE + (createHash('sha256').update(sessionId).digest().readUInt32BE(0) % SESSION_UID_COUNT);
+  return { name: SESSION_USER_NAME, uid: id, gid: id };
+}
+
+/** The host's passwd and group with a line for `user` added (host files unreadable: that line alone). */
+function userDatabases(user: SandboxUser): { passwd: string; group: string } {
+  const host = (file: string): string => {
+    try {
+      const text = readFileSync(file, 'utf8');
+      return text === '' || text.endsWith('\n') ? text : `${text}\n`;
+    } catch {
+      return '';
+    }
+  };
+  return {
+    passwd: `${host('/etc/passwd')}${passwdEntry(user)}\n`,
+    group: `${host('/etc/group')}${groupEntry(user)}\n`,
+  };
+}
+
+function passwdEntry(user: SandboxUser): string {
+  return `${user.name}:x:${user.uid}:${user.gid}:Hippo session shell:${SANDBOX_WORKSPACE}:/bin/bash`;
+}
+
+function groupEntry(user: SandboxUser): string {
+  return `${user.name}:x:${user.gid}:`;
+}
+
 /** Top-level system entries made visible read-only (merged-/usr systems have links here). */
 const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -54,13 +108,18 @@ const SYSTEM_ENTRIES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
  * The /etc entries a shell needs, and nothing else: the host's /etc may hold the bot's settings
  * (deploy/hippo.env with its tokens) and other services' secrets. Loader cache, user and group
  * names, certificates, the alternatives links many commands are, shell profiles, time zone.
+ * Certificates are the public CA ones only (Debian's /etc/ssl/certs, Red Hat's /etc/pki/tls/certs
+ * and /etc/pki/ca-trust), never /etc/ssl/private or /etc/pki/tls/private with the host's keys;
+ * and no /etc/gitconfig, where an operator may keep a credential helper or a token.
  */
 export const ETC_ENTRIES = [
   '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group',
-  '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf', '/etc/pki', '/etc/alternatives', '/etc/localtime',
+  '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf',
+  '/etc/pki/tls/certs', '/etc/pki/tls/cert.pem', '/etc/pki/tls/openssl.cnf', '/etc/pki/ca-trust', '/etc/pki/java/cacerts',
+  '/etc/alternatives', '/etc/localtime',
   '/etc/timezone', '/etc/locale.alias', '/etc/os-release', '/etc/debian_version', '/etc/lsb-release', '/etc/profile',
   '/etc/profile.d', '/etc/bash.bashrc', '/etc/inputrc', '/etc/mime.types', '/etc/magic', '/etc/magic.mime',
-  '/etc/services', '/etc/protocols', '/etc/gitconfig', '/etc/perl',
+  '/etc/services', '/etc/protocols', '/etc/perl',
   // Language runtimes keep part of their installation here (Debian links /usr/lib/… to these).
   ...etcRuntimeEntries(),
 ];
@@ -87,10 +146,11 @@ export function etcEntries(network: boolean): string[] {
  * namespace) becomes the new root; /usr and the lib/bin entries are bound read-only, the /etc
  * entries a shell needs copied (one cp, not two mounts each: a command starts faster; links kept,
  * but those of the name resolution files followed, as they may point into /run) and made
- * read-only, the workspace (the current directory, so a hidden path still works) read-write at /workspace, a
- * fresh /proc of the new PID namespace, a few device nodes. Then chroot, drop to the user, limit
+ * read-only (the session user's passwd and group lines added), the workspace (the current
+ * directory, so a hidden path still works) read-write at /workspace, a fresh /proc of the new PID
+ * namespace, a few device nodes. Then chroot, drop to the user, limit
  * the size of files written, the processes and memory, and run bash in /workspace. Arguments:
- * uid gid prlimit-options etc-entries etc-network-entries command.
+ * uid gid prlimit-options etc-entries etc-network-entries command passwd-line group-line.
  * This shell stays PID 1 (bash as PID 1 would ignore its own SIGTERM); when it exits, the kernel
  * kills whatever is left in the namespace.
  */
@@ -103,6 +163,7 @@ present=""; for entry in $4; do if [ -e "$entry" ]; then present="$present $entr
 if [ -n "$present" ]; then (cd / && cp -a --parents $present "$new"); fi
 present=""; for entry in $5; do if [ -e "$entry" ]; then present="$present $entry"; fi; done
 if [ -n "$present" ]; then (cd / && cp -L --parents $present "$new"); fi
+if [ -n "$7" ]; then printf '%s\n' "$7" >> "$new/etc/passwd"; printf '%s\n' "$8" >> "$new/etc/group"; fi
 mount --bind "$new/etc" "$new/etc"; mount -o remount,bind,ro "$new/etc"
 for entry in ${SYSTEM_ENTRIES.join(' ')}; do
   if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$new$entry"
@@ -125,6 +186,8 @@ export interface SandboxInvocation {
   cwd: string;
   /** NUL-separated arguments to write to the process's fd 3 (bwrap --args 3). */
   fd3?: string;
+  /** What to write to fds 4, 5, … (bwrap --ro-bind-data: the sandbox's /etc/passwd and /etc/group). */
+  moreFds?: string[];
 }
 
 /** Settings of one sandboxed command. */
@@ -138,11 +201,13 @@ export interface CommandSpec {
   maxFileBytes: number;
   /** Process and memory limits (default DEFAULT_PROCESS_LIMITS). */
   processLimits?: ProcessLimits;
+  /** The user to run as when the bot is root (sessionUser); default the sandbox's user. */
+  user?: SandboxUser;
 }
 
 /** Limits of a command's processes (SHELL_MAX_PROCESSES, SHELL_MAX_MEMORY_MB). */
 export interface ProcessLimits {
-  /** Processes and threads of the command's user at once (RLIMIT_NPROC): no fork bomb. */
+  /** Processes and threads of the command's user (the session's, when the bot is root) at once (RLIMIT_NPROC): no fork bomb. */
   maxProcesses: number;
   /** Bytes of data one process may allocate (RLIMIT_DATA; unlike RLIMIT_AS it leaves address space reservations alone). */
   maxMemoryBytes: number;
@@ -161,13 +226,14 @@ function prlimitOptions(spec: CommandSpec): string[] {
 export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): SandboxInvocation {
   if (sandbox.kind === 'none') return { file: 'bash', args: ['-lc', spec.command], cwd: spec.workspace };
   if (sandbox.kind === 'unshare') {
-    const user = sandbox.user ?? { uid: 65534, gid: 65534 };
+    const user = spec.user ?? sandbox.user ?? { uid: 65534, gid: 65534 };
+    const [passwdLine, groupLine] = spec.user ? [passwdEntry(spec.user), groupEntry(spec.user)] : ['', ''];
     const namespaces = ['--pid', '--fork', '--kill-child=SIGKILL', '--mount', '--uts', '--ipc', ...(sandbox.network ? [] : ['--net']), '--propagation', 'private'];
     // setpriv --pdeathsig: if the bot dies, unshare dies, and with it (--kill-child) the namespace.
     return {
       file: 'setpriv',
       args: ['--pdeathsig=KILL', '--', 'unshare', ...namespaces, '--', '/bin/sh', '-c', UNSHARE_SETUP, 'hippo-sandbox', String(user.uid), String(user.gid), prlimitOptions(spec).join(' '),
-        ETC_ENTRIES.join(' '), (sandbox.network ? ETC_NETWORK_ENTRIES : []).join(' '), spec.command,
+        ETC_ENTRIES.join(' '), (sandbox.network ? ETC_NETWORK_ENTRIES : []).join(' '), spec.command, passwdLine, groupLine,
       ],
       cwd: spec.workspace,
     };
@@ -176,15 +242,20 @@ export function sandboxInvocation(sandbox: ShellSandbox, spec: CommandSpec): San
   for (const [name, value] of Object.entries(spec.env)) bwrap.push('--setenv', name, value);
   bwrap.push('--ro-bind', '/usr', '/usr', '--dir', '/etc');
   for (const entry of etcEntries(sandbox.network)) bwrap.push('--ro-bind-try', entry, entry);
+  // The session's user gets a name: the host's passwd and group plus its line, from fds 4 and 5.
+  const user = spec.user ?? sandbox.user;
+  const databases = spec.user ? userDatabases(spec.user) : undefined;
+  if (databases) bwrap.push('--ro-bind-data', '4', '/etc/passwd', '--ro-bind-data', '5', '/etc/group');
   for (const entry of SYSTEM_ENTRIES) bwrap.push('--ro-bind-try', entry, entry);
   bwrap.push('--proc', '/proc', '--dev', '/dev', '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp', '--bind', spec.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   // The options go through fd 3, not the command line, which the sandbox's PID 1 shows: it would
   // tell the command where the server keeps its files.
   const fd3 = `${bwrap.map((argument) => `${argument}\0`).join('')}`;
   const command = ['--args', '3', '--', 'prlimit', ...prlimitOptions(spec), '--', 'bash', '-lc', spec.command];
-  if (!sandbox.user) return { file: 'bwrap', args: command, cwd: spec.workspace, fd3 };
-  const { uid, gid } = sandbox.user;
-  return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--', 'bwrap', ...command], cwd: spec.workspace, fd3 };
+  const moreFds = databases ? [databases.passwd, databases.group] : undefined;
+  if (!user) return { file: 'bwrap', args: command, cwd: spec.workspace, fd3, ...(moreFds ? { moreFds } : {}) };
+  const { uid, gid } = user;
+  return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--', 'bwrap', ...command], cwd: spec.workspace, fd3, ...(moreFds ? { moreFds } : {}) };
 }
 
 /**
@@ -215,10 +286,10 @@ export async function detectShellSandbox(options: DetectSandboxOptions): Promise
   );
 }
 
-/** Gives the workspace to the sandbox user (root modes), so commands can write where the bot wrote. */
-export async function handWorkspaceTo(sandbox: ShellSandbox, workspace: string, maxEntries: number): Promise<void> {
-  if (!sandbox.user || sandbox.kind === 'none') return;
-  const { uid, gid } = sandbox.user;
+/** Gives the workspace to `user` (root modes: the session's user), so commands can write where the bot wrote. */
+export async function handWorkspaceTo(sandbox: ShellSandbox, workspace: string, maxEntries: number, user: SandboxUser | undefined = sandbox.user): Promise<void> {
+  if (!user || sandbox.kind === 'none') return;
+  const { uid, gid } = user;
   await lchown(workspace, uid, gid);
   let seen = 0;
   const pending = [workspace];
@@ -238,10 +309,12 @@ export async function handWorkspaceTo(sandbox: ShellSandbox, workspace: string, 
 }
 
 async function probe(sandbox: ShellSandbox, root: string, searchPath: string): Promise<string | undefined> {
-  const invocation = sandboxInvocation(sandbox, { command: 'true', workspace: root, env: { PATH: SANDBOX_PATH }, maxFileBytes: 1024 * 1024 });
+  // As SHELL_USER, the way a session's user runs (its passwd and group lines handed over too).
+  const user = sandbox.user && sandbox.kind !== 'none' ? { ...sandbox.user, name: SESSION_USER_NAME } : undefined;
+  const invocation = sandboxInvocation(sandbox, { command: 'true', workspace: root, env: { PATH: SANDBOX_PATH }, maxFileBytes: 1024 * 1024, ...(user ? { user } : {}) });
   return new Promise((resolve) => {
-    const child = spawn(invocation.file, invocation.args, { cwd: invocation.cwd, env: { PATH: searchPath }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], timeout: 10_000 });
-    writeFd3(child, invocation.fd3);
+    const child = spawn(invocation.file, invocation.args, { cwd: invocation.cwd, env: { PATH: searchPath }, stdio: invocationStdio(invocation, 'ignore'), timeout: 10_000 });
+    writeFd3(child, invocation.fd3, invocation.moreFds);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < 500) stderr += chunk.toString('utf8');
@@ -251,13 +324,20 @@ async function probe(sandbox: ShellSandbox, root: string, searchPath: string): P
   });
 }
 
-/** Hands `fd3` (if any) to the child on its fd 3 and closes it. */
-export function writeFd3(child: ChildProcess, fd3: string | undefined): void {
-  const stream = child.stdio[3];
-  if (!stream || !('write' in stream)) return;
-  // The child may fail before reading it; that shows in its exit status, not here.
-  stream.on('error', () => undefined);
-  stream.end(fd3 ?? '');
+/** Hands `fd3` (if any) to the child on its fd 3, and `moreFds` on fds 4, 5, …, and closes them. */
+export function writeFd3(child: ChildProcess, fd3: string | undefined, moreFds: readonly string[] = []): void {
+  [fd3 ?? '', ...moreFds].forEach((text, index) => {
+    const stream = child.stdio[3 + index];
+    if (!stream || !('write' in stream)) return;
+    // The child may fail before reading it; that shows in its exit status, not here.
+    stream.on('error', () => undefined);
+    stream.end(text);
+  });
+}
+
+/** The stdio of a spawned invocation: stdin closed, stdout and stderr piped, a pipe per fd it is handed. */
+export function invocationStdio(invocation: SandboxInvocation, stdout: 'pipe' | 'ignore' = 'pipe'): Array<'pipe' | 'ignore'> {
+  return ['ignore', stdout, 'pipe', 'pipe', ...(invocation.moreFds ?? []).map((): 'pipe' => 'pipe')];
 }
 
 async function lookUpUser(name: string): Promise<{ name: string; uid: number; gid: number }> {

@@ -11,7 +11,7 @@ import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
 import { resultBudgetChars } from '../core/loop/output-cap.js';
 import { overQuotaSince, removeCreatedEntries, snapshotWorkspace } from './shell-quota.js';
-import { detectShellSandbox, handWorkspaceTo, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
+import { detectShellSandbox, handWorkspaceTo, invocationStdio, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, sessionUser, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
 import { withoutServerPaths } from './workspace.js';
 import { ensureSessionWorkspace } from './workspace-path.js';
 import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
@@ -44,8 +44,14 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 /** Default cap per output stream in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 
-/** Variables commands always get from the bot's environment when set (locale and terminal). */
-export const SHELL_ENV_ALLOWED = /^(LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ)$/;
+/**
+ * Variables commands always get from the bot's environment when set (locale and terminal), by
+ * name: a pattern such as LC_* would pass any variable an operator happened to name so.
+ */
+export const SHELL_ENV_ALLOWED: ReadonlySet<string> = new Set([
+  'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_COLLATE', 'LC_MESSAGES', 'LC_NUMERIC', 'LC_MONETARY', 'LC_TIME',
+  'LC_ADDRESS', 'LC_IDENTIFICATION', 'LC_MEASUREMENT', 'LC_NAME', 'LC_PAPER', 'LC_TELEPHONE', 'TERM', 'TZ',
+]);
 
 /**
  * The environment of a command: an allowlist, never the bot's environment minus a denylist (a
@@ -55,7 +61,7 @@ export const SHELL_ENV_ALLOWED = /^(LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ)$/;
 export function shellEnvironment(env: Record<string, string | undefined>, home: string, path: string, passthrough: readonly string[] = []): Record<string, string> {
   const chosen: Record<string, string> = { PATH: path, HOME: home };
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && (SHELL_ENV_ALLOWED.test(name) || passthrough.includes(name))) chosen[name] = value;
+    if (value !== undefined && (SHELL_ENV_ALLOWED.has(name) || passthrough.includes(name))) chosen[name] = value;
   }
   return chosen;
 }
@@ -94,7 +100,9 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
     async execute(input, context) {
       const chosen = await sandboxOnce();
       const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
-      await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2);
+      // As root, each session's commands run as a user of their own: its processes count against its own limit.
+      const user = sessionUser(chosen, context.sessionId);
+      await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2, user);
       const timeoutMs = Math.min(limitMs, (input.timeout_seconds ?? limitSeconds) * 1000);
       // Each stream gets its share; the whole result also stays within the context budget.
       const perStream = Math.min(maxOutputChars, Math.floor(resultBudgetChars(context.contextWindow) / 2));
@@ -102,7 +110,7 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       const env = sandboxed
         ? shellEnvironment(options.env, SANDBOX_WORKSPACE, SANDBOX_PATH, options.envPassthrough)
         : shellEnvironment(options.env, workspace, options.env['PATH'] ?? SANDBOX_PATH, options.envPassthrough);
-      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}) });
+      const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}), ...(user ? { user } : {}) });
       const before = await snapshotWorkspace(workspace, limits);
       const overQuota = () => overQuotaSince(workspace, before, limits);
       const run = runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
@@ -154,12 +162,12 @@ export function runCommand(invocation: SandboxInvocation, options: RunCommandOpt
     const child = spawn(invocation.file, invocation.args, {
       cwd: invocation.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: invocationStdio(invocation),
       // A new process group, so one kill reaches background jobs and grandchildren too (and,
       // sandboxed, the namespace's first process, whose death ends everything inside).
       detached: true,
     });
-    writeFd3(child, invocation.fd3);
+    writeFd3(child, invocation.fd3, invocation.moreFds);
     const stdout = new HeadTail(options.maxChars);
     const stderr = new HeadTail(options.maxChars);
     const stdoutDecoder = new StringDecoder('utf8');

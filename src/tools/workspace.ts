@@ -43,6 +43,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
   const readFileTool = defineTool({
     name: 'read_file',
     repeatable: true,
+    readOnly: true,
     untrustedOutput: true,
     description:
       'Read a text file from the session workspace. Lines are numbered like `nl -ba`. Long files are cut at whole lines; use start_line/end_line (1-based, inclusive) to read further.',
@@ -60,6 +61,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
   const listFilesTool = defineTool({
     name: 'list_files',
     repeatable: true,
+    readOnly: true,
     untrustedOutput: true,
     description: 'List files and directories in the session workspace (directories end with "/"). Set recursive to include subdirectories.',
     input: z.object({

@@ -375,7 +375,7 @@ export class FakeDiscord {
     if (!leaf && method === 'PATCH') {
       const invalid = invalidBody(body);
       if (invalid) return invalid;
-      for (const field of ['content', 'embeds', 'components'] as const) if (field in body) Object.assign(target, { [field]: body[field] });
+      for (const field of ['content', 'embeds', 'components', 'flags'] as const) if (field in body) Object.assign(target, { [field]: body[field] });
       this.gateway.dispatch('MESSAGE_UPDATE', target);
       return { status: 200, body: target };
     }
@@ -402,7 +402,7 @@ export class FakeDiscord {
     const invalid = invalidBody(body);
     if (invalid) return invalid;
     const created = wire.message(channel, this.bot, content);
-    Object.assign(created, { embeds: body['embeds'] ?? [], components: body['components'] ?? [], ...(nonce ? { nonce } : {}) });
+    Object.assign(created, { embeds: body['embeds'] ?? [], components: body['components'] ?? [], flags: body['flags'] ?? 0, ...(nonce ? { nonce } : {}) });
     const reference = body['message_reference'] as { message_id?: string } | undefined;
     if (reference?.message_id) Object.assign(created, { message_reference: { message_id: reference.message_id, channel_id: channel.id }, type: 19 });
     this.store(created);
@@ -426,6 +426,10 @@ export class FakeDiscord {
 function invalidBody(body: Record<string, unknown>): Reply | null {
   const refuse = (field: string, message: string): Reply => ({ status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { [field]: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message }] } } } });
   if (typeof body['content'] === 'string' && body['content'].length > 2000) return refuse('content', 'Must be 2000 or fewer in length.');
+  // A bot may set only SUPPRESS_EMBEDS (4) and SUPPRESS_NOTIFICATIONS (4096) on a message it sends.
+  if (body['flags'] !== undefined && (typeof body['flags'] !== 'number' || (body['flags'] & ~(4 | 4096)) !== 0)) {
+    return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { flags: { _errors: [{ code: 'MESSAGE_FLAGS_INVALID', message: 'Invalid flags' }] } } } };
+  }
   const embeds = Array.isArray(body['embeds']) ? (body['embeds'] as Array<Record<string, unknown>>) : [];
   if (embeds.length > 10) return refuse('embeds', 'Must be 10 or fewer in length.');
   let total = 0;

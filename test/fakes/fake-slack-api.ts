@@ -46,6 +46,8 @@ export interface FakeSlackMessage {
   streaming?: boolean;
   /** Files shared by the message (an upload Hippo completed). */
   files?: unknown[];
+  /** A stream's chunks in the order they came (task cards, plan, markdown text). */
+  chunks?: unknown[];
 }
 
 /** A user the fake knows (users.info). */
@@ -248,6 +250,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       }
       case 'chat.startStream': {
         if (settings.streamError) return { ok: false, error: settings.streamError };
+        const refused = streamArgumentsError(method, args);
+        if (refused) return { ok: false, error: refused };
         const channel = String(args['channel']);
         // Outside a DM Slack wants to know whom the stream is for.
         if (!channel.startsWith('D') && args['recipient_user_id'] === undefined) return { ok: false, error: 'invalid_arguments' };
@@ -255,16 +259,20 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
         store({ channel, thread_ts: args['thread_ts'], markdown_text: streamText(args) }, ts);
         const started = messagesByTs.get(`${channel}:${ts}`);
-        if (started) started.streaming = true;
+        if (started) Object.assign(started, { streaming: true, chunks: Array.isArray(args['chunks']) ? [...(args['chunks'] as unknown[])] : [] });
         return { ok: true, channel, ts };
       }
       case 'chat.appendStream':
       case 'chat.stopStream': {
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
         if (!message?.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
+        const refused = streamArgumentsError(method, args);
+        if (refused) return { ok: false, error: refused };
         message.markdown_text = `${message.markdown_text ?? ''}${streamText(args)}`;
+        if (Array.isArray(args['chunks'])) message.chunks = [...(message.chunks ?? []), ...(args['chunks'] as unknown[])];
         if (method === 'chat.stopStream') {
           message.streaming = false;
+          if (args['blocks'] !== undefined) message.blocks = args['blocks'];
           if (typeof args['metadata'] === 'object' && args['metadata'] !== null) message.metadata = args['metadata'] as NonNullable<FakeSlackMessage['metadata']>;
         }
         return { ok: true, channel: args['channel'], ts: args['ts'] };
@@ -412,6 +420,32 @@ export function signedHeaders(signingSecret: string, body: string, timestamp = M
 /** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
 export function formBody(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
+}
+
+const taskStatuses = new Set(['pending', 'in_progress', 'complete', 'error']);
+
+/**
+ * What Slack refuses in a stream call's arguments, or null: `markdown_text` together with
+ * `chunks`, a chunk it does not know or that lacks what its type needs (a task's id, title and
+ * status; a plan's title; a text's text), text over 12,000 characters, a `task_display_mode`
+ * other than timeline or plan (only when starting), blocks before the stop.
+ */
+function streamArgumentsError(method: string, args: Record<string, unknown>): string | null {
+  if (args['markdown_text'] !== undefined && args['chunks'] !== undefined) return 'invalid_arguments';
+  if (typeof args['markdown_text'] === 'string' && args['markdown_text'].length > 12_000) return 'msg_too_long';
+  if (args['task_display_mode'] !== undefined && (method !== 'chat.startStream' || !['timeline', 'plan'].includes(String(args['task_display_mode'])))) return 'invalid_arguments';
+  if (args['blocks'] !== undefined && method !== 'chat.stopStream') return 'invalid_arguments';
+  if (args['chunks'] === undefined) return null;
+  if (!Array.isArray(args['chunks'])) return 'invalid_chunks';
+  for (const chunk of args['chunks'] as Array<Record<string, unknown>>) {
+    const text = (field: string) => typeof chunk[field] === 'string' && String(chunk[field]).length > 0;
+    if (chunk['type'] === 'markdown_text' && text('text') && String(chunk['text']).length <= 12_000) continue;
+    if (chunk['type'] === 'plan_update' && text('title')) continue;
+    if (chunk['type'] === 'blocks' && Array.isArray(chunk['blocks'])) continue;
+    if (chunk['type'] === 'task_update' && text('id') && text('title') && taskStatuses.has(String(chunk['status']))) continue;
+    return 'invalid_chunks';
+  }
+  return null;
 }
 
 /** The text a stream call carries: `markdown_text`, or its markdown_text chunks. */

@@ -97,29 +97,38 @@ describe('npm run chat', () => {
   it('reviews memory like Slack and Discord: /remember, /forget, /revert, /history, /search', async () => {
     model.enqueue({ content: 'Hi, noted.' });
     const { chat, output, type } = startChat(await chatEnv({ DATABASE_URL: database.url }));
-    await waitForOutput(output, /Commands: \/pause .*\/remember <fact> \/forget <fact> \/revert \/history \[document\] \/search <words>/);
+    await waitForOutput(output, /Commands: \/pause .*\/remember <fact> \/forget <fact> \/pin <text> \/revert \/history \[document\] \/search <words> \/export \[file\.zip\]/);
     type('hello, the deploy window is Tuesday');
     await waitForOutput(output, /hippo> Hi, noted\./);
     type('/remember');
-    await waitForOutput(output, /^ {2}Say what to remember: `\/remember <fact>`\.$/m);
+    await waitForOutput(output, /^ {2}Say what to remember: \/remember <fact>\.$/m);
     type('/remember deploys happen on Tuesdays');
     await waitForOutput(output, /^ {2}🧠 Asked background memory to remember: “deploys happen on Tuesdays”\./m);
     // The summarizer run it asked for carries the request to the model.
     await model.waitFor((request) => request.rawBody.includes('deploys happen on Tuesdays'), { timeoutMs: 20_000 });
     type('/forget');
-    await waitForOutput(output, /^ {2}Say what to forget: `\/forget <fact>`\. To undo the last memory change, say `\/revert`\.$/m);
+    await waitForOutput(output, /^ {2}Say what to forget: \/forget <fact>\. To undo the last memory change, say \/revert\.$/m);
     type('/history');
-    await waitForOutput(output, /^ {2}\*\*History of MAIN\.md\*\*\n {2}• v1 · \d{4}-\d\d-\d\d \d\d:\d\d UTC · /m);
+    await waitForOutput(output, /^ {2}History of MAIN\.md\n {2}• v1 · \d{4}-\d\d-\d\d \d\d:\d\d UTC · /m);
     type('/history nothing.md');
     await waitForOutput(output, /^ {2}no document nothing\.md \(\/memory lists them\)$/m);
     type('/search tuesday');
-    // The hit names its session by title; only the matched words are pinned.
-    await waitForOutput(output, /^ {2}🔎 Memory matching “tuesday”:\n {2}\*\*Conversations\*\*\n {2}• “[^”\n]*” \(user, context \d+\): .*the deploy window is \*\*Tuesday\*\*/m);
+    // The hit names its session by title; Markdown is rendered (no raw markers outside a terminal).
+    await waitForOutput(output, /^ {2}🔎 Memory matching “tuesday”:\n {2}Conversations\n {2}• “[^”\n]*” \(user, context \d+\): .*the deploy window is Tuesday/m);
     type('/revert');
     await waitForOutput(output, /^ {2}(There is no memory change to undo in this space\.|↩️ Undid |The last memory change is )/m);
     type('/quit');
     expect((await chat.exited).code).toBe(0);
   }, 90_000);
+
+  it('npm run memory:export names the terminal chat\'s workspace, `local`', async () => {
+    const usage = startScript('scripts/memory-export.ts', {});
+    expect((await usage.exited).code).toBe(2);
+    expect(usage.stderr()).toContain("The terminal chat's workspace is `local`: npm run memory:export -- --platform console --workspace local");
+    const listing = startScript('scripts/memory-export.ts', { DATABASE_URL: database.url, LOG_LEVEL: 'silent' }, ['--platform', 'console', '--workspace', 'terminal']);
+    expect((await listing.exited).code).toBe(0);
+    expect(listing.lines).toEqual(["no memory space of console terminal has documents (the terminal chat's workspace is `local`)"]);
+  }, 60_000);
 
   it('says when a message typed during a run is queued and when it is taken, and what the agent is doing', async () => {
     model.enqueue(

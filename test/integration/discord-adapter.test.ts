@@ -1,5 +1,6 @@
 // The Discord adapter end to end: the real discord.js client against the fake Discord (REST and
 // gateway), a real agent on Postgres, the fake model server.
+import { MessageFlags } from 'discord.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buttonId, threadAddress } from '../../src/adapters/discord/ids.js';
 import { textBodies } from '../../src/adapters/discord/message-views.js';
@@ -221,6 +222,11 @@ describe('Discord adapter: answers, notes and commands', () => {
     for (let index = 1; index < times.length; index += 1) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(900);
     // Nothing else carries the answer: the card, the streamed first part, the second part.
     expect(fake.botMessagesIn(mention.id).filter((message) => !message.content.match(/^(🤔|✅|🔧)/)).map((message) => message.id)).toEqual([streamed!.id, last.id]);
+    // No link in an answer is fetched for an embed (LINK_PREVIEWS is off), and none pings.
+    const answerCalls = [...posts, ...edits, ...fake.callsTo('POST', new RegExp(`^/channels/${mention.id}/messages$`)).filter((call) => call.body?.['content'] === second?.content)];
+    expect(answerCalls.length).toBeGreaterThan(2);
+    for (const call of answerCalls) expect(call.body).toMatchObject({ flags: MessageFlags.SuppressEmbeds, allowed_mentions: { parse: [] } });
+    expect(last['flags']).toBe(MessageFlags.SuppressEmbeds);
   });
 
   it('posts a compact memory note; View answers ephemerally with the diff, Revert restores the document', async () => {

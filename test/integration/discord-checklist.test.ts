@@ -55,6 +55,8 @@ describe('Discord status card checklist', () => {
       '⏳ `slow_step`',
     ]);
     expect(shown(checklist(working))).toContain(`⬜ ${hostile}`);
+    // The status line counts the calls the checklist lists (the TODO.md write is the plan).
+    expect(working.content).toContain(' · 11 tool calls');
     expect(working.components.length).toBe(1); // Pause and Stop stay on the card
 
     slow.open();

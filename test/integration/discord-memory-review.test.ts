@@ -159,7 +159,7 @@ describe('Discord memory browser', () => {
     await rig.botMessage(thread.id, (message) => message.content.startsWith('🔎 Memory matching “zebra”:') && message.content.includes('release.md'), 'the search answer');
     const asked = fake.say(thread, 'memory export', { mention: true });
     const sent = await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).find((call) => call.files.length > 0), 20_000, 'the export');
-    expect(sent.json).toMatchObject({ content: expect.stringMatching(/^📦 \d+ memory documents as Markdown with front matter, and \d+ versions under history\/\.$/), message_reference: { message_id: asked.id } });
+    expect(sent.json).toMatchObject({ content: expect.stringMatching(/^📦 \d+ memory documents as Markdown with front matter under documents\/, and \d+ versions under history\/\.$/), message_reference: { message_id: asked.id } });
     expect(sent.files.map((file) => file.name)).toEqual([expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/)]);
     // Names are stored uncompressed in a zip: the documents and their history are there.
     expect(sent.files[0]?.content.startsWith('PK')).toBe(true);

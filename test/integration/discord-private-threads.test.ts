@@ -68,9 +68,9 @@ describe('Discord private threads', () => {
     await rig.settle();
     expect((await sessionIn(another, 'and when')).memorySpaceId).toBe(open.memorySpaceId);
     // memory_search in the public thread searches its own space: the private words are not there.
-    const hits = await rig.harness.stores.context.searchOriginals(open.memorySpaceId, 'zebra', open.currentSegmentId ?? '', 10);
+    const hits = await rig.harness.stores.context.searchOriginals(open.memorySpaceId, 'zebra', open.currentSegmentId ?? '', 10, 'test');
     expect(hits).toEqual([]);
-    expect(await rig.harness.stores.context.searchOriginals(secret.memorySpaceId, 'zebra', '', 10)).not.toEqual([]);
+    expect(await rig.harness.stores.context.searchOriginals(secret.memorySpaceId, 'zebra', '', 10, 'test')).not.toEqual([]);
     expect(anchor.channel_id).toBe(privateThread.id);
   }, 120_000);
 

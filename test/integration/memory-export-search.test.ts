@@ -66,16 +66,22 @@ describe('memory search', () => {
     expect((await runCommand('search', scopeOf(session), 'Freitag Kubernetes')).text).toBe('🔎 Nothing in this memory matches “Freitag Kubernetes”.');
     expect((await runCommand('search', scopeOf(session), '')).text).toBe('Say what to look for: `@hippo memory search <words>`.');
     // The model's memory_search (R15) matches the same way.
-    const hits = await harness.stores.context.searchOriginals(session.memorySpaceId, 'will', '', 5);
+    const hits = await harness.stores.context.searchOriginals(session.memorySpaceId, 'will', '', 5, 'test');
     expect(hits.map((hit) => hit.role)).toEqual(['user']);
   }, 60_000);
 
-  it('has GIN indexes on exactly the expressions the searches use', async () => {
+  it('has GIN indexes on the stored, length-capped search columns the searches use', async () => {
     const rows = await database.prisma.$queryRaw<Array<{ indexname: string; indexdef: string }>>`
-      SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%search_simple_idx' ORDER BY indexname`;
+      SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%search%' ORDER BY indexname`;
     expect(rows.map((row) => [row.indexname, row.indexdef.replace(/^.* USING /, '')])).toEqual([
-      ['context_messages_search_simple_idx', "gin (to_tsvector('simple'::regconfig, search_text))"],
-      ['memory_documents_search_simple_idx', "gin (to_tsvector('simple'::regconfig, content))"],
+      ['context_messages_search_vector_idx', 'gin (search_vector)'],
+      ['memory_documents_search_vector_idx', 'gin (search_vector)'],
+    ]);
+    const generated = await database.prisma.$queryRaw<Array<{ table_name: string; generation_expression: string }>>`
+      SELECT table_name, generation_expression FROM information_schema.columns WHERE column_name = 'search_vector' ORDER BY table_name`;
+    expect(generated).toEqual([
+      { table_name: 'context_messages', generation_expression: "to_tsvector('simple'::regconfig, \"left\"(search_text, 100000))" },
+      { table_name: 'memory_documents', generation_expression: "to_tsvector('simple'::regconfig, \"left\"(content, 100000))" },
     ]);
   });
 });
@@ -89,17 +95,18 @@ describe('memory export', () => {
     const third = await put(session, 'MAIN.md', '# Launch\n- Saturday\n', { kind: 'worker', sessionId: session.id }, 'moved');
     await put(session, '../../etc/évasion.md', 'ça va\n');
     const reply = await runCommand('export', scopeOf(session));
-    expect(reply.text).toBe('📦 2 memory documents as Markdown with front matter, and 4 versions under history/.');
+    expect(reply.text).toBe('📦 2 memory documents as Markdown with front matter under documents/, and 4 versions under history/.');
     expect(reply.file?.name).toMatch(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/);
     const files = unzip(reply.file?.data ?? Buffer.alloc(0));
-    expect([...files.keys()].sort()).toEqual(['MAIN.md', 'etc/évasion.md', 'history/MAIN.md/v0001.md', 'history/MAIN.md/v0002.md', 'history/MAIN.md/v0003.md', 'history/etc/évasion.md/v0001.md']);
-    const main = files.get('MAIN.md')?.data.toString('utf8') ?? '';
+    expect([...files.keys()].sort()).toEqual(['README.md', 'documents/MAIN.md', 'documents/etc/évasion.md', 'history/MAIN.md/v0001.md', 'history/MAIN.md/v0002.md', 'history/MAIN.md/v0003.md', 'history/etc/évasion.md/v0001.md']);
+    expect(files.get('README.md')?.data.toString('utf8')).toContain('Nothing was left out.');
+    const main = files.get('documents/MAIN.md')?.data.toString('utf8') ?? '';
     expect(main).toMatch(/^---\npath: "MAIN\.md"\nversion: 3\nauthor: "worker"\ndate: "\d{4}-\d{2}-\d{2}T[\d:.]+Z"\n---\n\n# Launch\n- Saturday\n$/);
     const v2 = files.get('history/MAIN.md/v0002.md')?.data.toString('utf8') ?? '';
     expect(v2).toMatch(/^---\npath: "MAIN\.md"\nversion: 2\nauthor: "Ada"\nauthor_kind: "person"\ndate: "[^"]+"\n---\n\n# Launch\n- Friday\n$/);
     expect(files.get('history/MAIN.md/v0003.md')?.data.toString('utf8')).toContain('reason: "moved"');
-    expect(files.get('etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
-    expect(Math.abs((files.get('MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
+    expect(files.get('documents/etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
+    expect(Math.abs((files.get('documents/MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
   }, 60_000);
 
   it('is also a script: npm run memory:export lists a workspace\'s spaces and writes one as a zip', async () => {
@@ -113,7 +120,7 @@ describe('memory export', () => {
     const writing = startScript('scripts/memory-export.ts', env, ['--space', session.memorySpaceId, '--out', out]);
     expect((await writing.exited).code).toBe(0);
     expect(writing.lines).toEqual([`wrote ${out}: 1 document, 2 versions`]);
-    expect(unzip(await readFile(out)).get('MAIN.md')?.data.toString('utf8')).toMatch(/\n---\n\n# Offsite\n- Lisbon\n$/);
+    expect(unzip(await readFile(out)).get('documents/MAIN.md')?.data.toString('utf8')).toMatch(/\n---\n\n# Offsite\n- Lisbon\n$/);
     const unknown = startScript('scripts/memory-export.ts', env, ['--space', 'no-such-space']);
     expect((await unknown.exited).code).toBe(1);
     expect(unknown.stderr()).toBe('no memory space no-such-space: list them with --platform and --workspace\n');

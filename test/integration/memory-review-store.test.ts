@@ -1,6 +1,7 @@
 // The storage of memory review on real Postgres: pinned lines, history with the thread each change
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historyLine } from '../../src/adapters/chat/memory-browser.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { revertMemoryRun, revertWithLaterChanges } from '../../src/core/memory/memory-actions.js';
 import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/memory/memory-review.js';
@@ -221,6 +222,11 @@ describe('reverts of a memory run', () => {
     await stores.documents.write(notes, 'a\nb\n', person, 1);
     const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
     expect(result).toMatchObject({ reverted: ['MAIN.md'], needsChoice: [{ path: 'notes.md' }] });
+    // The history says which version was undone and when, in words a reader knows (no run id).
+    const mainDocument = (await stores.documents.read(main))!;
+    const [revertVersion] = (await stores.documents.history(mainDocument.id, { offset: 0, limit: 1 })).versions;
+    expect(revertVersion?.reason).toMatch(/^undid the memory change that made v2 \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
+    expect(historyLine(revertVersion!)).not.toContain(summarizer.memoryRunId);
     const notesDocument = (await stores.documents.read(notes))!;
     expect(await revertWithLaterChanges(stores, summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
     const events = await stores.reviews.recent(session.memorySpaceId, 10);

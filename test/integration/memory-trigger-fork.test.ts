@@ -466,11 +466,11 @@ describe('memory writes and permissions (R13, R15)', () => {
     expect(first.session.memorySpaceId).not.toBe(second.session.memorySpaceId);
     const listB = await h.stores.documents.list(second.session.memorySpaceId, second.session.id);
     expect(listB.map((document) => document.path)).toEqual(['MAIN.md']);
-    expect(await h.stores.context.searchOriginals(second.session.memorySpaceId, 'pelican', second.runner.context.segment.id, 10)).toEqual([]);
+    expect(await h.stores.context.searchOriginals(second.session.memorySpaceId, 'pelican', second.runner.context.segment.id, 10, 'test')).toEqual([]);
     // In the first channel's space, another thread can find it.
     const third = await runToIdle(h, 'hello again', newThread('channel-a'));
     expect(third.session.memorySpaceId).toBe(first.session.memorySpaceId);
-    const hits = await h.stores.context.searchOriginals(third.session.memorySpaceId, 'pelican', third.runner.context.segment.id, 10);
+    const hits = await h.stores.context.searchOriginals(third.session.memorySpaceId, 'pelican', third.runner.context.segment.id, 10, 'test');
     expect(hits.length).toBeGreaterThan(0);
   });
 });
@@ -493,7 +493,7 @@ describe('search of originals (R15)', () => {
     }
     const current = (await h.stores.context.load(session.id)).segment;
     expect(current.ordinal).toBe(3);
-    const hits = await h.stores.context.searchOriginals(session.memorySpaceId, 'pelican', current.id, 10);
+    const hits = await h.stores.context.searchOriginals(session.memorySpaceId, 'pelican', current.id, 10, 'test');
     // The person's message once (context 1), and the answer said in context 2 once; no copies.
     expect(hits.map((hit) => [hit.segmentOrdinal, hit.role]).sort()).toEqual([[1, 'user'], [2, 'assistant']]);
   });

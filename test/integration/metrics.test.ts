@@ -1,7 +1,7 @@
 // /metrics in Prometheus format, fed by a real run of the service; kept off the public port
 // (METRICS_PORT) or behind a token (METRICS_TOKEN); read from memory, never from the database.
 import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLeaseStore } from '../../src/adapters/storage/lease-store.js';
@@ -80,12 +80,19 @@ describe('/metrics', () => {
     }
   }, 150_000);
 
-  it('serves /metrics on METRICS_PORT only, not on the public PORT', async () => {
+  it('serves /metrics on METRICS_PORT only, not on the public PORT, bound to loopback unless METRICS_HOST says otherwise', async () => {
     const service = startService({ METRICS_PORT: '0' });
     try {
       const started = await service.waitForLog(/^service-started/, 90_000);
       const listening = await service.waitForLog(/^metrics-listening$/, 10_000);
       expect(listening['port']).not.toBe(started['port']);
+      expect(listening['host']).toBe('127.0.0.1');
+      // From another address of this machine: PORT answers, METRICS_PORT is not there.
+      if (outsideAddress) {
+        expect((await fetch(`http://${outsideAddress}:${String(started['port'])}/healthz`)).status).toBe(200);
+        await expect(fetch(`http://${outsideAddress}:${String(listening['port'])}/metrics`)).rejects.toThrow();
+      }
+      expect(service.lines.join('\n')).not.toContain('config-warning: /metrics');
       const publicPort = `http://127.0.0.1:${String(started['port'])}`;
       const metricsPort = `http://127.0.0.1:${String(listening['port'])}`;
       expect((await fetch(`${publicPort}/metrics`)).status).toBe(404);
@@ -98,6 +105,25 @@ describe('/metrics', () => {
     } finally {
       service.kill('SIGTERM');
       await service.exited;
+    }
+  }, 150_000);
+
+  it('warns at start-up when /metrics is public: on PORT, or on METRICS_HOST off loopback, without METRICS_TOKEN', async () => {
+    const onPort = startService({});
+    const offLoopback = startService({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' });
+    try {
+      const warning = await onPort.waitForLog(/^config-warning: \/metrics/, 90_000);
+      expect(warning['level']).toBe(40);
+      expect(warning['msg']).toMatch(/^config-warning: \/metrics is served on PORT \(0, every address\) without METRICS_TOKEN: .*; set METRICS_PORT \(bound to METRICS_HOST, 127\.0\.0\.1 unless set\) or METRICS_TOKEN$/);
+      const wide = await offLoopback.waitForLog(/^config-warning: \/metrics/, 90_000);
+      expect(wide['msg']).toMatch(/^config-warning: \/metrics is served on METRICS_PORT \(0\) at METRICS_HOST=0\.0\.0\.0 without METRICS_TOKEN/);
+      const listening = await offLoopback.waitForLog(/^metrics-listening$/, 90_000);
+      expect(listening['host']).toBe('0.0.0.0');
+      if (outsideAddress) expect((await fetch(`http://${outsideAddress}:${String(listening['port'])}/metrics`)).status).toBe(200);
+    } finally {
+      onPort.kill('SIGTERM');
+      offLoopback.kill('SIGTERM');
+      await Promise.all([onPort.exited, offLoopback.exited]);
     }
   }, 150_000);
 
@@ -171,6 +197,9 @@ describe('/metrics', () => {
 });
 
 /** The service against the bed's database and model, with `env` added. */
+/** An address of this machine that is not loopback (to tell a loopback bind from a wide one), if it has one. */
+const outsideAddress = Object.values(networkInterfaces()).flat().find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address;
+
 function startService(env: Record<string, string>): RunningProcess {
   const { database, model } = bed;
   return startScript('src/main.ts', {

@@ -461,7 +461,7 @@ function describeStores(getHarness: () => Harness): void {
       const b = await sessionWith([assistant(`${'filler words here. '.repeat(60)}the zebras are striped ${'more filler text. '.repeat(60)}`)], thread({ channelId: channel }));
       await sessionWith([user('zebra in another channel')], thread());
 
-      const hits = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 10);
+      const hits = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 10, 'test');
       expect(hits.map((hit) => [hit.sessionId, hit.segmentOrdinal, hit.seq, hit.role]).sort()).toEqual(
         [[a.session.id, 1, 1, 'user'], [b.session.id, 1, 0, 'assistant']].sort(),
       );
@@ -469,14 +469,14 @@ function describeStores(getHarness: () => Harness): void {
         expect(hit.snippet).toMatch(/zebra/i);
         expect(hit.snippet.length).toBeLessThanOrEqual(300);
       }
-      const withoutStripes = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra -striped', current.id, 10);
+      const withoutStripes = await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra -striped', current.id, 10, 'test');
       expect(withoutStripes.map((hit) => hit.sessionId)).toEqual([a.session.id]);
-      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 1)).toHaveLength(1);
-      expect(await stores().context.searchOriginals(a.session.memorySpaceId, '   ', current.id, 10)).toEqual([]);
-      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'giraffe', current.id, 10)).toEqual([]);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'zebra', current.id, 1, 'test')).toHaveLength(1);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, '   ', current.id, 10, 'test')).toEqual([]);
+      expect(await stores().context.searchOriginals(a.session.memorySpaceId, 'giraffe', current.id, 10, 'test')).toEqual([]);
       // Any language, no stemming to depend on: words are prefixes ("Tür" finds "Türen").
       await sessionWith([user('Bitte die Türen im Zebra-Gehege prüfen')], thread({ channelId: channel }));
-      expect((await stores().context.searchOriginals(a.session.memorySpaceId, 'Tür', current.id, 10)).map((hit) => hit.role)).toEqual(['user']);
+      expect((await stores().context.searchOriginals(a.session.memorySpaceId, 'Tür', current.id, 10, 'test')).map((hit) => hit.role)).toEqual(['user']);
     });
   });
 

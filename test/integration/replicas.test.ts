@@ -198,7 +198,7 @@ describe('replicas on one Postgres', () => {
     );
     const doomed = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
-      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', LEASE_TTL_SECONDS: '2',
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', APPROVAL_REQUIRED: 'none', LEASE_TTL_SECONDS: '2',
     });
     await until(async () => (await readFile(join(workspaces, session.id, 'count'), 'utf8').catch(() => '')).trim() === '1', 30_000, 'job start');
     const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
@@ -390,7 +390,7 @@ describe('graceful shutdown', () => {
     );
     const service = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
-      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell',
+      MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', APPROVAL_REQUIRED: 'none',
     });
     await until(async () => (await readFile(join(dataDir, 'workspaces', session.id, 'started'), 'utf8').catch(() => '')) !== '', 30_000, 'build start');
     const stopAt = Date.now();

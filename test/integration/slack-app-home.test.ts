@@ -177,7 +177,7 @@ describe('Slack App Home: export', () => {
     expect(upload).toMatchObject({ channel: 'DUBOB', title: expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/) });
     expect(upload?.threadTs).toBeUndefined();
     const files = unzip(upload?.content ?? Buffer.alloc(0));
-    expect(files.get('MAIN.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
+    expect(files.get('documents/MAIN.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
     expect([...files.keys()].some((name) => name.startsWith('history/MAIN.md/'))).toBe(true);
     const done = await slack.waitForCall('views.update', (call) => JSON.stringify(call.args['view']).includes('Sent to your messages with Hippo'));
     expect(JSON.stringify(done.args['view'])).toContain(upload!.title);

@@ -103,7 +103,10 @@ describe('Slack files, for a model that accepts images', () => {
       return { content: 'Here is the summary.' };
     });
     const root = await share(rig, 'summarise into a csv', []);
-    const answer = await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Here is the summary.');
+    // The answer ends the run's task stream (or is posted where Slack refuses streams); the file follows it.
+    const carries = (call: { method: string; args: Record<string, unknown> }) => (call.method === 'chat.stopStream' || call.method === 'chat.postMessage') && JSON.stringify(call.args).includes('Here is the summary.');
+    await until(() => rig.slack.calls.some(carries), 10_000, 'the answer');
+    const answer = rig.slack.calls.find(carries)!;
     const completed = await rig.slack.waitForCall('files.completeUploadExternal', (call) => call.args['thread_ts'] === root);
     expect(completed.args['channel_id']).toBe(channel);
     expect(completed.at).toBeGreaterThanOrEqual(answer.at);

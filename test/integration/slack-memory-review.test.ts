@@ -405,8 +405,8 @@ describe('memory search and export from Slack', () => {
     const [upload] = slack.files.uploads;
     expect(upload).toMatchObject({ channel, threadTs: root, title: expect.stringMatching(/^hippo-memory-\d{4}-\d{2}-\d{2}\.zip$/) });
     const files = unzip(upload?.content ?? Buffer.alloc(0));
-    expect(files.get('release.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
-    expect(files.has('MAIN.md')).toBe(true);
+    expect(files.get('documents/release.md')?.data.toString('utf8')).toContain('- Ada will den Release-Plan schreiben');
+    expect(files.has('documents/MAIN.md')).toBe(true);
     expect(files.has('history/MAIN.md/v0001.md')).toBe(true);
   });
 });

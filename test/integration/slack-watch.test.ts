@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitMessage } from '../../src/adapters/chat/split-message.js';
 import { slackMessageLimit } from '../../src/adapters/slack/inbound.js';
-import type { FakeSlackApi } from '../fakes/fake-slack-api.js';
+import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -27,6 +27,13 @@ async function mention(text: string, ts: string, threadTs?: string): Promise<voi
 }
 
 const splitParts = (text: string) => splitMessage(text, { limit: slackMessageLimit });
+
+/** The thread's message that shows `text` at its end, whole: posted, or a stream that stopped (a tool run's answer ends its task stream). */
+async function shownWhole(threadTs: string, text: string, inChannel = channel): Promise<FakeSlackMessage> {
+  const find = () => slack.threadMessages(inChannel, threadTs).find((message) => !message.streaming && (message.markdown_text ?? '').endsWith(text));
+  await until(() => find() !== undefined, 10_000, `"${text}" shown`);
+  return find()!;
+}
 const statusCalls = (threadTs: string) => slack.callsTo('assistant.threads.setStatus').filter((call) => call.args['thread_ts'] === threadTs);
 
 beforeAll(async () => {
@@ -50,12 +57,12 @@ describe('Slack thread status', () => {
     const refused = nextTs();
     slack.refuseThreadStatus(channel, refused);
     await mention('list what you remember', refused);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === refused && String(call.args['markdown_text'] ?? '') === 'Listed.');
+    await shownWhole(refused, 'Listed.');
     expect(statusCalls(refused)).toHaveLength(1);
 
     const other = nextTs();
     await mention('list it here too', other);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === other && String(call.args['markdown_text'] ?? '') === 'Listed.');
+    await shownWhole(other, 'Listed.');
     await until(() => statusCalls(other).some((call) => call.args['status'] === ''), 5_000, 'the status cleared');
     const shown = statusCalls(other).map((call) => [call.args['status'], call.args['loading_messages'] ?? []]);
     expect(shown[0]).toEqual(['is thinking…', ['Thinking…']]);
@@ -178,15 +185,16 @@ describe('Slack streamed answers', () => {
     });
     const root = nextTs();
     await mention('search for it', root);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Nothing found.');
-    // The only stream is the run's task cards (slack-task-cards.test.ts), never an answer stream.
+    const answer = await shownWhole(root, 'Nothing found.');
+    // The only stream is the run's task cards (slack-task-cards.test.ts), never an answer stream: the answer ends it.
     const streams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root);
     expect(streams.map((call) => call.args['task_display_mode'])).toEqual(['timeline']);
-    const taskStream = String(streams[0]?.response?.['ts']);
-    expect(slack.threadMessages(channel, root).filter((message) => message.blocks === undefined && message.ts !== taskStream).map((message) => message.markdown_text)).toEqual(['Nothing found.']);
+    expect(answer.ts).toBe(String(streams[0]?.response?.['ts']));
+    expect(answer.markdown_text).toBe('Nothing found.');
+    expect(slack.threadMessages(channel, root).filter((message) => message.ts !== answer.ts && !JSON.stringify(message.blocks ?? '').includes('hippo_'))).toEqual([]);
   });
 
-  it('keeps what the model said before calling tools as a finished message, and answers in a new one', async () => {
+  it('keeps what the model said before calling tools as a finished message, and answers at the end of the task stream', async () => {
     const preamble = `Let me look into this. ${longAnswer(2)}`;
     let step = 0;
     rig.harness.model.respond((body): FakeReply => {
@@ -198,10 +206,11 @@ describe('Slack streamed answers', () => {
     await mention('look into it', root);
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     const stream = slack.messages.find((message) => message.ts === String(started.response?.['ts']))!;
-    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Done looking.');
+    const answer = await shownWhole(root, 'Done looking.');
     await until(() => stream.streaming === false, 5_000, 'the preamble finished');
     expect(stream.markdown_text).toBe(preamble);
-    expect(answer.response?.['ts']).not.toBe(stream.ts);
+    expect(answer.ts).not.toBe(stream.ts);
+    expect(answer.chunks?.at(-1)).toEqual({ type: 'markdown_text', text: 'Done looking.' });
   });
 
   it('posts a short answer at once, without a stream', async () => {

@@ -5,6 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { errorNoteText } from '../../src/adapters/chat/notes.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { z } from 'zod';
 import type { AgentEvent } from '../../src/core/events.js';
@@ -59,6 +60,22 @@ describe('storage faults', () => {
     expect(rows.map((row) => JSON.parse(row.content).content)).toEqual(['deployed (run 1)']);
     const ends = h.events.filter((event) => event.type === 'run-end' && event.session.id === session!.id).map((event) => (event as { reason: string }).reason);
     expect(ends).toEqual(['storage', 'idle']);
+  });
+
+  it('names a database error that waiting will not cure as such: the run stops, and the thread is not told the database is away', async () => {
+    // A refusal no retry can pass (as a tsvector past its 1 MiB limit was): a check the tool's result breaks.
+    await bed.database.prisma.$executeRawUnsafe(`ALTER TABLE context_messages ADD CONSTRAINT test_refuses_poison CHECK (search_text NOT LIKE '%poison-pill%') NOT VALID`);
+    try {
+      const poison = defineTool({ name: 'poison', description: 'Returns what the database refuses.', input: z.object({}), execute: async () => 'a poison-pill result' }) as AnyTool;
+      const h = await bed.harness({ tools: [poison], settings: { contextWindow: 100_000 } });
+      scriptRoles(bed.model, { worker: [at(300, { toolCalls: [{ id: 'p1', name: 'poison', arguments: {} }] })] });
+      const { session } = await h.agent.submit(personMessage(newThread(), 'go'), { startSession: true });
+      const failed = await h.waitForEvent('error', (event) => event.session.id === session!.id, 20_000);
+      expect(failed.error).toMatchObject({ code: 'storage', retryable: false });
+      expect(errorNoteText(failed.error, '@hippo resume')).toBe('⚠️ I stopped because of a database error (details are in the service log).\nNothing is lost: say `@hippo resume` to continue from here.');
+    } finally {
+      await bed.database.prisma.$executeRawUnsafe('ALTER TABLE context_messages DROP CONSTRAINT test_refuses_poison');
+    }
   });
 
   it('stores a model answer received while the database was away, without asking the model again', async () => {

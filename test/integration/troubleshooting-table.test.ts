@@ -11,7 +11,7 @@ import { AnthropicModelClient } from '../../src/adapters/model/anthropic-model-c
 import { OpenAIModelClient } from '../../src/adapters/model/openai-model-client.js';
 import { openDatabase } from '../../src/adapters/storage/database.js';
 import { lockDataDir } from '../../src/adapters/storage/data-dir-lock.js';
-import { configWarnings, parseConfig } from '../../src/config.js';
+import { configWarnings, metricsWarnings, parseConfig } from '../../src/config.js';
 import { loadEnvFile } from '../../src/env-file.js';
 import type { ModelRequest } from '../../src/core/model-client.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../fakes/fake-anthropic-server.js';
@@ -91,9 +91,11 @@ describe('the troubleshooting table quotes what the code prints', () => {
     expect(parsed.ok).toBe(true);
     if (parsed.ok) printed.push(...configWarnings(parsed.config, { service: true }).map((warning) => `config-warning: ${warning}`));
     const bare = parseConfig({});
-    if (bare.ok) printed.push(...configWarnings(bare.config, { service: true }).map((warning) => `config-warning: ${warning}`));
+    if (bare.ok) printed.push(...[...configWarnings(bare.config, { service: true }), ...metricsWarnings(bare.config)].map((warning) => `config-warning: ${warning}`));
+    const exposed = parseConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', OPENAI_BASE_URL: 'http://gateway.internal:4000/v1', DISCORD_BOT_TOKEN: 't' });
+    if (exposed.ok) printed.push(...[...configWarnings(exposed.config, { service: true }), ...metricsWarnings(exposed.config)].map((warning) => `config-warning: ${warning}`));
 
-    expect(printed.length).toBeGreaterThanOrEqual(7);
+    expect(printed.length).toBeGreaterThanOrEqual(10);
     expect(printed.filter((message) => rowFor(message) === undefined)).toEqual([]);
   });
 

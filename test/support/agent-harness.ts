@@ -44,6 +44,8 @@ export interface HarnessOptions {
   provider?: 'openai' | 'anthropic';
   /** The agent's clock (default: the real time). */
   clock?: AgentDeps['clock'];
+  /** R23: which tool calls wait for a person (default: none). */
+  approvals?: AgentDeps['approvals'];
 }
 
 /** The Anthropic client at `url`, loaded only by the tests that use it (its SDK is large). */
@@ -92,6 +94,7 @@ export async function createAgentHarness(options: HarnessOptions): Promise<Agent
     log,
     clock: options.clock ?? { now: () => new Date() },
     ...(options.attachments ? { attachments: options.attachments } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
   };
   const agent = new Agent(deps);
   return {

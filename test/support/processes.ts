@@ -30,6 +30,11 @@ export interface ScriptOptions {
   nodeOptions?: string[];
   /** The node binary (default: the one running the tests). */
   node?: string;
+  /**
+   * A copy of the repository to run from, with its own node_modules (see production-copy.ts): the
+   * script and `--import tsx` resolve there, exactly as the image's CMD does. Also the working directory.
+   */
+  root?: string;
 }
 
 /** The node options of `npm start` (package.json), e.g. its heap limit. */
@@ -53,8 +58,9 @@ if (process.env['VITEST']) {
 /** Runs `tsx <script>` with only the given environment (plus PATH/HOME). */
 export function startScript(script: string, env: Record<string, string>, args: string[] = [], options: ScriptOptions = {}): RunningProcess {
   // tsx by its file URL: `--import tsx` would be resolved from the working directory.
-  const child = spawn(options.node ?? process.execPath, [...(options.nodeOptions ?? []), '--import', tsxLoader, join(repoRoot, script), ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
-    cwd: options.cwd ?? repoRoot,
+  const entry = options.root ? ['--import', 'tsx', script] : ['--import', tsxLoader, join(repoRoot, script)];
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeOptions ?? []), ...entry, ...args, ...(options.envFile ? [] : ['--no-env-file'])], {
+    cwd: options.cwd ?? options.root ?? repoRoot,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

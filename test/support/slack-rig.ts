@@ -58,6 +58,10 @@ export interface SlackRigOptions {
   maxFileBytes?: number;
   /** The worker gets the workspace tools and attach_file. */
   withFileTools?: boolean;
+  /** More tools for the worker. */
+  tools?: HarnessOptions['tools'];
+  /** R23: which tool calls wait for a person (default: none). */
+  approvals?: HarnessOptions['approvals'];
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -71,8 +75,8 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
     root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: options.maxFileBytes ?? 20 * 1024 * 1024,
     images: options.settings?.images ?? false, imageLimits: options.settings?.imageLimits ?? imageLimitsFor('openai', 8), log,
   });
-  const tools = options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [];
-  const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}) });
+  const tools = [...(options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : []), ...(options.tools ?? [])];
+  const harness = await createAgentHarness({ database, attachments, tools, ...(options.settings ? { settings: options.settings } : {}), ...(options.approvals ? { approvals: options.approvals } : {}) });
   const http = new HttpServer(log);
   const baseUrl = `http://127.0.0.1:${await http.listen(0, { host: '127.0.0.1' })}`;
   const eventsUrl = `${baseUrl}/slack/events`;

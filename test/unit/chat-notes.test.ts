@@ -27,7 +27,13 @@ describe('notes', () => {
     expect(errorNoteText({ code: 'model', message: 'rate limited' }, '@hippo resume')).toContain('`@hippo resume`');
     // The provider's words stay in the log: a note never echoes them.
     expect(errorNoteText({ code: 'model', message: 'Incorrect API key sk-live-123 <script>' }, '@hippo resume')).not.toMatch(/sk-live|script|Incorrect/);
-    expect(errorNoteText({ code: 'storage', message: 'database: terminating connection' }, '@hippo resume')).toBe("⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.");
+    expect(errorNoteText({ code: 'storage', message: 'database: terminating connection', retryable: true }, '@hippo resume')).toBe("⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.");
+  });
+
+  it('names a database error that will not pass by waiting as such, not as the database being away', () => {
+    const refused = { code: 'storage', message: 'database: string is too long for tsvector', retryable: false };
+    expect(errorNoteText(refused, '@hippo resume')).toBe('⚠️ I stopped because of a database error (details are in the service log).\nNothing is lost: say `@hippo resume` to continue from here.');
+    expect(errorNoteText({ code: 'storage', message: 'database: refused' }, '@hippo resume')).not.toMatch(/unreachable|by myself/);
   });
 
   it('renders diffs as fenced Markdown', () => {

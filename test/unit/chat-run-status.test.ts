@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyRunEvent, isActive, isResumable, isStoppable, runIndicatorText, runStatusLine, startRunStatus } from '../../src/adapters/chat/run-status.js';
+import { applyTaskEvent, startTaskList } from '../../src/adapters/chat/task-list.js';
 import type { AgentEvent } from '../../src/core/events.js';
 import type { SessionRecord } from '../../src/core/store.js';
 
@@ -21,6 +22,21 @@ describe('run status', () => {
     status = applyRunEvent(status, { type: 'run-end', session, reason: 'idle' }, 65_000);
     expect(runStatusLine({ ...status, contextPercent: 12 }, 99_000)).toBe('✅ Done · 1m 05s · 1 tool call · context 12%');
     expect(isActive(status)).toBe(false);
+  });
+
+  it('counts tool calls as the checklist does: a TODO.md write is the plan, a failed one a call', () => {
+    const todo = (id: string, args: string) => ({ id, type: 'function' as const, function: { name: 'todo_write', arguments: args } });
+    const calls = [todo('p1', JSON.stringify({ content: '- [ ] a' })), call, todo('p2', '{"content": 7}'), todo('p3', JSON.stringify({ content: '- [x] a' }))];
+    const ok = [true, true, true, false];
+    const events: AgentEvent[] = calls.flatMap((each, index) => [
+      { type: 'tool-call-start', session, call: each } as const,
+      { type: 'tool-call-end', session, call: each, ok: ok[index] ?? true, result: '' } as const,
+    ]);
+    const status = events.reduce((folded, event) => applyRunEvent(folded, event, 1_000), startRunStatus(0));
+    const list = events.reduce(applyTaskEvent, startTaskList());
+    expect(list.total).toBe(3);
+    expect(status.toolCalls).toBe(list.total);
+    expect(runStatusLine(status, 1_000)).toBe('🤔 Thinking · 1s · 3 tool calls');
   });
 
   it('waits for a checkpoint, then shows paused and offers resume', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configKeys, configWarnings, missingModelSettings, parseConfig, serviceProblems, spendWarnings, type Config } from '../../src/config.js';
+import { configKeys, configWarnings, isLoopbackHost, metricsWarnings, missingModelSettings, parseConfig, serviceProblems, spendWarnings, type Config } from '../../src/config.js';
 
 describe('HIPPO_ROLE', () => {
   const config = (environment: Record<string, string>): Config => {
@@ -226,6 +226,39 @@ describe('configWarnings', () => {
     expect(config({ RUN_MAX_STEPS: '200' }).RUN_MAX_STEPS).toBe(200);
     expect(parseConfig({ RUN_MAX_STEPS: '0' }).ok).toBe(false);
     expect(parseConfig({ RUN_MAX_STEPS: '2.5' }).ok).toBe(false);
+  });
+
+  it('warns when /metrics is public: on PORT or on a METRICS_HOST off loopback, without METRICS_TOKEN', () => {
+    const token = { METRICS_TOKEN: '0123456789abcdef' };
+    expect(metricsWarnings(config({}))).toEqual([
+      '/metrics is served on PORT (3000, every address) without METRICS_TOKEN: whoever reaches it reads the model spend, session and error counts (and the process metrics); set METRICS_PORT (bound to METRICS_HOST, 127.0.0.1 unless set) or METRICS_TOKEN',
+    ]);
+    expect(metricsWarnings(config(token))).toEqual([]);
+    expect(metricsWarnings(config({ METRICS_PORT: '9464' }))).toEqual([]);
+    expect(config({ METRICS_PORT: '9464' }).METRICS_HOST).toBe('127.0.0.1');
+    expect(metricsWarnings(config({ METRICS_PORT: '9464', METRICS_HOST: '::1' }))).toEqual([]);
+    expect(metricsWarnings(config({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }))).toEqual([
+      '/metrics is served on METRICS_PORT (9464) at METRICS_HOST=0.0.0.0 without METRICS_TOKEN: whoever reaches it reads the model spend, session and error counts (and the process metrics); set METRICS_TOKEN, or keep METRICS_HOST on a network only the scraper reaches',
+    ]);
+    expect(metricsWarnings(config({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5', ...token }))).toEqual([]);
+    expect(parseConfig({ METRICS_HOST: 'metrics.example.com' })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^config: METRICS_HOST must be an IP address/)] });
+  });
+
+  it('warns when the model endpoint is http:// off loopback, where the key crosses the network in clear', () => {
+    const warnings = (env: Record<string, string>) => configWarnings(config(env), { service: false });
+    expect(warnings({ OPENAI_BASE_URL: 'http://gateway.internal:4000/v1' })).toEqual([
+      'OPENAI_BASE_URL is http:// to gateway.internal:4000, not a loopback address: OPENAI_API_KEY and every prompt cross the network unencrypted; use https:// (or a proxy on this machine)',
+    ]);
+    expect(warnings({ MODEL_PROVIDER: 'anthropic', ANTHROPIC_BASE_URL: 'http://10.1.2.3:8080' })).toEqual([
+      'ANTHROPIC_BASE_URL is http:// to 10.1.2.3:8080, not a loopback address: ANTHROPIC_API_KEY and every prompt cross the network unencrypted; use https:// (or a proxy on this machine)',
+    ]);
+    for (const quiet of ['http://127.0.0.1:8080/v1', 'http://localhost:11434/v1', 'http://[::1]:8080/v1', 'https://api.example.com/v1', 'http://127.9.9.9/v1']) expect(warnings({ OPENAI_BASE_URL: quiet })).toEqual([]);
+    // The endpoint that is used is the one judged.
+    expect(warnings({ MODEL_PROVIDER: 'anthropic', ANTHROPIC_BASE_URL: 'https://gw.example.com', OPENAI_BASE_URL: 'http://gateway.internal/v1' }).some((line) => line.includes('unencrypted'))).toBe(false);
+    expect(warnings({ OPENAI_BASE_URL: 'https://gw.example.com/v1', ANTHROPIC_BASE_URL: 'http://10.1.2.3' }).some((line) => line.includes('unencrypted'))).toBe(false);
+    expect(isLoopbackHost('127.0.0.1.example.com')).toBe(false);
+    expect(isLoopbackHost('1127.0.0.1')).toBe(false);
+    expect(isLoopbackHost('localhost.example.com')).toBe(false);
   });
 
   it('warns once when no spend cap is set, naming both and the step limit, and not when either is set', () => {

@@ -35,7 +35,12 @@ describe('deployment files', () => {
       }
     }
     expect([...imported].filter((name) => !(name in manifest.dependencies)).sort()).toEqual([]);
-    expect(read('Dockerfile')).toMatch(/npm ci --omit=dev/);
+    // The same production install everywhere, without @prisma/client's optional peers (the Prisma
+    // CLI, TypeScript): test/support/production-copy.ts builds what it installs for the ship-mode suite.
+    const install = 'npm ci --omit=dev --legacy-peer-deps';
+    expect(read('Dockerfile')).toContain(`RUN ${install} `);
+    expect(read('deploy/hippo.service')).toContain(`sudo ${install}\n`);
+    expect(read('docs/operations.md')).toContain(`git pull && ${install}\``);
     expect(manifest.dependencies).toHaveProperty('tsx'); // the image runs the TypeScript source with it
   });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DiscordAPIError } from 'discord.js';
+import { DiscordAPIError, MessageFlags } from 'discord.js';
 import { PermanentPlatformError } from '../../src/adapters/chat/outbox-sender.js';
 import { startRunStatus } from '../../src/adapters/chat/run-status.js';
 import { nonceOf, toPlatformError } from '../../src/adapters/discord/deliver.js';
-import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, textBodies } from '../../src/adapters/discord/message-views.js';
+import { memoryNoteBody, memoryNoteComponents, resetNoteBody, statusCardBody, streamBody, textBodies } from '../../src/adapters/discord/message-views.js';
 import { applyTaskEvent, parsePlan, startTaskList, type TaskList } from '../../src/adapters/chat/task-list.js';
 import { literal } from '../../src/adapters/discord/task-checklist.js';
 import type { AgentEvent } from '../../src/core/events.js';
@@ -27,6 +27,14 @@ describe('Discord rendering', () => {
       expect(body.allowed_mentions).toEqual({ parse: [] });
     }
     expect(textBodies('')[0]?.content).toBe('(empty answer)');
+  });
+
+  it('suppresses link embeds on answers unless LINK_PREVIEWS is on', () => {
+    expect(textBodies('see https://evil.example/?d=secret')[0]?.flags).toBe(MessageFlags.SuppressEmbeds);
+    expect(streamBody('see https://evil.example', true).flags).toBe(MessageFlags.SuppressEmbeds);
+    expect(textBodies('see https://example.com', true)[0]?.flags).toBeUndefined();
+    expect(streamBody('see https://example.com', false, true).flags).toBeUndefined();
+    expect(textBodies('x', true)[0]?.allowed_mentions).toEqual({ parse: [] });
   });
 
   it('shows Pause and Stop while a run works and Resume when it is paused or stopped', () => {

@@ -35,6 +35,7 @@ function host(script: Record<string, Array<Error | undefined>> = {}) {
       const next = script['edit']?.shift();
       if (next) throw next;
     },
+    metadata: (key) => ({ event_type: 'hippo_outbox', event_payload: { idempotency_key: key } }),
     log: createLogger('silent'),
   };
   // The operations as SlackDelivery calls them, with the host of the item's workspace.
@@ -68,6 +69,16 @@ describe('SlackStreams', () => {
       ['chat.stopStream', null],
       ['edit', 'Hello world, again'],
     ]);
+  });
+
+  it('streams Slack-safe text: what it appends continues what it sent, escaped and with real hosts', async () => {
+    const { streams, calls } = host();
+    await streams.start(item('stream', { channel: 'C1', thread_ts: '1.0', markdown: 'Hi <!here> [https://slack.com', recipient_user_id: 'U1', recipient_team_id: 'T1' }));
+    await streams.update(update('Hi <!here> [https://slack.com](https://evil.example) & <@U1>'));
+    await streams.finish(item('finish', { channel: 'C1', markdown: 'Hi <!here> [https://slack.com](https://evil.example) & <@U1> done' }, { targetKey: 'k-stream', targetMessageId: '100.1' }));
+    const sent = calls.filter(([method]) => method.startsWith('chat.')).map(([, args]) => String(args['markdown_text'] ?? ''));
+    expect(sent).toEqual(['Hi &lt;!here&gt; [https://slack.com', '](https://evil.example) (evil.example) &amp; &lt;@U1&gt;', ' done']);
+    expect(sent.join('')).toBe('Hi &lt;!here&gt; [https://slack.com](https://evil.example) (evil.example) &amp; &lt;@U1&gt; done');
   });
 
   it('posts and edits in a channel where Slack refused a stream, without asking again', async () => {

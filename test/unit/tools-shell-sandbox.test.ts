@@ -2,7 +2,7 @@
 // (test/fakes/shell-tool-host.ts) with fake secrets in its environment runs the shell tool.
 import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,10 +170,46 @@ describe.each(['bwrap', 'unshare'] as const)('shell sandbox (%s)', (kind) => {
       expect(listing).not.toContain(path.basename(secretDirectory));
       expect(listing).not.toMatch(/\b(shadow|hostname|machine-id|private)\b/);
       expect(search).toMatch(/^exit code: 0\nstdout:\nsearched\n/);
-      expect(works).toMatch(/^exit code: 0\nstdout:\n\w+\n42\n[1-9]\d*\n42\n$/);
+      expect(works).toMatch(/^exit code: 0\nstdout:\n[\w-]+\n42\n[1-9]\d*\n42\n$/);
     } finally {
       await rm(secretDirectory, { recursive: true, force: true });
       await rm(`${secretDirectory}.env`, { force: true });
+    }
+  });
+
+  it('binds CA certificates but not the host\'s private keys or its system git config', async () => {
+    // What an operator may keep there: a key next to the certificates, a token in a git config.
+    const tag = `hippo-test-${kind}-${process.pid}`;
+    const made: string[] = [];
+    const place = async (file: string, text: string): Promise<void> => {
+      for (let directory = path.dirname(file); !existsSync(directory); directory = path.dirname(directory)) made.push(directory);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, text, { mode: 0o644 });
+      made.push(file);
+    };
+    const gitconfigBefore = existsSync('/etc/gitconfig') ? readFileSync('/etc/gitconfig', 'utf8') : undefined;
+    try {
+      await place(`/etc/pki/tls/private/${tag}.key`, 'PRIVATE-KEY-4711');
+      await place(`/etc/ssl/private/${tag}.key`, 'PRIVATE-KEY-4711');
+      await place(`/etc/pki/tls/certs/${tag}.pem`, 'PUBLIC-CERT-4711');
+      await place(`/etc/pki/ca-trust/source/anchors/${tag}.pem`, 'PUBLIC-ANCHOR-4711');
+      if (gitconfigBefore === undefined) await place('/etc/gitconfig', '[credential]\n\thelper = store\n[http]\n\textraHeader = Authorization: Bearer gitconfig-secret-4711\n');
+      const [keys, search, certs, git] = runInBot(kind, [
+        `cat /etc/pki/tls/private/${tag}.key /etc/ssl/private/${tag}.key /etc/gitconfig 2>&1; echo read`,
+        'grep -rs -e PRIVATE-KEY-4711 -e gitconfig-secret-4711 /etc; ls -a /etc/pki /etc/pki/tls /etc/ssl; echo searched',
+        `cat /etc/pki/tls/certs/${tag}.pem /etc/pki/ca-trust/source/anchors/${tag}.pem`,
+        'git config --system --list 2>&1; echo listed',
+      ]);
+      expect(keys).not.toContain('PRIVATE-KEY-4711');
+      expect(keys).not.toContain('[credential]');
+      expect(keys).toMatch(/No such file or directory[\s\S]*No such file or directory[\s\S]*No such file or directory\nread\n/);
+      expect(search).not.toMatch(/PRIVATE-KEY-4711|gitconfig-secret-4711/);
+      expect(search).not.toMatch(/\bprivate\b/);
+      expect(search).toContain('certs');
+      expect(certs).toBe('exit code: 0\nstdout:\nPUBLIC-CERT-4711PUBLIC-ANCHOR-4711');
+      expect(git).not.toMatch(/credential|extraheader|gitconfig-secret/i);
+    } finally {
+      for (const entry of made.reverse()) await rm(entry, { recursive: true, force: true });
     }
   });
 

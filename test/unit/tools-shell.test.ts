@@ -215,10 +215,57 @@ describe.each(['bwrap', 'unshare', 'none'] as const)('shell tool (%s)', (kind) =
   });
 });
 
+// As root, each session runs as a uid of its own: RLIMIT_NPROC counts a user's processes, so on one
+// shared user a session at its limit would hold up every other session's forks (bash retries them).
+describe.each(['bwrap', 'unshare'] as const)('session users (%s)', (kind) => {
+  const sandbox = sandboxes.get(kind);
+  if (!sandbox || process.getuid?.() !== 0) {
+    it.skip(`needs the ${kind} sandbox and root`, () => undefined);
+    return;
+  }
+  const processLimits = { maxProcesses: 40, maxMemoryBytes: 256 * 1024 * 1024 };
+  const run = (command: string, sessionId: string, signal?: AbortSignal): Promise<string> => {
+    const [tool] = shellTools({ root, env: baseEnv, sandbox, processLimits }) as [AnyTool];
+    return tool.execute(tool.input.parse({ command }), context({ sessionId, ...(signal ? { signal } : {}) }));
+  };
+
+  it('gives each session a user of its own, named, the same on every command, owning its workspace', async () => {
+    const [first, again, other] = [await run('id -u; id -un; id -g; touch made', `uid-a-${kind}`), await run('id -u', `uid-a-${kind}`), await run('id -u', `uid-b-${kind}`)];
+    const [uid = '', name, gid] = first.replace(/^exit code: 0\nstdout:\n/, '').split('\n');
+    expect(name).toBe('hippo-shell');
+    expect(gid).toBe(uid);
+    expect(Number(uid)).toBeGreaterThanOrEqual(0x7000_0000);
+    expect(again).toBe(`exit code: 0\nstdout:\n${uid}\n`);
+    expect(other).toMatch(/^exit code: 0\nstdout:\n\d+\n$/);
+    expect(other).not.toContain(uid);
+    const { statSync } = await import('node:fs');
+    expect(statSync(path.join(sessionWorkspacePath(root, `uid-a-${kind}`), 'made')).uid).toBe(Number(uid));
+  });
+
+  it('keeps a session at its process limit from holding up another session\'s commands', async () => {
+    const full = `nproc-full-${kind}`;
+    const controller = new AbortController();
+    // dash gives up at the first fork refused (bash would retry): the session then holds its limit.
+    const holding = run("sh -c 'i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done' 2>/dev/null; touch full 2>/dev/null; sleep 60", full, controller.signal).catch((error: unknown) => error);
+    try {
+      await until(async () => (await readdir(sessionWorkspacePath(root, full)).catch((): string[] => [])).includes('full'), 30_000, 'the first session at its process limit');
+      expect(await run('for n in $(seq 10); do sleep 0.1 & done; wait; echo forked', `nproc-other-${kind}`)).toBe('exit code: 0\nstdout:\nforked\n');
+    } finally {
+      controller.abort(new Error('done'));
+      expect(await holding).toBeInstanceOf(CancelledError);
+    }
+  });
+});
+
 describe('shellEnvironment', () => {
   it('keeps the locale and terminal, sets PATH and HOME, and nothing else unless named', () => {
     const env = { PATH: '/bot/bin', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', OPENAI_API_KEY: 'sk', EXTRA: 'x', SENTRY_DSN: 'd' };
     expect(shellEnvironment(env, '/workspace', '/usr/bin', ['EXTRA'])).toEqual({ PATH: '/usr/bin', HOME: '/workspace', LANG: 'C', LC_ALL: 'C', TERM: 'xterm', TZ: 'UTC', EXTRA: 'x' });
+  });
+
+  it('passes the locale variables by name, not whatever starts with LC_', () => {
+    const env = { LC_CTYPE: 'C.UTF-8', LC_TIME: 'C', LC_MESSAGES: 'C', LC_API_TOKEN: 'secret-4711', LC_: 'x', LC_ALL_X: 'y', lc_all: 'z', XLC_ALL: 'w' };
+    expect(shellEnvironment(env, '/workspace', '/usr/bin')).toEqual({ PATH: '/usr/bin', HOME: '/workspace', LC_CTYPE: 'C.UTF-8', LC_TIME: 'C', LC_MESSAGES: 'C' });
   });
 });
 

@@ -412,9 +412,9 @@ export const ModelName = {
   SlackInstallation: 'SlackInstallation',
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
-  ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
-  MemoryEditDraft: 'MemoryEditDraft'
+  MemoryEditDraft: 'MemoryEditDraft',
+  ToolApproval: 'ToolApproval'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -430,7 +430,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "channelBudget" | "memoryReviewEvent" | "memoryEditDraft"
+    modelProps: "session" | "segment" | "contextMessage" | "memorySpace" | "memoryDocument" | "memoryDocumentVersion" | "memoryRun" | "steerMessage" | "processedEvent" | "modelCall" | "outboxItem" | "sessionLease" | "slackInstallation" | "slackOauthStateUse" | "answerFeedback" | "memoryReviewEvent" | "memoryEditDraft" | "toolApproval"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1544,80 +1544,6 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    ChannelBudget: {
-      payload: Prisma.$ChannelBudgetPayload<ExtArgs>
-      fields: Prisma.ChannelBudgetFieldRefs
-      operations: {
-        findUnique: {
-          args: Prisma.ChannelBudgetFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
-        }
-        findUniqueOrThrow: {
-          args: Prisma.ChannelBudgetFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        findFirst: {
-          args: Prisma.ChannelBudgetFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload> | null
-        }
-        findFirstOrThrow: {
-          args: Prisma.ChannelBudgetFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        findMany: {
-          args: Prisma.ChannelBudgetFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        create: {
-          args: Prisma.ChannelBudgetCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        createMany: {
-          args: Prisma.ChannelBudgetCreateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        createManyAndReturn: {
-          args: Prisma.ChannelBudgetCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        delete: {
-          args: Prisma.ChannelBudgetDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        update: {
-          args: Prisma.ChannelBudgetUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        deleteMany: {
-          args: Prisma.ChannelBudgetDeleteManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateMany: {
-          args: Prisma.ChannelBudgetUpdateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateManyAndReturn: {
-          args: Prisma.ChannelBudgetUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>[]
-        }
-        upsert: {
-          args: Prisma.ChannelBudgetUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelBudgetPayload>
-        }
-        aggregate: {
-          args: Prisma.ChannelBudgetAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelBudget>
-        }
-        groupBy: {
-          args: Prisma.ChannelBudgetGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetGroupByOutputType>[]
-        }
-        count: {
-          args: Prisma.ChannelBudgetCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChannelBudgetCountAggregateOutputType> | number
-        }
-      }
-    }
     MemoryReviewEvent: {
       payload: Prisma.$MemoryReviewEventPayload<ExtArgs>
       fields: Prisma.MemoryReviewEventFieldRefs
@@ -1763,6 +1689,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.MemoryEditDraftCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.MemoryEditDraftCountAggregateOutputType> | number
+        }
+      }
+    }
+    ToolApproval: {
+      payload: Prisma.$ToolApprovalPayload<ExtArgs>
+      fields: Prisma.ToolApprovalFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ToolApprovalFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ToolApprovalFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        findFirst: {
+          args: Prisma.ToolApprovalFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ToolApprovalFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        findMany: {
+          args: Prisma.ToolApprovalFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        create: {
+          args: Prisma.ToolApprovalCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        createMany: {
+          args: Prisma.ToolApprovalCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ToolApprovalCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        delete: {
+          args: Prisma.ToolApprovalDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        update: {
+          args: Prisma.ToolApprovalUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        deleteMany: {
+          args: Prisma.ToolApprovalDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ToolApprovalUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ToolApprovalUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>[]
+        }
+        upsert: {
+          args: Prisma.ToolApprovalUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ToolApprovalPayload>
+        }
+        aggregate: {
+          args: Prisma.ToolApprovalAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateToolApproval>
+        }
+        groupBy: {
+          args: Prisma.ToolApprovalGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ToolApprovalGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ToolApprovalCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ToolApprovalCountAggregateOutputType> | number
         }
       }
     }
@@ -2061,17 +2061,6 @@ export const AnswerFeedbackScalarFieldEnum = {
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
-export const ChannelBudgetScalarFieldEnum = {
-  platform: 'platform',
-  workspaceId: 'workspaceId',
-  channelId: 'channelId',
-  day: 'day',
-  budgetUsd: 'budgetUsd'
-} as const
-
-export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
-
-
 export const MemoryReviewEventScalarFieldEnum = {
   id: 'id',
   spaceId: 'spaceId',
@@ -2099,6 +2088,29 @@ export const MemoryEditDraftScalarFieldEnum = {
 } as const
 
 export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
+export const ToolApprovalScalarFieldEnum = {
+  id: 'id',
+  sessionId: 'sessionId',
+  segmentId: 'segmentId',
+  messageSeq: 'messageSeq',
+  callId: 'callId',
+  tool: 'tool',
+  arguments: 'arguments',
+  runStartStep: 'runStartStep',
+  requestedBy: 'requestedBy',
+  status: 'status',
+  scope: 'scope',
+  decidedById: 'decidedById',
+  decidedByName: 'decidedByName',
+  note: 'note',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  decidedAt: 'decidedAt'
+} as const
+
+export type ToolApprovalScalarFieldEnum = (typeof ToolApprovalScalarFieldEnum)[keyof typeof ToolApprovalScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2411,9 +2423,9 @@ export type GlobalOmitConfig = {
   slackInstallation?: Prisma.SlackInstallationOmit
   slackOauthStateUse?: Prisma.SlackOauthStateUseOmit
   answerFeedback?: Prisma.AnswerFeedbackOmit
-  channelBudget?: Prisma.ChannelBudgetOmit
   memoryReviewEvent?: Prisma.MemoryReviewEventOmit
   memoryEditDraft?: Prisma.MemoryEditDraftOmit
+  toolApproval?: Prisma.ToolApprovalOmit
 }
 
 /* Types for Logging */

@@ -66,9 +66,9 @@ export const ModelName = {
   SlackInstallation: 'SlackInstallation',
   SlackOauthStateUse: 'SlackOauthStateUse',
   AnswerFeedback: 'AnswerFeedback',
-  ChannelBudget: 'ChannelBudget',
   MemoryReviewEvent: 'MemoryReviewEvent',
-  MemoryEditDraft: 'MemoryEditDraft'
+  MemoryEditDraft: 'MemoryEditDraft',
+  ToolApproval: 'ToolApproval'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -343,17 +343,6 @@ export const AnswerFeedbackScalarFieldEnum = {
 export type AnswerFeedbackScalarFieldEnum = (typeof AnswerFeedbackScalarFieldEnum)[keyof typeof AnswerFeedbackScalarFieldEnum]
 
 
-export const ChannelBudgetScalarFieldEnum = {
-  platform: 'platform',
-  workspaceId: 'workspaceId',
-  channelId: 'channelId',
-  day: 'day',
-  budgetUsd: 'budgetUsd'
-} as const
-
-export type ChannelBudgetScalarFieldEnum = (typeof ChannelBudgetScalarFieldEnum)[keyof typeof ChannelBudgetScalarFieldEnum]
-
-
 export const MemoryReviewEventScalarFieldEnum = {
   id: 'id',
   spaceId: 'spaceId',
@@ -381,6 +370,29 @@ export const MemoryEditDraftScalarFieldEnum = {
 } as const
 
 export type MemoryEditDraftScalarFieldEnum = (typeof MemoryEditDraftScalarFieldEnum)[keyof typeof MemoryEditDraftScalarFieldEnum]
+
+
+export const ToolApprovalScalarFieldEnum = {
+  id: 'id',
+  sessionId: 'sessionId',
+  segmentId: 'segmentId',
+  messageSeq: 'messageSeq',
+  callId: 'callId',
+  tool: 'tool',
+  arguments: 'arguments',
+  runStartStep: 'runStartStep',
+  requestedBy: 'requestedBy',
+  status: 'status',
+  scope: 'scope',
+  decidedById: 'decidedById',
+  decidedByName: 'decidedByName',
+  note: 'note',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  decidedAt: 'decidedAt'
+} as const
+
+export type ToolApprovalScalarFieldEnum = (typeof ToolApprovalScalarFieldEnum)[keyof typeof ToolApprovalScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -335,6 +335,7 @@ export type SessionWhereInput = {
   memoryRuns?: Prisma.MemoryRunListRelationFilter
   lease?: Prisma.XOR<Prisma.SessionLeaseNullableScalarRelationFilter, Prisma.SessionLeaseWhereInput> | null
   outbox?: Prisma.OutboxItemListRelationFilter
+  approvals?: Prisma.ToolApprovalListRelationFilter
 }
 
 export type SessionOrderByWithRelationInput = {
@@ -363,6 +364,7 @@ export type SessionOrderByWithRelationInput = {
   memoryRuns?: Prisma.MemoryRunOrderByRelationAggregateInput
   lease?: Prisma.SessionLeaseOrderByWithRelationInput
   outbox?: Prisma.OutboxItemOrderByRelationAggregateInput
+  approvals?: Prisma.ToolApprovalOrderByRelationAggregateInput
 }
 
 export type SessionWhereUniqueInput = Prisma.AtLeast<{
@@ -395,6 +397,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   memoryRuns?: Prisma.MemoryRunListRelationFilter
   lease?: Prisma.XOR<Prisma.SessionLeaseNullableScalarRelationFilter, Prisma.SessionLeaseWhereInput> | null
   outbox?: Prisma.OutboxItemListRelationFilter
+  approvals?: Prisma.ToolApprovalListRelationFilter
 }, "id" | "platform_workspaceId_channelId_threadKey">
 
 export type SessionOrderByWithAggregationInput = {
@@ -472,6 +475,7 @@ export type SessionCreateInput = {
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateInput = {
@@ -499,6 +503,7 @@ export type SessionUncheckedCreateInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUpdateInput = {
@@ -526,6 +531,7 @@ export type SessionUpdateInput = {
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateInput = {
@@ -553,6 +559,7 @@ export type SessionUncheckedUpdateInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateManyInput = {
@@ -879,6 +886,20 @@ export type SessionUpdateOneRequiredWithoutLeaseNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.SessionUpdateToOneWithWhereWithoutLeaseInput, Prisma.SessionUpdateWithoutLeaseInput>, Prisma.SessionUncheckedUpdateWithoutLeaseInput>
 }
 
+export type SessionCreateNestedOneWithoutApprovalsInput = {
+  create?: Prisma.XOR<Prisma.SessionCreateWithoutApprovalsInput, Prisma.SessionUncheckedCreateWithoutApprovalsInput>
+  connectOrCreate?: Prisma.SessionCreateOrConnectWithoutApprovalsInput
+  connect?: Prisma.SessionWhereUniqueInput
+}
+
+export type SessionUpdateOneRequiredWithoutApprovalsNestedInput = {
+  create?: Prisma.XOR<Prisma.SessionCreateWithoutApprovalsInput, Prisma.SessionUncheckedCreateWithoutApprovalsInput>
+  connectOrCreate?: Prisma.SessionCreateOrConnectWithoutApprovalsInput
+  upsert?: Prisma.SessionUpsertWithoutApprovalsInput
+  connect?: Prisma.SessionWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.SessionUpdateToOneWithWhereWithoutApprovalsInput, Prisma.SessionUpdateWithoutApprovalsInput>, Prisma.SessionUncheckedUpdateWithoutApprovalsInput>
+}
+
 export type SessionCreateWithoutSegmentsInput = {
   id?: string
   platform: string
@@ -903,6 +924,7 @@ export type SessionCreateWithoutSegmentsInput = {
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutSegmentsInput = {
@@ -929,6 +951,7 @@ export type SessionUncheckedCreateWithoutSegmentsInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutSegmentsInput = {
@@ -971,6 +994,7 @@ export type SessionUpdateWithoutSegmentsInput = {
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutSegmentsInput = {
@@ -997,6 +1021,7 @@ export type SessionUncheckedUpdateWithoutSegmentsInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateWithoutMemorySpaceInput = {
@@ -1023,6 +1048,7 @@ export type SessionCreateWithoutMemorySpaceInput = {
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutMemorySpaceInput = {
@@ -1049,6 +1075,7 @@ export type SessionUncheckedCreateWithoutMemorySpaceInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutMemorySpaceInput = {
@@ -1125,6 +1152,7 @@ export type SessionCreateWithoutMemoryRunsInput = {
   modelCalls?: Prisma.ModelCallCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutMemoryRunsInput = {
@@ -1151,6 +1179,7 @@ export type SessionUncheckedCreateWithoutMemoryRunsInput = {
   modelCalls?: Prisma.ModelCallUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutMemoryRunsInput = {
@@ -1193,6 +1222,7 @@ export type SessionUpdateWithoutMemoryRunsInput = {
   modelCalls?: Prisma.ModelCallUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
@@ -1219,6 +1249,7 @@ export type SessionUncheckedUpdateWithoutMemoryRunsInput = {
   modelCalls?: Prisma.ModelCallUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateWithoutSteersInput = {
@@ -1245,6 +1276,7 @@ export type SessionCreateWithoutSteersInput = {
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutSteersInput = {
@@ -1271,6 +1303,7 @@ export type SessionUncheckedCreateWithoutSteersInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutSteersInput = {
@@ -1313,6 +1346,7 @@ export type SessionUpdateWithoutSteersInput = {
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutSteersInput = {
@@ -1339,6 +1373,7 @@ export type SessionUncheckedUpdateWithoutSteersInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateWithoutModelCallsInput = {
@@ -1365,6 +1400,7 @@ export type SessionCreateWithoutModelCallsInput = {
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutModelCallsInput = {
@@ -1391,6 +1427,7 @@ export type SessionUncheckedCreateWithoutModelCallsInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutModelCallsInput = {
@@ -1433,6 +1470,7 @@ export type SessionUpdateWithoutModelCallsInput = {
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutModelCallsInput = {
@@ -1459,6 +1497,7 @@ export type SessionUncheckedUpdateWithoutModelCallsInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateWithoutOutboxInput = {
@@ -1485,6 +1524,7 @@ export type SessionCreateWithoutOutboxInput = {
   modelCalls?: Prisma.ModelCallCreateNestedManyWithoutSessionInput
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutOutboxInput = {
@@ -1511,6 +1551,7 @@ export type SessionUncheckedCreateWithoutOutboxInput = {
   modelCalls?: Prisma.ModelCallUncheckedCreateNestedManyWithoutSessionInput
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutOutboxInput = {
@@ -1553,6 +1594,7 @@ export type SessionUpdateWithoutOutboxInput = {
   modelCalls?: Prisma.ModelCallUpdateManyWithoutSessionNestedInput
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutOutboxInput = {
@@ -1579,6 +1621,7 @@ export type SessionUncheckedUpdateWithoutOutboxInput = {
   modelCalls?: Prisma.ModelCallUncheckedUpdateManyWithoutSessionNestedInput
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateWithoutLeaseInput = {
@@ -1605,6 +1648,7 @@ export type SessionCreateWithoutLeaseInput = {
   modelCalls?: Prisma.ModelCallCreateNestedManyWithoutSessionInput
   memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
   outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutLeaseInput = {
@@ -1631,6 +1675,7 @@ export type SessionUncheckedCreateWithoutLeaseInput = {
   modelCalls?: Prisma.ModelCallUncheckedCreateNestedManyWithoutSessionInput
   memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
   outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+  approvals?: Prisma.ToolApprovalUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutLeaseInput = {
@@ -1673,6 +1718,7 @@ export type SessionUpdateWithoutLeaseInput = {
   modelCalls?: Prisma.ModelCallUpdateManyWithoutSessionNestedInput
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutLeaseInput = {
@@ -1698,6 +1744,131 @@ export type SessionUncheckedUpdateWithoutLeaseInput = {
   steers?: Prisma.SteerMessageUncheckedUpdateManyWithoutSessionNestedInput
   modelCalls?: Prisma.ModelCallUncheckedUpdateManyWithoutSessionNestedInput
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
+  outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
+}
+
+export type SessionCreateWithoutApprovalsInput = {
+  id?: string
+  platform: string
+  workspaceId: string
+  channelId: string
+  threadKey: string
+  title?: string
+  startedBy?: string | null
+  pauseRequested?: boolean
+  paused?: boolean
+  resetRequested?: boolean
+  budgetUsd?: number | null
+  stopRequestedBy?: string | null
+  currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  memorySpace: Prisma.MemorySpaceCreateNestedOneWithoutSessionsInput
+  segments?: Prisma.SegmentCreateNestedManyWithoutSessionInput
+  steers?: Prisma.SteerMessageCreateNestedManyWithoutSessionInput
+  modelCalls?: Prisma.ModelCallCreateNestedManyWithoutSessionInput
+  memoryRuns?: Prisma.MemoryRunCreateNestedManyWithoutSessionInput
+  lease?: Prisma.SessionLeaseCreateNestedOneWithoutSessionInput
+  outbox?: Prisma.OutboxItemCreateNestedManyWithoutSessionInput
+}
+
+export type SessionUncheckedCreateWithoutApprovalsInput = {
+  id?: string
+  platform: string
+  workspaceId: string
+  channelId: string
+  threadKey: string
+  memorySpaceId: string
+  title?: string
+  startedBy?: string | null
+  pauseRequested?: boolean
+  paused?: boolean
+  resetRequested?: boolean
+  budgetUsd?: number | null
+  stopRequestedBy?: string | null
+  currentSegmentId?: string | null
+  workerSteps?: number
+  runStartStep?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  segments?: Prisma.SegmentUncheckedCreateNestedManyWithoutSessionInput
+  steers?: Prisma.SteerMessageUncheckedCreateNestedManyWithoutSessionInput
+  modelCalls?: Prisma.ModelCallUncheckedCreateNestedManyWithoutSessionInput
+  memoryRuns?: Prisma.MemoryRunUncheckedCreateNestedManyWithoutSessionInput
+  lease?: Prisma.SessionLeaseUncheckedCreateNestedOneWithoutSessionInput
+  outbox?: Prisma.OutboxItemUncheckedCreateNestedManyWithoutSessionInput
+}
+
+export type SessionCreateOrConnectWithoutApprovalsInput = {
+  where: Prisma.SessionWhereUniqueInput
+  create: Prisma.XOR<Prisma.SessionCreateWithoutApprovalsInput, Prisma.SessionUncheckedCreateWithoutApprovalsInput>
+}
+
+export type SessionUpsertWithoutApprovalsInput = {
+  update: Prisma.XOR<Prisma.SessionUpdateWithoutApprovalsInput, Prisma.SessionUncheckedUpdateWithoutApprovalsInput>
+  create: Prisma.XOR<Prisma.SessionCreateWithoutApprovalsInput, Prisma.SessionUncheckedCreateWithoutApprovalsInput>
+  where?: Prisma.SessionWhereInput
+}
+
+export type SessionUpdateToOneWithWhereWithoutApprovalsInput = {
+  where?: Prisma.SessionWhereInput
+  data: Prisma.XOR<Prisma.SessionUpdateWithoutApprovalsInput, Prisma.SessionUncheckedUpdateWithoutApprovalsInput>
+}
+
+export type SessionUpdateWithoutApprovalsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  platform?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  channelId?: Prisma.StringFieldUpdateOperationsInput | string
+  threadKey?: Prisma.StringFieldUpdateOperationsInput | string
+  title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memorySpace?: Prisma.MemorySpaceUpdateOneRequiredWithoutSessionsNestedInput
+  segments?: Prisma.SegmentUpdateManyWithoutSessionNestedInput
+  steers?: Prisma.SteerMessageUpdateManyWithoutSessionNestedInput
+  modelCalls?: Prisma.ModelCallUpdateManyWithoutSessionNestedInput
+  memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
+  lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
+  outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+}
+
+export type SessionUncheckedUpdateWithoutApprovalsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  platform?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  channelId?: Prisma.StringFieldUpdateOperationsInput | string
+  threadKey?: Prisma.StringFieldUpdateOperationsInput | string
+  memorySpaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  title?: Prisma.StringFieldUpdateOperationsInput | string
+  startedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  pauseRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  paused?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  resetRequested?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  budgetUsd?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  stopRequestedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  currentSegmentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerSteps?: Prisma.IntFieldUpdateOperationsInput | number
+  runStartStep?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  segments?: Prisma.SegmentUncheckedUpdateManyWithoutSessionNestedInput
+  steers?: Prisma.SteerMessageUncheckedUpdateManyWithoutSessionNestedInput
+  modelCalls?: Prisma.ModelCallUncheckedUpdateManyWithoutSessionNestedInput
+  memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
+  lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
 }
 
@@ -1745,6 +1916,7 @@ export type SessionUpdateWithoutMemorySpaceInput = {
   memoryRuns?: Prisma.MemoryRunUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
@@ -1771,6 +1943,7 @@ export type SessionUncheckedUpdateWithoutMemorySpaceInput = {
   memoryRuns?: Prisma.MemoryRunUncheckedUpdateManyWithoutSessionNestedInput
   lease?: Prisma.SessionLeaseUncheckedUpdateOneWithoutSessionNestedInput
   outbox?: Prisma.OutboxItemUncheckedUpdateManyWithoutSessionNestedInput
+  approvals?: Prisma.ToolApprovalUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateManyWithoutMemorySpaceInput = {
@@ -1804,6 +1977,7 @@ export type SessionCountOutputType = {
   modelCalls: number
   memoryRuns: number
   outbox: number
+  approvals: number
 }
 
 export type SessionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1812,6 +1986,7 @@ export type SessionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extension
   modelCalls?: boolean | SessionCountOutputTypeCountModelCallsArgs
   memoryRuns?: boolean | SessionCountOutputTypeCountMemoryRunsArgs
   outbox?: boolean | SessionCountOutputTypeCountOutboxArgs
+  approvals?: boolean | SessionCountOutputTypeCountApprovalsArgs
 }
 
 /**
@@ -1859,6 +2034,13 @@ export type SessionCountOutputTypeCountOutboxArgs<ExtArgs extends runtime.Types.
   where?: Prisma.OutboxItemWhereInput
 }
 
+/**
+ * SessionCountOutputType without action
+ */
+export type SessionCountOutputTypeCountApprovalsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ToolApprovalWhereInput
+}
+
 
 export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1886,6 +2068,7 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   memoryRuns?: boolean | Prisma.Session$memoryRunsArgs<ExtArgs>
   lease?: boolean | Prisma.Session$leaseArgs<ExtArgs>
   outbox?: boolean | Prisma.Session$outboxArgs<ExtArgs>
+  approvals?: boolean | Prisma.Session$approvalsArgs<ExtArgs>
   _count?: boolean | Prisma.SessionCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["session"]>
 
@@ -1963,6 +2146,7 @@ export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   memoryRuns?: boolean | Prisma.Session$memoryRunsArgs<ExtArgs>
   lease?: boolean | Prisma.Session$leaseArgs<ExtArgs>
   outbox?: boolean | Prisma.Session$outboxArgs<ExtArgs>
+  approvals?: boolean | Prisma.Session$approvalsArgs<ExtArgs>
   _count?: boolean | Prisma.SessionCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type SessionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1982,6 +2166,7 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     memoryRuns: Prisma.$MemoryRunPayload<ExtArgs>[]
     lease: Prisma.$SessionLeasePayload<ExtArgs> | null
     outbox: Prisma.$OutboxItemPayload<ExtArgs>[]
+    approvals: Prisma.$ToolApprovalPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2429,6 +2614,7 @@ export interface Prisma__SessionClient<T, Null = never, ExtArgs extends runtime.
   memoryRuns<T extends Prisma.Session$memoryRunsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$memoryRunsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemoryRunPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   lease<T extends Prisma.Session$leaseArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$leaseArgs<ExtArgs>>): Prisma.Prisma__SessionLeaseClient<runtime.Types.Result.GetResult<Prisma.$SessionLeasePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   outbox<T extends Prisma.Session$outboxArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$outboxArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OutboxItemPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  approvals<T extends Prisma.Session$approvalsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$approvalsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ToolApprovalPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3013,6 +3199,30 @@ export type Session$outboxArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   distinct?: Prisma.OutboxItemScalarFieldEnum | Prisma.OutboxItemScalarFieldEnum[]
+}
+
+/**
+ * Session.approvals
+ */
+export type Session$approvalsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ToolApproval
+   */
+  select?: Prisma.ToolApprovalSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ToolApproval
+   */
+  omit?: Prisma.ToolApprovalOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ToolApprovalInclude<ExtArgs> | null
+  where?: Prisma.ToolApprovalWhereInput
+  orderBy?: Prisma.ToolApprovalOrderByWithRelationInput | Prisma.ToolApprovalOrderByWithRelationInput[]
+  cursor?: Prisma.ToolApprovalWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ToolApprovalScalarFieldEnum | Prisma.ToolApprovalScalarFieldEnum[]
 }
 
 /**

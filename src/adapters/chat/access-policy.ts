@@ -9,6 +9,7 @@
 //   reset   (and stop, budget) may also be refused to someone who may steer: only the session's
 //           starter and admins. A session from before starters were recorded: anyone who may steer.
 //   help    anyone in a session's thread; where no session is, only someone who may start one there.
+//   approve a tool call that waits (R23): admins, and APPROVERS when set, else the session's starter.
 // Nothing here stores anything; adapters refuse before they write.
 
 /** The lists from the configuration (empty = unset). */
@@ -18,6 +19,8 @@ export interface AccessLists {
   adminUsers: readonly string[];
   /** Slack teams and Discord guilds Hippo works in (ALLOWED_WORKSPACES); it ignores the rest. */
   allowedWorkspaces?: readonly string[];
+  /** Who decides tool calls that wait for a person (APPROVERS), besides admins; empty: the session's starter. */
+  approvers?: readonly string[];
 }
 
 /** A person asking Hippo for something, as their platform knows them. */
@@ -99,6 +102,18 @@ export class AccessPolicy {
     return { allowed: false, rule: 'starter', message: refusals.starter(verb) };
   }
 
+  /**
+   * R23: may this person approve or deny a tool call of a session started by `startedBy`? Admins
+   * may; then APPROVERS when set (the starter is not one unless listed), else the starter. A
+   * session whose starter was not recorded: admins and approvers only.
+   */
+  async mayApprove(requester: Requester, session: { startedBy: string | null }): Promise<boolean> {
+    if (await this.isAdmin(requester)) return true;
+    const approvers = this.lists.approvers ?? [];
+    if (approvers.length > 0) return matches(approvers, requester);
+    return session.startedBy !== null && session.startedBy === requester.userId;
+  }
+
   /** True when the person is an admin (listed, or in a listed group). */
   isAdmin(requester: Requester): Promise<boolean> {
     return matches(this.lists.adminUsers, requester);
@@ -123,8 +138,8 @@ async function matches(list: readonly string[], requester: Requester): Promise<b
 }
 
 /** The lists of a parsed configuration. */
-export function accessLists(config: { ALLOWED_USERS: readonly string[]; ALLOWED_CHANNELS: readonly string[]; ADMIN_USERS: readonly string[]; ALLOWED_WORKSPACES: readonly string[] }): AccessLists {
-  return { allowedUsers: config.ALLOWED_USERS, allowedChannels: config.ALLOWED_CHANNELS, adminUsers: config.ADMIN_USERS, allowedWorkspaces: config.ALLOWED_WORKSPACES };
+export function accessLists(config: { ALLOWED_USERS: readonly string[]; ALLOWED_CHANNELS: readonly string[]; ADMIN_USERS: readonly string[]; ALLOWED_WORKSPACES: readonly string[]; APPROVERS?: readonly string[] }): AccessLists {
+  return { allowedUsers: config.ALLOWED_USERS, allowedChannels: config.ALLOWED_CHANNELS, adminUsers: config.ADMIN_USERS, allowedWorkspaces: config.ALLOWED_WORKSPACES, approvers: config.APPROVERS ?? [] };
 }
 
 /**

@@ -1,5 +1,6 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
+import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
@@ -8,7 +9,7 @@ import type { AccessDecision, MemoryAction } from './memory-access.js';
 import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
 import { formatDollars } from '../../core/prices.js';
 import { browserText } from './memory-browser.js';
-import { emptyExportText, memoryExportFile } from './memory-export.js';
+import { emptyExportText, exportKey, exportRunningText, memoryExportFile, oneExportAtATime } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
 import { pinByText, type Reviewer } from '../../core/memory/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
@@ -50,9 +51,12 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
   return { text: await commandText(verb, scope, rest), private: false };
 }
 
-/** memory export: the space's documents and their history as a zip. */
+/** memory export: the space's documents and their history as a zip (one at a time per person and space). */
 async function exportReply(scope: CommandScope): Promise<CommandReply> {
-  const file = await memoryExportFile(scope.stores.documents, scope.session.memorySpaceId);
+  const { session } = scope;
+  const exported = await oneExportAtATime(exportKey(session.platform, scope.actor.userId, session.memorySpaceId), async () => ({ file: await memoryExportFile(scope.stores.documents, session.memorySpaceId) }));
+  if (!exported) return { text: exportRunningText, private: true };
+  const { file } = exported;
   if (!file) return { text: emptyExportText, private: false };
   return { text: `📦 ${file.summary}`, private: false, file: { name: file.name, data: file.data } };
 }
@@ -80,7 +84,7 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
     case 'memory':
       return browserText(await scope.stores.documents.spaceDocuments(session.memorySpaceId));
     case 'search':
-      return rest === '' ? `Say what to look for: \`${scope.prefix} memory search <words>\`.` : memorySearchText(scope.stores, session.memorySpaceId, rest);
+      return rest === '' ? `Say what to look for: \`${scope.prefix} memory search <words>\`.` : memorySearchText(scope.stores, session.memorySpaceId, rest, `${session.platform}:${scope.actor.userId}`);
     case 'export':
       return (await exportReply(scope)).text;
     case 'revert':
@@ -97,14 +101,17 @@ async function commandText(verb: CommandVerb, scope: CommandScope, rest: string)
   }
 }
 
-/** `budget <usd>`: the session may spend that much more (and its channel today, when capped). */
+/** `budget <usd>`: the session may spend that much more; the channel's daily cap is the operator's. */
 async function raiseBudget(scope: CommandScope, rest: string): Promise<string> {
   const match = /^\$?(\d{1,6}(?:\.\d{1,2})?)\s*(usd|\$)?$/i.exec(rest);
   const usd = match?.[1] ? Number(match[1]) : Number.NaN;
   if (!(usd > 0)) return `Say how much more this session may spend, in US dollars: \`${scope.prefix} budget 5\` allows $5 more.`;
-  await scope.agent.raiseBudget(scope.session.id, usd);
+  const state = await scope.agent.raiseBudget(scope.session.id, usd);
   const status = await scope.agent.status(scope.session.id);
   const cap = status.budgetUsd === null ? '' : ` (its budget is now ${formatDollars(status.budgetUsd)})`;
+  if (state.level === 'reached' && state.scope === 'channel') {
+    return `💸 ${scope.actor.name} allowed ${formatDollars(usd)} more for this session${cap}, but this channel's daily budget is used up (${formatDollars(state.spentUsd)} of ${formatDollars(state.capUsd)}), and only the operator changes it: reply after it renews at 00:00 UTC and I continue.`;
+  }
   return `💸 ${scope.actor.name} allowed ${formatDollars(usd)} more${cap}; continuing.`;
 }
 
@@ -121,6 +128,8 @@ export function statusText(status: SessionStatus): string {
     `**Model calls:** worker ${usage.worker.calls}, summarizer ${usage.summarizer.calls}, decider ${usage.decider.calls}`,
     memoryLine(status),
     ...(status.spend ? [spendLine(status)] : []),
+    // R23: who approved or denied which tool call, and when.
+    ...(status.approvals.length > 0 ? ['**Approvals:**', ...approvalStatusLines(status.approvals).map((line) => `• ${line}`)] : []),
   ].join('\n');
 }
 

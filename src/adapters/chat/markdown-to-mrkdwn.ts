@@ -1,6 +1,9 @@
 // Converts the Markdown the model writes into Slack's mrkdwn, for workspaces where Slack refuses
 // `markdown_text`: **bold** → *bold*, [t](u) → <u|t>, headings → bold lines, bullets → •, code kept
-// verbatim, tables → an aligned code block (mrkdwn has no tables).
+// verbatim, tables → an aligned code block (mrkdwn has no tables). Everything else is text: `&`, `<`
+// and `>` escaped (no mention or link of the model's own making), and a link whose text reads as
+// another address shows its real host (link-host.ts).
+import { realHostNote } from './link-host.js';
 
 const fenceLine = /^(\s*)(`{3,}|~{3,})(.*)$/;
 const tableSeparator = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
@@ -70,9 +73,11 @@ function convertSpan(text: string): string {
   const saved: string[] = [];
   const hold = (value: string) => `\u0000${saved.push(value) - 1}\u0000`;
   let result = text
-    .replace(/<(https?:\/\/[^>\s]+)>/g, (_match, url: string) => hold(`<${url}>`))
-    .replace(/!?\[([^\]\n]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g, (_match, label: string, url: string) =>
-      hold(`<${url.replace(/[|>]/g, encodeURIComponent)}|${escapeText(stripEmphasis(label)).replace(/[|]/g, '¦')}>`),
+    // An autolink is a bare URL: a `|` in it would give it a label of its own.
+    .replace(/<(https?:\/\/[^>\s|]+)>/g, (_match, url: string) => hold(`<${url}>`))
+    // Linear: the text stops at a bracket, the URL at a parenthesis it does not balance.
+    .replace(/!?\[([^[\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+"[^"\n]*")?\)/g, (_match, label: string, url: string) =>
+      hold(`<${url.replace(/[|<>]/g, encodeURIComponent)}|${escapeText(stripEmphasis(label)).replace(/[|]/g, '¦')}>${escapeText(realHostNote(label, url))}`),
     );
   result = escapeText(result)
     .replace(/\*\*(?=\S)(.+?)(?<=\S)\*\*/g, (_match, inner: string) => hold(`*${inner}*`))

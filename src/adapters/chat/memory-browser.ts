@@ -44,7 +44,9 @@ export function pinnedView(document: Pick<DocumentRecord, 'content' | 'pinnedLin
 /** "v5 · 2026-12-03 12:10 UTC · background memory · reason". */
 export function historyLine(version: DocumentVersionRecord): string {
   const what = version.deleted ? ' · deleted' : '';
-  const reason = version.reason ? ` · ${oneLine(version.reason, 200)}` : '';
+  // Reverts stored before their reason named the version they undid carry a run's id: no reader's word.
+  const readable = version.reason.replace(/ of (?:memory )?run [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '');
+  const reason = readable ? ` · ${oneLine(readable, 200)}` : '';
   return `v${version.version} · ${formatTime(version.createdAt)} · ${versionAuthor(version.author)}${what}${reason}`;
 }
 

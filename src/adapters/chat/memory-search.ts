@@ -1,6 +1,7 @@
 // `memory search <words>` for people: the space's memory documents and its past conversations,
 // best matches first, with the words in bold. Words match in any language (the `simple` search).
 // Platforms render the hits their way: Markdown in a thread here, blocks in Slack's App Home.
+import { SearchLimitError } from '../../core/errors.js';
 import type { DocumentSearchHit, SearchHit, SessionRecord, Stores } from '../../core/store.js';
 
 /** Matches shown per kind (documents, conversations). */
@@ -22,14 +23,16 @@ export interface MemorySearchResult {
   conversations: ConversationHit[];
 }
 
-/** Searches a space's documents and conversations for `words`. */
-export async function searchMemory(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string): Promise<MemorySearchResult> {
+/**
+ * Searches a space's documents and conversations for `words`; `searcher` is who asks (their
+ * allowance of searches, docs/security.md "Search"). Throws SearchLimitError when refused or stopped.
+ */
+export async function searchMemory(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string, searcher: string): Promise<MemorySearchResult> {
   const query = words.trim().slice(0, searchWordsLimit);
-  const [documents, messages] = await Promise.all([
-    stores.documents.search(spaceId, query, shownPerKind),
-    // '' is no segment's id: the current conversations are searched too.
-    stores.context.searchOriginals(spaceId, query, '', shownPerKind),
-  ]);
+  // One after the other: a search refused or stopped is refused whole, and never holds two backends.
+  const documents = await stores.documents.search(spaceId, query, shownPerKind, searcher);
+  // '' is no segment's id: the current conversations are searched too.
+  const messages = await stores.context.searchOriginals(spaceId, query, '', shownPerKind, searcher);
   const sessions = new Map<string, SessionRecord | null>();
   for (const id of new Set(messages.map((hit) => hit.sessionId))) sessions.set(id, await stores.sessions.get(id));
   return { words: query, documents, conversations: messages.map((hit) => ({ hit, session: sessions.get(hit.sessionId) ?? null })) };
@@ -40,9 +43,15 @@ export function quotedWords(words: string): string {
   return `“${words.length > 100 ? `${words.slice(0, 100)}…` : words}”`;
 }
 
-/** The answer to a search of a memory space, in Markdown. */
-export async function memorySearchText(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string): Promise<string> {
-  const result = await searchMemory(stores, spaceId, words);
+/** The answer to a search of a memory space, in Markdown (a refused or stopped search says why). */
+export async function memorySearchText(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string, searcher: string): Promise<string> {
+  let result: MemorySearchResult;
+  try {
+    result = await searchMemory(stores, spaceId, words, searcher);
+  } catch (error) {
+    if (error instanceof SearchLimitError) return `⏳ ${error.message}`;
+    throw error;
+  }
   const quoted = quotedWords(result.words);
   if (result.documents.length === 0 && result.conversations.length === 0) return `🔎 Nothing in this memory matches ${quoted}.`;
   const lines = [`🔎 Memory matching ${quoted}:`];

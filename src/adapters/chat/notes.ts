@@ -57,13 +57,16 @@ export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-r
   return `♻️ Context reset${why} · ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens · ${carried} carried over${cost}`;
 }
 
-/** The note about a spend cap: 80% used, or reached (and how to continue). */
+/**
+ * The note about a spend cap: 80% used, or reached (and how to continue). A person raises a
+ * session's cap; the channel's daily cap is the operator's, and renews at 00:00 UTC.
+ */
 export function budgetNoteText(event: Extract<AgentEvent, { type: 'budget' }>, raiseHint: string): string {
   const what = event.scope === 'session' ? 'this session' : "this channel's daily";
   const spent = `${formatDollars(event.spentUsd)} of ${formatDollars(event.capUsd)}`;
   if (event.level === 'warning') return `💸 Heads-up: ${what} budget is ${Math.floor((event.spentUsd / event.capUsd) * 100)}% used (${spent}).`;
-  const renew = event.scope === 'channel' ? ', or the channel budget renews at 00:00 UTC' : '';
-  return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it${renew}.`;
+  if (event.scope === 'channel') return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: it renews at 00:00 UTC (only the operator changes it); reply after that and I continue.`;
+  return `💸 Budget reached: ${what} budget is used up (${spent}), so I stopped here. Nothing is lost: \`${raiseHint}\` raises it.`;
 }
 
 /**
@@ -83,10 +86,12 @@ export function revertNoteLine(name: string, paths: string[]): string {
 /**
  * The thread note after a failed run; `resumeHint` is how to resume, e.g. "@hippo resume". The
  * error's own text is not shown: it may carry a provider's or database's words (and whatever a
- * page made the model send); the service log has it.
+ * page made the model send); the service log has it. Only a transient database failure (an
+ * outage the session waits out, `retryable`) is told as the database being away: any other
+ * database error stopped the run for good, and a person must resume it.
  */
-export function errorNoteText(error: { code: string; message: string }, resumeHint: string): string {
-  if (error.code === 'storage') {
+export function errorNoteText(error: { code: string; message: string; retryable?: boolean }, resumeHint: string): string {
+  if (error.code === 'storage' && error.retryable === true) {
     return "⚠️ The database is unreachable, so I stopped here for now. Nothing is lost: I'll continue by myself as soon as it is back.";
   }
   const what = errorKind(error.code);
@@ -105,6 +110,7 @@ const errorKinds: Record<string, string> = {
   tool: 'a tool error',
   config: 'a configuration problem',
   platform: 'a chat platform error',
+  storage: 'a database error',
 };
 
 /** One document as a memory run changed it. */

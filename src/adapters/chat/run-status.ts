@@ -2,10 +2,13 @@
 // the same states (thinking / running tool X / waiting / paused / done / error).
 import type { AgentEvent, StopReason } from '../../core/events.js';
 import { errorKind } from './notes.js';
+import { planTool, todoContent } from './task-list.js';
 
 /** What the run is doing now. */
 export type RunPhase =
-  | 'thinking' | 'tool' | 'waiting' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget'
+  | 'thinking' | 'tool' | 'waiting'
+  /** R23: a tool call waits for a person to approve or deny it (`tool` names it). */
+  | 'approval' | 'paused' | 'resumed' | 'resetting' | 'done' | 'error' | 'stopped' | 'stalled' | 'budget'
   /** R21: the run took its step limit and waits, paused, for a reply or resume. */
   | 'steps'
   /** A person pressed Stop: cancelling now ('stopping'), then stopped until a reply or resume ('halted'). */
@@ -16,6 +19,7 @@ export interface RunStatus {
   phase: RunPhase;
   /** The tool running now (phase 'tool'). */
   tool: string | null;
+  /** Tool calls so far, counted as the checklist and task cards count them (a TODO.md write is the plan, not a call). */
   toolCalls: number;
   startedAt: number;
   endedAt: number | null;
@@ -39,9 +43,18 @@ export function startRunStatus(now: number): RunStatus {
 export function applyRunEvent(status: RunStatus, event: AgentEvent, now: number): RunStatus {
   switch (event.type) {
     case 'tool-call-start':
-      return { ...status, phase: 'tool', tool: event.call.function.name, toolCalls: status.toolCalls + 1 };
-    case 'tool-call-end':
-      return status.phase === 'tool' ? { ...status, phase: 'thinking', tool: null } : status;
+      return { ...status, phase: 'tool', tool: event.call.function.name, toolCalls: status.toolCalls + (event.call.function.name === planTool ? 0 : 1) };
+    case 'tool-call-end': {
+      // A TODO.md write that failed (or cannot be read) shows as a call of its own (task-list.ts).
+      const planAsCall = event.call.function.name === planTool && !(event.ok && todoContent(event.call) !== null);
+      const counted = planAsCall ? { ...status, toolCalls: status.toolCalls + 1 } : status;
+      return counted.phase === 'tool' || counted.phase === 'approval' ? { ...counted, phase: 'thinking', tool: null } : counted;
+    }
+    case 'approval-requested':
+      return isActive(status) ? { ...status, phase: 'approval', tool: event.approval.tool } : status;
+    case 'approval-decided':
+      if (status.phase !== 'approval') return status;
+      return event.approval.status === 'approved' ? { ...status, phase: 'tool' } : { ...status, phase: 'thinking', tool: null };
     case 'pause-requested':
       return isActive(status) ? { ...status, phase: 'waiting', tool: null } : status;
     case 'stop-requested':
@@ -74,7 +87,7 @@ function endRun(status: RunStatus, reason: StopReason, now: number): RunStatus {
 
 /** True while the run works (a Pause button makes sense). */
 export function isActive(status: RunStatus): boolean {
-  return status.phase === 'thinking' || status.phase === 'tool';
+  return status.phase === 'thinking' || status.phase === 'tool' || status.phase === 'approval';
 }
 
 /** True while a Stop button makes sense: something runs, or waits for a safe point to pause. */
@@ -107,6 +120,7 @@ export function runStatusLine(status: RunStatus, now: number): string {
 export function runIndicatorText(status: RunStatus): string {
   if (status.phase === 'thinking') return 'is thinking…';
   if (status.phase === 'tool') return `is running ${status.tool ?? 'a tool'}…`;
+  if (status.phase === 'approval') return `is waiting for approval of ${status.tool ?? 'a tool'}…`;
   return '';
 }
 
@@ -116,6 +130,7 @@ export function runIndicatorText(status: RunStatus): string {
  */
 export function runLoadingMessages(status: RunStatus): string[] {
   if (status.phase === 'tool') return [`Running ${status.tool ?? 'a tool'}…`];
+  if (status.phase === 'approval') return [`Waiting for approval of ${status.tool ?? 'a tool'}…`];
   if (status.phase !== 'thinking') return [];
   return status.toolCalls > 0 ? ['Thinking…', `${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'} so far`] : ['Thinking…'];
 }
@@ -128,6 +143,8 @@ function phaseText(status: RunStatus): string {
       return `🔧 Running tool \`${status.tool ?? '?'}\``;
     case 'waiting':
       return '⏳ Waiting for a safe point to pause';
+    case 'approval':
+      return `✋ Waiting for approval: \`${status.tool ?? '?'}\` (see the card below)`;
     case 'paused':
       return '⏸️ Paused';
     case 'resumed':

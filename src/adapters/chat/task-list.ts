@@ -4,6 +4,7 @@
 // text of any size: only a bounded prefix of each is ever read, and what is kept is bounded too.
 import type { AgentEvent } from '../../core/events.js';
 import type { ToolCall } from '../../core/messages.js';
+import { unescapeClosingTags } from '../../core/prompts/wrappers.js';
 
 /** The tool that writes the plan: shown as the plan, not as a call of its own. */
 export const planTool = 'todo_write';
@@ -141,4 +142,19 @@ export function parsePlan(todo: string, maxItems = planItems): Plan {
 export function oneLine(text: string, chars: number): string {
   const line = text.slice(0, chars * 4).replace(/\s+/g, ' ').trim();
   return line.length > chars ? `${line.slice(0, chars - 1)}…` : line;
+}
+
+/** The opening of the element untrusted tool output travels in to the model (tool-executor.ts). */
+const outputWrapper = /^<tool-output\b[^>\n]{0,300}>\n?/;
+
+/**
+ * What a tool said, as a person reads it: one line of at most `chars` characters, without the
+ * `<tool-output …>` element the model reads it in (and the escaping inside it). Reads a bounded prefix.
+ */
+export function toolResultText(result: string, chars: number): string {
+  const head = result.slice(0, chars * 4 + 400);
+  const wrapper = outputWrapper.exec(head);
+  if (!wrapper) return oneLine(head, chars);
+  const inner = head.slice(wrapper[0].length).replace(/\n?<\/tool-output>\s*$/, '');
+  return oneLine(unescapeClosingTags(inner), chars);
 }

@@ -31,15 +31,18 @@ export function parseSteerKey(key: string): { channelId: string; messageId: stri
  * slot: docs (choose a document), dview, dhist (page in `document.index`), dedit, dpart (choose a
  * part), dsave (a part's modal: part index and version), dsaved (a draft's modal: the draft id),
  * dredit (edit again from a draft), dundo / dundook (undo the latest change, confirmed), dpin /
- * dpinsave; nedit: Edit on a memory note.
+ * dpinsave; nedit: Edit on a memory note. approve / approverun / deny (R23) name the tool approval
+ * in the memory run slot.
  */
 export type ButtonAction =
   | 'pause' | 'resume' | 'stop' | 'view' | 'revert' | 'review' | 'memory' | 'undo' | 'keep'
-  | 'docs' | 'dview' | 'dhist' | 'dedit' | 'dpart' | 'dsave' | 'dsaved' | 'dredit' | 'dundo' | 'dundook' | 'dpin' | 'dpinsave' | 'nedit';
+  | 'docs' | 'dview' | 'dhist' | 'dedit' | 'dpart' | 'dsave' | 'dsaved' | 'dredit' | 'dundo' | 'dundook' | 'dpin' | 'dpinsave' | 'nedit'
+  | 'approve' | 'approverun' | 'deny';
 
 const buttonActions: readonly ButtonAction[] = [
   'pause', 'resume', 'stop', 'view', 'revert', 'review', 'memory', 'undo', 'keep',
   'docs', 'dview', 'dhist', 'dedit', 'dpart', 'dsave', 'dsaved', 'dredit', 'dundo', 'dundook', 'dpin', 'dpinsave', 'nedit',
+  'approve', 'approverun', 'deny',
 ];
 
 /** A parsed button custom id. */

@@ -92,7 +92,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const reactions = new DiscordReactions(context, storage.feedback, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordRenderer({
-    outbox, typing, log, resumeHint: '/hippo resume',
+    outbox, typing, log, resumeHint: '/hippo resume', linkPreviews: config.LINK_PREVIEWS === 'on',
     delivered: (event) => agent.delivered(event),
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
     todo: async (session) => (await stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath }))?.content ?? null,

@@ -19,6 +19,7 @@ import { enqueueText, type DiscordContext } from './context.js';
 import { outboxPayload } from './deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './ids.js';
 import { addressOf } from './place.js';
+import { decideFromButton, isApprovalButton } from './approval-interactions.js';
 import { discordMessageLimit, memoryNoteComponents, type NoteState } from './message-views.js';
 import { documentMenus } from './memory-views.js';
 import { DiscordMemoryInteractions, memoryReviewActions } from './memory-interactions.js';
@@ -104,6 +105,7 @@ export class DiscordInteractions {
     const session = found;
     if (!session) return replyText(interaction, 'This Hippo session no longer exists.', 'hippo.md');
     const scope = this.scope(interaction, session);
+    if (isApprovalButton(id.action)) return replyText(interaction, await decideFromButton(this.context, interactionRequester(interaction), scope.actor, session, id), 'hippo.md');
     const needed = noteAccess[id.action];
     if (needed) {
       const decision = await scope.access(needed);

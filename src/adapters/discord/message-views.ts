@@ -3,7 +3,7 @@
 // notes with their buttons. Pure: the words come from the shared chat pieces, this file only wraps
 // them in Discord's JSON.
 import {
-  ButtonStyle, ComponentType,
+  ButtonStyle, ComponentType, MessageFlags,
   type APIActionRowComponent, type APIAllowedMentions, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow,
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
@@ -26,18 +26,26 @@ const noMentions: APIAllowedMentions = { parse: [] };
 
 type ActionRow = APIActionRowComponent<APIComponentInMessageActionRow>;
 
+/**
+ * Answers show no link embeds unless an operator allows them (LINK_PREVIEWS=on): Discord fetches
+ * every link it embeds, and a URL the model wrote can carry what it read to that host.
+ */
+function embedFlags(linkPreviews: boolean): Pick<RESTPostAPIChannelMessageJSONBody, 'flags'> {
+  return linkPreviews ? {} : { flags: MessageFlags.SuppressEmbeds };
+}
+
 /** One message body per part of a Markdown text, split safely (never inside a code block). */
-export function textBodies(text: string): RESTPostAPIChannelMessageJSONBody[] {
+export function textBodies(text: string, linkPreviews = false): RESTPostAPIChannelMessageJSONBody[] {
   const content = text.trim() === '' ? '(empty answer)' : text;
-  return splitMessage(content, { limit: discordMessageLimit }).map((part) => ({ content: part, allowed_mentions: noMentions }));
+  return splitMessage(content, { limit: discordMessageLimit }).map((part) => ({ content: part, allowed_mentions: noMentions, ...embedFlags(linkPreviews) }));
 }
 
 /** Room for a streamed answer in one message (with its cursor); the final answer is split as usual. */
 export const discordStreamChars = discordMessageLimit - 100;
 
 /** The message an answer streams into: the text so far, and a cursor while it still forms. */
-export function streamBody(text: string, forming: boolean): RESTPostAPIChannelMessageJSONBody {
-  return { content: forming ? `${text} ▍` : text, allowed_mentions: noMentions };
+export function streamBody(text: string, forming: boolean, linkPreviews = false): RESTPostAPIChannelMessageJSONBody {
+  return { content: forming ? `${text} ▍` : text, allowed_mentions: noMentions, ...embedFlags(linkPreviews) };
 }
 
 /**

@@ -6,6 +6,7 @@
 // session are enqueued in event order (the outbox then sends them in that order). Card edits are
 // not throttled here: the outbox sends only the newest pending edit of a card, and discord.js
 // waits out Discord's per-channel rate limit, so bursts of tool calls coalesce by themselves.
+import { approvalCardBody, decidedApprovalBody } from './approval-views.js';
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
@@ -37,6 +38,8 @@ export interface DiscordRendererDeps {
   now?: () => number;
   /** Least time between two edits of a streamed answer, ms (default 1,000). */
   streamIntervalMs?: number;
+  /** LINK_PREVIEWS=on: answers keep Discord's link embeds (default: suppressed). */
+  linkPreviews?: boolean;
 }
 
 /** Reaction shown while a steer message is queued, replaced by the second once the agent took it. */
@@ -116,7 +119,7 @@ export class DiscordRenderer {
       case 'answer':
         // A fenced answer (this replica lost the session) stays owed; the lease holder re-sends it.
         // Its first part replaces the message the position streamed into (after a crash too).
-        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))
+        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text, this.deps.linkPreviews), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))
           && (await this.uploads(session, event.files, event.fencingToken))) {
           return this.deps.delivered(event);
         }
@@ -129,18 +132,30 @@ export class DiscordRenderer {
         return this.deps.delivered(event);
       case 'error':
         await this.updateCard(event);
-        await this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint)));
+        await this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint), this.deps.linkPreviews));
         return;
       case 'budget':
-        await this.post(session, `discord:budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, textBodies(budgetNoteText(event, '@Hippo budget 5')));
+        await this.post(session, `discord:budget:${session.id}:${event.level}:${event.scope}:${event.capUsd}:${event.period}`, textBodies(budgetNoteText(event, '@Hippo budget 5'), this.deps.linkPreviews));
         return;
       case 'step-limit':
         // R21: keyed by the session's step count, so the note emitted again after a crash is this one (R17).
-        await this.post(session, `discord:steps:${session.id}:${event.sessionSteps}`, textBodies(stepLimitNoteText(event, this.deps.resumeHint)));
+        await this.post(session, `discord:steps:${session.id}:${event.sessionSteps}`, textBodies(stepLimitNoteText(event, this.deps.resumeHint), this.deps.linkPreviews));
         return;
       case 'run-end':
         this.deps.typing.stop(session.threadKey);
         return this.updateCard(event);
+      case 'approval-requested':
+        // R23: keyed by the approval: emitted again after a restart, it is the same card.
+        await this.updateCard(event);
+        await this.post(session, `discord:approval:${event.approval.id}`, [approvalCardBody(event.approval, event.destructive)]);
+        return;
+      case 'approval-decided':
+        await this.updateCard(event);
+        await this.deps.outbox.enqueue({
+          idempotencyKey: `discord:approval:${event.approval.id}:decided`, sessionId: session.id, platform: 'discord', operation: 'update',
+          targetKey: `discord:approval:${event.approval.id}`, payload: outboxPayload({ channelId: session.threadKey, body: decidedApprovalBody(event.approval) }),
+        });
+        return;
       default:
         return this.updateCard(event);
     }
@@ -259,7 +274,7 @@ export class DiscordRenderer {
   private async writeStream(stream: AnswerStream, first: boolean): Promise<void> {
     const { session } = stream;
     const key = streamKey('discord:', stream.segmentId, stream.seq);
-    const payload = outboxPayload({ channelId: session.threadKey, body: streamBody(stream.text, true) });
+    const payload = outboxPayload({ channelId: session.threadKey, body: streamBody(stream.text, true, this.deps.linkPreviews) });
     const base = { sessionId: session.id, platform: 'discord', payload };
     // This position may have streamed before (a failed call, a crashed process): then that message is edited.
     if (first && (await this.deps.outbox.enqueue({ ...base, idempotencyKey: key, operation: 'post' })).inserted) return;
@@ -271,7 +286,7 @@ export class DiscordRenderer {
     const key = streamKey('discord:', stream.segmentId, stream.seq);
     await this.deps.outbox.enqueue({
       idempotencyKey: `${key}:close:${endedAt}`, sessionId: stream.session.id, platform: 'discord', operation: 'stream-close', targetKey: key, supersedes: ['update'],
-      payload: outboxPayload({ channelId: stream.session.threadKey, body: streamBody(closingText(stream, event, discordStreamChars), false) }),
+      payload: outboxPayload({ channelId: stream.session.threadKey, body: streamBody(closingText(stream, event, discordStreamChars), false, this.deps.linkPreviews) }),
     });
   }
 }

@@ -33,7 +33,7 @@ export function hippoCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
     }, {
       type: ApplicationCommandOptionType.String,
       name: textOption,
-      description: 'remember, forget, pin: the fact or the line; budget: US dollars more',
+      description: 'remember, forget, pin: the fact or the line; search: the words; budget: US dollars more',
       required: false,
       max_length: 1_000,
     }],

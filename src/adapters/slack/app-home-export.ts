@@ -5,9 +5,9 @@
 // went, or why it could not be sent. Only people who may view the space get it.
 import { z } from 'zod';
 import type { MemorySpaceRecord } from '../../core/store.js';
-import { emptyExportText, memoryExportFile } from '../chat/memory-export.js';
+import { emptyExportText, exportKey, memoryExportFile, oneExportAtATime } from '../chat/memory-export.js';
 import { homeSpace, spaceName } from './app-home.js';
-import { workspaceOf, type SlackContext } from './context.js';
+import { slackPlatform, workspaceOf, type SlackContext } from './context.js';
 import { uploadFile } from './files.js';
 import { section } from './message-views.js';
 import { outcomeModal, type ModalView } from './modals.js';
@@ -16,9 +16,6 @@ import type { BlockActionBody } from './payloads.js';
 const openedView = z.looseObject({ view: z.looseObject({ id: z.string() }) });
 const postedMessage = z.looseObject({ channel: z.string() });
 const title = 'Memory export';
-
-/** Exports under way, by person and space: a second click while one runs starts no second export. */
-const running = new Set<string>();
 
 /** 📦 Export clicked in App Home: sends the space's zip to the person, saying so in a modal. */
 export async function exportFromHome(context: SlackContext, click: BlockActionBody, teamId: string, spaceId: string): Promise<void> {
@@ -30,22 +27,17 @@ export async function exportFromHome(context: SlackContext, click: BlockActionBo
     await client.apiCall('views.open', { trigger_id: click.trigger_id, view: outcomeModal(space, title) });
     return;
   }
-  const key = `${teamId}:${userId}:${space.id}`;
-  if (running.has(key)) {
-    await client.apiCall('views.open', { trigger_id: click.trigger_id, view: outcomeModal('An export of this memory is already on its way to your messages with Hippo.', title) });
-    return;
-  }
-  running.add(key);
-  try {
+  // One export at a time per person and space, here and by the `memory export` command alike.
+  const ran = await oneExportAtATime(exportKey(slackPlatform, userId, space.id), async () => {
     const opened = openedView.parse(await client.apiCall('views.open', { trigger_id: click.trigger_id, view: exportModal(`📦 Preparing the memory of ${spaceName(space)}: its documents and their history, as a zip…`) }));
     const outcome = await sendExport(context, teamId, userId, space).catch((error: unknown) => {
       context.log.error({ err: error, userId, spaceId: space.id }, 'slack-home-export-failed');
       return 'The export could not be sent (Slack refused the upload, or the database is unreachable); nothing was shared. Try again in a moment.';
     });
     await client.apiCall('views.update', { view_id: opened.view.id, view: exportModal(outcome) });
-  } finally {
-    running.delete(key);
-  }
+    return true;
+  });
+  if (!ran) await client.apiCall('views.open', { trigger_id: click.trigger_id, view: outcomeModal('An export of this memory is already on its way to your messages with Hippo.', title) });
 }
 
 /** Builds the zip and sends it to the person's messages with Hippo; returns what the modal says. */

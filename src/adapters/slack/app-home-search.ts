@@ -6,6 +6,7 @@
 import type { ViewResponseAction } from '@slack/bolt';
 import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
+import { SearchLimitError } from '../../core/errors.js';
 import type { MemorySpaceRecord } from '../../core/store.js';
 import { quotedWords, searchMemory, searchWordsLimit, type ConversationHit, type MemorySearchResult } from '../chat/memory-search.js';
 import { homeSpace, spaceName } from './app-home.js';
@@ -54,7 +55,14 @@ async function searchSubmission(context: SlackContext, raw: unknown): Promise<Su
   if (typeof space === 'string') return { response_action: 'update', view: outcomeModal(space, title) };
   const words = (body.view.state.values[wordsInput]?.[wordsInput]?.value ?? '').trim().slice(0, searchWordsLimit);
   if (words === '') return { response_action: 'errors', errors: { [wordsInput]: 'Type the words to look for.' } };
-  const result = await searchMemory(context.stores, space.id, words);
+  let result: MemorySearchResult;
+  try {
+    result = await searchMemory(context.stores, space.id, words, `slack:${body.user.id}`);
+  } catch (error) {
+    // Too many searches, or one stopped for its time: said under the box, the words kept.
+    if (error instanceof SearchLimitError) return { response_action: 'errors', errors: { [wordsInput]: error.message } };
+    throw error;
+  }
   const { identity } = await workspaceOf(context, teamId);
   const ids = new Map<string, string>();
   for (const hit of result.documents) {

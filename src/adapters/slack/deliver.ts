@@ -14,6 +14,7 @@ import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
 import { uploadFile } from './files.js';
 import { platformErrorCode, toPlatformError } from './errors.js';
+import { slackMarkdown } from './slack-text.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
 import type { SlackWorkspaces } from './workspaces.js';
 
@@ -78,6 +79,8 @@ export class SlackDelivery {
     private readonly log: Logger,
     /** Reads the workspace files answers send (absent: none can be sent). */
     private readonly files?: Pick<WorkspaceAttachments, 'readForUpload'>,
+    /** LINK_PREVIEWS=on: Slack may unfurl links in posts (default: never). */
+    private readonly linkPreviews = false,
   ) {}
 
   /** The outbox deliver function. */
@@ -109,6 +112,8 @@ export class SlackDelivery {
         const ts = await this.streams.startTasks(item, this.streamHost(target));
         return ts === undefined ? {} : { platformMessageId: ts };
       }
+      case streamOperations.tasksAnswer:
+        return { platformMessageId: await this.streams.answerTasks(item, this.streamHost(target)) };
       case streamOperations.tasksUpdate:
       case streamOperations.tasksStop:
         await this.streams.updateTasks(item, this.streamHost(target), item.operation === streamOperations.tasksStop);
@@ -155,7 +160,9 @@ export class SlackDelivery {
 
   private async post(target: Target, item: OutboxDelivery): Promise<string> {
     const { markdown, ...parsed } = postPayload.parse(item.payload);
-    const payload = { ...parsed, metadata: withIdempotencyKey(parsed.metadata, item.idempotencyKey) };
+    // Slack fetches a link it unfurls: a URL the model wrote could carry what it read to that host.
+    const unfurl = this.linkPreviews ? {} : { unfurl_links: false, unfurl_media: false };
+    const payload = { ...parsed, ...unfurl, metadata: withIdempotencyKey(parsed.metadata, item.idempotencyKey) };
     // An earlier attempt may have reached Slack before its sender died (or lost the answer).
     if (item.attempt > 1) {
       const found = await this.findPosted(target, payload.channel, payload.thread_ts, item.idempotencyKey);
@@ -170,13 +177,14 @@ export class SlackDelivery {
 
   /**
    * Sends Markdown as `markdown_text`, or converted to mrkdwn `text` where the workspace refuses
-   * Markdown (learned at the first refusal, then asked no more).
+   * Markdown (learned at the first refusal, then asked no more); either way as text only: Slack's
+   * own `<…>` syntax is escaped (slack-text.ts, markdown-to-mrkdwn.ts).
    */
   private async withMarkdown(target: Target, markdown: string, send: (fields: { markdown_text: string } | { text: string }) => Promise<string>): Promise<string> {
     const accepted = this.markdownAccepted.get(target.team);
     if (accepted !== false) {
       try {
-        const ts = await send({ markdown_text: markdown });
+        const ts = await send({ markdown_text: slackMarkdown(markdown) });
         this.markdownAccepted.set(target.team, true);
         return ts;
       } catch (error) {
@@ -195,6 +203,7 @@ export class SlackDelivery {
       call: (method, args) => this.call(target, method, args),
       post: (item) => this.post(target, item),
       edit: async (channel, ts, markdown) => void (await this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.update', { channel, ts, ...fields }))),
+      metadata: (key) => withIdempotencyKey(undefined, key),
       log: this.log,
     };
   }

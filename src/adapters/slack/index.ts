@@ -93,7 +93,7 @@ export async function startSlackAdapter(options: SlackAdapterOptions): Promise<S
   };
   const teamOfSession = async (sessionId: string) => (await options.stores.sessions.get(sessionId))?.workspaceId ?? null;
   options.attachments?.register('slack', slackFileFetcher(workspaces, options.config.SLACK_API_URL));
-  const delivery = new SlackDelivery(workspaces, teamOfSession, log, options.attachments);
+  const delivery = new SlackDelivery(workspaces, teamOfSession, log, options.attachments, options.config.LINK_PREVIEWS === 'on');
   const renderer = new SlackRenderer(context, delivery, Date.now, 1_000, options.config.SLACK_TASK_DISPLAY);
   const unsubscribe = options.agent.deps.events.subscribe(renderer.listener);
   // A final answer with no stream to replace is posted; a stream's end with none is nothing to do.

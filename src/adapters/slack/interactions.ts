@@ -17,6 +17,8 @@ import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
 import { homeActionIds, homeSpaceRef, isHomeAction } from './app-home.js';
+import { handleApprovalAction } from './approval-interactions.js';
+import { isApprovalAction } from './approval-views.js';
 import { exportFromHome } from './app-home-export.js';
 import { openHomeSearch, registerHomeSearch } from './app-home-search.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
@@ -74,6 +76,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     return actionId === homeActionIds.search ? openHomeSearch(context, click, teamId, ref.s) : exportFromHome(context, click, teamId, ref.s);
   }
   if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
+  if (isApprovalAction(actionId)) return handleApprovalAction(context, click, teamId, actionId, value);
   const access = noteAccess[actionId];
   if (access) {
     const refusal = await noteRefusal(context, click, teamId, actionId, value, access);

@@ -20,7 +20,7 @@ export const actionIds = {
   viewPage: 'hippo_view_page',
 } as const;
 
-/** A message body: notification text plus blocks. */
+/** A message body: notification text (escaped like any text Slack parses: it pings too) plus blocks. */
 export interface SlackMessageBody {
   text: string;
   blocks: Json[];
@@ -50,7 +50,7 @@ export function runCard(status: RunStatus, sessionId: string, now: number): Slac
   if (isResumable(status)) buttons.push(button('Resume', actionIds.resume, sessionId, 'primary'));
   const blocks: Json[] = [section(escapeMrkdwn(line))];
   if (buttons.length > 0) blocks.push({ type: 'actions', block_id: 'hippo_run_controls', elements: buttons });
-  return { text: line, blocks };
+  return { text: escapeMrkdwn(line), blocks };
 }
 
 /** The collapsed note after a memory change: one line and View / Edit / Revert / 👍. */
@@ -63,7 +63,7 @@ export function memoryNote(line: string, memoryRunId: string): SlackMessageBody 
     deny: { type: 'plain_text', text: 'Cancel' },
   };
   return {
-    text: line,
+    text: escapeMrkdwn(line),
     blocks: [
       section(escapeMrkdwn(line)),
       { type: 'actions', block_id: 'hippo_memory_note', elements: [button('View', actionIds.memoryView, memoryRunId), button('Edit', 'hippo_memory_edit', memoryRunId), revert, button('👍', actionIds.memoryAck, memoryRunId)] },
@@ -86,7 +86,7 @@ export interface ResetViewRef {
 /** The note after a context reset: one line and View. */
 export function resetNote(line: string, ref: ResetViewRef): SlackMessageBody {
   return {
-    text: line,
+    text: escapeMrkdwn(line),
     blocks: [
       section(escapeMrkdwn(line)),
       { type: 'actions', block_id: 'hippo_reset_note', elements: [button('View', actionIds.resetView, JSON.stringify(ref))] },

@@ -1,7 +1,9 @@
 // Renders agent events of Slack sessions into outbox items (docs/style.md §8): a status card per run
 // (updated at most once a second), the answer streamed as it forms (at most one write a second)
 // and then replaced by its first part, the other parts as new replies split at Slack's limits,
-// reactions on steer messages (steer-reactions.ts), and the collapsed memory and reset notes.
+// reactions on steer messages (steer-reactions.ts), and the collapsed memory and reset notes. A run
+// that calls tools has one stream, as Slack's AI apps do: its task cards, what the model says
+// between them, and the answer at its end, with the feedback buttons.
 import { KeyedQueue } from '../chat/keyed-queue.js';
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord } from '../../core/store.js';
@@ -12,7 +14,9 @@ import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, ty
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
+import { approvalCard, decidedApprovalCard } from './approval-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
+import { slackMarkdown } from './slack-text.js';
 import { streamOperations } from './stream-delivery.js';
 import { planChunks, planTool, taskChunk, todoContent, type Chunk, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
@@ -31,6 +35,8 @@ interface Card {
   indicator: string;
   /** The run's task stream (tool calls as cards) was started. */
   tasks: boolean;
+  /** What the model said before the run's first tool call, unstreamed: the task stream opens with it. */
+  said: string;
 }
 
 /** Minimum time between two edits of a card (ms). */
@@ -54,6 +60,8 @@ export class SlackRenderer {
   private readonly streams: AnswerStreams;
   /** Whom a session's stream is for: the last person who wrote (Slack wants a recipient outside DMs). */
   private readonly recipients = new Map<string, string>();
+  /** Sessions whose run called a tool: its text goes into the run's task stream, not a stream of its own. */
+  private readonly toolRuns = new Set<string>();
 
   constructor(
     private readonly context: SlackContext,
@@ -79,8 +87,11 @@ export class SlackRenderer {
   /** The EventBus listener. */
   readonly listener = (event: AgentEvent): void => {
     if (event.session.platform !== 'slack') return;
-    // Deltas are coalesced here, synchronously: nothing is queued or stored per token.
-    if (event.type === 'text-delta') return this.streams.delta(event);
+    if (event.type === 'run-start' || event.type === 'run-end') this.toolRuns.delete(event.session.id);
+    if (event.type === 'tool-call-start') this.toolRuns.add(event.session.id);
+    // Deltas are coalesced here, synchronously: nothing is queued or stored per token. After a
+    // tool call the text lands in the run's task stream whole (an append cannot be taken back).
+    if (event.type === 'text-delta') return this.toolRuns.has(event.session.id) ? undefined : this.streams.delta(event);
     const ended = endsModelCall(event) ? this.streams.end(event.session.id) : null;
     const endedAt = this.now();
     // Events arrive here at once, renders run later in order: a steer already taken when its
@@ -90,6 +101,7 @@ export class SlackRenderer {
     if (event.type === 'steer-received') this.rememberRecipient(event.session.id, event.steer.authorId);
     this.queue(event.session.id, async () => {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
+      if (!ended && event.type === 'assistant-message') await this.said(event);
       await this.render(event);
     });
   };
@@ -138,6 +150,16 @@ export class SlackRenderer {
       case 'run-end':
         this.updateCard(event);
         return this.stopTasks(session);
+      case 'approval-requested':
+        // R23: keyed by the approval: emitted again after a restart, it is the same card.
+        this.updateCard(event);
+        return this.post(session, `approval:${event.approval.id}`, { ...approvalCard(event.approval, event.destructive) });
+      case 'approval-decided':
+        this.updateCard(event);
+        await this.context.outbox.enqueue(this.entry(session, `approval:${event.approval.id}:decided`, 'update', {
+          channel: session.channelId, ...decidedApprovalCard(event.approval),
+        }, { targetKey: `approval:${event.approval.id}` }));
+        return;
       case 'memory-updated':
         await this.memoryUpdated(event);
         return this.context.agent.delivered(event);
@@ -158,7 +180,7 @@ export class SlackRenderer {
     const now = this.now();
     this.forgetOldCards(now);
     // The start time makes the key unique across restarts and replicas (a counter would not be).
-    const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '', tasks: false };
+    const card: Card = { key: `card:${session.id}:${now}`, session, status: startRunStatus(now), updates: 0, lastFlushAt: now, timer: null, indicator: '', tasks: false, said: '' };
     this.cards.set(session.id, card);
     await this.post(session, card.key, await this.cardBody(card));
     this.indicate(card);
@@ -228,12 +250,17 @@ export class SlackRenderer {
     const parts = splitMessage(event.text, { limit: slackMessageLimit });
     const fence = event.fencingToken === null ? {} : { fencingToken: BigInt(event.fencingToken) };
     const stream = streamKey('', event.segmentId, event.seq);
+    // A run that called tools ends its task stream with the answer (stream-delivery.ts).
+    const card = this.cards.get(session.id);
+    const tasks = card?.tasks ? `tasks:${card.key}` : null;
     for (const [index, part] of parts.entries()) {
       const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
       const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
-      const result = await this.context.outbox.enqueue(index === 0
-        ? this.entry(session, key, streamOperations.finish, parts.length === 1 ? { ...payload, feedback: true } : payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true })
-        : this.entry(session, key, 'post', payload, fence));
+      // The first part ends the stream it goes into: it carries the feedback buttons.
+      const first = tasks !== null
+        ? this.entry(session, key, streamOperations.tasksAnswer, { ...payload, feedback: true }, { ...fence, targetKey: tasks })
+        : this.entry(session, key, streamOperations.finish, { ...payload, feedback: true }, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true });
+      const result = await this.context.outbox.enqueue(index === 0 ? first : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
     // Files the answer sends follow its text, keyed by the call that asked (never sent twice).
@@ -270,6 +297,24 @@ export class SlackRenderer {
   }
 
   /**
+   * What the model said before tool calls, when it was not streamed: appended to the run's task
+   * stream, or kept to open it (the first call's cards follow it).
+   */
+  private async said(event: Extract<AgentEvent, { type: 'assistant-message' }>): Promise<void> {
+    const content = event.message.content;
+    const card = this.cards.get(event.session.id);
+    if (!card || (event.message.tool_calls?.length ?? 0) === 0 || typeof content !== 'string' || content.trim() === '') return;
+    const text = content.slice(0, streamChars);
+    if (!card.tasks) {
+      card.said = text;
+      return;
+    }
+    const key = `tasks:${card.key}`;
+    const chunks = [{ type: 'markdown_text', text: slackMarkdown(`\n\n${text}\n\n`) }];
+    await this.context.outbox.enqueue(this.entry(event.session, `${key}:say:${event.segmentId}:${event.seq}`, streamOperations.tasksUpdate, { channel: event.session.channelId, chunks }, { targetKey: key }));
+  }
+
+  /**
    * A tool call as a card in the run's task stream (started by its first call); a TODO.md write
    * shows as the plan instead. Where Slack refuses the stream, the status card alone shows the run.
    */
@@ -284,8 +329,10 @@ export class SlackRenderer {
     if (!card.tasks) {
       card.tasks = true;
       const recipient = this.recipients.get(session.id);
+      const opening = card.said === '' ? [] : [{ type: 'markdown_text', text: slackMarkdown(`${card.said}\n\n`) }];
+      card.said = '';
       await this.context.outbox.enqueue(this.entry(session, key, streamOperations.tasksStart, {
-        channel: session.channelId, thread_ts: session.threadKey, chunks, task_display_mode: this.taskDisplay,
+        channel: session.channelId, thread_ts: session.threadKey, chunks: [...opening, ...chunks], task_display_mode: this.taskDisplay,
         ...(recipient ? { recipient_user_id: recipient, recipient_team_id: session.workspaceId } : {}),
       }));
       return;

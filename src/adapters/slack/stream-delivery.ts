@@ -12,6 +12,7 @@ import { PermanentPlatformError, type OutboxDelivery } from '../chat/outbox-send
 import type { Json } from './message-views.js';
 import { feedbackBlock } from './feedback-buttons.js';
 import { platformErrorCode } from './errors.js';
+import { slackMarkdown } from './slack-text.js';
 
 /** Outbox operations of a streamed answer. */
 export const streamOperations = {
@@ -29,10 +30,17 @@ export const streamOperations = {
   tasksUpdate: 'tasks-update',
   /** The run ended: its task stream is stopped. payload { channel }; target = the tasks start. */
   tasksStop: 'tasks-stop',
+  /**
+   * The answer of a run that called tools, as the end of its task stream (tasks and answer in one
+   * message): payload { channel, thread_ts, markdown, feedback? }; target = the tasks start.
+   */
+  tasksAnswer: 'tasks-answer',
 } as const;
 
 /** Operations whose target may have no message (a task stream Slack refused: the status card shows the run instead). */
-export const optionalTargetStreamOperations: readonly string[] = [streamOperations.finish, streamOperations.close, streamOperations.tasksUpdate, streamOperations.tasksStop];
+export const optionalTargetStreamOperations: readonly string[] = [
+  streamOperations.finish, streamOperations.close, streamOperations.tasksUpdate, streamOperations.tasksStop, streamOperations.tasksAnswer,
+];
 
 const startPayload = z.looseObject({
   channel: z.string(), thread_ts: z.string(), markdown: z.string(),
@@ -47,6 +55,7 @@ const tasksStartPayload = z.looseObject({
   recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
 });
 const tasksPayload = z.looseObject({ channel: z.string(), chunks: z.array(chunk).optional() });
+const tasksAnswerPayload = z.looseObject({ channel: z.string(), thread_ts: z.string(), markdown: z.string(), feedback: z.boolean().optional() });
 
 /** Messages whose state is remembered, at most (the oldest is forgotten first). */
 const shownKept = 5_000;
@@ -65,6 +74,8 @@ export interface SlackStreamHost {
   post(item: OutboxDelivery): Promise<string>;
   /** Replaces a message's text with Markdown (mrkdwn where the workspace refuses Markdown). */
   edit(channel: string, ts: string, markdown: string): Promise<void>;
+  /** The message metadata that names an outbox key (a retried post finds the message by it). */
+  metadata(key: string): Record<string, unknown>;
   log: Logger;
 }
 
@@ -85,7 +96,7 @@ export class SlackStreams {
     if (canStream && item.attempt === 1) {
       try {
         const ts = await host.call('chat.startStream', {
-          channel, thread_ts: payload.thread_ts, markdown_text: payload.markdown,
+          channel, thread_ts: payload.thread_ts, markdown_text: slackMarkdown(payload.markdown),
           ...(payload.recipient_user_id ? { recipient_user_id: payload.recipient_user_id, recipient_team_id: payload.recipient_team_id } : {}),
         });
         this.remember(channel, ts, { mode: 'streaming', text: payload.markdown });
@@ -183,12 +194,35 @@ export class SlackStreams {
     }
   }
 
+  /**
+   * A run's answer as the end of its task stream: the text as a `markdown_text` chunk after the
+   * cards, the feedback buttons, and the item's key in the metadata, in one chat.stopStream.
+   * Without a task stream (Slack refused one), when Slack closed it, or on a retry, the answer is
+   * posted; the post looks for its key first, so an answer that did reach the stream is not shown twice.
+   */
+  async answerTasks(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
+    const { channel, thread_ts: threadTs, markdown, feedback } = tasksAnswerPayload.parse(item.payload);
+    const post = { ...item, payload: { channel, thread_ts: threadTs, markdown } };
+    if (!item.targetMessageId || item.attempt !== 1) return host.post(post);
+    try {
+      await host.call('chat.stopStream', {
+        channel, ts: item.targetMessageId, chunks: [{ type: 'markdown_text', text: slackMarkdown(markdown) }],
+        ...(feedback ? { blocks: [feedbackBlock()] } : {}), metadata: host.metadata(item.idempotencyKey),
+      });
+      this.remember(channel, item.targetMessageId, { mode: 'message' });
+      return item.targetMessageId;
+    } catch (error) {
+      if (slackRefusal(error) === null) throw error;
+      return host.post(post);
+    }
+  }
+
   /** Appends what `markdown` adds to an open stream this process knows; false when it cannot. */
   private async append(host: SlackStreamHost, channel: string, ts: string, markdown: string): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
-    if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
-    const suffix = markdown.slice(shown.text.length);
+    const suffix = shown?.mode === 'streaming' ? addedText(shown.text, markdown) : null;
+    if (suffix === null) return false;
     if (suffix === '') return true;
     // Unknown until the append is known to have landed: a retry must not append it twice.
     this.shown.delete(key);
@@ -206,8 +240,8 @@ export class SlackStreams {
   private async stopWith(host: SlackStreamHost, channel: string, ts: string, markdown: string, blocks?: Json[]): Promise<boolean> {
     const key = `${channel}:${ts}`;
     const shown = this.shown.get(key);
-    if (shown?.mode !== 'streaming' || !markdown.startsWith(shown.text)) return false;
-    const suffix = markdown.slice(shown.text.length);
+    const suffix = shown?.mode === 'streaming' ? addedText(shown.text, markdown) : null;
+    if (suffix === null) return false;
     this.shown.delete(key);
     try {
       await host.call('chat.stopStream', { channel, ts, ...(suffix === '' ? {} : { markdown_text: suffix }), ...(blocks ? { blocks } : {}) });
@@ -240,6 +274,17 @@ export class SlackStreams {
     this.shown.set(key, shown);
     if (this.shown.size > shownKept) this.shown.delete(this.shown.keys().next().value ?? key);
   }
+}
+
+/**
+ * What a stream showing `before` must append to show `after`, as Slack-safe text (slack-text.ts);
+ * null when `after` does not continue `before` (the message is replaced instead).
+ */
+function addedText(before: string, after: string): string | null {
+  if (!after.startsWith(before)) return null;
+  const shown = slackMarkdown(before);
+  const next = slackMarkdown(after);
+  return next.startsWith(shown) ? next.slice(shown.length) : null;
 }
 
 /** Slack's error code when Slack answered `ok: false` (a refusal, not a rate limit or a network failure); else null. */

@@ -8,6 +8,7 @@ import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../.
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
 import type pg from 'pg';
 import { insertModelCall, isUniqueViolation, pickDefined, searchQuery } from './prisma-support.js';
+import { SearchGuard, rankedCandidates, searchableChars } from './search-guard.js';
 import { statementsOn } from './statements.js';
 import { steerColumns, toSteerRecord } from './steer-store.js';
 
@@ -15,7 +16,7 @@ import { steerColumns, toSteerRecord } from './steer-store.js';
 const maxSnippetChars = 300;
 
 /** Creates the Prisma-backed ContextStore. */
-export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): ContextStore {
+export function createContextStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): ContextStore {
   // The statements of every step; the rest (resets, search, repairs) stay on Prisma.
   const hot = statementsOn(prisma, pool);
 
@@ -174,33 +175,10 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       });
     },
 
-    async searchOriginals(memorySpaceId, query, excludeSegmentId, limit) {
+    async searchOriginals(memorySpaceId, query, excludeSegmentId, limit, searcher) {
       if (query.trim() === '' || limit <= 0) return [];
-      // Rank and cut first, then build headlines only for the rows returned (ts_headline re-parses
-      // the whole text, so it is the expensive part). `simple` with prefixes (searchQuery): words
-      // match in any language; the expression is context_messages_search_simple_idx's, so it serves.
-      const rows = await prisma.$queryRaw<SearchRow[]>`
-        WITH query AS (SELECT ${searchQuery(query)} AS q),
-        ranked AS (
-          SELECT m.search_text, m.seq, m.role, g.session_id, g.ordinal,
-                 ts_rank(to_tsvector('simple', m.search_text), query.q) AS rank, m.id
-          FROM query, context_messages m
-          JOIN segments g ON g.id = m.segment_id
-          JOIN sessions s ON s.id = g.session_id
-          WHERE s.memory_space_id = ${memorySpaceId}
-            AND m.segment_id <> ${excludeSegmentId}
-            AND NOT m.is_init AND NOT m.is_marker
-            -- A reset's carried copies sit right after the init messages; their originals are found
-            -- where they were first said, so each message is listed once.
-            AND m.seq >= g.carried_messages + (SELECT count(*) FROM context_messages i WHERE i.segment_id = m.segment_id AND i.is_init)
-            AND to_tsvector('simple', m.search_text) @@ query.q
-          ORDER BY rank DESC, m.id DESC
-          LIMIT ${limit}::int)
-        SELECT ranked.session_id AS "sessionId", ranked.ordinal AS "segmentOrdinal", ranked.seq, ranked.role,
-               ts_headline('simple', ranked.search_text, query.q,
-                           'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
-        FROM ranked, query
-        ORDER BY ranked.rank DESC, ranked.id DESC`;
+      search.admit(searcher);
+      const rows = await search.query<SearchRow>(prisma, originalsSearch(memorySpaceId, query, excludeSegmentId, limit));
       return rows.map((row): SearchHit => ({
         sessionId: row.sessionId,
         segmentOrdinal: row.segmentOrdinal,
@@ -210,6 +188,44 @@ export function createContextStore(prisma: PrismaClient, pool?: pg.Pool): Contex
       }));
     },
   };
+}
+
+/**
+ * The statement of searchOriginals (exported so its plan can be checked), bounded (docs/security.md
+ * "Search"): the words come from the stored search_vector through its GIN index, never parsed again
+ * from whole messages; only the newest `rankedCandidates` matches are ranked, and headlines are
+ * built for the rows returned, from the searchable part of their text (ts_headline parses what it
+ * is given). Where a segment's originals begin is found once per segment: after its init messages
+ * (seq 0…) and the copies a reset carried. The matches are looked up alone (`hits`), with the
+ * query written out: the planner does not count reading a row's out-of-line vector, and given a
+ * join it would rather read every message of the space and test each one (search-guard.ts).
+ */
+export function originalsSearch(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Prisma.Sql {
+  return Prisma.sql`
+    WITH query AS (SELECT ${searchQuery(query)} AS q),
+    segs AS MATERIALIZED (
+      SELECT g.id, g.session_id, g.ordinal,
+             g.carried_messages + (SELECT min(i.seq) FROM context_messages i WHERE i.segment_id = g.id AND NOT i.is_init) AS first_original
+      FROM segments g JOIN sessions s ON s.id = g.session_id
+      WHERE s.memory_space_id = ${memorySpaceId} AND g.id <> ${excludeSegmentId}),
+    hits AS MATERIALIZED (
+      SELECT m.id, m.segment_id, m.seq, m.role FROM context_messages m
+      WHERE m.search_vector @@ ${searchQuery(query)} AND NOT m.is_init AND NOT m.is_marker),
+    matched AS (
+      SELECT h.id, h.seq, h.role, segs.session_id, segs.ordinal
+      FROM hits h JOIN segs ON segs.id = h.segment_id
+      WHERE h.seq >= segs.first_original),
+    candidates AS (SELECT * FROM matched ORDER BY id DESC LIMIT ${rankedCandidates}::int),
+    ranked AS (
+      SELECT c.*, ts_rank(m.search_vector, query.q) AS rank
+      FROM query, candidates c JOIN context_messages m ON m.id = c.id
+      ORDER BY rank DESC, c.id DESC
+      LIMIT ${limit}::int)
+    SELECT ranked.session_id AS "sessionId", ranked.ordinal AS "segmentOrdinal", ranked.seq, ranked.role,
+           ts_headline('simple', left(m.search_text, ${searchableChars}::int), query.q,
+                       'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
+    FROM query, ranked JOIN context_messages m ON m.id = ranked.id
+    ORDER BY ranked.rank DESC, ranked.id DESC`;
 }
 
 interface SearchRow {

@@ -3,8 +3,9 @@
 import { ConflictError } from '../../core/errors.js';
 import { hasLine, pinText } from '../../core/memory/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentSummary } from '../../core/store.js';
-import type { MemoryDocument, MemoryDocumentVersion, PrismaClient } from '../../../prisma/generated/client.js';
+import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaClient } from '../../../prisma/generated/client.js';
 import { searchQuery, type TransactionClient } from './prisma-support.js';
+import { rankedCandidates, searchableChars, type SearchGuard } from './search-guard.js';
 
 type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'search' | 'pin' | 'unpin' | 'saveDraft' | 'draft'>;
 
@@ -12,7 +13,7 @@ type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'search' | '
 const draftLifetimeMs = 24 * 60 * 60_000;
 
 /** The review methods; `lock` (a row locked FOR UPDATE) comes from document-store.ts. */
-export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: TransactionClient, documentId: string) => Promise<MemoryDocument>): ReviewMethods {
+export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: TransactionClient, documentId: string) => Promise<MemoryDocument>, search: SearchGuard): ReviewMethods {
   return {
     async get(documentId) {
       const row = await prisma.memoryDocument.findUnique({ where: { id: documentId } });
@@ -33,23 +34,10 @@ export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: Tra
       });
     },
 
-    async search(spaceId, query, limit) {
+    async search(spaceId, query, limit, searcher) {
       if (query.trim() === '' || limit <= 0) return [];
-      // `simple` (no stemming, no stop words) so any language matches; the expression is the
-      // one of memory_documents_search_simple_idx, so the index serves it.
-      const rows = await prisma.$queryRaw<Array<{ path: string; version: number; snippet: string }>>`
-        WITH query AS (SELECT ${searchQuery(query)} AS q),
-        ranked AS (
-          SELECT d.path, d.version, d.content, ts_rank(to_tsvector('simple', d.content), query.q) AS rank
-          FROM query, memory_documents d
-          WHERE d.space_id = ${spaceId} AND d.session_key = '' AND NOT d.deleted
-            AND to_tsvector('simple', d.content) @@ query.q
-          ORDER BY rank DESC, d.path
-          LIMIT ${limit}::int)
-        SELECT ranked.path, ranked.version,
-               ts_headline('simple', ranked.content, query.q, 'MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
-        FROM ranked, query
-        ORDER BY ranked.rank DESC, ranked.path`;
+      search.admit(searcher);
+      const rows = await search.query<{ path: string; version: number; snippet: string }>(prisma, documentsSearch(spaceId, query, limit));
       return rows.map((row) => ({ path: row.path, version: row.version, snippet: row.snippet.replace(/\s+/g, ' ').trim().slice(0, 300) }));
     },
 
@@ -87,6 +75,29 @@ export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: Tra
       return { id: row.id, documentId: row.documentId, baseVersion: row.baseVersion, part: row.part, pieces: row.pieces, authorId: row.authorId };
     },
   };
+}
+
+/**
+ * The statement of DocumentStore.search (exported so its plan can be checked): as context search
+ * (context-store.ts), `simple` words from the stored search_vector and its GIN index (looked up
+ * alone), the newest matches ranked, headlines from the searchable part only.
+ */
+export function documentsSearch(spaceId: string, query: string, limit: number): Prisma.Sql {
+  return Prisma.sql`
+    WITH query AS (SELECT ${searchQuery(query)} AS q),
+    hits AS MATERIALIZED (
+      SELECT d.id, d.space_id, d.session_key, d.deleted, d.updated_at FROM memory_documents d WHERE d.search_vector @@ ${searchQuery(query)}),
+    matched AS (SELECT id, updated_at FROM hits WHERE space_id = ${spaceId} AND session_key = '' AND NOT deleted),
+    candidates AS (SELECT * FROM matched ORDER BY updated_at DESC, id LIMIT ${rankedCandidates}::int),
+    ranked AS (
+      SELECT d.id, d.path, d.version, ts_rank(d.search_vector, query.q) AS rank
+      FROM query, candidates c JOIN memory_documents d ON d.id = c.id
+      ORDER BY rank DESC, d.path
+      LIMIT ${limit}::int)
+    SELECT ranked.path, ranked.version,
+           ts_headline('simple', left(d.content, ${searchableChars}::int), query.q, 'MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') AS snippet
+    FROM query, ranked JOIN memory_documents d ON d.id = ranked.id
+    ORDER BY ranked.rank DESC, ranked.path`;
 }
 
 /** A document row as core sees it. */

@@ -9,6 +9,7 @@ import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaCli
 import { statementsOn } from './statements.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
+import { SearchGuard } from './search-guard.js';
 import type { TransactionClient } from './prisma-support.js';
 
 /** The state a change leaves the document in. */
@@ -21,10 +22,10 @@ interface DocumentState {
  * Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new
  * space creates (MAIN.md, TODO.md) goes to `pool`.
  */
-export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): DocumentStore {
+export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): DocumentStore {
   const sql = statementsOn(prisma, pool);
   return {
-    ...createDocumentReviewMethods(prisma, lockDocumentById),
+    ...createDocumentReviewMethods(prisma, lockDocumentById, search),
 
     /** A deleted document reads as absent (null); its history stays reachable through versions(). */
     async read(key) {
@@ -181,7 +182,8 @@ export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool): Docum
           const first = await tx.memoryDocumentVersion.findFirst({ where: { documentId: target.documentId, memoryRunId }, orderBy: { version: 'asc' } });
           if (!first) throw new Error(`memory run ${memoryRunId} did not write ${current.path}`);
           const state = await stateBefore(tx, target.documentId, first.version);
-          restored.push(await applyChange(tx, current, state, author, { reason: `undid the memory change of run ${memoryRunId}`, revertedRunId: memoryRunId }));
+          const at = `${first.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+          restored.push(await applyChange(tx, current, state, author, { reason: `undid the memory change that made v${String(first.version)} (${at})`, revertedRunId: memoryRunId }));
         }
         return restored;
       });

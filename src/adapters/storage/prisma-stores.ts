@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
 import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
+import { createApprovalStore } from './approval-store.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
@@ -11,6 +12,7 @@ import type { MemoryRun, Prisma, PrismaClient } from '../../../prisma/generated/
 import { createMemorySpaceStore, createReviewStore, parseRequest } from './review-store.js';
 import { createSessionStore } from './session-store.js';
 import { createSteerStore } from './steer-store.js';
+import { SearchGuard, defaultSearchBounds, type SearchBounds } from './search-guard.js';
 import { guardStore } from './storage-errors.js';
 import { insertModelCall } from './prisma-support.js';
 
@@ -21,19 +23,25 @@ const runStatuses: ReadonlyArray<MemoryRunRecord['status']> = ['running', 'succe
 /** Every store core needs, on one Prisma client; failures reach core as StorageError. */
 export function createPrismaStores(
   prisma: PrismaClient,
-  options: { /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool | undefined; /** Postgres: the pool the hot statements of every step go to. */ pool?: pg.Pool | undefined } = {},
+  options: {
+    /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool | undefined;
+    /** Postgres: the pool the hot statements of every step go to. */ pool?: pg.Pool | undefined;
+    /** How searches are bounded (docs/security.md "Search"); one allowance per searcher for both kinds. */ search?: SearchBounds | undefined;
+  } = {},
 ): Stores {
+  const search = new SearchGuard(options.search ?? defaultSearchBounds);
   return {
     sessions: guardStore(createSessionStore(prisma)),
-    context: guardStore(createContextStore(prisma, options.pool)),
+    context: guardStore(createContextStore(prisma, options.pool, search)),
     steers: guardStore(createSteerStore(prisma, options.ackPool)),
     events: guardStore(createEventLog(prisma)),
     memoryRuns: guardStore(createMemoryRunStore(prisma)),
     usage: guardStore(createUsageStore(prisma)),
-    documents: guardStore(createDocumentStore(prisma, options.pool)),
+    documents: guardStore(createDocumentStore(prisma, options.pool, search)),
     deliveries: guardStore(createDeliveryStore(prisma, options.pool)),
     reviews: guardStore(createReviewStore(prisma)),
     spaces: guardStore(createMemorySpaceStore(prisma)),
+    approvals: guardStore(createApprovalStore(prisma)),
   };
 }
 

@@ -37,11 +37,16 @@ export function pickDefined<T extends object, K extends keyof T>(source: T, keys
 
 /**
  * A tsquery from what a person or the model typed (web-search syntax: "quoted phrases", -not, or)
- * in the `simple` configuration, every word a prefix: `simple` does not stem, so "zebra" still
- * finds "zebras" and "Tür" finds "Türen", in any language, and the GIN indexes serve prefixes.
+ * in the `simple` configuration, every word of three characters or more a prefix: `simple` does
+ * not stem, so "zebra" still finds "zebras" and "Tür" finds "Türen", in any language, and the GIN
+ * indexes serve prefixes. A shorter word matches only itself: "a" as a prefix is nearly every
+ * word of a space, and looking that up costs as much as reading the space.
  */
 export function searchQuery(text: string): Prisma.Sql {
-  return Prisma.sql`regexp_replace(websearch_to_tsquery('simple', ${text})::text, '(''(?:[^'']|'''')*'')', '\\1:*', 'g')::tsquery`;
+  // Every lexeme gets `:*`, then those of one or two characters lose it. The second pattern cannot
+  // start at a closing quote: one is always followed by `:*` and then a space, `)` or the end.
+  const prefixed = Prisma.sql`regexp_replace(websearch_to_tsquery('simple', ${text})::text, '(''(?:[^'']|'''')*'')', '\\1:*', 'g')`;
+  return Prisma.sql`regexp_replace(${prefixed}, '''((?:[^'']|''''){1,2})'':\\*', '''\\1''', 'g')::tsquery`;
 }
 
 /**

@@ -58,16 +58,6 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
       await prisma.session.update({ where: { id: sessionId }, data: { budgetUsd: usd } });
     },
 
-    async channelBudget(channel, day) {
-      const row = await prisma.channelBudget.findUnique({ where: { platform_workspaceId_channelId_day: { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId, day } } });
-      return row?.budgetUsd ?? null;
-    },
-
-    async setChannelBudget(channel, day, usd) {
-      const key = { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId, day };
-      await prisma.channelBudget.upsert({ where: { platform_workspaceId_channelId_day: key }, create: { ...key, budgetUsd: usd }, update: { budgetUsd: usd } });
-    },
-
     async latestInChannel(channel) {
       const row = await prisma.session.findFirst({
         where: { platform: channel.platform, workspaceId: channel.workspaceId, channelId: channel.channelId },

@@ -58,6 +58,12 @@ export function isTransientDatabaseError(error: unknown): boolean {
   return false;
 }
 
+/** True when the error (or one it carries) has Postgres's SQLSTATE `state`. */
+export function hasSqlState(error: unknown, state: string): boolean {
+  for (const record of chainOf(error)) if (codesOf(record).includes(state)) return true;
+  return false;
+}
+
 /** True for a deadlock or a serialization conflict: the statement met another, the database is there. */
 export function isWriteConflict(error: unknown): boolean {
   for (const record of chainOf(error)) if (codesOf(record).some((code) => code === '40001' || code === '40P01')) return true;

@@ -10,8 +10,8 @@ import { isTransientDatabaseError } from './storage-errors.js';
 export const wakeupChannel = 'hippo_session_work';
 const channel = wakeupChannel;
 // Payload: the session id for new work, "flags:<session id>" for changed flags, "memory:<session
-// id>" for a person's remember / forget.
-const prefixes = [['flags:', 'flags'], ['memory:', 'memory']] as const;
+// id>" for a person's remember / forget, "approval:<session id>" for a decided tool call (R23).
+const prefixes = [['flags:', 'flags'], ['memory:', 'memory'], ['approval:', 'approval']] as const;
 
 /** In-process wake-ups (PGlite, or tests of a single replica). */
 export class LocalWakeups implements Wakeups {

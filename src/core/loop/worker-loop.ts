@@ -3,6 +3,7 @@
 //   an answer without tool calls → checkpoint → drain (or idle).
 // A checkpoint is where memory forks (R2/R3), pauses (R11) and resets (R6) take effect.
 import type { AgentDeps } from '../agent-context.js';
+import type { ApprovalGate, ApprovalWaitScope } from './approval-gate.js';
 import { answerFiles } from './answer-files.js';
 import { modelImageTypes } from './attachments.js';
 import { estimateTokens, imageSurplusTokens, requestTokens } from './context-window.js';
@@ -49,6 +50,12 @@ export interface WorkerScope {
   stoppedBy: () => string | null;
   /** Aborted on shutdown and on a person's Stop (distinct reasons). */
   signal: AbortSignal;
+  /**
+   * R23: the calls that wait for a person wait here. `leave` ends a drive that left a call waiting
+   * (a pause: the session is paused now; a shutdown or a lost lease), mid-batch: the next drive
+   * waits on the same approval.
+   */
+  approvals?: { gate: ApprovalGate; shouldLeave: ApprovalWaitScope['shouldLeave']; leave: () => Promise<StopReason> };
 }
 
 /** Drives the worker until it is idle or stopped at a checkpoint. Throws on model failure. */
@@ -60,8 +67,10 @@ export async function runWorkerLoop(scope: WorkerScope): Promise<StopReason> {
         scope.onWork();
         // Includes the pending calls of a crashed turn: they run before any steer is appended (R9, R12).
         // After a Stop every call still gets its result ("stopped"), so the context stays valid.
-        await executePendingToolCalls(scope);
+        const left = await executePendingToolCalls(scope);
         if (scope.stoppedBy() !== null) return 'stopped';
+        // R23: a call still waits for a person; no checkpoint inside a batch (a fork needs every result).
+        if (left && scope.approvals) return scope.approvals.leave();
         const stop = await scope.checkpoint('after-tools');
         if (stop) return stop;
         await drainSteers(scope);
@@ -154,8 +163,11 @@ async function callWorkerModel(scope: WorkerScope): Promise<ChatMessage> {
   return response.message;
 }
 
-/** Runs the tool calls that have no result yet, in order, persisting each result (R12). */
-async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
+/**
+ * Runs the tool calls that have no result yet, in order, persisting each result (R12). True when
+ * it left a call waiting for a person (R23) and the rest of the batch with it.
+ */
+async function executePendingToolCalls(scope: WorkerScope): Promise<boolean> {
   const { deps, context } = scope;
   const session = scope.session();
   const images: ToolImageTaken[] = [];
@@ -175,10 +187,15 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
     if (!held) deps.events.emit({ type: 'tool-call-start', session, call });
     const callImages: typeof images = [];
     const shareChars = Math.max(minResultChars, Math.floor((roomTokens / (pending.length - index)) * charsPerBudgetToken));
-    let outcome = held ? { ok: held.ok, content: String(held.message.content ?? '') } : await runToolCall(scope, call, callImages, shareChars);
+    // R23: a call the policy names waits for a person first (a held result was approved already).
+    const verdict = held ? null : await approvalOf(scope, call);
+    if (verdict?.kind === 'left') return true;
+    let outcome = held
+      ? { ok: held.ok, content: String(held.message.content ?? '') }
+      : verdict?.kind === 'refused' ? { ok: false, content: verdict.content } : await runToolCall(scope, call, callImages, shareChars);
     const stoppedDuring = scope.stoppedBy();
     // Cancelled by Stop: answered "stopped" (not "interrupted"), whatever error the abort caused.
-    if (!held && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
+    if (!held && verdict?.kind !== 'refused' && stoppedDuring !== null && !outcome.ok) outcome = { ok: false, content: stoppedToolResult(stoppedDuring) };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content: outcome.content };
     roomTokens -= estimateTokens([message]);
     const next = pending[index + 1];
@@ -191,6 +208,14 @@ async function executePendingToolCalls(scope: WorkerScope): Promise<void> {
   // if the process dies right before this append (the results say they were returned). R22: each
   // is checked and made to fit the provider first.
   if (images.length > 0) await context.append(toolImagesMessage(await fitToolImages(scope, images)));
+  return false;
+}
+
+/** R23: whether the call may run now (no approvals configured: it may). */
+async function approvalOf(scope: WorkerScope, call: ToolCall) {
+  const approvals = scope.approvals;
+  if (!approvals?.gate.needs(call.function.name)) return null;
+  return approvals.gate.check({ ...scope, shouldLeave: approvals.shouldLeave }, call);
 }
 
 /**
@@ -229,6 +254,8 @@ async function runToolCall(scope: WorkerScope, call: ToolCall, images: ToolImage
  */
 function beginsWithThisWrite(scope: WorkerScope, call: ToolCall): string | undefined {
   if (scope.deps.tools.isRepeatable(call.function.name) || scope.context.heldToolResult(call.id) || scope.stoppedBy() !== null) return undefined;
+  // R23: marked only once approved, so a crash while it waits leaves it to wait again, not interrupted.
+  if (scope.approvals?.gate.needs(call.function.name)) return undefined;
   return call.id;
 }
 

@@ -2,7 +2,7 @@
 // here, when a tool runs. The worker reads, searches and writes its own TODO.md; the summarizer
 // curates every other document of the memory space.
 import { z } from 'zod';
-import { ToolError } from '../errors.js';
+import { SearchLimitError, ToolError } from '../errors.js';
 import { mainDocumentPath, todoDocumentPath } from './init-messages.js';
 import type { AgentRole } from '../messages.js';
 import type { ContextStore, DocumentAuthor, DocumentKey, DocumentStore } from '../store.js';
@@ -56,7 +56,10 @@ export function memoryTools(stores: { documents: DocumentStore; context: Context
       input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).default(10) }),
       roles: ['worker', 'summarizer'],
       execute: async ({ query, limit }, context) => {
-        const hits = await stores.context.searchOriginals(context.memorySpaceId, query, context.segmentId, limit);
+        // The session's model has its own allowance of searches, as a person has (docs/security.md).
+        const hits = await stores.context.searchOriginals(context.memorySpaceId, query, context.segmentId, limit, `session:${context.sessionId}`).catch((error: unknown) => {
+          throw error instanceof SearchLimitError ? new ToolError(error.message) : error;
+        });
         if (hits.length === 0) return `No earlier messages match "${query}".`;
         return hits.map((hit) => `[session ${hit.sessionId.slice(0, 8)} · context ${hit.segmentOrdinal} · #${hit.seq} · ${hit.role}] ${hit.snippet}`).join('\n');
       },

@@ -81,7 +81,8 @@ export async function drive(scope: DriveScope): Promise<void> {
 
 /** The error event of a failure: its code, message and whether trying again may help. */
 export function errorEvent(session: SessionRecord, error: unknown): AgentEvent {
-  const retryable = typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false;
+  // A storage error is retryable when transient (the outage is waited out), as a model error says.
+  const retryable = isTransient(error) || (typeof error === 'object' && error !== null && 'retryable' in error ? Boolean(error.retryable) : false);
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'internal';
   const message = error instanceof Error ? error.message : String(error);
   return { type: 'error', session, error: { code, message, retryable } };

@@ -117,6 +117,7 @@ export class RunnerRegistry {
         // A person's message or command, said to another process: a session whose drive failed
         // for good is driven again (sweeps and recovery wake without it: no failure loop).
         if (reason === 'flags') runner.flagsChanged({ byPerson: true });
+        if (reason === 'approval') return runner.approvalDecided();
         if (reason === 'memory') runner.requestsArrived();
         else if (reason === 'work' || takesUp) runner.wake({ byPerson: true });
       }, (error: unknown) => this.deps.log.warn({ sessionId, err: String(error) }, 'wakeup-load-failed'));

@@ -1,6 +1,7 @@
 // A session against its spend caps (SESSION_BUDGET_USD, CHANNEL_DAILY_BUDGET_USD, a raised
 // budget): where it stands before each model call, the thread told once at 80% and at 100% of a
-// cap, and a person's raise.
+// cap, and a person's raise. A raise is the session's only: the channel's daily cap is the
+// operator's (docs/security.md), set in configuration and renewed at 00:00 UTC, never by a command.
 import type { AgentDeps } from '../agent-context.js';
 import { budgetState, spendOf, utcDayStart, type BudgetState } from '../spend.js';
 import type { SessionRecord } from '../store.js';
@@ -17,8 +18,7 @@ export class SessionBudget {
     const { settings, stores, clock } = this.deps;
     if (settings.sessionBudgetUsd === null && settings.channelDailyBudgetUsd === null && session.budgetUsd === null) return { level: 'ok' };
     const now = clock.now();
-    const channelCap = settings.channelDailyBudgetUsd === null ? null : await stores.sessions.channelBudget(session, utcDayStart(now));
-    const state = await budgetState({ settings, usage: stores.usage, now }, session, channelCap);
+    const state = await budgetState({ settings, usage: stores.usage, now }, session);
     if (state.level !== 'ok') {
       // Told once per cap, level and day here; the chat adapters' keys make a repeat after a restart harmless.
       const period = state.scope === 'channel' ? utcDayStart(now).toISOString().slice(0, 10) : 'session';
@@ -34,18 +34,13 @@ export class SessionBudget {
 
   /**
    * A person allowed `usd` more: the session's cap grows from what it spent (or its cap, if
-   * higher), and so does today's channel cap when one is set. Returns the session's new cap.
+   * higher); the channel's daily cap does not. Returns the session's new cap.
    */
   async raise(session: SessionRecord, usd: number): Promise<number> {
-    const { settings, stores, clock } = this.deps;
+    const { settings, stores } = this.deps;
     const spent = spendOf(await stores.usage.totals({ sessionId: session.id }), settings).total;
     const sessionCap = Math.max(session.budgetUsd ?? settings.sessionBudgetUsd ?? 0, spent) + usd;
     await stores.sessions.setBudget(session.id, sessionCap);
-    if (settings.channelDailyBudgetUsd !== null) {
-      const day = utcDayStart(clock.now());
-      const channelCap = (await stores.sessions.channelBudget(session, day)) ?? settings.channelDailyBudgetUsd;
-      await stores.sessions.setChannelBudget(session, day, channelCap + usd);
-    }
     return sessionCap;
   }
 }

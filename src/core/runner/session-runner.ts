@@ -16,7 +16,9 @@ import { MemoryManager } from '../memory/memory-manager.js';
 import { resetContext } from '../memory/reset.js';
 import { steerMessage } from '../prompts/prompts.js';
 import type { SessionRecord, SteerRecord } from '../store.js';
+import { ApprovalGate } from '../loop/approval-gate.js';
 import { ActivityScheduler, type Activity, type ActivityKind } from './activity-scheduler.js';
+import { approvalWait } from './approval-wait.js';
 import { drive, errorEvent } from './drive.js';
 import { HardLimit } from './hard-limit.js';
 import type { LeaseHeartbeat } from './lease-heartbeat.js';
@@ -27,6 +29,7 @@ import { ResetRequests, type ResetReason } from './reset-requests.js';
 import { RunStop } from './run-stop.js';
 import { SafePoints } from './safe-points.js';
 import { SessionBudget } from './session-budget.js';
+import type { BudgetState } from '../spend.js';
 import { SessionMirror } from './session-mirror.js';
 import { SessionSync } from './session-sync.js';
 import { StepLimit } from './step-limit.js';
@@ -64,6 +67,8 @@ export class SessionRunner {
   private readonly hardLimit: HardLimit;
   private readonly pauses: PauseControl;
   private readonly safePoints: SafePoints;
+  /** R23: tool calls of this session that wait for a person. */
+  private readonly approvals: ApprovalGate;
   /** Counts people's messages and commands (personActed): one that came during a failing drive is work after it. */
   private personActs = 0;
   private readonly workFound = (): void => {
@@ -83,6 +88,7 @@ export class SessionRunner {
     this.steps = new StepLimit(deps);
     this.outage = new StorageOutage(deps);
     this.mirror = new SessionMirror(deps.stores.sessions, record);
+    this.approvals = new ApprovalGate(deps.approvals);
     const saver = deps.attachments;
     this.steers = new SteerInbox(
       context, record.id, (steer: SteerRecord, saved) => steerMessage(steer, saved),
@@ -188,6 +194,11 @@ export class SessionRunner {
     this.pump();
   }
 
+  /** R23: a person decided a tool call of this session (maybe on another replica): a waiting drive looks now. */
+  approvalDecided(): void {
+    this.approvals.poke();
+  }
+
   /** A person's request (remember / forget) was stored, maybe by another process: the lease holder carries it out. */
   requestsArrived(): void {
     this.memory.noteRequests();
@@ -206,6 +217,7 @@ export class SessionRunner {
     this.steers.arrived();
     this.workPending = true;
     if (this.scheduler.running === 'drive') this.pauses.readStopRequest();
+    this.approvals.poke(); // a pause leaves a call that waits for a person
     if (this.scheduler.busy) return; // the running activity re-reads them at its next checkpoint
     this.mirror.refresh().then(
       () => this.pump(),
@@ -264,7 +276,9 @@ export class SessionRunner {
 
   /** Stops taking work; a running drive stops at its next checkpoint. Resolves when quiet. */
   async stop(graceMs = 25_000): Promise<void> {
-    await this.scheduler.stop(graceMs);
+    const stopping = this.scheduler.stop(graceMs);
+    this.approvals.poke(); // R23: a call waiting for a person stays waiting for the next process, not for the grace
+    await stopping;
     this.lifetime.abort(new ShutdownRequested());
     await Promise.race([Promise.all([this.scheduler.whenIdle(), this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.session.id, err: String(error) }, 'lease-release-failed'));
@@ -337,16 +351,21 @@ export class SessionRunner {
       personActs: () => this.personActs,
       failedForGood: () => this.failed.add('drive'),
       enterStopped: () => this.pauses.enterStopped(),
+      approvals: approvalWait({ gate: this.approvals, mirror: this.mirror, lease: this.lease, shuttingDown: () => this.scheduler.stopped, enterPaused: () => this.pauses.enterPaused() }),
     });
   }
 
-  /** A person allowed `usd` more: the session's cap (and today's channel cap, when set) grows, and work goes on. */
-  async raiseBudget(usd: number): Promise<void> {
+  /**
+   * A person allowed `usd` more: the session's cap grows, and work goes on unless the channel's
+   * daily cap (the operator's, never raised by a person) holds it. Returns where the session stands.
+   */
+  async raiseBudget(usd: number): Promise<BudgetState> {
     this.mirror.change({ budgetUsd: await this.budget.raise(this.session, usd) });
     this.failed.clear();
     this.workPending = true;
     this.steers.arrived();
     this.pump();
+    return this.budget.check(this.session);
   }
 
   /** R6, R7: the worker is stopped (or idle). A person's pause survives; backlog drives on. */

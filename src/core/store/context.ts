@@ -85,8 +85,13 @@ export interface ContextStore {
    * becomes a text note), one statement; the messages keep their positions, flags and begin marks.
    */
   rewriteMessages(segmentId: string, entries: ReadonlyArray<{ seq: number; message: ChatMessage }>): Promise<void>;
-  /** Full-text search over earlier segments of sessions in the memory space (R15); each message once, where it was first said (carried copies are left out). */
-  searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number): Promise<SearchHit[]>;
+  /**
+   * Full-text search over earlier segments of sessions in the memory space (R15); each message once,
+   * where it was first said (carried copies are left out). `searcher` (a person, or a session's
+   * model) is who asks: searches are limited per searcher and in time, and a refused or stopped one
+   * throws SearchLimitError with what to tell them.
+   */
+  searchOriginals(memorySpaceId: string, query: string, excludeSegmentId: string, limit: number, searcher: string): Promise<SearchHit[]>;
 }
 
 /** What a reset starts the next segment with. */

@@ -39,10 +39,11 @@ export interface LeaseStore {
 
 /**
  * Why a session is woken: `work`, a person's message was stored; `flags`, a person's command (or a
- * reset request) changed its flags; `memory`, a person's remember / forget was stored; `missed`,
- * notifications may have been lost (every session is looked at again).
+ * reset request) changed its flags; `memory`, a person's remember / forget was stored; `approval`,
+ * a person decided a tool call that waits (R23); `missed`, notifications may have been lost (every
+ * session is looked at again).
  */
-export type WakeReason = 'work' | 'flags' | 'memory' | 'missed';
+export type WakeReason = 'work' | 'flags' | 'memory' | 'approval' | 'missed';
 
 /** Cross-replica wake-ups: "this session has new work" (Postgres LISTEN/NOTIFY). */
 export interface Wakeups {

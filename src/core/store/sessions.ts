@@ -63,9 +63,6 @@ export interface SessionStore {
   requestReset(sessionId: string, segmentId: string | null): Promise<boolean>;
   /** Sets this session's spend cap (a person raised it). */
   setBudget(sessionId: string, usd: number): Promise<void>;
-  /** A channel's raised spend cap for the UTC day starting at `day`, or null. */
-  channelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date): Promise<number | null>;
-  setChannelBudget(channel: Pick<ThreadAddress, 'platform' | 'workspaceId' | 'channelId'>, day: Date, usd: number): Promise<void>;
   /** Sessions that have work to do without a new message: queued steers or an unfinished tail. */
   withBacklog(): Promise<string[]>;
   /** The channel's most recently started session, or null. */
