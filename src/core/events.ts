@@ -99,6 +99,13 @@ export type AgentEvent =
       /** The system reset because the context was full (R19); absent: a decider or a person. */
       reason?: 'context-full';
     }
+  /**
+   * A new context (a new session, or a reset) starts from MAIN.md that another session changed
+   * since this thread last saw it (inherited-memory.ts): the thread is told once, by whom and when.
+   * `by`: a person's name, or "background memory"; `inThread`: the change came from another
+   * thread (else from outside any thread, e.g. Slack's Home tab). Best effort: not sent again after a crash.
+   */
+  | { type: 'memory-inherited'; session: SessionRecord; segmentId: string; version: number; changedAt: Date; by: string; inThread: boolean }
   /** A spend cap: 80% of it used ('warning'), or reached (memory and the worker stop). */
   | {
       type: 'budget';

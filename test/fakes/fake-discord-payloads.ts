@@ -46,6 +46,25 @@ export function member(of: FakeUser, nick: string | null = null, roles: string[]
   return { user: of, nick, roles, joined_at: joinedAt, deaf: false, mute: false, flags: 0, permissions: '2251799813685247' };
 }
 
+/** A permission overwrite of a channel: a role's (type 0) or a member's (type 1) allowed and denied bits. */
+export interface FakeOverwrite {
+  id: string;
+  type: 0 | 1;
+  allow: string;
+  deny: string;
+}
+
+/**
+ * What the fake's @everyone may do by default: every permission bit Discord defines today but
+ * Administrator (which overrides every overwrite; Discord never gives it to @everyone by itself).
+ */
+export const allPermissions = 2251799813685247n & ~8n;
+
+/** The @everyone role of a guild (its id is the guild's). */
+export function everyoneRole(guildId: string, permissions = allPermissions): Record<string, unknown> {
+  return { id: guildId, name: '@everyone', color: 0, hoist: false, position: 0, permissions: String(permissions), managed: false, mentionable: false, flags: 0 };
+}
+
 /** A guild text channel. */
 export function textChannel(guildId: string, name: string): FakeChannel {
   return { id: snowflake(), type: 0, guild_id: guildId, name, position: 0, parent_id: null, permission_overwrites: [], nsfw: false, topic: null, last_message_id: null, rate_limit_per_user: 0 };
@@ -89,7 +108,7 @@ export function guildCreate(guild: { id: string; name: string; ownerId: string; 
     id: guild.id, name: guild.name, icon: null, splash: null, discovery_splash: null, owner_id: guild.ownerId, afk_channel_id: null,
     afk_timeout: 300, verification_level: 0, default_message_notifications: 0, explicit_content_filter: 0,
     roles: [
-      { id: guild.id, name: '@everyone', color: 0, hoist: false, position: 0, permissions: '2251799813685247', managed: false, mentionable: false, flags: 0 }, botRole,
+      everyoneRole(guild.id), botRole,
       ...(guild.roleIds ?? []).map((id, index) => ({ id, name: `role-${index + 1}`, color: 0, hoist: false, position: 2 + index, permissions: '0', managed: false, mentionable: true, flags: 0 })),
     ],
     emojis: [], features: [], mfa_level: 0, application_id: null, system_channel_id: null, system_channel_flags: 0, rules_channel_id: null,

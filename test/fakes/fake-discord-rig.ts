@@ -15,6 +15,7 @@ import { startDiscordAdapter, type DiscordAdapter } from '../../src/adapters/dis
 import { parseConfig, type Config } from '../../src/config.js';
 import type { AnyTool } from '../../src/core/tool.js';
 import type { AgentDeps } from '../../src/core/agent-context.js';
+import type { MemoryScope } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { createAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -49,9 +50,10 @@ export interface DiscordRig {
 
 /**
  * Starts everything; `contextWindow` defaults to 10,000 tokens (one 3% step = 300 tokens); `images`:
- * the model accepts images; `withFileTools`: the worker gets the workspace tools and attach_file.
+ * the model accepts images; `withFileTools`: the worker gets the workspace tools and attach_file;
+ * `memoryScope`: MEMORY_SCOPE (default `channel`).
  */
-export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; images?: boolean; withFileTools?: boolean; env?: (fake: FakeDiscord) => Record<string, string>; onFeedback?: FeedbackListener; approvals?: AgentDeps['approvals'] } = {}): Promise<DiscordRig> {
+export async function startDiscordRig(options: { contextWindow?: number; tools?: AnyTool[]; guildIds?: string; images?: boolean; withFileTools?: boolean; env?: (fake: FakeDiscord) => Record<string, string>; onFeedback?: FeedbackListener; approvals?: AgentDeps['approvals']; memoryScope?: MemoryScope } = {}): Promise<DiscordRig> {
   const database = await createTestDatabase();
   const model = await startFakeModelServer();
   const fake = await startFakeDiscord();
@@ -60,7 +62,7 @@ export async function startDiscordRig(options: { contextWindow?: number; tools?:
   const images = options.images ?? false;
   const attachments = new WorkspaceAttachments({ root: workspaces, limits: DEFAULT_WORKSPACE_LIMITS, maxFileBytes: 20 * 1024 * 1024, images, imageLimits: imageLimitsFor('openai', 8), log });
   const tools = [...(options.tools ?? []), ...(options.withFileTools ? [...workspaceTools({ root: workspaces }), attachFileTool(attachments)] : [])];
-  const harness = await createAgentHarness({ database, model, tools, attachments, settings: { contextWindow: options.contextWindow ?? 10_000, images }, ...(options.approvals ? { approvals: options.approvals } : {}) });
+  const harness = await createAgentHarness({ database, model, tools, attachments, settings: { contextWindow: options.contextWindow ?? 10_000, images, ...(options.memoryScope ? { memoryScope: options.memoryScope } : {}) }, ...(options.approvals ? { approvals: options.approvals } : {}) });
   const parsed = parseConfig({ DISCORD_BOT_TOKEN: 'fake-bot-token', DISCORD_API_URL: fake.apiUrl, ...(options.guildIds ? { DISCORD_GUILD_IDS: options.guildIds } : {}), ...options.env?.(fake) });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;

@@ -117,9 +117,9 @@ export class FakeDiscord {
 
   // ── people and state ───────────────────────────────────────────────────────────────────
 
-  /** An existing thread in #general (sent to clients as THREAD_CREATE). */
-  createThread(name: string): FakeChannel {
-    const thread = wire.threadChannel(this.guildId, this.general.id, name, this.ada.id);
+  /** An existing thread in #general, or in `parent` (sent to clients as THREAD_CREATE). */
+  createThread(name: string, parent: FakeChannel = this.general): FakeChannel {
+    const thread = wire.threadChannel(this.guildId, parent.id, name, this.ada.id);
     this.channels.set(thread.id, thread);
     this.gateway.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
     return thread;
@@ -147,12 +147,28 @@ export class FakeDiscord {
     return thread;
   }
 
-  /** Another text channel in the guild (sent to clients as CHANNEL_CREATE). */
-  createTextChannel(name: string): FakeChannel {
-    const channel = wire.textChannel(this.guildId, name);
+  /**
+   * Another text channel in the guild (sent to clients as CHANNEL_CREATE), in a category
+   * (`parentId`) and with permission overwrites when given.
+   */
+  createTextChannel(name: string, options: { parentId?: string; overwrites?: wire.FakeOverwrite[] } = {}): FakeChannel {
+    const channel = { ...wire.textChannel(this.guildId, name), parent_id: options.parentId ?? null, permission_overwrites: options.overwrites ?? [] };
     this.channels.set(channel.id, channel);
     this.gateway.dispatch('CHANNEL_CREATE', channel);
     return channel;
+  }
+
+  /** A category (type 4) with permission overwrites (CHANNEL_CREATE). */
+  createCategory(name: string, overwrites: wire.FakeOverwrite[] = []): FakeChannel {
+    const category = { ...wire.textChannel(this.guildId, name), type: 4, permission_overwrites: overwrites };
+    this.channels.set(category.id, category);
+    this.gateway.dispatch('CHANNEL_CREATE', category);
+    return category;
+  }
+
+  /** Sets the @everyone role's permissions (GUILD_ROLE_UPDATE), e.g. all but View Channel. */
+  setEveryonePermissions(permissions: bigint): void {
+    this.gateway.dispatch('GUILD_ROLE_UPDATE', { guild_id: this.guildId, role: wire.everyoneRole(this.guildId, permissions) });
   }
 
   /** A DM channel between `recipient` and the bot (known to the fake only, as on Discord). */

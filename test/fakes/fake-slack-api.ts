@@ -72,6 +72,8 @@ export interface FakeSlackOptions {
   markdownTextError?: string | null;
   /** Channels conversations.info reports as private (others are public; D… are DMs). */
   privateChannels?: string[];
+  /** Channels conversations.info reports as Slack Connect channels (`is_shared`, `is_ext_shared`). */
+  sharedChannels?: string[];
   /** apps.connections.open answers with this Socket Mode URL (see fake-socket-mode.ts); unset: `invalid_auth`. */
   socketModeUrl?: (() => string) | null;
   /** Members of channels (conversations.members); a channel not named has every known user. */
@@ -135,6 +137,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     threadStatusError: options.threadStatusError === undefined ? 'not_allowed' : options.threadStatusError,
     markdownTextError: options.markdownTextError ?? null,
     privateChannels: options.privateChannels ?? [],
+    sharedChannels: options.sharedChannels ?? [],
     socketModeUrl: options.socketModeUrl ?? null,
     channelMembers: options.channelMembers ?? {},
     clientId: options.clientId ?? '1234.5678',
@@ -310,7 +313,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'conversations.info': {
         const channel = String(args['channel']);
         const isPrivate = (settings.privateChannels ?? []).includes(channel);
-        return { ok: true, channel: { id: channel, is_private: isPrivate, is_im: channel.startsWith('D'), is_mpim: false } };
+        const shared = settings.sharedChannels.includes(channel);
+        return { ok: true, channel: { id: channel, is_private: isPrivate, is_im: channel.startsWith('D'), is_mpim: false, is_shared: shared, is_ext_shared: shared } };
       }
       case 'conversations.members': {
         const members = settings.channelMembers[String(args['channel'])] ?? [...users.keys()];

@@ -81,6 +81,11 @@ async function approvalCard(root: string): Promise<{ card: SlackCall; id: string
   return { card, id, at: { ts: String(card.response?.['ts']), threadTs: root } };
 }
 
+/** The run's answer: it ends the run's task stream, or is posted where Slack refuses streams. */
+function answered(text: string): Promise<void> {
+  return until(() => slack.calls.some((call) => (call.method === 'chat.stopStream' || call.method === 'chat.postMessage') && JSON.stringify(call.args).includes(text)), 10_000, `the answer "${text}"`);
+}
+
 describe('Slack approval cards (R23)', () => {
   it('shows the exact call escaped, refuses a click by someone else quietly, and runs the call once on the starter\'s Approve', async () => {
     const command = 'rm -rf build <!channel> ```done``` & echo <@U999>';
@@ -105,7 +110,7 @@ describe('Slack approval cards (R23)', () => {
     expect(ran).toEqual([]);
 
     await click('UADA', 'hippo_approval_approve', id, at);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Build removed.');
+    await answered('Build removed.');
     expect(ran).toEqual([`shell:${command}`]);
     await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === at.ts && /^✅ Approved by Ada at \d\d:\d\d UTC\.$/.test(textOf(call)) && !blocksOf(call).includes('hippo_approval_approve')), 10_000, 'the decided card');
     // The same click again: nothing runs twice, and the clicker is told.
@@ -123,7 +128,7 @@ describe('Slack approval cards (R23)', () => {
     expect(textOf(card)).toContain('(its server marks it destructive)');
     expect(blocksOf(card)).toContain('\\"issue\\": \\"#42\\"');
     await click('UADM', 'hippo_approval_deny', id, at);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Left #42 alone.');
+    await answered('Left #42 alone.');
     expect(ran).toEqual([]);
     const worker = requestsOf(rig.harness.model.requests, 'worker').at(-1)!;
     const result = conversation(worker.body).find((message) => message['role'] === 'tool');

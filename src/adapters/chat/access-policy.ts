@@ -38,7 +38,7 @@ export interface StartPlace {
 }
 
 /** Why a request was refused; `message` is what the person is told (Markdown). */
-export type AccessDecision = { allowed: true } | { allowed: false; rule: 'user' | 'channel' | 'starter'; message: string };
+export type AccessDecision = { allowed: true } | { allowed: false; rule: 'user' | 'channel' | 'starter' | 'memory'; message: string };
 
 /** The ALLOWED_CHANNELS entry that stands for every direct message. */
 export const directMessagesEntry = 'dm';
@@ -57,6 +57,7 @@ const allowed: AccessDecision = { allowed: true };
 export const refusals = {
   user: "You're not on the list of people who may use Hippo here, so I left this alone. Ask whoever runs Hippo to add you (or one of your groups) to `ALLOWED_USERS`.",
   channel: "Hippo doesn't start sessions in this channel. Ask whoever runs Hippo to add it to `ALLOWED_CHANNELS`, or use a channel where Hippo works.",
+  memory: "This session works from the memory the workspace's members share, so guests and people from other organisations can't steer it. Mention me in a message of your own for a session of your own.",
   starter: (verb: string) => `Only the person who started this session, or a Hippo admin, may ${verb === 'budget' ? 'raise its budget' : `${verb} it`}.`,
 } as const;
 

@@ -24,15 +24,26 @@ export interface CommandScope {
   prefix: string;
   /** May the actor do this to the session's memory space (membership, MEMORY_EDITORS)? */
   access: (action: MemoryAction) => Promise<AccessDecision>;
+  /**
+   * Must what the space holds (search hits, the export) go only to the asker here (people the
+   * memory gate refuses can read this conversation)? Absent: never.
+   */
+  answersPrivately?: () => Promise<boolean>;
 }
 
-/** A command's answer; `private`: only the person who asked should see it (a refusal). */
+/** A command's answer; `private`: only the person who asked should see it (a refusal, or memory shown where outsiders read). */
 export interface CommandReply {
   text: string;
   private: boolean;
   /** A file to send with the answer (memory export). */
   file?: { name: string; data: Buffer };
 }
+
+/**
+ * Verbs whose answer shows what the memory space holds, word for word. (The browser, `memory`,
+ * lists documents; opening one is checked against the person who clicks.)
+ */
+const contentVerbs: ReadonlySet<CommandVerb> = new Set(['search', 'export']);
 
 /** Which memory action each memory verb is. */
 const memoryActions: Partial<Record<CommandVerb, MemoryAction>> = { memory: 'view', search: 'view', export: 'view', revert: 'revert', remember: 'edit', forget: 'edit', pin: 'pin' };
@@ -47,8 +58,12 @@ export async function runCommand(verb: CommandVerb, scope: CommandScope, rest = 
     const decision = await scope.access(action);
     if (!decision.allowed) return { text: decision.reason, private: true };
   }
-  if (verb === 'export') return exportReply(scope);
-  return { text: await commandText(verb, scope, rest), private: false };
+  const privately = contentVerbs.has(verb) && (await scope.answersPrivately?.()) === true;
+  if (verb === 'export') {
+    const reply = await exportReply(scope);
+    return { ...reply, private: reply.private || privately };
+  }
+  return { text: await commandText(verb, scope, rest), private: privately };
 }
 
 /** memory export: the space's documents and their history as a zip (one at a time per person and space). */

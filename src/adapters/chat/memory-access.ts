@@ -35,6 +35,11 @@ export interface AccessResolver {
    * organisation in a shared channel)? Asked for a space every public channel shares.
    */
   isWorkspaceMember(workspaceId: string, userId: string): Promise<boolean>;
+  /**
+   * Can people who are not full members read the conversation (guests, Slack Connect)? Absent: a
+   * platform without such people (a Discord server's members are all its members).
+   */
+  hasOutsiders?(workspaceId: string, channelId: string): Promise<boolean>;
   /** Is the person one of these editors (their own id, a user group or a role they have)? */
   isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean>;
 }
@@ -74,12 +79,31 @@ export async function checkMemoryAccess(space: MemorySpaceRecord, action: Memory
   return { allowed: false, reason: 'Only the memory editors named by MEMORY_EDITORS can edit, revert or pin memory here; you can still view it.' };
 }
 
+/**
+ * Should what the space holds be shown only to the person who asked (search hits, an export),
+ * not in the conversation? Yes for the space every public channel shares when people
+ * the gate refuses can read the conversation (a guest, a Slack Connect member): the asker may see
+ * it, they may not. A failed look-up says yes (the safe side).
+ */
+export async function answersPrivately(space: MemorySpaceRecord, request: Pick<AccessRequest, 'workspaceId' | 'channelId'>, resolver: AccessResolver): Promise<boolean> {
+  if (space.channelId !== null || request.channelId === null || !resolver.hasOutsiders) return false;
+  return resolver.hasOutsiders(request.workspaceId, request.channelId).catch(() => true);
+}
+
 /** The check bound to one platform's resolver and the editors setting. */
 export interface MemoryGate {
   check(space: MemorySpaceRecord, action: MemoryAction, request: AccessRequest): Promise<AccessDecision>;
+  /** See answersPrivately. */
+  answersPrivately(space: MemorySpaceRecord, request: Pick<AccessRequest, 'workspaceId' | 'channelId'>): Promise<boolean>;
+  /** Would the gate let this person see the space all public channels share (a full member)? False when the look-up fails. */
+  isWorkspaceMember(workspaceId: string, userId: string): Promise<boolean>;
 }
 
 /** A gate for a platform. */
 export function memoryGate(resolver: AccessResolver, editors: MemoryEditors): MemoryGate {
-  return { check: (space, action, request) => checkMemoryAccess(space, action, request, resolver, editors) };
+  return {
+    check: (space, action, request) => checkMemoryAccess(space, action, request, resolver, editors),
+    answersPrivately: (space, request) => answersPrivately(space, request, resolver),
+    isWorkspaceMember: (workspaceId, userId) => resolver.isWorkspaceMember(workspaceId, userId).catch(() => false),
+  };
 }

@@ -58,6 +58,17 @@ export function resetNoteLine(event: Pick<Extract<AgentEvent, { type: 'context-r
 }
 
 /**
+ * "🧠 The memory I start from (MAIN.md v7) was last changed in another thread by background memory
+ * on 2026-12-07 12:10 UTC; `@hippo memory` shows it." (`memoryHint`: how to open the memory here.)
+ */
+export function inheritedNoteText(event: Pick<Extract<AgentEvent, { type: 'memory-inherited' }>, 'version' | 'changedAt' | 'by' | 'inThread'>, memoryHint: string): string {
+  const where = event.inThread ? 'in another thread' : 'outside this thread';
+  const by = event.by.replace(/\s+/g, ' ').slice(0, 80);
+  const at = event.changedAt.toISOString().slice(0, 16).replace('T', ' ');
+  return `🧠 The memory I start from (MAIN.md v${event.version}) was last changed ${where} by ${by} on ${at} UTC; \`${memoryHint}\` shows it.`;
+}
+
+/**
  * The note about a spend cap: 80% used, or reached (and how to continue). A person raises a
  * session's cap; the channel's daily cap is the operator's, and renews at 00:00 UTC.
  */

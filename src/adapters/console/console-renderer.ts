@@ -75,6 +75,9 @@ export class ConsoleRenderer {
       case 'context-reset':
         out.line(`  ♻️ context reset · ${Math.round(event.tokensBefore / 1000)}k → ${Math.round(event.tokensAfter / 1000)}k tokens · ${event.carriedMessages} messages carried over`);
         break;
+      case 'memory-inherited':
+        out.line(`  🧠 ${event.inThread ? 'another thread' : 'someone outside this thread'} (${event.by}) changed MAIN.md since; now v${event.version} (/memory shows it)`);
+        break;
       case 'memory-run-failed':
         out.line(`  ⚠ ${event.role} failed: ${event.error}`);
         break;

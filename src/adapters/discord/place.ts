@@ -1,7 +1,7 @@
 // Where a Discord message or interaction happened, as far as Hippo cares: a DM (a session of its
 // own), a guild thread (a session, or one to start), a text channel (a mention starts a thread), or
 // somewhere Hippo does not work (voice, forum posts' parents, …).
-import { ChannelType, PermissionFlagsBits, type AnyThreadChannel, type Channel, type Client, type NewsChannel, type TextChannel } from 'discord.js';
+import { ChannelType, PermissionFlagsBits, type AnyThreadChannel, type Channel, type Client, type GuildBasedChannel, type NewsChannel, type Role, type TextChannel } from 'discord.js';
 import type { ThreadAddress, Visibility } from '../../core/store.js';
 import { dmAddress, threadAddress } from './ids.js';
 
@@ -34,16 +34,27 @@ export async function addressOf(client: Client, channelId: string, known: Channe
 }
 
 /**
- * Invited for a private thread (only its members read it: a memory space of its own); private
- * when the thread's channel's @everyone overwrite denies View Channel. Unknown parents count as
- * private (the safe side).
+ * Invited for a private thread (only its members read it: a memory space of its own); public only
+ * when @everyone can view the thread's channel, as Discord computes it from the @everyone role's
+ * permissions and the channel's overwrites together (a server where @everyone sees nothing and a
+ * Staff role opens one channel makes that channel private, not only an @everyone deny), and can
+ * view its category too (a channel under a hidden category counts as hidden, synced or not).
+ * Anything unknown (parent, guild, role) counts as private: the safe side.
  */
 function visibilityOf(thread: AnyThreadChannel): Visibility {
   if (thread.type === ChannelType.PrivateThread) return 'invited';
   const parent = thread.parent;
   if (!parent) return 'private';
-  const everyone = parent.permissionOverwrites.cache.get(thread.guildId);
-  return everyone?.deny.has(PermissionFlagsBits.ViewChannel) ? 'private' : 'public';
+  const everyone = parent.guild.roles.everyone;
+  const category = parent.parentId === null ? null : parent.parent;
+  if (parent.parentId !== null && !category) return 'private';
+  return everyoneCanView(parent, everyone) && (!category || everyoneCanView(category, everyone)) ? 'public' : 'private';
+}
+
+/** Can @everyone view the channel (its role's permissions with the channel's overwrites, admin included)? */
+function everyoneCanView(channel: GuildBasedChannel, everyone: Role | undefined): boolean {
+  if (!everyone || !('permissionsFor' in channel)) return false;
+  return channel.permissionsFor(everyone).has(PermissionFlagsBits.ViewChannel);
 }
 
 async function fetchChannel(client: Client, channelId: string, force = false): Promise<Channel | null> {

@@ -11,7 +11,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
-import { budgetNoteText, errorNoteText, stepLimitNoteText } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText, inheritedNoteText, stepLimitNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { applyRunEvent, startRunStatus, type RunStatus } from '../chat/run-status.js';
@@ -140,6 +140,9 @@ export class DiscordRenderer {
       case 'step-limit':
         // R21: keyed by the session's step count, so the note emitted again after a crash is this one (R17).
         await this.post(session, `discord:steps:${session.id}:${event.sessionSteps}`, textBodies(stepLimitNoteText(event, this.deps.resumeHint), this.deps.linkPreviews));
+        return;
+      case 'memory-inherited':
+        await this.post(session, `discord:inherited:${event.segmentId}`, textBodies(inheritedNoteText(event, '/hippo memory')));
         return;
       case 'run-end':
         this.deps.typing.stop(session.threadKey);

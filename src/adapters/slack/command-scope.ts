@@ -21,6 +21,10 @@ export function slackCommandScope(context: SlackContext, session: SessionRecord,
       if (!space) return { allowed: false, reason: 'This memory space no longer exists.' };
       return context.memory.check(space, action, { platform: 'slack', workspaceId: asker.teamId, channelId: asker.channelId, userId: asker.userId });
     },
+    answersPrivately: async () => {
+      const space = await context.stores.spaces.get(session.memorySpaceId);
+      return space === null || context.memory.answersPrivately(space, { workspaceId: asker.teamId, channelId: asker.channelId });
+    },
   };
 }
 

@@ -11,6 +11,8 @@ import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
 import { postEphemeral, refuse } from './ephemeral.js';
+import { sendFilePrivately } from './private-answer.js';
+import { maySteerMemory, sessionVisibility } from './workspace-memory.js';
 import { slackAttachments, uploadFile } from './files.js';
 import { messageEvent, type MessageEvent } from './payloads.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './context.js';
@@ -90,7 +92,9 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   if (!session && !mentioned && !direct) return 'ignored'; // chatter in a thread Hippo is not part of
   if (!session && command) return runThreadCommand(context, null, command, event, teamId);
   if (session) {
-    const decision = await access.maySteer(requester);
+    let decision = await access.maySteer(requester);
+    // A guest may not steer a session that works from the workspace members' memory.
+    if (decision.allowed) decision = await maySteerMemory(context, session, teamId, userId);
     // A stranger chatting in a session's thread is told once an hour, not at every message.
     if (!decision.allowed) return (refuse(context, target, decision, `steer:${session.id}:${userId}`), 'refused');
     const authorName = await context.people.name(teamId, userId);
@@ -102,7 +106,7 @@ async function handleHumanMessage(context: SlackContext, teamId: string, identit
   const [authorName, history, visibility] = await Promise.all([
     context.people.name(teamId, userId),
     threadReply ? context.people.threadSoFar(teamId, event.channel, address.threadKey, event.ts) : '',
-    context.people.visibility(teamId, event.channel, event.channel_type),
+    sessionVisibility(context, teamId, event.channel, event.channel_type, userId),
   ]);
   const request = text || '(mentioned Hippo without a message: look at the thread and help)';
   const { inserted } = await agent.submit(
@@ -145,7 +149,8 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
             : `There is no Hippo session in this thread yet: mention me with a request to start one (\`${mentionPrefix} help\` lists the commands).`,
         };
     if (reply.private) {
-      await postEphemeral(context, { teamId, channelId: event.channel, userId: asker.userId, threadTs }, markdownToMrkdwn(reply.text));
+      const text = reply.file ? await sendFilePrivately(context, teamId, asker.userId, { ...reply, file: reply.file }) : reply.text;
+      await postEphemeral(context, { teamId, channelId: event.channel, userId: asker.userId, threadTs }, markdownToMrkdwn(text));
       return;
     }
     const browser = session ? await browserAnswer(context, verb, reply, session, { c: event.channel, t: threadTs }) : null;

@@ -1,6 +1,7 @@
 // Who is in a channel or a user group is cached for a minute (people.ts, slack-access.ts). When
-// Slack says it changed (a person joined or left a channel Hippo is in, a user group's members or
-// settings changed), the cached answer is dropped at once: someone removed from an allowed group or
+// Slack says it changed (a person joined or left a channel Hippo is in, the channel was shared with
+// another organisation or no longer, a user group's members or settings changed), the cached
+// answer is dropped at once: someone removed from an allowed group or
 // from a channel loses access now, not a minute later.
 import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
@@ -23,10 +24,15 @@ export function registerMembershipEvents(routes: SlackRoutes, caches: { people: 
   const forgetChannel = (body: unknown, event: unknown) => {
     const envelope = eventEnvelope.safeParse(body);
     const parsed = channelChange.safeParse(event);
-    if (envelope.success && parsed.success) caches.access.forgetChannel(envelope.data.team_id, parsed.data.channel);
+    if (!envelope.success || !parsed.success) return;
+    caches.access.forgetChannel(envelope.data.team_id, parsed.data.channel);
+    caches.people.forgetChannel(envelope.data.team_id, parsed.data.channel);
   };
   routes.event('subteam_members_changed', async ({ event, body }) => forgetGroup(body, groupMembersChange.safeParse(event).data?.subteam_id));
   routes.event('subteam_updated', async ({ event, body }) => forgetGroup(body, groupChange.safeParse(event).data?.subteam.id));
   routes.event('member_joined_channel', async ({ event, body }) => forgetChannel(body, event));
   routes.event('member_left_channel', async ({ event, body }) => forgetChannel(body, event));
+  // Shared with another organisation (Slack Connect) or no longer: new sessions and answers there change.
+  routes.event('channel_shared', async ({ event, body }) => forgetChannel(body, event));
+  routes.event('channel_unshared', async ({ event, body }) => forgetChannel(body, event));
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Logger } from '../../log.js';
 import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
+import { sharedOutside } from './people.js';
 import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
 
 const membersPage = z.looseObject({
@@ -21,6 +22,14 @@ const userKind = z.looseObject({
   }),
 });
 
+const channelShare = z.looseObject({ channel: z.looseObject({ is_shared: z.boolean().optional(), is_ext_shared: z.boolean().optional(), is_org_shared: z.boolean().optional(), is_pending_ext_shared: z.boolean().optional() }) });
+
+/**
+ * Members of a channel asked about one by one (users.info, cached) when deciding whether it has
+ * guests; a larger channel counts as having some (answers go privately there: the safe side).
+ */
+export const outsiderScanLimit = 100;
+
 /** How long a membership answer is reused (ms). */
 const cacheMs = 60_000;
 /** Pages of conversations.members read for one channel (1,000 members each). */
@@ -31,6 +40,7 @@ export class SlackAccess implements AccessResolver {
   private readonly members = new Map<string, { at: number; ids: Promise<Set<string>> }>();
   private readonly groups = new Map<string, { at: number; ids: Promise<Set<string>> }>();
   private readonly fullMembers = new Map<string, { at: number; ids: Promise<Set<string>> }>();
+  private readonly outsiders = new Map<string, { at: number; ids: Promise<Set<string>> }>();
 
   constructor(
     private readonly workspaces: SlackWorkspaces,
@@ -49,6 +59,11 @@ export class SlackAccess implements AccessResolver {
     return ids.has(userId);
   }
 
+  async hasOutsiders(workspaceId: string, channelId: string): Promise<boolean> {
+    const ids = await this.cached(this.outsiders, `${workspaceId}:${channelId}`, () => this.outsidersOf(workspaceId, channelId));
+    return ids.has(channelId);
+  }
+
   async isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean> {
     if (editors.has(request.userId)) return true;
     // Slack user group ids start with S; everything else in the list is a person.
@@ -60,9 +75,10 @@ export class SlackAccess implements AccessResolver {
     return false;
   }
 
-  /** Slack said someone joined or left the channel: the next look-up asks again. */
+  /** Slack said someone joined or left the channel, or it was shared or unshared: the next look-up asks again. */
   forgetChannel(workspaceId: string, channelId: string): void {
     this.members.delete(`${workspaceId}:${channelId}`);
+    this.outsiders.delete(`${workspaceId}:${channelId}`);
   }
 
   /** Slack said the user group's members changed: the next look-up asks again. */
@@ -107,6 +123,23 @@ export class SlackAccess implements AccessResolver {
     const { user } = userKind.parse(await (await this.client(workspaceId)).apiCall('users.info', { user: userId }));
     const full = user.team_id === workspaceId && !user.is_restricted && !user.is_ultra_restricted && !user.is_stranger;
     return new Set(full ? [userId] : []);
+  }
+
+  /**
+   * A set holding the channel when people who are not full members can read it: it is shared
+   * (Slack Connect, another workspace of the org) or one of its members is a guest or from
+   * elsewhere; a channel over outsiderScanLimit members counts as having such people.
+   */
+  private async outsidersOf(workspaceId: string, channelId: string): Promise<Set<string>> {
+    const { channel } = channelShare.parse(await (await this.client(workspaceId)).apiCall('conversations.info', { channel: channelId }));
+    if (sharedOutside(channel)) return new Set([channelId]);
+    const members = [...(await this.cached(this.members, `${workspaceId}:${channelId}`, () => this.channelMembers(workspaceId, channelId)))];
+    if (members.length > outsiderScanLimit) return new Set([channelId]);
+    for (let start = 0; start < members.length; start += 10) {
+      const full = await Promise.all(members.slice(start, start + 10).map((userId) => this.isWorkspaceMember(workspaceId, userId).catch(() => false)));
+      if (full.includes(false)) return new Set([channelId]);
+    }
+    return new Set();
   }
 
   private async groupMembers(workspaceId: string, groupId: string): Promise<Set<string>> {

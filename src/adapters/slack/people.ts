@@ -11,6 +11,10 @@ import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.j
 
 const userInfo = z.looseObject({
   user: z.looseObject({
+    team_id: z.string().optional(),
+    is_restricted: z.boolean().optional(),
+    is_ultra_restricted: z.boolean().optional(),
+    is_stranger: z.boolean().optional(),
     name: z.string().optional(),
     real_name: z.string().optional(),
     profile: z.looseObject({ display_name: z.string().optional(), real_name: z.string().optional() }).optional(),
@@ -18,8 +22,17 @@ const userInfo = z.looseObject({
 });
 
 const channelInfo = z.looseObject({
-  channel: z.looseObject({ is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional() }),
+  channel: z.looseObject({
+    is_private: z.boolean().optional(), is_im: z.boolean().optional(), is_mpim: z.boolean().optional(),
+    // Slack Connect (another organisation) or shared across an Enterprise Grid's workspaces.
+    is_shared: z.boolean().optional(), is_ext_shared: z.boolean().optional(), is_org_shared: z.boolean().optional(), is_pending_ext_shared: z.boolean().optional(),
+  }),
 });
+
+/** True when people from outside the team can read the channel (Slack Connect, another workspace of the org, or an invitation pending). */
+export function sharedOutside(channel: z.infer<typeof channelInfo>['channel']): boolean {
+  return Boolean(channel.is_shared || channel.is_ext_shared || channel.is_org_shared || channel.is_pending_ext_shared);
+}
 
 const groupMembers = z.looseObject({ users: z.array(z.string()).default([]) });
 
@@ -43,7 +56,11 @@ export class SlackPeople {
     private readonly timeoutMs = 1_000,
   ) {}
 
-  /** The name an earlier lookup found, without waiting; undefined when there was none. */
+  /**
+   * The name an earlier lookup found, without waiting; undefined when there was none, and for a
+   * guest or someone from another organisation (their messages take the path that checks the
+   * session's memory space, inbound.ts).
+   */
   knownName(teamId: string, userId: string): string | undefined {
     return this.known.get(`${teamId}:${userId}`);
   }
@@ -56,7 +73,8 @@ export class SlackPeople {
       pending = this.client(teamId).then((client) => client.users.info({ user: userId })).then((result) => {
         const { user } = userInfo.parse(result);
         const name = user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
-        this.known.set(key, name);
+        const fullMember = user.team_id === teamId && !user.is_restricted && !user.is_ultra_restricted && !user.is_stranger;
+        if (fullMember) this.known.set(key, name);
         return name;
       });
       this.names.set(key, pending);
@@ -71,8 +89,9 @@ export class SlackPeople {
 
   /**
    * Who can read a channel, which decides the memory space a new session may share: from the
-   * event's channel type or the id's prefix when they tell, else conversations.info (cached).
-   * Private when Slack does not answer in time: never share a space by mistake.
+   * event's channel type or the id's prefix when they tell, else conversations.info (cached):
+   * `shared` for a public channel people of another organisation or workspace are in (Slack
+   * Connect). Private when Slack does not answer in time: never share a space by mistake.
    */
   async visibility(teamId: string, channelId: string, channelType?: string): Promise<Visibility> {
     if (channelType === 'im' || channelId.startsWith('D')) return 'direct';
@@ -83,7 +102,8 @@ export class SlackPeople {
       pending = this.client(teamId).then((client) => client.conversations.info({ channel: channelId })).then((result) => {
         const { channel } = channelInfo.parse(result);
         if (channel.is_im) return 'direct';
-        return channel.is_private || channel.is_mpim ? 'private' : 'public';
+        if (channel.is_private || channel.is_mpim) return 'private';
+        return sharedOutside(channel) ? 'shared' : 'public';
       });
       this.visibilities.set(key, pending);
       pending.catch(() => this.visibilities.delete(key));
@@ -144,6 +164,11 @@ export class SlackPeople {
     }
   }
 
+  /** Slack said the channel changed (shared with another organisation, or no longer): the next look-up asks again. */
+  forgetChannel(teamId: string, channelId: string): void {
+    this.visibilities.delete(`${teamId}:${channelId}`);
+  }
+
   /** Slack said the user group's members changed: the next look-up asks again. */
   forgetGroup(teamId: string, groupId: string): void {
     this.groups.delete(`${teamId}:${groupId}`);
@@ -161,7 +186,7 @@ export class SlackPeople {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     promise.then(

@@ -9,7 +9,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
-import { budgetNoteText, errorNoteText, memoryNoteLine, resetNoteLine, stepLimitNoteText } from '../chat/notes.js';
+import { budgetNoteText, errorNoteText, inheritedNoteText, memoryNoteLine, resetNoteLine, stepLimitNoteText } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
 import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
@@ -143,6 +143,8 @@ export class SlackRenderer {
       case 'step-limit':
         // R21: keyed by the session's step count, so the note emitted again after a crash is this one (R17).
         return this.post(session, `steps:${session.id}:${event.sessionSteps}`, { markdown: stepLimitNoteText(event, `${mentionPrefix} resume`) });
+      case 'memory-inherited':
+        return this.post(session, `inherited:${event.segmentId}`, { markdown: inheritedNoteText(event, `${mentionPrefix} memory`) });
       case 'tool-call-start':
       case 'tool-call-end':
         this.updateCard(event);

@@ -12,6 +12,7 @@ import type { Json } from './message-views.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import { slashCommandBody } from './payloads.js';
 import { uploadFile } from './files.js';
+import { sendFilePrivately } from './private-answer.js';
 import { slackThread, workspaceOf, type SlackContext } from './context.js';
 
 const slashPrefix = '/hippo';
@@ -62,6 +63,7 @@ async function answer(context: SlackContext, raw: unknown): Promise<{ text: stri
   }
   const asker = { teamId: command.team_id, userId: command.user_id, name: await context.people.name(command.team_id, command.user_id), channelId: command.channel_id };
   const reply = await runCommand(words.verb, slackCommandScope(context, session, asker, slashPrefix), words.rest);
+  if (reply.file && reply.private) return { text: note + (await sendFilePrivately(context, command.team_id, command.user_id, { ...reply, file: reply.file })) };
   if (reply.file) {
     // A slash command's answer carries no file: the zip goes to the session's thread.
     await uploadFile((await workspaceOf(context, command.team_id)).client, { channel: session.channelId, threadTs: session.threadKey }, reply.file.name, reply.file.data);

@@ -101,14 +101,15 @@ function threadKey(address: ThreadAddress): ThreadAddress {
 /**
  * The memory space key of a thread under a scope; the workspace is always part of the key. Spaces
  * never cross people who did not share the conversation, whatever the scope: a direct conversation
- * and an invite-only thread are spaces of their own, and a private channel never shares one with
- * public channels.
+ * and an invite-only thread are spaces of their own, and a private channel, or a conversation
+ * people outside the workspace's full members take part in (`shared`), never shares one with
+ * public channels: under `workspace` each gets its channel's own space.
  */
 export function spaceKey(address: ThreadAddress, scope: MemoryScope): string {
   // An invite-only thread is its own conversation: its members are not the channel's.
   if (address.visibility === 'invited') return `invited:${address.threadKey}`;
   if (address.visibility === 'direct') return scope === 'thread' ? `dm:${address.channelId}/${address.threadKey}` : `dm:${address.channelId}`;
-  if (address.visibility === 'private' && scope === 'workspace') return `private:${address.channelId}`;
+  if ((address.visibility === 'private' || address.visibility === 'shared') && scope === 'workspace') return `private:${address.channelId}`;
   switch (scope) {
     case 'channel':
       return address.channelId;

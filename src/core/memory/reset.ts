@@ -5,6 +5,7 @@ import type { AgentDeps } from '../agent-context.js';
 import { estimateTokens, requestTokens } from '../loop/context-window.js';
 import { carryOver, fitCarryOver, trimCarryOver } from './carry-over.js';
 import { buildInitMessages } from './init-messages.js';
+import { initMainVersion, tellInherited } from './inherited-memory.js';
 import type { LiveContext } from '../loop/live-context.js';
 import { memoryCostOfSegment } from '../spend.js';
 import type { SessionRecord, StoredMessage } from '../store.js';
@@ -59,6 +60,8 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     ...(options.reason ? { reason: options.reason } : {}),
   });
   const ended = context.segment.id;
+  // The MAIN.md version the ending context started from: what this thread last saw of it.
+  const seen = initMainVersion(context.entries.filter((entry) => entry.isInit).map((entry) => entry.message));
   context.replace(segment, entries);
   // The note says what memory cost since the last reset; a failure to tell must not fail the reset.
   const memoryCostUsd = await memoryCostOfSegment({ settings: deps.settings, usage: deps.stores.usage }, session.id, ended).catch(() => null);
@@ -68,6 +71,7 @@ export async function resetContext(deps: AgentDeps, session: SessionRecord, cont
     type: 'context-reset', session: { ...session, resetRequested: false }, segmentId: segment.id, segmentOrdinal: segment.ordinal,
     tokensBefore, tokensAfter, carriedMessages: carried.length, memoryCostUsd, ...(options.reason ? { reason: options.reason } : {}),
   });
+  if (seen !== null) await tellInherited(deps, session, segment.id, seen, init);
   return { tokensBefore, tokensAfter, carriedMessages: carried.length, carriedTokens };
 }
 

@@ -6,6 +6,7 @@ import type { AgentDeps } from '../agent-context.js';
 import type { LiveContext } from '../loop/live-context.js';
 import type { SteerInbox } from '../loop/steer-inbox.js';
 import { buildInitMessages } from '../memory/init-messages.js';
+import { tellInherited } from '../memory/inherited-memory.js';
 import type { MemoryManager } from '../memory/memory-manager.js';
 import type { ActivityKind, HeldClaim } from './activity-scheduler.js';
 import type { SessionMirror } from './session-mirror.js';
@@ -48,6 +49,8 @@ export class SessionSync {
     if (initStored === context.entries.length) {
       const init = await buildInitMessages(this.scope.deps, mirror.record);
       await context.appendInit(init.slice(initStored));
+      // A new session has seen no version of MAIN.md: a change from another thread is told.
+      if (initStored === 0) await tellInherited(this.scope.deps, mirror.record, context.segment.id, 0, init);
     }
     return true;
   }

@@ -18,10 +18,12 @@ export interface ThreadAddress {
 
 /**
  * Who can read a conversation: everyone in the workspace, its members only, one person and Hippo,
- * or only the people invited to a thread (a Discord private thread: a conversation of its own
- * inside a channel, so its memory space is its own under every scope).
+ * only the people invited to a thread (a Discord private thread: a conversation of its own
+ * inside a channel, so its memory space is its own under every scope), or people the workspace's
+ * shared memory is not for (`shared`: a Slack Connect channel, or a session a guest or someone
+ * from another organisation started), which never runs on the space all public channels share.
  */
-export type Visibility = 'public' | 'private' | 'direct' | 'invited';
+export type Visibility = 'public' | 'private' | 'direct' | 'invited' | 'shared';
 
 /** A session as core sees it. */
 export interface SessionRecord extends ThreadAddress {
