@@ -12,6 +12,15 @@ import { ConfigError } from './errors.js';
 import type { AnyTool } from './tool.js';
 
 /** The default of APPROVAL_REQUIRED: shell commands and MCP tools their server does not mark read-only. */
+/** R23's settings (APPROVAL_*); absent from AgentDeps: nothing asks. */
+export interface ApprovalSettings {
+  policy: ApprovalPolicy;
+  /** How long a person has to decide before the call is denied with a note (ms). */
+  timeoutMs: number;
+  /** How often a waiting drive looks at its approval besides wake-ups, which can be missed (ms). */
+  pollMs: number;
+}
+
 export const defaultApprovalRequired = 'shell,mcp';
 
 /** R23's settings (APPROVAL_*); absent from AgentDeps: nothing asks. */

@@ -123,6 +123,35 @@ export class StopRequested extends Error {
 }
 
 /**
+ * The abort reason of a shutdown (docs/style.md §6): a runner, or the whole registry, stops taking
+ * work; what is still running ends at its next chance and is cancelled "shutdown" (or "stopping").
+ */
+export class ShutdownRequested extends Error {
+  constructor(message: 'shutdown' | 'stopping' = 'shutdown') {
+    super(message);
+    this.name = 'ShutdownRequested';
+  }
+}
+
+/** The abort reason of a deadline: the work ran out of its time (`limit`, as people read it) and is stopped. */
+export class DeadlineReached extends Error {
+  constructor(readonly limit: string) {
+    super(`timed out after ${limit}`);
+    this.name = 'DeadlineReached';
+  }
+}
+
+/**
+ * A memory run reached its step cap (R4) before it finished; the run fails with what it did so
+ * far (its transcript and usage are recorded with it).
+ */
+export class MemoryRunCapped extends HippoError {
+  constructor(role: string, readonly maxSteps: number) {
+    super('memory-cap', `${role} stopped at its cap of ${maxSteps} steps`);
+  }
+}
+
+/**
  * The database failed. `transient` when trying again later may help (a dropped connection, a
  * failover, a serialization conflict): work is then retried with back-off instead of given up.
  */

@@ -196,7 +196,7 @@ describe('pause and reset (R11, R9)', () => {
     let holding = true;
     sessions.get = async (id) => {
       const row = await get(id);
-      if (holding && id === session.id && new Error().stack?.includes('refreshFlags')) {
+      if (holding && id === session.id && new Error().stack?.includes('SessionMirror.refresh')) {
         holding = false;
         rowRead.open();
         await released.promise;

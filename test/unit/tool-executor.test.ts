@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { DeadlineReached } from '../../src/core/errors.js';
 import { resultLimitChars } from '../../src/core/loop/output-cap.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
@@ -33,6 +34,26 @@ describe('ToolExecutor', () => {
     expect(outcome.content.startsWith('start-xxx')).toBe(true);
     expect(outcome.content.endsWith('xxx-end')).toBe(true);
     expect(outcome.content).toMatch(/characters of tool result omitted \(5000010 in total\)/);
+  });
+
+  it('stops a tool that runs past its time with a deadline as the abort reason, and answers that it timed out', async () => {
+    let reason: unknown;
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits for its signal',
+      input: z.object({}),
+      timeoutMs: 50,
+      execute: (_input, context) => new Promise<string>((_resolve, reject) => {
+        context.signal.addEventListener('abort', () => {
+          reason = context.signal.reason;
+          reject(new Error('aborted'));
+        }, { once: true });
+      }),
+    }) as AnyTool;
+    const outcome = await new ToolExecutor([slow]).execute(call('slow'), toolContext());
+    expect(outcome).toEqual({ ok: false, content: 'Error: slow timed out after 50 ms and was stopped' });
+    expect(reason).toBeInstanceOf(DeadlineReached);
+    expect((reason as DeadlineReached).message).toBe('timed out after 50 ms');
   });
 
   it('caps tool errors to a few thousand characters', async () => {

@@ -1,5 +1,6 @@
 // WorkSlots: the per-process limit on runners orchestrating at once (core/runner/work-slots.ts).
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/core/errors.js';
 import { WorkSlots } from '../../src/core/runner/work-slots.js';
 import { gate } from '../support/model-script.js';
 
@@ -55,6 +56,6 @@ describe('WorkSlots', () => {
   });
 
   it('refuses a size that is not a positive integer', () => {
-    expect(() => new WorkSlots(0)).toThrow('work slots: size must be a positive integer, got 0');
+    expect(() => new WorkSlots(0)).toThrow(new ConfigError('work slots: size must be a positive integer, got 0'));
   });
 });

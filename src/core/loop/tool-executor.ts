@@ -2,7 +2,7 @@
 // JSON, invalid arguments, a thrown error, a timeout, a role without permission) becomes a tool
 // result describing the problem: a tool never crashes a run. Every result and error is capped
 // here, whatever the tool (memory, MCP, web…), before it can enter the context.
-import { CancelledError, isTransient } from '../errors.js';
+import { CancelledError, ConfigError, DeadlineReached, isTransient, ToolError } from '../errors.js';
 import { escapeClosingTags } from '../prompts/wrappers.js';
 import type { ToolCall } from '../messages.js';
 import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from './output-cap.js';
@@ -22,7 +22,7 @@ export class ToolExecutor implements ToolSet {
   ) {
     this.byName = new Map();
     for (const tool of tools) {
-      if (this.byName.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+      if (this.byName.has(tool.name)) throw new ConfigError(`duplicate tool name: ${tool.name}`);
       this.byName.set(tool.name, tool);
     }
     this.definitions = toolDefinitions(tools);
@@ -82,8 +82,8 @@ export class ToolExecutor implements ToolSet {
       timer = setTimeout(() => {
         // Settle with the timeout first, then abort so the tool really stops (it may reject too).
         const limit = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
-        reject(new Error(`${name} timed out after ${limit} and was stopped`));
-        controller.abort(new Error(`timed out after ${limit}`));
+        reject(new ToolError(`${name} timed out after ${limit} and was stopped`));
+        controller.abort(new DeadlineReached(limit));
       }, timeoutMs);
     });
     // A tool that does not watch its signal is not waited for once the call is cancelled (a Stop

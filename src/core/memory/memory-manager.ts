@@ -1,25 +1,19 @@
 // R2/R3: at every checkpoint, fork a summarizer (then place the marker) and a decider when the
 // context crossed a new step. The worker never awaits them; at most one of each runs at a time.
-// R18: a memory run that fails (model, time cap, database, crash) is marked failed, logged and
-// counted, and never stops the worker: every promise started here has a handler.
-// Slightly over ~400 lines: the trigger, both forks and the pending reset share one checkpoint's
-// state, kept together so R2, R3 and R6 read side by side.
+// R18: every promise started here has a handler; how a run ends is run-outcomes.ts, what a
+// summarizer is told besides its context is summarizer-brief.ts.
 import type { AgentDeps } from '../agent-context.js';
-import { runDecider } from './decider.js';
-import { ForkTooLongError } from './fork-loop.js';
-import { forkRequest } from './fork.js';
-import { mainDocumentPath } from './init-messages.js';
 import type { LiveContext } from '../loop/live-context.js';
-import { deciderInstruction, summarizerInstruction, type MainDocumentState, type NewToMemory } from '../prompts/memory-instructions.js';
-import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
-import { initMainText, initMainVersion, markerText } from '../prompts/prompts.js';
-import { compactDiff, diffLines } from './line-diff.js';
 import type { ChatMessage } from '../messages.js';
-import { retryTransient } from '../retry.js';
-import { readReviewBrief } from './summarizer-brief.js';
+import { deciderInstruction, summarizerInstruction } from '../prompts/memory-instructions.js';
+import { markerText } from '../prompts/prompts.js';
+import type { PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
+import { runDecider } from './decider.js';
+import { forkRequest } from './fork.js';
 import { PersonRequests } from './person-requests.js';
-import type { MemoryRunRecord, PersonRequest, SegmentRecord, SessionRecord } from '../store.js';
-import { runSummarizer, summarizerNote, type MemoryRunResult } from './summarizer.js';
+import { RunOutcomes } from './run-outcomes.js';
+import { forkPoint, readMainState, readNewToMemory, readReviewBrief } from './summarizer-brief.js';
+import { runSummarizer } from './summarizer.js';
 import { currentStep, shouldTrigger } from './trigger-policy.js';
 
 /** What the memory manager needs from its session runner. */
@@ -43,18 +37,13 @@ interface RunningRun {
   requestEventId?: number | undefined;
 }
 
-/** How long a finished run's outcome may take to be stored while the database is away (ms). */
-const finishBudgetMs = 120_000;
-
 export class MemoryManager {
   private summarizer: RunningRun | null = null;
   private decider: RunningRun | null = null;
-  /** Outcomes of summarizer runs of this process, so a fork knows which markers count (R4). */
-  private readonly outcomes = new Map<string, MemoryRunRecord['status']>();
+  /** How each run ends: recorded, logged, counted (R18); which markers count (R4). */
+  private readonly outcomes: RunOutcomes;
   /** Resolved when the worker's next model call has been read by the provider, or it stopped. */
   private prefill: { promise: Promise<void>; resolve: () => void } | null = null;
-  /** Failures still being recorded in the background (settle waits for them). */
-  private readonly recording = new Set<Promise<void>>();
   /** Summarizer runs people asked for (remember / forget), served one per fork, oldest first. */
   private readonly requests: PersonRequests;
   /**
@@ -68,6 +57,7 @@ export class MemoryManager {
     private readonly host: MemoryHost,
   ) {
     this.requests = new PersonRequests(deps.stores.reviews, host.session().id);
+    this.outcomes = new RunOutcomes(deps, host.signal);
   }
 
   /** True when no summarizer or decider of this process runs for the session. */
@@ -164,7 +154,7 @@ export class MemoryManager {
 
   /** Resolves when neither role runs (tests, shutdown). */
   async settle(): Promise<void> {
-    while (this.live.size > 0 || this.recording.size > 0) await Promise.all([...[...this.live.values()].map((run) => run.done), ...this.recording]);
+    while (this.live.size > 0 || this.outcomes.pending.length > 0) await Promise.all([...[...this.live.values()].map((run) => run.done), ...this.outcomes.pending]);
   }
 
   /**
@@ -258,8 +248,7 @@ export class MemoryManager {
     segment.summarizerRounds = round;
     const runId = globalThis.crypto.randomUUID();
     // Which markers count is decided now, from the context as forked (its own marker comes after).
-    const markers = context.entries.flatMap((entry) => (entry.isMarker && entry.memoryRunId ? [{ runId: entry.memoryRunId, round: markerRound(entry.message) }] : []));
-    const initMain = { version: initMainVersion(context.entries[1]?.message.content), text: initMainText(context.entries[1]?.message.content) };
+    const { markers, initMain } = forkPoint(context.entries);
     const contextTokens = context.nextCallTokens();
     writes.push(this.deps.stores.memoryRuns.start({
       id: runId, sessionId: session.id, segmentId: segment.id, role: 'summarizer', round, forkPoint: snapshot.length, ...(request ? { request } : {}),
@@ -279,7 +268,7 @@ export class MemoryManager {
       .then(async () => {
         await prefilled;
         // Built here, off the worker's path: the snapshot above is what the fork continues.
-        const [newToMemory, main, [review, requestGiven]] = await Promise.all([this.newToMemory(markers), this.mainState(session, initMain), briefing]);
+        const [newToMemory, main, [review, requestGiven]] = await Promise.all([readNewToMemory(this.deps, this.outcomes.statuses, markers), readMainState(this.deps, session, initMain), briefing]);
         // A run that succeeds has seen these events; the next one is given only newer ones.
         const newest = review.events.at(-1)?.id ?? request?.eventId;
         if (newest !== undefined) await this.deps.stores.reviews.markGiven(runId, Math.max(newest, request?.eventId ?? 0));
@@ -292,10 +281,10 @@ export class MemoryManager {
         });
       })
       .then(
-        (result) => this.summarizerSucceeded(session, runId, round, result, request),
-        (error: unknown) => this.runFailed(session, 'summarizer', runId, error, request),
+        (result) => this.outcomes.summarizerSucceeded(session, runId, round, result, request),
+        (error: unknown) => this.outcomes.failed(session, 'summarizer', runId, error, request),
       );
-    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId), requestEventId: request?.eventId };
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.outcomes.settled(task, session, runId), requestEventId: request?.eventId };
     this.summarizer = run;
     this.live.set(runId, run);
     void run.done.finally(() => {
@@ -327,19 +316,10 @@ export class MemoryManager {
       .then(() => prefilled)
       .then(() => runDecider(this.deps, { sessionId: session.id, segmentId: segment.id, memoryRunId: runId, request, contextTokens, signal: this.host.signal }))
       .then(
-        async (result) => {
-          const decision = result.reset ? 'reset' : 'keep';
-          this.deps.log.info({ sessionId: session.id, memoryRunId: runId, reset: result.reset }, 'decider-end');
-          // The decision is acted on even if its record cannot be written yet (R18: memory work
-          // fails alone; the reset request retries by itself).
-          const recorded = this.finish(runId, { status: 'succeeded', decision, transcript: result.transcript, usage: result.usage });
-          if (result.reset) await this.host.requestReset(segment.id);
-          await recorded;
-          this.deps.events.emit({ type: 'memory-run-end', session, role: 'decider', memoryRunId: runId, status: 'succeeded', decision });
-        },
-        (error: unknown) => this.runFailed(session, 'decider', runId, error),
+        (result) => this.outcomes.deciderSucceeded(session, runId, result, () => this.host.requestReset(segment.id)),
+        (error: unknown) => this.outcomes.failed(session, 'decider', runId, error),
       );
-    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.settled(task, session, runId) };
+    const run: RunningRun = { id: runId, segmentId: segment.id, done: this.outcomes.settled(task, session, runId) };
     this.decider = run;
     this.live.set(runId, run);
     void run.done.finally(() => {
@@ -348,102 +328,4 @@ export class MemoryManager {
       if (this.idle) this.host.memoryIdle();
     });
   }
-
-  /** R4: which part of the context is new to memory, given the markers in it. */
-  private async newToMemory(markers: Array<{ runId: string; round: number }>): Promise<NewToMemory> {
-    const unknown = markers.filter((marker) => !this.outcomes.has(marker.runId)).map((marker) => marker.runId);
-    // Runs of an earlier process (before a restart or a take-over): their stored outcome counts;
-    // one still "running" there did not finish and does not count.
-    if (unknown.length > 0) for (const [id, status] of await this.deps.stores.memoryRuns.statuses(unknown)) this.outcomes.set(id, status);
-    const latest = markers.findLast((marker) => this.outcomes.get(marker.runId) === 'succeeded');
-    return latest ? { after: 'marker', round: latest.round } : { after: 'init' };
-  }
-
-  /**
-   * MAIN.md for the instruction (R4, lean forks): only its version when the init messages already
-   * show it, only the changes since that copy when they are much shorter, else its text.
-   */
-  private async mainState(session: SessionRecord, init: { version: number | null; text: string | null }): Promise<MainDocumentState> {
-    const main = await this.deps.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath });
-    if (main && init.version !== null && main.version === init.version) return { unchangedSince: 'init', version: main.version };
-    if (main && init.text !== null) {
-      const changes = compactDiff(diffLines(init.text, main.content), 1);
-      if (changes.length * 2 < main.content.length) return { changesSinceInit: changes, version: main.version };
-    }
-    return { current: main?.content ?? '', version: main?.version ?? null };
-  }
-
-  private async summarizerSucceeded(session: SessionRecord, memoryRunId: string, round: number, result: MemoryRunResult, request: PersonRequest | undefined): Promise<void> {
-    this.outcomes.set(memoryRunId, 'succeeded');
-    const changes = (await retryTransient(() => memoryRunChanges(this.deps.stores.documents, memoryRunId), this.retryOptions(memoryRunId))).map(changeCounts);
-    const note = summarizerNote(result.transcript);
-    // A note is owed when memory changed, or a person asked (they hear back either way); the mark
-    // keeps it owed across a crash until delivered. The final line is its versions' reason.
-    const owed = changes.length > 0 || request !== undefined;
-    await this.finish(memoryRunId, { status: 'succeeded', transcript: result.transcript, usage: result.usage, awaitingDelivery: owed, ...(note ? { note } : {}) });
-    this.deps.log.info({ sessionId: session.id, memoryRunId, documents: changes.length }, 'summary-end');
-    this.deps.events.emit({ type: 'memory-run-end', session, role: 'summarizer', memoryRunId, status: 'succeeded' });
-    if (owed) {
-      this.deps.events.emit({ type: 'memory-updated', session, memoryRunId, round, changes, usage: result.usage, note, ...(request ? { request } : {}) });
-    }
-  }
-
-  private runFailed(session: SessionRecord, role: 'summarizer' | 'decider', memoryRunId: string, error: unknown, request?: PersonRequest): void {
-    // R19: a fork whose first request would not fit the window was never sent: skipped, not failed
-    // (either way its marker does not count, so the next run covers its range, R4).
-    const status = error instanceof ForkTooLongError && error.firstCall ? 'skipped' : 'failed';
-    this.outcomes.set(memoryRunId, status);
-    const message = error instanceof Error ? error.message : String(error);
-    const partial = (error ?? {}) as Partial<MemoryRunResult>;
-    if (status === 'skipped') this.deps.log.warn({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-skipped');
-    else {
-      this.deps.log.error({ sessionId: session.id, memoryRunId, role, err: message }, 'memory-run-failed');
-      this.deps.events.emit({ type: 'memory-run-failed', session, role, memoryRunId, error: message });
-    }
-    this.deps.events.emit({ type: 'memory-run-end', session, role, memoryRunId, status });
-    // Recorded in the background: the run is over now (a reset waiting for it need not wait for
-    // the database), and a row left "running" counts as not succeeded anyway.
-    // A person's request whose run the shutdown cut short waits for the next driver (its note
-    // never came); one whose run failed by itself is not tried again in a loop.
-    const eventId = this.host.signal.aborted ? request?.eventId : undefined;
-    const handedBack = eventId === undefined ? Promise.resolve() : this.deps.stores.reviews.handBack(eventId, memoryRunId);
-    const recorded = handedBack.then(() => this.finish(memoryRunId, {
-      status, error: message, transcript: partial.transcript ?? [],
-      usage: partial.usage ?? { promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
-    }))
-      .catch((finishError: unknown) => this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(finishError) }, 'memory-run-record-failed'))
-      .finally(() => this.recording.delete(recorded));
-    this.recording.add(recorded);
-  }
-
-  /** Stores a run's outcome, retrying while the database is away. */
-  private finish(memoryRunId: string, result: Parameters<AgentDeps['stores']['memoryRuns']['finish']>[1]): Promise<void> {
-    return retryTransient(() => this.deps.stores.memoryRuns.finish(memoryRunId, result), this.retryOptions(memoryRunId));
-  }
-
-  private retryOptions(memoryRunId: string) {
-    return {
-      budgetMs: finishBudgetMs,
-      signal: this.host.signal,
-      onRetry: (error: unknown, attempt: number, waitMs: number) => this.deps.log.warn({ memoryRunId, attempt, waitMs, err: String(error) }, 'memory-run-store-retry'),
-    };
-  }
-
-  /**
-   * The run's promise with its last failure handled: whatever went wrong while recording the
-   * outcome (the database stayed away past the budget) is logged, and the run ends. The store's
-   * row may then still say "running": a later fork or load treats it as not succeeded (R4, R6).
-   */
-  private settled(task: Promise<void>, session: SessionRecord, memoryRunId: string): Promise<void> {
-    return task.catch((error: unknown) => {
-      if (!this.outcomes.has(memoryRunId)) this.outcomes.set(memoryRunId, 'failed');
-      this.deps.log.error({ sessionId: session.id, memoryRunId, err: String(error) }, 'memory-run-record-failed');
-    });
-  }
-}
-
-/** The round a marker names (`<memory-checkpoint n="3"/>`). */
-function markerRound(message: ChatMessage): number {
-  const match = typeof message.content === 'string' ? /n="(\d+)"/.exec(message.content) : null;
-  return match?.[1] ? Number(match[1]) : 0;
 }

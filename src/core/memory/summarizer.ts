@@ -1,6 +1,7 @@
 // R4: the summarizer loops model → tools → model until it answers without tool calls, within a
 // step cap and a time cap. Its output is its writes to the memory documents.
 import type { AgentDeps } from '../agent-context.js';
+import { MemoryRunCapped } from '../errors.js';
 import type { ChatMessage } from '../messages.js';
 import { runForkLoop, type ForkTarget, type MemoryRunResult } from './fork-loop.js';
 import { memoryDoneTool } from './memory-tools.js';
@@ -42,7 +43,7 @@ export async function runSummarizer(deps: AgentDeps, run: SummarizerRun): Promis
     },
   });
   if (!result.finalMessage) {
-    throw Object.assign(new Error(`summarizer stopped at its cap of ${settings.summarizerMaxSteps} steps`), result);
+    throw Object.assign(new MemoryRunCapped('summarizer', settings.summarizerMaxSteps), result);
   }
   return result;
 }

@@ -1,5 +1,6 @@
 // The live session runners of this process: one per session (R10), created on demand, evicted
 // when idle, and woken at start-up for sessions with backlog (R12).
+import { ShutdownRequested } from '../errors.js';
 import type { AgentDeps } from '../agent-context.js';
 import type { SessionRecord } from '../store.js';
 import { retryTransient } from '../retry.js';
@@ -164,7 +165,7 @@ export class RunnerRegistry {
 
   /** Stops every runner: running drives stop at their next checkpoint. */
   async stop(graceMs?: number): Promise<void> {
-    this.stopping.abort(new Error('stopping'));
+    this.stopping.abort(new ShutdownRequested('stopping'));
     clearInterval(this.sweeper);
     this.unsubscribe?.();
     const runners = await Promise.all([...this.runners.values()].map((runner) => runner.catch(() => undefined)));

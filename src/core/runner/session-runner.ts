@@ -7,7 +7,7 @@
 // limit (hard-limit.ts), people's pause, Stop and resume (pause-control.ts) and one drive of the
 // worker (drive.ts).
 import type { AgentDeps } from '../agent-context.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, ShutdownRequested } from '../errors.js';
 import { saveAttachments } from '../loop/attachments.js';
 import { estimateTokens } from '../loop/context-window.js';
 import { LiveContext } from '../loop/live-context.js';
@@ -279,7 +279,7 @@ export class SessionRunner {
     const stopping = this.scheduler.stop(graceMs);
     this.approvals.poke(); // R23: a call waiting for a person stays waiting for the next process, not for the grace
     await stopping;
-    this.lifetime.abort(new Error('shutdown'));
+    this.lifetime.abort(new ShutdownRequested());
     await Promise.race([Promise.all([this.scheduler.whenIdle(), this.memory.settle()]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await this.lease.release().catch((error: unknown) => this.deps.log.warn({ sessionId: this.session.id, err: String(error) }, 'lease-release-failed'));
   }

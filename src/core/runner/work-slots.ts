@@ -2,13 +2,14 @@
 // slot while it orchestrates and gives it back while it waits on a model or a tool, so a burst
 // of busy sessions queues here (first come, first served) instead of flooding the event loop and
 // the connection pool, while sessions that wait on slow models cost no slot.
+import { ConfigError } from '../errors.js';
 
 export class WorkSlots {
   private held = 0;
   private readonly queue: Array<() => void> = [];
 
   constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new Error(`work slots: size must be a positive integer, got ${size}`);
+    if (!Number.isInteger(size) || size < 1) throw new ConfigError(`work slots: size must be a positive integer, got ${size}`);
   }
 
   async acquire(): Promise<void> {
