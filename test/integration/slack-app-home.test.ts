@@ -2,6 +2,7 @@
 // Bolt app (signatures checked) against the fake Slack Web API, a real agent on Postgres. A member
 // searches a space in a modal and gets its zip in their messages with Hippo; people outside the
 // space's conversation or ALLOWED_USERS are refused with a clear message and get nothing.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formBody, signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
@@ -150,6 +151,30 @@ describe('Slack App Home: search', () => {
     const again = await search('UBOB', modal.private_metadata ?? '', 'nothingmatchesthis');
     expect(text(again.view!)).toContain('Nothing in this memory matches “nothingmatchesthis”');
     expect(await search('UBOB', modal.private_metadata ?? '', '   ')).toEqual({ response_action: 'errors', errors: { words: 'Type the words to look for.' } });
+  });
+
+  it('answers a slow search after the acknowledgement: "Searching…" at once, the results in the modal when they come', async () => {
+    const bob = await home('UBOB');
+    const modal = await opened((await click('UBOB', buttonOf(bob, 'hippo_home_search', projectSpace)!)).trigger);
+    // Another connection holds the conversations' table: the search waits for it (under its 5 s
+    // timeout), longer than Slack waits for the acknowledgement.
+    const blocker = new pg.Client({ connectionString: database.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE context_messages IN ACCESS EXCLUSIVE MODE');
+      const updatesBefore = slack.callsTo('views.update').length;
+      const answer = await search('UBOB', modal.private_metadata ?? '', 'Release-Plan');
+      expect(answer.response_action).toBe('update');
+      expect(text(answer.view!)).toContain('Searching…');
+      await blocker.query('COMMIT');
+      const update = await slack.waitForCall('views.update', (call) => call.args['view_id'] === 'VSEARCH' && slack.callsTo('views.update').indexOf(call) >= updatesBefore);
+      const results = update.args['view'] as View;
+      expect(results.blocks.find((block) => block.block_id === 'words')?.element?.initial_value).toBe('Release-Plan');
+      expect(text(results)).toContain('*💬 Conversations matching “Release-Plan”*');
+    } finally {
+      await blocker.end();
+    }
   });
 
   it('refuses a search of a space the person may not view, whatever the form says', async () => {

@@ -31,15 +31,38 @@ export async function openHomeSearch(context: SlackContext, click: BlockActionBo
   await (await workspaceOf(context, teamId)).client.apiCall('views.open', { trigger_id: click.trigger_id, view });
 }
 
-/** Registers the search modal's submissions on the Bolt app (answered in the acknowledgement). */
+/**
+ * How long a submission's answer may wait in the acknowledgement: Slack wants it within 3 s, and a
+ * search may take up to its statement timeout (5 s). A slower search answers "Searching…" first
+ * and puts its results in the modal when they come.
+ */
+export const searchAckBudgetMs = 2_000;
+
+/** Registers the search modal's submissions on the Bolt app (answered in the acknowledgement, or just after). */
 export function registerHomeSearch(routes: SlackRoutes, context: SlackContext): void {
   routes.view(homeSearchCallback, async ({ ack, body }) => {
-    const answer = await searchSubmission(context, body).catch((error: unknown) => {
+    const answering = searchSubmission(context, body).catch((error: unknown): SubmissionAnswer => {
       context.log.error({ err: error }, 'slack-home-search-failed');
-      return { response_action: 'update' as const, view: outcomeModal('The search failed; try again in a moment.', title) };
+      return { response_action: 'update', view: outcomeModal('The search failed; try again in a moment.', title) };
     });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), searchAckBudgetMs)));
+    const answer = await Promise.race([answering, late]);
+    clearTimeout(timer);
     // Our views are plain JSON built to Block Kit's rules; Bolt wants its own View type for them.
-    await ack(answer as unknown as ViewResponseAction);
+    if (answer) return void (await ack(answer as unknown as ViewResponseAction));
+    const parsed = viewSubmissionBody.safeParse(body);
+    await ack({ response_action: 'update', view: outcomeModal('🔎 Searching… the results will appear here.', title) } as unknown as ViewResponseAction);
+    if (!parsed.success) return;
+    const submitted = parsed.data;
+    // After the response (the listener returns, then Bolt answers Slack): the results replace it.
+    context.background.run('slack-home-search', async () => {
+      const final = await answering;
+      // Past the acknowledgement a refusal under the box cannot be shown: it becomes the modal's text.
+      const view = final.response_action === 'update' ? final.view : outcomeModal(Object.values(final.errors).join(' '), title);
+      const { client } = await workspaceOf(context, teamOfBody(submitted));
+      await client.apiCall('views.update', { view_id: submitted.view.id, view });
+    });
   });
 }
 
