@@ -60,7 +60,10 @@ export function demoSurfaces(recording: DemoRecording): Surface[] {
       const streamCalls = calls.filter((call) => /^chat\.(start|append|stop)Stream$/.test(call.method) && (call.args['ts'] ?? call.response?.['ts']) === message.ts);
       const tasks = taskCards(streamCalls);
       if (tasks.length > 0) surfaces.push({ kind: 'task cards', who: 'Hippo', at: created, tasks, note: `a stream of ${streamCalls.length} writes` });
-      if (message.markdown_text) surfaces.push({ kind: 'streamed answer', who: 'Hippo', at: created + 0.5, markdown: message.markdown_text, note: `streamed in ${streamCalls.filter((call) => typeof call.args['markdown_text'] === 'string').length} writes as the model wrote it` });
+      // Text streams word by word; a tool run's tasks and its answer share one stream, the answer last.
+      const writes = streamCalls.filter((call) => typeof call.args['markdown_text'] === 'string').length;
+      const note = tasks.length > 0 ? `the same stream as the tasks: ${streamCalls.length} writes, the answer last` : `streamed in ${writes} writes as the model wrote it`;
+      if (message.markdown_text) surfaces.push({ kind: 'streamed answer', who: 'Hippo', at: created + 0.5, markdown: message.markdown_text, note });
     } else if (key.startsWith('card:') || hasAction(firstBlocks(calls[created]), /^hippo_(pause|stop)$/)) {
       surfaces.push({ kind: 'status card', who: 'Hippo', at: created, blocks, firstBlocks: firstBlocks(calls[created]), note: `updated ${updates.length} times in place while it worked` });
     } else if (blocks.some((block) => block.block_id === 'hippo_memory_note') || hasAction(blocks, /^hippo_memory_/)) {

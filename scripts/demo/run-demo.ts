@@ -111,6 +111,7 @@ function scriptModel(model: Awaited<ReturnType<typeof startFakeModelServer>>): v
         // Slow enough for Ben's reply to arrive while the tools run.
         return {
           delayMs: 1_500,
+          content: '', // nothing said before the tools (the script's default would say "ok" into the task stream)
           toolCalls: [
             { id: 'plan', name: 'todo_write', arguments: { content: '# Release notes v2.0\n- [x] collect the merged changes\n- [ ] draft the notes\n' } },
             { id: 'notes', name: 'write_file', arguments: { path: 'release-notes.md', content: '# v2.0\n- Memory export as a zip\n- Terminal chat: Markdown\n' } },

@@ -21,7 +21,7 @@ describe('npm run demo', () => {
       expect(text).toMatch(/── Hippo · task cards ─+\n▤ Plan: Release notes v2\.0\n✓ collect the merged changes\n○ draft the notes\n✓ write_file: release-notes\.md {2}→ Created release-notes\.md/);
       // The answer read Ben's steer, and its Markdown is rendered (no raw markers).
       expect(text).toMatch(/── Hippo · streamed answer ─+\nRelease notes v2\.0\n\n• Memory export: memory export sends/);
-      expect(text).toMatch(/\(streamed in [2-9]\d* writes as the model wrote it\)/);
+      expect(text).toMatch(/\(the same stream as the tasks: [2-9]\d* writes, the answer last\)/);
       expect(text).toMatch(/── Hippo · memory note ─+\n🧠 Memory updated · MAIN\.md \+1 −0 .*Ada asked to remember “releases ship on Tuesdays”\n\[View\] \[Edit\] \[Revert\]/);
       expect(text).toMatch(/── Hippo · App Home ─+\n🧠 Hippo memory\n[\s\S]*\[🔎 Search\] \[📦 Export as zip\]\nMAIN\.md · .* by background memory/);
       expect(text).not.toContain('**');
