@@ -2,6 +2,7 @@
 // discord.js client against the fake Discord (gateway and REST), a real agent on Postgres. The
 // browser's menus, edit modals within Discord's limits with compare-and-set, history with links,
 // and who may do what.
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buttonId } from '../../src/adapters/discord/ids.js';
 import { threadAddress } from '../../src/adapters/discord/ids.js';
@@ -10,6 +11,7 @@ import { startDiscordRig, type DiscordRig } from '../fakes/fake-discord-rig.js';
 import * as wire from '../fakes/fake-discord-payloads.js';
 import type { FakeChannel, FakeMessage, RecordedCall } from '../fakes/fake-discord.js';
 import { scriptRoles } from '../support/model-script.js';
+import { until } from '../support/wait.js';
 
 let rig: DiscordRig;
 let session: SessionRecord;
@@ -164,6 +166,26 @@ describe('Discord memory browser', () => {
     // Names are stored uncompressed in a zip: the documents and their history are there.
     expect(sent.files[0]?.content.startsWith('PK')).toBe(true);
     expect(sent.files[0]?.content).toContain('history/MAIN.md/v0001.md');
+  });
+
+  it("builds an export beside the thread's queue: the next message is stored while the export waits", async () => {
+    const { fake } = rig;
+    // Another connection holds the versions' table: the export waits for it.
+    const blocker = new pg.Client({ connectionString: rig.database.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE memory_document_versions IN ACCESS EXCLUSIVE MODE');
+      const exportsBefore = fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).filter((call) => call.files.length > 0).length;
+      fake.say(thread, 'memory export', { mention: true });
+      const next = fake.say(thread, 'and list the open questions too');
+      await until(async () => (await rig.database.prisma.steerMessage.count({ where: { platformMessageKey: { endsWith: next.id } } })) === 1, 10_000, 'the next message stored');
+      expect(fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).filter((call) => call.files.length > 0)).toHaveLength(exportsBefore);
+      await blocker.query('COMMIT');
+      await fake.waitFor(() => fake.callsTo('POST', new RegExp(`^/channels/${thread.id}/messages$`)).filter((call) => call.files.length > 0).at(exportsBefore), 20_000, 'the export');
+    } finally {
+      await blocker.end();
+    }
   });
 });
 

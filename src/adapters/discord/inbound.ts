@@ -17,6 +17,7 @@ import { documentMenus } from './memory-views.js';
 import { steerKey, threadAddress, threadName } from './ids.js';
 import { discordAttachments } from './files.js';
 import { placeOf } from './place.js';
+import { Background } from '../chat/background.js';
 import { KeyedQueue } from '../chat/keyed-queue.js';
 import { authorName, isPersonMessage, mentionsHippo, messageText } from './message-text.js';
 import { readThreadSoFar, withThreadHistory } from './thread-history.js';
@@ -27,9 +28,12 @@ const sharedFileText = '(shared a file)';
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
 export class DiscordInbound {
   private readonly queue: KeyedQueue;
+  /** Exports: built and sent beside the channel's queue, so the thread's next messages wait for nothing. */
+  private readonly exports: Background;
 
   constructor(private readonly context: DiscordContext) {
     this.queue = new KeyedQueue((error, channelId) => context.log.error({ err: error, channelId }, 'discord-message-failed'));
+    this.exports = new Background(context.log);
   }
 
   /** A new message. */
@@ -57,9 +61,10 @@ export class DiscordInbound {
     });
   }
 
-  /** Resolves when every message received so far is handled. */
-  idle(): Promise<void> {
-    return this.queue.idle();
+  /** Resolves when every message received so far is handled (an export it started sent, too). */
+  async idle(): Promise<void> {
+    await this.queue.idle();
+    await this.exports.settle();
   }
 
   private async onCreated(message: Message): Promise<void> {
@@ -150,6 +155,12 @@ export class DiscordInbound {
    */
   private async command(message: Message, session: SessionRecord, verb: CommandVerb, rest: string): Promise<void> {
     if (!(await this.context.stores.events.markProcessed(`discord:command:${message.id}`))) return;
+    // An export reads a space's whole history: it must not hold up the thread's next messages.
+    if (verb === 'export') return this.exports.run('discord-export', () => this.answer(message, session, verb, rest), { messageId: message.id });
+    return this.answer(message, session, verb, rest);
+  }
+
+  private async answer(message: Message, session: SessionRecord, verb: CommandVerb, rest: string): Promise<void> {
     const request = await accessRequestOf(this.context, message.channelId, message.channel, message.guildId, message.author.id, message.member ? [...message.member.roles.cache.keys()] : []);
     const answer = await runCommand(verb, {
       agent: this.context.agent,
