@@ -216,7 +216,9 @@ describe('the service through a failover', () => {
     const thread = newThread();
     const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
     await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'question' });
-    bed.model.enqueue({ content: 'Recovered after the failover.' });
+    // Recovery drives every session with backlog in the database (earlier tests' too, in an order
+    // of their ids): the reply is this session's, not the first caller's.
+    bed.model.respond((body) => (body['prompt_cache_key'] === session.id ? { content: 'Recovered after the failover.' } : undefined));
     const h = await bed.harness({});
     const away = await takeDatabaseAway(bed.database.name);
     const recovered = h.agent.recover();
