@@ -2,6 +2,7 @@
 // Hippo reads the environment: main.ts and chat.ts pass the parsed Config down.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { blockedAddressReason } from './tools/web-address.js';
 
 /** The 32-byte key from base64 (44 characters) or hex (64 characters); null when it is neither. */
 export function decodeEncryptionKey(text: string): Buffer | null {
@@ -304,10 +305,9 @@ export function metricsWarnings(config: Config): string[] {
   return [`/metrics is served on METRICS_PORT (${config.METRICS_PORT}) at METRICS_HOST=${config.METRICS_HOST} without METRICS_TOKEN: ${what}; set METRICS_TOKEN, or keep METRICS_HOST on a network only the scraper reaches`];
 }
 
-/** localhost, 127.0.0.0/8, ::1 (with or without brackets), ::ffff:127.x. */
+/** localhost, or an address web_fetch's classifier calls loopback (127.0.0.0/8, ::1, ::ffff:127.x). */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+  return host.toLowerCase() === 'localhost' || blockedAddressReason(host) === 'loopback';
 }
 
 /** The base URL the provider's key is sent to when it goes in clear: http:// to a host that is not loopback. */
