@@ -18,7 +18,7 @@ import { approvalCard, decidedApprovalCard } from './approval-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
 import { slackMarkdown } from './slack-text.js';
 import { streamOperations } from './stream-delivery.js';
-import { planChunks, planTool, taskChunk, todoContent, type Chunk, type TaskDisplayMode } from './task-cards.js';
+import { eventChunks, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, slackPlatform, type SlackContext } from './context.js';
 import { SteerReactions } from './steer-reactions.js';
@@ -324,7 +324,7 @@ export class SlackRenderer {
     const card = this.cards.get(event.session.id);
     if (!card) return;
     const { call } = event;
-    const chunks = this.taskChunks(event);
+    const chunks = eventChunks(event);
     if (chunks.length === 0) return;
     const { session } = event;
     const key = `tasks:${card.key}`;
@@ -341,14 +341,6 @@ export class SlackRenderer {
     }
     const step = event.type === 'tool-call-start' ? 'start' : 'end';
     await this.context.outbox.enqueue(this.entry(session, `${key}:${call.id}:${step}`, streamOperations.tasksUpdate, { channel: session.channelId, chunks }, { targetKey: key }));
-  }
-
-  private taskChunks(event: Extract<AgentEvent, { type: 'tool-call-start' | 'tool-call-end' }>): Chunk[] {
-    const { call } = event;
-    if (event.type === 'tool-call-start') return call.function.name === planTool ? [] : [taskChunk(call, 'in_progress')];
-    const todo = call.function.name === planTool && event.ok ? todoContent(call) : null;
-    if (todo !== null) return planChunks(todo);
-    return [taskChunk(call, event.ok ? 'complete' : 'error', event.result)];
   }
 
   /** The run ended: its task stream (if any) is stopped. */

@@ -5,8 +5,9 @@
 // as the tool's own words (without the wrapper the model reads them in) and as text only (Slack's
 // `<…>` syntax escaped: a result cannot ping or dress up a link, slack-text.ts). What a
 // call is about and how TODO.md reads are shared with Discord's checklist (chat/task-list.ts).
+import type { AgentEvent } from '../../core/events.js';
 import type { ToolCall } from '../../core/messages.js';
-import { callArguments, callSubject, oneLine, parsePlan, toolResultText } from '../chat/task-list.js';
+import { callArguments, callSubject, oneLine, parsePlan, planTool, todoContent, toolResultText } from '../chat/task-list.js';
 import type { Json } from './message-views.js';
 import { slackText } from './slack-text.js';
 
@@ -43,4 +44,13 @@ export function planChunks(todo: string): Chunk[] {
     chunks.push({ type: 'task_update', id: `plan-${index + 1}`, title: slackText(oneLine(item.text, titleChars)), status: item.done ? 'complete' : 'pending' });
   }
   return chunks;
+}
+
+/** The chunks a tool call's start or end adds to the run's task stream (a TODO.md write: the plan). */
+export function eventChunks(event: Extract<AgentEvent, { type: 'tool-call-start' | 'tool-call-end' }>): Chunk[] {
+  const { call } = event;
+  if (event.type === 'tool-call-start') return call.function.name === planTool ? [] : [taskChunk(call, 'in_progress')];
+  const todo = call.function.name === planTool && event.ok ? todoContent(call) : null;
+  if (todo !== null) return planChunks(todo);
+  return [taskChunk(call, event.ok ? 'complete' : 'error', event.result)];
 }
