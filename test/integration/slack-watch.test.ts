@@ -101,7 +101,10 @@ describe('Slack streamed answers', () => {
     const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     const writes = await rig.database.prisma.outboxItem.count({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'stream:' } } });
     expect(writes).toBeGreaterThanOrEqual(2);
-    expect(writes).toBeLessThanOrEqual(6);
+    // At most one write a second while the tokens came (on a loaded machine they take longer to
+    // come, and may take more writes): the start, one a second, and the answer that ends it.
+    const streamedMs = appends.at(-1)!.at - started.at;
+    expect(writes).toBeLessThanOrEqual(Math.floor(streamedMs / 1_000) + 3);
   });
 
   it('posts and edits at most once a second where Slack refuses streaming, and edits the post into the answer', async () => {
