@@ -3,8 +3,8 @@
 // why it stopped and how to go on.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runConsoleChat } from '../../src/adapters/console/console-chat.js';
-import { ConsoleOutput } from '../../src/adapters/console/console-output.js';
+import { runConsoleChat } from '../../src/adapters/console/chat.js';
+import { ConsoleOutput } from '../../src/adapters/console/output.js';
 import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
 import { gate, roleOf } from '../support/model-script.js';

@@ -1,6 +1,6 @@
 // The terminal chat's warning lines: a log record said in words, whole, with its details.
 import { describe, expect, it } from 'vitest';
-import { noticeText } from '../../src/adapters/console/console-notices.js';
+import { noticeText } from '../../src/adapters/console/notices.js';
 import { historyLine } from '../../src/adapters/chat/memory-browser.js';
 
 describe('terminal notices', () => {

@@ -6,7 +6,7 @@ import type { Agent } from '../../core/agent.js';
 import type { ApprovalChoice, ApprovalRecord } from '../../core/approval-store.js';
 import type { AgentEvent } from '../../core/events.js';
 import { alreadyDecidedText, approvalCallText, approvalHeading, approvalOutcomeLine, cardCallChars } from '../chat/approval-card.js';
-import type { ConsoleOutput } from './console-output.js';
+import type { ConsoleOutput } from './output.js';
 
 /** The card and the answers of the calls that wait in this terminal's session. */
 export class ConsoleApprovals {

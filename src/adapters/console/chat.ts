@@ -7,10 +7,10 @@ import { createInterface } from 'node:readline';
 import type { Agent } from '../../core/agent.js';
 import type { EventBus } from '../../core/events.js';
 import type { Stores, ThreadAddress } from '../../core/store.js';
-import { chatHelp, consoleVerbs, runConsoleCommand } from './console-commands.js';
-import type { ConsoleOutput } from './console-output.js';
-import { ConsoleApprovals } from './console-approvals.js';
-import { ConsoleRenderer } from './console-renderer.js';
+import { chatHelp, consoleVerbs, runConsoleCommand } from './commands.js';
+import type { ConsoleOutput } from './output.js';
+import { ConsoleApprovals } from './approvals.js';
+import { ConsoleRenderer } from './renderer.js';
 
 export interface ConsoleChatOptions {
   agent: Agent;

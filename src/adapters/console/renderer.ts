@@ -2,7 +2,7 @@
 // notes, what the agent is waiting for, and whether a message typed during a run was queued and
 // when the agent took it.
 import type { AgentEvent } from '../../core/events.js';
-import type { ConsoleOutput } from './console-output.js';
+import type { ConsoleOutput } from './output.js';
 
 /** Renders the events of the session shown in this terminal. */
 export class ConsoleRenderer {

@@ -3,7 +3,7 @@
 // sentence an operator needs ("model-endpoint-not-found: … most serve under /v1"): the sentence is
 // shown whole, and a bare name is said in words with the record's own details.
 import { Writable } from 'node:stream';
-import type { ConsoleOutput } from './console-output.js';
+import type { ConsoleOutput } from './output.js';
 
 /** Longest notice shown (characters); a record past it is in chat.log. */
 const noticeLimit = 2_000;

@@ -11,7 +11,7 @@ import { runCommand } from '../chat/command-runner.js';
 import type { CommandVerb } from '../chat/commands.js';
 import { contextCurveLines } from '../chat/context-curve.js';
 import { historyText } from '../chat/memory-browser.js';
-import type { ConsoleOutput } from './console-output.js';
+import type { ConsoleOutput } from './output.js';
 
 export const chatHelp = 'Type a message to talk or steer; y / a / n [reason] answers a tool call that waits for approval. Commands: /pause /stop /resume /reset /status /memory /remember <fact> /forget <fact> /pin <text> /revert /history [document] /search <words> /export [file.zip] /help /quit';
 
