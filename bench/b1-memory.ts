@@ -24,6 +24,7 @@ import { isMain, runAlone, type BenchReport, type Benchmark, type Table, type Ta
 import type { BenchRole, MemoryScenario } from './support/scenarios.js';
 import { count, envNumber, fixed, percent, percentile, sleep, sum } from './support/stats.js';
 import { longTask, stepLog, stepOutputChars } from './support/workload.js';
+import { startSession } from '../test/support/sessions.js';
 
 /** The service's defaults (src/config.ts), which B1 measures unless told otherwise. */
 const productDefaults = (() => {
@@ -296,7 +297,7 @@ async function runBaseline(mode: 'blocking' | 'none', settings: B1Settings, data
   });
   harness.deps.model = recorder.wrap(harness.deps.model);
   try {
-    const { session } = await harness.stores.sessions.open(newThread(), { title: 'B1 baseline', scope: 'channel' });
+    const session = await startSession(harness.stores, newThread(), { title: 'B1 baseline' });
     const { segment } = await harness.stores.context.load(session.id);
     const started = performance.now();
     const outcome = await runBlockingSession({

@@ -8,12 +8,13 @@ import { memoryExportFile } from '../src/adapters/chat/memory-export.js';
 import { createPrismaStores } from '../src/adapters/storage/prisma-stores.js';
 import { createPostgresBenchDatabase } from './support/bench-database.js';
 import { runEnvironment } from './support/report.js';
+import { startSession } from '../test/support/sessions.js';
 
 const bench = await createPostgresBenchDatabase();
 try {
   const prisma = bench.database.prisma;
   const stores = createPrismaStores(prisma);
-  const { session } = await stores.sessions.open({ platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0001' }, { title: 'bench', scope: 'channel' });
+  const session = await startSession(stores, { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0001' }, { title: 'bench' });
   const first = await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'notes/big.md' }, 'v1', { kind: 'system' }, 0);
   await prisma.$executeRaw`
     INSERT INTO memory_document_versions (id, document_id, version, path, content, author_kind, author_id)

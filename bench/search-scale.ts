@@ -10,13 +10,14 @@ import { createPrismaStores } from '../src/adapters/storage/prisma-stores.js';
 import { createPostgresBenchDatabase } from './support/bench-database.js';
 import { runEnvironment } from './support/report.js';
 import { envNumber } from './support/stats.js';
+import { startSession } from '../test/support/sessions.js';
 
 const messages = envNumber('BENCH_SEARCH_MESSAGES', 3_001);
 const bench = await createPostgresBenchDatabase();
 try {
   const prisma = bench.database.prisma;
   const stores = createPrismaStores(prisma, { search: { perMinute: 10_000, timeoutMs: 5_000 } });
-  const { session } = await stores.sessions.open({ platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0001' }, { title: 'bench', scope: 'channel' });
+  const session = await startSession(stores, { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: '1.0001' }, { title: 'bench' });
   const { segment } = await stores.context.load(session.id);
   const filled = performance.now();
   // In batches: each statement parses about 19 MB into stored vectors.

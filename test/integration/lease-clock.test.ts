@@ -10,6 +10,7 @@ import { LeaseKeeper } from '../../src/core/runner/lease-keeper.js';
 import { createLogger } from '../../src/log.js';
 import { newThread } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startSession } from '../support/sessions.js';
 
 const log = createLogger('silent');
 let database: TestDatabase;
@@ -26,7 +27,7 @@ afterEach(() => {
 
 describe('lease clock', () => {
   it('claims what the database says is left of the lease and renews it for that long', async () => {
-    const { session } = await createPrismaStores(database.prisma).sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(createPrismaStores(database.prisma), newThread());
     const leases = createLeaseStore(database.prisma, database.pool);
     const lease = await leases.acquire(session.id, 'clock-a', 5_000);
     expect(lease?.validForMs).toBeGreaterThan(4_000);
@@ -38,7 +39,7 @@ describe('lease clock', () => {
   });
 
   it('does not hold a lease the database let expire when the wall clock was set back', async () => {
-    const { session } = await createPrismaStores(database.prisma).sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(createPrismaStores(database.prisma), newThread());
     const leases = createLeaseStore(database.prisma, database.pool);
     // The first holder's renewals fail (a database hiccup): what it knows of the lease is its claim.
     const failing: typeof leases = {

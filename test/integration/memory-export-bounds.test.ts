@@ -10,6 +10,7 @@ import type { DocumentAuthor, SessionRecord } from '../../src/core/store.js';
 import { createAgentHarness, newThread, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { unzip } from '../support/unzip.js';
+import { startSession } from '../support/sessions.js';
 
 let database: TestDatabase;
 let harness: AgentHarness;
@@ -26,8 +27,7 @@ afterAll(async () => {
 const ada: DocumentAuthor = { kind: 'person', userId: 'U7', name: 'Ada' };
 
 async function newSpace(): Promise<SessionRecord> {
-  const { session } = await harness.stores.sessions.open(newThread(), { title: 'export', scope: 'channel' });
-  return session;
+  return startSession(harness.stores, newThread(), { title: 'export' });
 }
 
 function scopeOf(session: SessionRecord, userId = 'U7'): CommandScope {

@@ -8,6 +8,7 @@ import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/me
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startSession } from '../support/sessions.js';
 
 let database: TestDatabase;
 let stores: Stores;
@@ -27,7 +28,7 @@ function thread(overrides: Partial<ThreadAddress> = {}): ThreadAddress {
 }
 
 async function open(address = thread(), scope: MemoryScope = 'channel'): Promise<SessionRecord> {
-  return (await stores.sessions.open(address, { title: 'task', scope })).session;
+  return startSession(stores, address, { title: 'task', scope });
 }
 
 async function summarizerRun(session: SessionRecord, round = 1): Promise<DocumentAuthor & { kind: 'summarizer' }> {

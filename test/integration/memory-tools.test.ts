@@ -7,6 +7,7 @@ import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { newThread } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { toolContext } from '../support/tool-context.js';
+import { startSession } from '../support/sessions.js';
 
 const bed = useTestBed();
 
@@ -24,7 +25,7 @@ const main = `# Memory
 
 async function setUp() {
   const stores = createPrismaStores(bed.database.prisma);
-  const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+  const session = await startSession(stores, newThread());
   const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
   await stores.documents.write(key, main, { kind: 'system' }, 0);
   const executor = new ToolExecutor(memoryTools(stores));

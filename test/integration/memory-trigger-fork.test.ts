@@ -6,6 +6,7 @@ import { newThread, personMessage, type AgentHarness } from '../support/agent-ha
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
 import { at, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { startSession } from '../support/sessions.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
@@ -478,7 +479,7 @@ describe('memory writes and permissions (R13, R15)', () => {
 describe('search of originals (R15)', () => {
   it('lists a message carried over two resets once, where it was first said', async () => {
     const h = await start();
-    const { session } = await h.stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(h.stores, newThread());
     const first = await h.stores.context.load(session.id);
     const init = [{ role: 'system' as const, content: 'init' }, { role: 'user' as const, content: 'memory' }];
     for (const [seq, message] of [...init, { role: 'user' as const, content: 'Ada wrote:\n> the pelican migration starts Monday' }].entries()) {

@@ -13,6 +13,7 @@ import { newThread } from '../support/agent-harness.js';
 import { takeDatabaseAway } from '../support/database-faults.js';
 import { startScript, type RunningProcess } from '../support/processes.js';
 import { useTestBed } from '../support/test-bed.js';
+import { arrive, startSession } from '../support/sessions.js';
 
 const bed = useTestBed();
 
@@ -21,8 +22,7 @@ describe('/metrics', () => {
     const { database, model } = bed;
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
-    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'hi' });
+    await arrive(stores, thread, { key: `console:${thread.threadKey}:1`, authorId: 'u', text: 'hi' });
     model.enqueue({ content: 'hello', usage: { promptTokens: 2000, cachedTokens: 1536, completionTokens: 3 } });
     const service = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-metrics-')), PORT: '0',
@@ -147,7 +147,7 @@ describe('/metrics', () => {
     const { database } = bed;
     const metrics = new Metrics({ events: new EventBus(() => undefined) });
     const stores = createPrismaStores(database.prisma);
-    const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(stores, newThread());
     const leases = metrics.instrumentLeases(createLeaseStore(database.prisma));
     const lease = await leases.acquire(session.id, 'replica-a', 10_000);
     expect(await metric(metrics, 'hippo_leases_held')).toBe(1);

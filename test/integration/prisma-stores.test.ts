@@ -11,6 +11,7 @@ import type { ChatMessage } from '../../src/core/messages.js';
 import type { Accepted, DocumentAuthor, MemoryScope, SessionRecord, StoredMessage, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, recordStatements, type TestDatabase } from '../support/database.js';
+import { arrive, startSession } from '../support/sessions.js';
 
 interface Harness {
   stores: Stores;
@@ -53,7 +54,12 @@ function describeStores(getHarness: () => Harness): void {
   const prisma = () => getHarness().database.prisma;
 
   async function open(address = thread(), scope: MemoryScope = 'channel'): Promise<SessionRecord> {
-    return (await stores().sessions.open(address, { title: 'a task', scope })).session;
+    return startSession(stores(), address, { title: 'a task', scope });
+  }
+
+  /** A person's message on the session's thread, as the intake stores it. */
+  async function enqueue(session: SessionRecord, key: string, text: string) {
+    return stores().steers.accept({ address: session, steer: { platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text } });
   }
 
   /** Opens a session and appends `messages` at seq 0, 1, … of its first segment. */
@@ -67,12 +73,11 @@ function describeStores(getHarness: () => Harness): void {
   }
 
   describe('sessions', () => {
-    it('opens a thread once and finds it again', async () => {
+    it('starts a thread\'s session once and finds it again', async () => {
       const address = thread({ platform: 'discord', workspaceId: 'G1' });
-      const first = await stores().sessions.open(address, { title: 'plan the launch', scope: 'channel', startedBy: 'U1' });
-      const second = await stores().sessions.open(address, { title: 'other title', scope: 'channel', startedBy: 'U2' });
-      expect(first.created).toBe(true);
-      expect(second).toEqual({ session: first.session, created: false });
+      const first = await arrive(stores(), address, { title: 'plan the launch', startedBy: 'U1' });
+      const second = await arrive(stores(), address, { title: 'other title', startedBy: 'U2' });
+      expect(second.session).toEqual(first.session);
       expect(first.session).toMatchObject({ ...address, title: 'plan the launch', startedBy: 'U1', paused: false, pauseRequested: false, resetRequested: false });
       expect(await stores().sessions.find(address)).toEqual(first.session);
       expect(await stores().sessions.get(first.session.id)).toEqual(first.session);
@@ -80,14 +85,6 @@ function describeStores(getHarness: () => Harness): void {
       const { segment, messages } = await stores().context.load(first.session.id);
       expect(segment).toMatchObject({ sessionId: first.session.id, ordinal: 1, lastStep: 0, carriedMessages: 0 });
       expect(messages).toEqual([]);
-    });
-
-    it('returns the same session to concurrent opens of one thread', async () => {
-      const address = thread();
-      const results = await Promise.all(Array.from({ length: 6 }, () => stores().sessions.open(address, { title: 't', scope: 'channel' })));
-      expect(new Set(results.map((result) => result.session.id)).size).toBe(1);
-      expect(results.filter((result) => result.created)).toHaveLength(1);
-      expect(await prisma().segment.count({ where: { sessionId: results[0]?.session.id ?? '' } })).toBe(1);
     });
 
     it('shares a channel space between the threads of one channel only', async () => {
@@ -249,10 +246,6 @@ function describeStores(getHarness: () => Harness): void {
   describe('steers', () => {
     const render = (steer: { authorName: string; text: string }): ChatMessage => user(`${steer.authorName}: ${steer.text}`);
 
-    async function enqueue(sessionId: string, key: string, text: string) {
-      return stores().steers.enqueue({ sessionId, platformMessageKey: key, authorId: 'U1', authorName: 'Ann', text });
-    }
-
     const arriving = (address: ThreadAddress, key: string, text: string, extra: { start?: boolean; eventKey?: string } = {}) =>
       stores().steers.accept({
         address,
@@ -269,7 +262,7 @@ function describeStores(getHarness: () => Harness): void {
       expect(session).toMatchObject({ ...address, title: 'the task', startedBy: 'U1', paused: false, resetRequested: false });
       expect(first.steer).toMatchObject({ sessionId: session.id, text: 'please help', authorName: 'Ann', status: 'queued' });
       expect(Math.abs(first.steer!.receivedAt.getTime() - Date.now())).toBeLessThan(60_000);
-      // The same session as open() reads, with its first segment and a channel space.
+      // The same session as find() reads, with its first segment and a channel space.
       expect(await stores().sessions.find(address)).toEqual(session);
       expect(await stores().sessions.get(session.id)).toEqual(session);
       const { segment } = await stores().context.load(session.id);
@@ -310,20 +303,20 @@ function describeStores(getHarness: () => Harness): void {
 
     it('ignores a duplicate delivery and keeps the first text', async () => {
       const session = await open();
-      const first = await enqueue(session.id, `dup-${session.id}`, 'first');
-      const again = await enqueue(session.id, `dup-${session.id}`, 'redelivered');
+      const first = await enqueue(session, `dup-${session.id}`, 'first');
+      const again = await enqueue(session, `dup-${session.id}`, 'redelivered');
       expect(first.inserted).toBe(true);
-      expect(again).toEqual({ steer: first.steer, inserted: false });
+      expect(again).toMatchObject({ steer: first.steer, inserted: false });
       expect(first.steer).toMatchObject({ status: 'queued', text: 'first', authorName: 'Ann' });
-      expect(typeof first.steer.id).toBe('number');
+      expect(typeof first.steer?.id).toBe('number');
       expect(await stores().steers.countQueued(session.id)).toBe(1);
     });
 
     it('moves queued steers into the segment in arrival order, once', async () => {
       const { session, segmentId } = await sessionWith([user('go'), assistant('done')]);
-      await enqueue(session.id, `${session.id}-a`, 'one');
-      await enqueue(session.id, `${session.id}-b`, 'two');
-      await enqueue(session.id, `${session.id}-c`, 'three');
+      await enqueue(session, `${session.id}-a`, 'one');
+      await enqueue(session, `${session.id}-b`, 'two');
+      await enqueue(session, `${session.id}-c`, 'three');
       await stores().steers.withdraw(`${session.id}-b`);
 
       const taken = await stores().context.takeSteers(session.id, segmentId, 2, render);
@@ -336,14 +329,14 @@ function describeStores(getHarness: () => Harness): void {
 
     it('takes nothing when the insert fails, leaving the steers queued', async () => {
       const { session, segmentId } = await sessionWith([user('go')]);
-      await enqueue(session.id, `${session.id}-x`, 'late');
+      await enqueue(session, `${session.id}-x`, 'late');
       await expect(stores().context.takeSteers(session.id, segmentId, 0, render)).rejects.toThrow();
       expect(await stores().steers.countQueued(session.id)).toBe(1);
     });
 
     it('hands each steer to one of two concurrent takers', async () => {
       const { session, segmentId } = await sessionWith([user('go')]);
-      for (const key of ['a', 'b', 'c']) await enqueue(session.id, `${session.id}-${key}`, key);
+      for (const key of ['a', 'b', 'c']) await enqueue(session, `${session.id}-${key}`, key);
       const results = await Promise.allSettled([
         stores().context.takeSteers(session.id, segmentId, 1, render),
         stores().context.takeSteers(session.id, segmentId, 1, render),
@@ -355,14 +348,14 @@ function describeStores(getHarness: () => Harness): void {
 
     it('edits and withdraws a steer only while it is queued', async () => {
       const { session, segmentId } = await sessionWith([]);
-      await enqueue(session.id, `${session.id}-e`, 'typo');
+      await enqueue(session, `${session.id}-e`, 'typo');
       expect(await stores().steers.edit(`${session.id}-e`, 'fixed')).toBe(true);
       const [steer] = await stores().context.takeSteers(session.id, segmentId, 0, render);
       expect(steer?.text).toBe('fixed');
       expect(await stores().steers.edit(`${session.id}-e`, 'too late')).toBe(false);
       expect(await stores().steers.withdraw(`${session.id}-e`)).toBe(false);
       expect(await stores().steers.edit('no-such-key', 'x')).toBe(false);
-      await enqueue(session.id, `${session.id}-w`, 'never mind');
+      await enqueue(session, `${session.id}-w`, 'never mind');
       expect(await stores().steers.withdraw(`${session.id}-w`)).toBe(true);
       expect(await stores().steers.edit(`${session.id}-w`, 'changed')).toBe(false);
       expect(await stores().steers.countQueued(session.id)).toBe(0);
@@ -398,7 +391,7 @@ function describeStores(getHarness: () => Harness): void {
     it('lists sessions with queued steers or an unfinished tail, except paused ones', async () => {
       const init = entry(0, system('init'), { isInit: true });
       const steered = await sessionWith([init, user('hi'), assistant('hello')]);
-      await stores().steers.enqueue({ sessionId: steered.session.id, platformMessageKey: `bl-${steered.session.id}`, authorId: '', authorName: '', text: 'more' });
+      await enqueue(steered.session, `bl-${steered.session.id}`, 'more');
       const pendingCalls = await sessionWith([init, user('go'), assistantCalling('c1', 'c2')]);
       const partial = await sessionWith([init, user('go'), assistantCalling('c1', 'c2'), toolResult('c1', 'r1')]);
       const unanswered = await sessionWith([init, user('go'), assistant('ok'), user('and now?')]);
@@ -409,7 +402,7 @@ function describeStores(getHarness: () => Harness): void {
       const paused = await sessionWith([init, user('go')]);
       await stores().sessions.setFlags(paused.session.id, { paused: true });
       const pausedSteered = await sessionWith([init]);
-      await stores().steers.enqueue({ sessionId: pausedSteered.session.id, platformMessageKey: `bl-${pausedSteered.session.id}`, authorId: '', authorName: '', text: 'x' });
+      await enqueue(pausedSteered.session, `bl-${pausedSteered.session.id}`, 'x');
       await stores().sessions.setFlags(pausedSteered.session.id, { paused: true });
       const resetting = await sessionWith([init, user('go'), assistant('done')]);
       await stores().sessions.setFlags(resetting.session.id, { resetRequested: true, paused: true });
@@ -806,10 +799,10 @@ describe('Prisma stores on Postgres', () => {
 
   it("sends every step's statements on pg's pool and reads their rows as Prisma does, in any time zone", async () => {
     const stores = harness().stores;
-    const { session } = await stores.sessions.open(thread(), { title: 't', scope: 'channel' });
+    const address = thread();
+    const { session } = await arrive(stores, address, { key: `tz-${address.channelId}`, text: 'hi' });
     const segmentId = session.currentSegmentId!;
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `tz-${session.id}`, authorId: 'U1', authorName: 'Ann', text: 'hi' });
-    const stored = await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: `tz-${session.id}` } });
+    const stored = await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: `tz-${address.channelId}` } });
     const zone = process.env['TZ'];
     // A server far from UTC: timestamps without a zone are UTC in this schema, never local time.
     process.env['TZ'] = 'Pacific/Kiritimati';
@@ -970,11 +963,10 @@ describe('Prisma stores on Postgres', () => {
 
   it('gives the steers to the first of two takers that waited on the same lock', async () => {
     const { stores } = harness();
-    const session = (await stores.sessions.open(thread(), { title: 't', scope: 'channel' })).session;
+    const address = thread();
+    const { session } = await arrive(stores, address, { key: `${address.channelId}-a`, text: 'a' });
+    await arrive(stores, address, { key: `${address.channelId}-b`, text: 'b' });
     const { segment } = await stores.context.load(session.id);
-    for (const key of ['a', 'b']) {
-      await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `${session.id}-${key}`, authorId: '', authorName: '', text: key });
-    }
     // Hold the rows locked from another connection so both takers are queued behind the lock.
     const blocker = new pg.Client({ connectionString: database.url });
     await blocker.connect();

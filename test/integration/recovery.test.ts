@@ -19,6 +19,7 @@ import { StorageError } from '../../src/core/errors.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { conversation, roleOf, shape } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
+import { arrive, startSession } from '../support/sessions.js';
 
 let database: TestDatabase;
 let model: FakeModelServer;
@@ -55,7 +56,7 @@ const call = (id: string, label: string) => ({ id, type: 'function' as const, fu
 
 /** Writes a session as a crashed process would have left it. */
 async function crashedSession(address: ThreadAddress, tail: Array<{ message: ChatMessage; isMarker?: boolean }>, steers: string[] = []): Promise<string> {
-  const { session } = await stores.sessions.open(address, { title: 't', scope: 'channel' });
+  const session = await startSession(stores, address);
   const { segment } = await stores.context.load(session.id);
   const entries: Array<{ message: ChatMessage; isMarker?: boolean; isInit?: boolean }> = [
     { message: { role: 'system', content: 'init' }, isInit: true },
@@ -66,7 +67,7 @@ async function crashedSession(address: ThreadAddress, tail: Array<{ message: Cha
     await stores.context.append(segment.id, { seq, message: entry.message, isInit: entry.isInit ?? false, isMarker: entry.isMarker ?? false, memoryRunId: null });
   }
   for (const [index, text] of steers.entries()) {
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${address.threadKey}:s${index}`, authorId: 'u', authorName: 'Ada', text });
+    await arrive(stores, address, { key: `console:${address.threadKey}:s${index}`, authorId: 'u', text });
   }
   return session.id;
 }

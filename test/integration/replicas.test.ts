@@ -23,6 +23,7 @@ import { takeDatabaseAway } from '../support/database-faults.js';
 import { conversation, shape, slowTool } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
 import { until } from '../support/wait.js';
+import { arrive, startSession } from '../support/sessions.js';
 
 const log = createLogger('silent');
 let database: TestDatabase;
@@ -188,8 +189,7 @@ describe('replicas on one Postgres', () => {
     const workspaces = join(dataDir, 'workspaces');
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
-    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'run it' });
+    const { session } = await arrive(stores, thread, { key: `console:${thread.threadKey}:1`, authorId: 'u', text: 'run it' });
     const command = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; if [ $n -eq 1 ]; then sleep 60; fi; echo "run $n done"';
     model.respond((body) =>
       body.messages.at(-1)?.['role'] === 'tool'
@@ -230,7 +230,7 @@ describe('replicas on one Postgres', () => {
     };
     const heartbeat = new LeaseHeartbeat(leases, 'one-process', 600, log);
     const keepers = await Promise.all([1, 2, 3].map(async () => {
-      const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+      const session = await startSession(stores, newThread());
       const keeper = new LeaseKeeper(leases, session.id, 'one-process', 600, log, true, heartbeat);
       expect(await keeper.claim()).toBe('kept');
       return keeper;
@@ -258,7 +258,7 @@ describe('replicas on one Postgres', () => {
 
   it('refuses the writes of a replica whose lease was taken (fencing)', async () => {
     const stores = createPrismaStores(database.prisma);
-    const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(stores, newThread());
     const leases = createLeaseStore(database.prisma);
     // The stale replica's heartbeat stalls (an event loop that stopped, a paused VM) while its
     // lease runs out and another replica takes it: a renewal landing in between would keep it.
@@ -361,7 +361,7 @@ describe('wake-ups', () => {
 describe('graceful shutdown', () => {
   it('sends the writes already queued when the outbox sender stops', async () => {
     const stores = createPrismaStores(database.prisma);
-    const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(stores, newThread());
     const delivered: string[] = [];
     const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
     // A sender that polls rarely: only the flush at stop can send these in time.
@@ -381,8 +381,7 @@ describe('graceful shutdown', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-sigterm-'));
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
-    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'build' });
+    const { session } = await arrive(stores, thread, { key: `console:${thread.threadKey}:1`, authorId: 'u', text: 'build' });
     model.respond((body) =>
       body.messages.at(-1)?.['role'] === 'tool'
         ? { content: 'all built' }

@@ -16,6 +16,7 @@ import type { SessionRecord, Stores } from '../../src/core/store.js';
 import { Prisma } from '../../prisma/generated/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { toolContext } from '../support/tool-context.js';
+import { startSession } from '../support/sessions.js';
 
 let database: TestDatabase;
 let stores: Stores;
@@ -32,7 +33,7 @@ afterAll(async () => {
 /** A new session (its own channel, so its own space) and its first segment. */
 async function newSession(): Promise<{ session: SessionRecord; segmentId: string }> {
   threads += 1;
-  const { session } = await stores.sessions.open({ platform: 'slack', workspaceId: 'T1', channelId: `C${threads}`, threadKey: `${threads}.0001` }, { title: 'search', scope: 'channel' });
+  const session = await startSession(stores, { platform: 'slack', workspaceId: 'T1', channelId: `C${threads}`, threadKey: `${threads}.0001` }, { title: 'search' });
   const { segment } = await stores.context.load(session.id);
   return { session, segmentId: segment.id };
 }

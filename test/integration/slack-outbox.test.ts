@@ -7,22 +7,23 @@ import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { PlatformError } from '../../src/core/errors.js';
+import type { ThreadAddress } from '../../src/core/store.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, recordStatements, type TestDatabase } from '../support/database.js';
+import { arrive, startSession } from '../support/sessions.js';
 import { waitFor } from '../support/wait.js';
 
 let database: TestDatabase;
 const log = createLogger('silent');
 let threads = 0;
 
-async function newSession(): Promise<string> {
+function slackThread(): ThreadAddress {
   threads += 1;
-  const stores = createPrismaStores(database.prisma);
-  const { session } = await stores.sessions.open(
-    { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: `${Date.now()}.${threads}` },
-    { title: 'outbox test', scope: 'channel' },
-  );
-  return session.id;
+  return { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadKey: `${Date.now()}.${threads}` };
+}
+
+async function newSession(address = slackThread()): Promise<string> {
+  return (await startSession(createPrismaStores(database.prisma), address, { title: 'outbox test' })).id;
 }
 
 async function statusOf(key: string) {
@@ -203,11 +204,11 @@ describe('Outbox', () => {
 
   it('stores a write tied to a steer only while that steer is still queued', async () => {
     const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
-    const sessionId = await newSession();
+    const address = slackThread();
+    const sessionId = await newSession(address);
     const stores = createPrismaStores(database.prisma);
-    const steer = { sessionId, authorId: 'U1', authorName: 'Ada', text: 'hi' };
-    await stores.steers.enqueue({ ...steer, platformMessageKey: 'steer:queued' });
-    await stores.steers.enqueue({ ...steer, platformMessageKey: 'steer:gone' });
+    await arrive(stores, address, { key: 'steer:queued', authorId: 'U1', text: 'hi' });
+    await arrive(stores, address, { key: 'steer:gone', authorId: 'U1', text: 'hi' });
     expect(await stores.steers.withdraw('steer:gone')).toBe(true);
     const eyes = (key: string) => ({ idempotencyKey: `eyes:${key}`, sessionId, platform: 'p-steer', operation: 'react', payload: {}, whileSteerQueued: key });
     expect(await outbox.enqueue(eyes('steer:queued'))).toEqual({ inserted: true });
@@ -217,9 +218,10 @@ describe('Outbox', () => {
 
   it('stores writes enqueued together in one statement, each with its own outcome', async () => {
     const outbox = new Outbox(new OutboxStore(database.prisma, database.pool), log);
-    const sessionId = await newSession();
+    const address = slackThread();
+    const sessionId = await newSession(address);
     const stores = createPrismaStores(database.prisma);
-    for (const n of [1, 2, 3, 4]) await stores.steers.enqueue({ sessionId, authorId: 'U1', authorName: 'Ada', text: `steer ${n}`, platformMessageKey: `burst:steer:${n}` });
+    for (const n of [1, 2, 3, 4]) await arrive(stores, address, { key: `burst:steer:${n}`, authorId: 'U1', text: `steer ${n}` });
     expect(await stores.steers.withdraw('burst:steer:3')).toBe(true);
     await outbox.enqueue({ idempotencyKey: 'burst:eyes:4', sessionId, platform: 'p-burst', operation: 'react', payload: {} });
     const eyes = (n: number) => ({ idempotencyKey: `burst:eyes:${n}`, sessionId, platform: 'p-burst', operation: 'react', payload: { n }, whileSteerQueued: `burst:steer:${n}` });

@@ -7,6 +7,7 @@ import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
 import { at, scriptRoles } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
+import { startSession } from '../support/sessions.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
@@ -64,7 +65,7 @@ describe('status: the context curve', () => {
 
   it('says nothing of a curve before the first step', async () => {
     const h = await bed.harness({});
-    const { session } = await h.stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+    const session = await startSession(h.stores, newThread());
     const status = await h.agent.status(session.id);
     expect(status.contextHistory.steps).toEqual([]);
     expect(statusText(status)).not.toContain('Context since the start');

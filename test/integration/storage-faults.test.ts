@@ -16,6 +16,7 @@ import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 import { startScript } from '../support/processes.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
+import { arrive } from '../support/sessions.js';
 
 const bed = useTestBed();
 
@@ -214,8 +215,7 @@ describe('the service through a failover', () => {
   it('recovers sessions with backlog when the database was away as it started: it waits, then drives them (R12, R18)', async () => {
     const stores = createPrismaStores(bed.database.prisma);
     const thread = newThread();
-    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'question' });
+    const { session } = await arrive(stores, thread, { key: `console:${thread.threadKey}:1`, authorId: 'u', text: 'question' });
     // Recovery drives every session with backlog in the database (earlier tests' too, in an order
     // of their ids): the reply is this session's, not the first caller's.
     bed.model.respond((body) => (body['prompt_cache_key'] === session.id ? { content: 'Recovered after the failover.' } : undefined));
@@ -232,8 +232,7 @@ describe('the service through a failover', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-failover-'));
     const stores = createPrismaStores(bed.database.prisma);
     const thread = newThread();
-    const { session } = await stores.sessions.open(thread, { title: 't', scope: 'channel' });
-    await stores.steers.enqueue({ sessionId: session.id, platformMessageKey: `console:${thread.threadKey}:1`, authorId: 'u', authorName: 'Ada', text: 'question' });
+    const { session } = await arrive(stores, thread, { key: `console:${thread.threadKey}:1`, authorId: 'u', text: 'question' });
     bed.model.respond(() => ({ content: 'Answered after the failover.', delayMs: 2_500, usage: { promptTokens: 300, cachedTokens: 0, completionTokens: 5 } }));
     const service = startScript('src/main.ts', {
       DATABASE_URL: bed.database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: bed.model.url,

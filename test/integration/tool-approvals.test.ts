@@ -15,6 +15,7 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { createAgentHarness, newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { at, conversation, gate, requestsOf, scriptRoles } from '../support/model-script.js';
+import { startSession } from '../support/sessions.js';
 
 let database: TestDatabase;
 let model: FakeModelServer;
@@ -329,7 +330,7 @@ describe('tool approvals across restarts and replicas (R23)', () => {
 /** A session left as a process that died while its shell call waited would leave it. */
 async function crashedWhileWaiting(harness: AgentHarness, command: string, timeoutMs = 60_000): Promise<{ sessionId: string; approvalId: string; segmentId: string }> {
   const { stores } = harness;
-  const { session } = await stores.sessions.open(newThread(), { title: 't', scope: 'channel' });
+  const session = await startSession(stores, newThread());
   const { segment } = await stores.context.load(session.id);
   const messages: ChatMessage[] = [
     { role: 'system', content: 'init' },

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { buildAgent, type BuiltAgent } from '../../src/build-agent.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
@@ -15,6 +16,7 @@ import { newThread, personMessage } from '../support/agent-harness.js';
 import { scriptRoles } from '../support/model-script.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
+import { startSession } from '../support/sessions.js';
 
 const bed = useTestBed();
 
@@ -174,7 +176,8 @@ describe('traces (OTEL_*)', () => {
     bed.onCleanup(() => receiver.close());
     const built = await build({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` });
     const thread = newThread();
-    const { session } = await built.stores.sessions.open(thread, { title: 't', scope: 'channel' });
+    // Stores that notify no driver: the session waits, as a crashed process left it.
+    const session = await startSession(createPrismaStores(bed.database.prisma), thread);
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parent = '00f067aa0ba902b7';
     await bed.database.prisma.session.update({ where: { id: session.id }, data: { traceContext: `00-${traceId}-${parent}-01` } });

@@ -1,16 +1,11 @@
-// Sessions: one per platform thread, created with its memory space and first segment, plus the
-// backlog query the service runs at start-up to drive sessions that were cut off (R7, R12).
-import { randomUUID } from 'node:crypto';
+// Sessions: one per platform thread (created with its memory space and first segment by the
+// intake, steer-store.ts), plus the backlog query the service runs at start-up to drive sessions
+// that were cut off (R7, R12).
 import type { MemoryScope, Platform, SessionRecord, SessionStore, ThreadAddress } from '../../core/store.js';
 import type { PrismaClient, Session } from '../../../prisma/generated/client.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
-import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
+import { pickDefined } from './prisma-support.js';
 
 const platforms: readonly Platform[] = ['slack', 'discord', 'console'];
-
-// A lost creation race is followed by a re-read; the winner has committed by then, so one more
-// attempt normally suffices. The bound only stops a pathological loop.
-const maxOpenAttempts = 5;
 
 /** Creates the Prisma-backed SessionStore. */
 export function createSessionStore(prisma: PrismaClient): SessionStore {
@@ -21,20 +16,6 @@ export function createSessionStore(prisma: PrismaClient): SessionStore {
 
   return {
     find,
-
-    async open(address, options) {
-      for (let attempt = 1; ; attempt += 1) {
-        const existing = await find(address);
-        if (existing) return { session: existing, created: false };
-        try {
-          const row = await prisma.$transaction((tx) => createSession(tx, address, options));
-          return { session: toSessionRecord(row), created: true };
-        } catch (error) {
-          // Another open of the same thread committed first: the next turn of the loop reads it.
-          if (!isUniqueViolation(error) || attempt >= maxOpenAttempts) throw error;
-        }
-      }
-    },
 
     async get(sessionId) {
       const row = await prisma.session.findUnique({ where: { id: sessionId } });
@@ -129,29 +110,6 @@ export function spaceChannel(scope: string, scopeKey: string): string | null {
   if (scope === 'workspace' && key === scopeKey) return null;
   const channel = key.split('/')[0] ?? '';
   return channel === '' ? null : channel;
-}
-
-async function createSession(
-  tx: TransactionClient,
-  address: ThreadAddress,
-  options: { title: string; scope: MemoryScope; startedBy?: string },
-): Promise<Session> {
-  // ON CONFLICT DO UPDATE (not DO NOTHING) so RETURNING yields the id of a space that another
-  // session of the same channel created concurrently, instead of failing the transaction.
-  const spaces = await tx.$queryRaw<Array<{ id: string }>>`
-    INSERT INTO memory_spaces (id, platform, workspace_id, scope, scope_key)
-    VALUES (${randomUUID()}, ${address.platform}, ${address.workspaceId}, ${options.scope}, ${spaceKey(address, options.scope)})
-    ON CONFLICT (platform, workspace_id, scope, scope_key) DO UPDATE SET scope = EXCLUDED.scope
-    RETURNING id`;
-  const space = spaces[0];
-  if (!space) throw new Error('memory space upsert returned no row');
-  // current_segment_id has no foreign key, so the session can name its first segment up front.
-  const segmentId = randomUUID();
-  const session = await tx.session.create({
-    data: { ...threadKey(address), title: storableText(options.title), startedBy: options.startedBy ?? null, memorySpaceId: space.id, currentSegmentId: segmentId },
-  });
-  await tx.segment.create({ data: { id: segmentId, sessionId: session.id, ordinal: 1 } });
-  return session;
 }
 
 export function toSessionRecord(row: Session): SessionRecord {

@@ -18,19 +18,6 @@ export function createSteerStore(prisma: PrismaClient, ackPool?: pg.Pool): Steer
   return {
     accept: intake(prisma, ackPool),
 
-    async enqueue(steer) {
-      // Insert-if-absent in one statement: a redelivered platform event finds the row already there
-      // (and only then costs a second statement, to read it).
-      const inserted = await prisma.$queryRaw<SteerMessage[]>`
-        INSERT INTO steer_messages (session_id, platform_message_key, author_id, author_name, text, attachments)
-        VALUES (${steer.sessionId}, ${storableText(steer.platformMessageKey)}, ${storableText(steer.authorId)}, ${storableText(steer.authorName)}, ${storableText(steer.text)},
-                ${steer.attachments?.length ? JSON.stringify(storableAttachments(steer.attachments)) : null}::jsonb)
-        ON CONFLICT (platform_message_key) DO NOTHING
-        RETURNING ${steerColumns}`;
-      const row = inserted[0] ?? (await prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: steer.platformMessageKey } }));
-      return { steer: toSteerRecord(row), inserted: inserted.length > 0 };
-    },
-
     async edit(platformMessageKey, text) {
       const { count } = await prisma.steerMessage.updateMany({ where: { platformMessageKey, status: 'queued' }, data: { text: storableText(capText(text, maxMessageChars)) } });
       return count > 0;

@@ -1,5 +1,5 @@
 // Sessions: a conversation's thread on its platform, its flags (R6, R8, R11, R21) and budgets.
-import type { MemoryScope, Platform } from '../places.js';
+import type { Platform } from '../places.js';
 
 /** Where a session lives on its platform. */
 export interface ThreadAddress {
@@ -58,8 +58,6 @@ export interface SessionRecord extends ThreadAddress {
 export type SessionFlags = Pick<SessionRecord, 'pauseRequested' | 'paused' | 'resetRequested' | 'stopRequestedBy' | 'runStartStep'>;
 
 export interface SessionStore {
-  /** Finds the session of a thread, or creates it with its memory space and first segment. */
-  open(address: ThreadAddress, options: { title: string; scope: MemoryScope; startedBy?: string }): Promise<{ session: SessionRecord; created: boolean }>;
   find(address: ThreadAddress): Promise<SessionRecord | null>;
   get(sessionId: string): Promise<SessionRecord | null>;
   setFlags(sessionId: string, flags: Partial<SessionFlags>): Promise<void>;

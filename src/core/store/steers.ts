@@ -68,8 +68,6 @@ export interface SteerStore {
    * found or started, the message queued (R9). The platform is acknowledged after it.
    */
   accept(message: ArrivingMessage): Promise<Accepted>;
-  /** Inserts if the platform key is new; `inserted` false means a duplicate delivery. */
-  enqueue(steer: NewSteer): Promise<{ steer: SteerRecord; inserted: boolean }>;
   /** Edits a still-queued steer; false when it was already taken. */
   edit(platformMessageKey: string, text: string): Promise<boolean>;
   /** Withdraws a still-queued steer; false when it was already taken. */
