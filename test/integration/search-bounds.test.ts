@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memorySearchText } from '../../src/adapters/chat/memory-search.js';
-import { originalsSearch } from '../../src/adapters/storage/context-store.js';
+import { originalsSearch } from '../../src/adapters/storage/context-search.js';
 import { documentsSearch } from '../../src/adapters/storage/document-review.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
 import { searchSettings, searchTooSlowText } from '../../src/adapters/storage/search-guard.js';

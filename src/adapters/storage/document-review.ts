@@ -12,7 +12,7 @@ type ReviewMethods = Pick<DocumentStore, 'get' | 'spaceDocuments' | 'search' | '
 /** How long a draft stays usable (ms): a person edits again within minutes or not at all. */
 const draftLifetimeMs = 24 * 60 * 60_000;
 
-/** The review methods; `lock` (a row locked FOR UPDATE) comes from document-store.ts. */
+/** The review methods; `lock` (a row locked FOR UPDATE) comes from document-changes.ts. */
 export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: TransactionClient, documentId: string) => Promise<MemoryDocument>, search: SearchGuard): ReviewMethods {
   return {
     async get(documentId) {
@@ -79,7 +79,7 @@ export function createDocumentReviewMethods(prisma: PrismaClient, lock: (tx: Tra
 
 /**
  * The statement of DocumentStore.search (exported so its plan can be checked): as context search
- * (context-store.ts), `simple` words from the stored search_vector and its GIN index (looked up
+ * (context-search.ts), `simple` words from the stored search_vector and its GIN index (looked up
  * alone), the newest matches ranked, headlines from the searchable part only.
  */
 export function documentsSearch(spaceId: string, query: string, limit: number): Prisma.Sql {
