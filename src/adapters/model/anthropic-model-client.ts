@@ -13,22 +13,12 @@ import { createApiFetch } from '../http/api-fetch.js';
 import type { EndpointCheck } from './openai-model-client.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
-/** Options of `AnthropicModelClient`. */
-export interface AnthropicModelClientOptions {
+/** Options of `AnthropicModelClient`: the endpoint, the output cap, and any part of its retry policy. */
+export interface AnthropicModelClientOptions extends Partial<RetryPolicy> {
   /** Sent as `x-api-key` (ANTHROPIC_API_KEY). */
   apiKey: string;
   /** API base URL without `/v1` (default https://api.anthropic.com; ANTHROPIC_BASE_URL). */
   baseURL?: string;
-  /** Retries after the first attempt (default 4). */
-  maxRetries?: number;
-  /** An attempt fails when no byte arrives for this long, in milliseconds (default 120,000). */
-  timeoutMs?: number;
-  /** The longest a call waits for its answer to start, over all attempts, in milliseconds (default: no limit). */
-  totalTimeoutMs?: number;
-  /** First backoff delay, doubled per retry, with jitter, in milliseconds (default 1,000). */
-  baseDelayMs?: number;
-  /** Upper bound of a backoff delay, in milliseconds (default 30,000). */
-  maxDelayMs?: number;
   /** `max_tokens` of every call, which the API requires (default: `defaultMaxOutputTokens(model)`). */
   maxOutputTokens?: number;
   /** Receives `model-call-retry` (warn) and `model-call-end` (debug). */

@@ -10,26 +10,12 @@ import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelU
 import { createApiFetch } from '../http/api-fetch.js';
 import { AttemptTimeout, completeWithRetries, retryPolicy, networkCode, retryAfterFrom, type AttemptControl, type Failure, type ModelClientLog, type RetryPolicy } from './retrying-call.js';
 
-/** Options of `OpenAIModelClient`. */
-export interface OpenAIModelClientOptions {
+/** Options of `OpenAIModelClient`: the endpoint, and any part of its retry policy. */
+export interface OpenAIModelClientOptions extends Partial<RetryPolicy> {
   /** Sent as the bearer token. */
   apiKey: string;
   /** Endpoint base URL including `/v1` (default: the OpenAI API). */
   baseURL?: string;
-  /** Retries after the first attempt (default 4). */
-  maxRetries?: number;
-  /** An attempt fails when no byte arrives for this long, in milliseconds (default 120,000). */
-  timeoutMs?: number;
-  /**
-   * The longest a call waits for its answer to start, over all attempts and back-offs, in
-   * milliseconds (default: no limit beyond the attempts). A stream that is producing is never cut
-   * by it; only `timeoutMs` of silence ends one.
-   */
-  totalTimeoutMs?: number;
-  /** First backoff delay, doubled per retry, with jitter, in milliseconds (default 1,000). */
-  baseDelayMs?: number;
-  /** Upper bound of a backoff delay, in milliseconds (default 30,000). */
-  maxDelayMs?: number;
   /** Receives `model-call-retry` (warn) and `model-call-end` (debug). */
   log?: ModelClientLog;
   /** Send through the environment's HTTP(S)_PROXY / NO_PROXY (NODE_USE_ENV_PROXY=1). */

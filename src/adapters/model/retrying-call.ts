@@ -12,16 +12,21 @@ export interface ModelClientLog {
   debug(fields: object, message: string): void;
 }
 
-/** Attempts, timers and backoff of a call; the units are milliseconds. */
+/** Attempts, timers and backoff of a call; the units are milliseconds (defaults: `retryPolicy`). */
 export interface RetryPolicy {
-  /** Retries after the first attempt. */
+  /** Retries after the first attempt (default 4). */
   maxRetries: number;
-  /** An attempt fails when nothing arrives for this long. */
+  /** An attempt fails when no byte arrives for this long (default 120,000). */
   timeoutMs: number;
-  /** The longest a call waits for its answer to start, over all attempts and back-offs. */
+  /**
+   * The longest a call waits for its answer to start, over all attempts and back-offs (default: no
+   * limit beyond the attempts). A stream that is producing is never cut by it; only `timeoutMs` of
+   * silence ends one.
+   */
   totalTimeoutMs: number;
-  /** First backoff delay, doubled per retry, with jitter. */
+  /** First backoff delay, doubled per retry, with jitter (default 1,000). */
   baseDelayMs: number;
+  /** Upper bound of a backoff delay (default 30,000). */
   maxDelayMs: number;
 }
 
