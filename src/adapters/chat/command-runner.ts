@@ -4,6 +4,7 @@ import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import { contextCurveLines } from './context-curve.js';
 import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
+import { mainDocumentPath } from '../../core/memory-store.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';
@@ -175,7 +176,7 @@ function spendLine(status: SessionStatus): string {
 export async function mainPreview(stores: CommandScope['stores'], session: SessionRecord): Promise<string> {
   const documents = await stores.documents.list(session.memorySpaceId, session.id);
   if (documents.length === 0) return 'No memory documents yet.';
-  const main = documents.find((document) => document.path === 'MAIN.md' && document.sessionKey === '');
+  const main = documents.find((document) => document.path === mainDocumentPath && document.sessionKey === '');
   const list = documents.map((document) => `• ${document.path} v${document.version} (${document.content.length} chars)`).join('\n');
   if (!main) return `**Memory documents:**\n${list}`;
   const preview = main.content.length > mainPreviewChars

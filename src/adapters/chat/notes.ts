@@ -4,6 +4,7 @@ import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js'
 import { compactDiff } from '../../core/memory/line-diff.js';
 import { formatDollars } from '../../core/prices.js';
 import { changeCounts, memoryRunChanges } from '../../core/memory/memory-run-changes.js';
+import { mainDocumentPath } from '../../core/memory-store.js';
 import type { DocumentStore, PersonRequest } from '../../core/store.js';
 
 /** 118000 → "118k", 1234 → "1.2k", 950 → "950". */
@@ -33,7 +34,7 @@ export function memoryNoteLine(event: { changes: DocumentChange[]; usage: RunUsa
   const asked = request ? `${request.name || 'Someone'} asked to ${request.kind} “${shortQuote(request.text)}”` : '';
   if (request && changes.length === 0) return `🧠 No memory change for ${asked}${event.note ? `: ${shortQuote(event.note)}` : ''}`;
   // MAIN.md first: it is the document people know; the others are named by the count.
-  const primary = changes.find((change) => change.path === 'MAIN.md') ?? changes[0];
+  const primary = changes.find((change) => change.path === mainDocumentPath) ?? changes[0];
   const parts = ['🧠 Memory updated'];
   if (primary) parts.push(changeSummary(primary));
   if (changes.length > 1) parts.push(`${changes.length} documents`);

@@ -1,6 +1,7 @@
 // The modals behind the View buttons: a memory change (compact diff and the document as written)
 // and a reset (what the new context started from). Long content is paged within Slack's modal
 // limits (≤ 100 blocks, ≤ 3,000 characters per section) with Previous / Next buttons.
+import { mainDocumentPath } from '../../core/memory-store.js';
 import type { RunDocumentChange } from '../../core/store.js';
 import { choiceText } from '../../core/memory/memory-actions.js';
 import { changeSummary, formatTokens, type DocumentDiff } from '../chat/notes.js';
@@ -44,7 +45,7 @@ export function resetModal(ref: ResetViewRef, mainContent: string | null, page: 
   const carried = ref.carriedMessages === 1 ? '1 message' : `${ref.carriedMessages} messages`;
   const items: Item[] = [
     { kind: 'text', text: `Context ${ref.segmentOrdinal} started from fresh memory documents plus the last ${carried} of the previous context (${formatTokens(ref.tokensBefore)} → ${formatTokens(ref.tokensAfter)} tokens).` },
-    { kind: 'header', text: ref.mainVersion === null ? 'MAIN.md' : `MAIN.md (v${ref.mainVersion}) at that moment` },
+    { kind: 'header', text: ref.mainVersion === null ? mainDocumentPath : `${mainDocumentPath} (v${ref.mainVersion}) at that moment` },
     ...codeSections(mainContent ?? '(no MAIN.md yet)'),
   ];
   return pagedModal('Context reset', items, page, (next) => ({ kind: 'reset', ref: JSON.stringify(ref), page: next }));

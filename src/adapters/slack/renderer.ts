@@ -6,6 +6,7 @@
 // between them, and the answer at its end, with the feedback buttons.
 import { KeyedQueue } from '../chat/keyed-queue.js';
 import type { AgentEvent } from '../../core/events.js';
+import { mainDocumentPath } from '../../core/memory-store.js';
 import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
@@ -372,7 +373,7 @@ export class SlackRenderer {
   private async contextReset(event: Extract<AgentEvent, { type: 'context-reset' }>): Promise<void> {
     const { session } = event;
     // The new context read MAIN.md just now; remember which version, for the View button.
-    const main = await this.context.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
+    const main = await this.context.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: mainDocumentPath });
     const ref = {
       sessionId: session.id, segmentOrdinal: event.segmentOrdinal, carriedMessages: event.carriedMessages,
       tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter, mainDocumentId: main?.id ?? null, mainVersion: main?.version ?? null,

@@ -4,9 +4,10 @@ import type { AgentDeps } from '../agent-context.js';
 import type { ChatMessage } from '../messages.js';
 import { initialMainDocument, memoryDocumentsMessage, systemPrompt } from '../prompts/prompts.js';
 import type { SessionRecord } from '../store.js';
+import { mainDocumentPath, todoDocumentPath } from '../memory-store.js';
 
-export const mainDocumentPath = 'MAIN.md';
-export const todoDocumentPath = 'TODO.md';
+// The document paths are core's (memory-store.ts); core's memory files read them from here.
+export { mainDocumentPath, todoDocumentPath };
 
 /** Reads MAIN.md (creating it on first use) and the session's TODO.md. */
 export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; mainVersion: number | null; todo: string }> {
