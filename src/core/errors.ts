@@ -104,6 +104,26 @@ export class SearchLimitError extends HippoError {
   }
 }
 
+/** A record core was asked to work on does not exist (a session id no row has). */
+export class NotFoundError extends HippoError {
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+  ) {
+    super('not-found', `no ${kind} ${id}`);
+  }
+}
+
+/**
+ * Something that cannot happen did (a broken invariant, a thrown value that is no Error): a bug to
+ * report, not a state anyone can act on.
+ */
+export class InternalError extends HippoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('internal', message, options);
+  }
+}
+
 /** Work stopped because its signal was aborted; carries the abort reason. */
 export class CancelledError extends HippoError {
   constructor(readonly reason: string) {

@@ -2,7 +2,7 @@
 // answers without tool calls or reaches its step cap, within a time cap.
 import type { AgentDeps } from '../agent-context.js';
 import { estimateTokens } from '../loop/context-window.js';
-import { HippoError } from '../errors.js';
+import { HippoError, InternalError } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../messages.js';
 import { callModel } from '../loop/model-call.js';
 import type { ModelRequest } from '../model-client.js';
@@ -93,6 +93,6 @@ export async function runForkLoop(deps: AgentDeps, run: ForkRun): Promise<Memory
     }
     return result;
   } catch (error) {
-    throw Object.assign(error instanceof Error ? error : new Error(String(error)), { transcript: result.transcript, usage: result.usage });
+    throw Object.assign(error instanceof Error ? error : new InternalError(String(error), { cause: error }), { transcript: result.transcript, usage: result.usage });
   }
 }

@@ -3,7 +3,7 @@
 // document part with compare-and-set, undo a document's latest change, pin and unpin lines, 👍 a
 // change. Every one of them is a review event of the space, which the next summarizer is given.
 // Shared by Slack and Discord; they only draw the modals and buttons.
-import { ConflictError } from '../errors.js';
+import { ConflictError, InternalError } from '../errors.js';
 import { diffLines } from './line-diff.js';
 import { memoryRunChanges } from './memory-run-changes.js';
 import { mainDocumentPath } from './init-messages.js';
@@ -193,7 +193,7 @@ export async function pinByText(stores: ReviewStores, spaceId: string, text: str
   const content = main ? `${main.content.replace(/\n*$/, '')}\n${line}\n` : `# Memory\n\n${line}\n`;
   const written = await stores.documents.write(key, content, personAuthor(reviewer), main?.version ?? 0, `pinned by ${reviewer.name}`);
   await recordChange(stores, 'edit', written, reviewer);
-  if (!hasLine(written.content, line)) throw new Error('the added line is missing');
+  if (!hasLine(written.content, line)) throw new InternalError('the added line is missing');
   await pinLine(stores, written.id, line, reviewer);
   return { status: 'added', path: mainDocumentPath, line };
 }

@@ -7,7 +7,7 @@
 // limit (hard-limit.ts), people's pause, Stop and resume (pause-control.ts) and one drive of the
 // worker (drive.ts).
 import type { AgentDeps } from '../agent-context.js';
-import { ConflictError, ShutdownRequested } from '../errors.js';
+import { ConflictError, NotFoundError, ShutdownRequested } from '../errors.js';
 import { saveAttachments } from '../loop/attachments.js';
 import { estimateTokens } from '../loop/context-window.js';
 import { LiveContext } from '../loop/live-context.js';
@@ -147,7 +147,7 @@ export class SessionRunner {
   /** Loads a session's current segment (its init messages are written by the first activity). */
   static async load(deps: AgentDeps, sessionId: string, slots: WorkSlots, heartbeat: LeaseHeartbeat, seen?: SessionRecord): Promise<SessionRunner> {
     const session = seen?.id === sessionId ? seen : await deps.stores.sessions.get(sessionId);
-    if (!session) throw new Error(`no session ${sessionId}`);
+    if (!session) throw new NotFoundError('session', sessionId);
     const { segment, messages } = await deps.stores.context.load(sessionId);
     const context = new LiveContext(deps.stores.context, segment, messages, estimateTokens(deps.tools.definitions));
     return new SessionRunner(deps, session, context, slots, heartbeat);
