@@ -4,6 +4,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
+import { formatSize } from '../core/prompts/prompts.js';
 import { isErrorCode } from './workspace-path.js';
 
 /** Limits of one session workspace. */
@@ -58,11 +59,6 @@ export async function workspaceUsage(directory: string, stopAfterFiles: number):
   return usage;
 }
 
-/** Bytes as "12.3 MB" (mebibytes, as the limits are set). */
-export function formatMegabytes(bytes: number): string {
-  return `${(bytes / MiB).toFixed(1)} MB`;
-}
-
 /** Settings of one checkWrite call. */
 export interface PlannedWrite {
   /** Workspace-relative path as the model named it (for messages). */
@@ -79,14 +75,14 @@ export interface PlannedWrite {
 export async function checkWrite(workspace: string, limits: WorkspaceLimits, write: PlannedWrite): Promise<void> {
   if (write.newBytes > limits.maxFileBytes) {
     throw new ToolError(
-      `workspace quota: ${write.shownPath} would be ${formatMegabytes(write.newBytes)}, over the ${formatMegabytes(limits.maxFileBytes)} limit per file (WORKSPACE_MAX_FILE_MB); write smaller files`,
+      `workspace quota: ${write.shownPath} would be ${formatSize(write.newBytes)}, over the ${formatSize(limits.maxFileBytes)} limit per file (WORKSPACE_MAX_FILE_MB); write smaller files`,
     );
   }
   const usage = await workspaceUsage(workspace, limits.maxFiles + 1);
   const bytesAfter = usage.bytes - write.oldBytes + write.newBytes;
   if (write.newBytes > write.oldBytes && bytesAfter > limits.maxBytes) {
     throw new ToolError(
-      `workspace quota: writing ${write.shownPath} would bring the workspace to ${formatMegabytes(bytesAfter)}, over its ${formatMegabytes(limits.maxBytes)} limit (WORKSPACE_MAX_MB; ${formatMegabytes(usage.bytes)} used now); delete files you no longer need first`,
+      `workspace quota: writing ${write.shownPath} would bring the workspace to ${formatSize(bytesAfter)}, over its ${formatSize(limits.maxBytes)} limit (WORKSPACE_MAX_MB; ${formatSize(usage.bytes)} used now); delete files you no longer need first`,
     );
   }
   if (write.newEntries > 0 && usage.files + write.newEntries > limits.maxFiles) {
@@ -100,7 +96,7 @@ export async function checkWrite(workspace: string, limits: WorkspaceLimits, wri
 export async function overQuotaNote(workspace: string, limits: WorkspaceLimits): Promise<string | undefined> {
   const usage = await workspaceUsage(workspace, limits.maxFiles + 1);
   const over: string[] = [];
-  if (usage.bytes > limits.maxBytes) over.push(`${formatMegabytes(usage.bytes)} of its ${formatMegabytes(limits.maxBytes)} limit (WORKSPACE_MAX_MB)`);
+  if (usage.bytes > limits.maxBytes) over.push(`${formatSize(usage.bytes)} of its ${formatSize(limits.maxBytes)} limit (WORKSPACE_MAX_MB)`);
   if (usage.files > limits.maxFiles) over.push(`${usage.complete ? usage.files : `more than ${limits.maxFiles}`} files and directories of its ${limits.maxFiles} limit (WORKSPACE_MAX_FILES)`);
   if (over.length === 0) return undefined;
   return `workspace over quota: it holds ${over.join(' and ')}; file tools refuse to write until you delete files`;

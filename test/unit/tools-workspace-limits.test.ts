@@ -33,7 +33,7 @@ describe('workspace quotas', () => {
 
   it('refuses a file over the per-file limit, naming the limit', async () => {
     await expect(run('write_file', { path: 'big.txt', content: 'x'.repeat(600 * 1024) }, limits)).rejects.toThrow(
-      /^workspace quota: big\.txt would be 0\.6 MB, over the 0\.5 MB limit per file \(WORKSPACE_MAX_FILE_MB\); write smaller files$/,
+      /^workspace quota: big\.txt would be 600 KB, over the 512 KB limit per file \(WORKSPACE_MAX_FILE_MB\); write smaller files$/,
     );
   });
 
@@ -41,7 +41,7 @@ describe('workspace quotas', () => {
     await run('write_file', { path: 'a.txt', content: 'x'.repeat(400 * 1024) }, limits);
     await run('write_file', { path: 'b.txt', content: 'x'.repeat(400 * 1024) }, limits);
     await expect(run('write_file', { path: 'c.txt', content: 'x'.repeat(400 * 1024) }, limits)).rejects.toThrow(
-      'workspace quota: writing c.txt would bring the workspace to 1.2 MB, over its 1.0 MB limit (WORKSPACE_MAX_MB; 0.8 MB used now); delete files you no longer need first',
+      'workspace quota: writing c.txt would bring the workspace to 1.2 MB, over its 1 MB limit (WORKSPACE_MAX_MB; 800 KB used now); delete files you no longer need first',
     );
     // Overwriting a file with one of the same size does not grow the workspace.
     expect(await run('write_file', { path: 'a.txt', content: 'y'.repeat(400 * 1024) }, limits)).toMatch(/^Overwrote a\.txt/);
@@ -64,7 +64,7 @@ describe('workspace quotas', () => {
   });
 
   it('applies the defaults: a 64 MiB write is refused', async () => {
-    await expect(run('write_file', { path: 'huge.txt', content: 'x'.repeat(64 * MiB) })).rejects.toThrow(/over the 16\.0 MB limit per file/);
+    await expect(run('write_file', { path: 'huge.txt', content: 'x'.repeat(64 * MiB) })).rejects.toThrow(/over the 16 MB limit per file/);
   });
 });
 

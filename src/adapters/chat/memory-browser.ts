@@ -16,7 +16,7 @@ export function formatTime(at: Date): string {
 }
 
 /** "1,234 chars". */
-export function formatSize(chars: number): string {
+export function formatChars(chars: number): string {
   return `${chars.toLocaleString('en-US')} char${chars === 1 ? '' : 's'}`;
 }
 
@@ -25,7 +25,7 @@ export function documentLine(entry: DocumentSummary): string {
   const { document, lastChange } = entry;
   const reason = lastChange.reason ? ` (${oneLine(lastChange.reason, 80)})` : '';
   const pins = document.pinnedLines.length > 0 ? ` · 📌 ${document.pinnedLines.length}` : '';
-  return `**${document.path}** · ${formatSize(document.content.length)} · v${document.version} · ${formatTime(lastChange.createdAt)} by ${versionAuthor(lastChange.author)}${reason}${pins}`;
+  return `**${document.path}** · ${formatChars(document.content.length)} · v${document.version} · ${formatTime(lastChange.createdAt)} by ${versionAuthor(lastChange.author)}${reason}${pins}`;
 }
 
 /** The browser as text: the space's documents, one line each. */

@@ -9,7 +9,7 @@ import {
 } from 'discord.js';
 import type { DocumentRecord, DocumentSummary } from '../../core/store.js';
 import type { DocumentPart } from '../../core/memory/document-parts.js';
-import { formatSize, versionAuthor } from '../chat/memory-browser.js';
+import { formatChars, versionAuthor } from '../chat/memory-browser.js';
 import { buttonId } from './ids.js';
 
 /** Text inputs of one edit modal, and characters per input (Discord's limits). */
@@ -29,7 +29,7 @@ export function documentMenus(sessionId: string, entries: readonly DocumentSumma
     const options: APISelectMenuOption[] = offered.slice(start, start + optionsPerMenu).map(({ document, lastChange }) => ({
       label: clip(document.path, 100),
       value: document.id,
-      description: clip(`${formatSize(document.content.length)} · v${document.version} · by ${versionAuthor(lastChange.author)}`, 100),
+      description: clip(`${formatChars(document.content.length)} · v${document.version} · by ${versionAuthor(lastChange.author)}`, 100),
     }));
     rows.push({
       type: ComponentType.ActionRow,

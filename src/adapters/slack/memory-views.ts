@@ -5,7 +5,7 @@
 // whatever does not fit is paged or named, never cut silently.
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
 import type { DocumentPart } from '../../core/memory/document-parts.js';
-import { documentLine, formatSize, formatTime, historyLine, pinnedView, versionAuthor } from '../chat/memory-browser.js';
+import { documentLine, formatChars, formatTime, historyLine, pinnedView, versionAuthor } from '../chat/memory-browser.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { actionIds, button, escapeMrkdwn, section, type Json } from './message-views.js';
 import { codeSections, pagedModal, sectionLimit, type ModalView } from './modals.js';
@@ -106,7 +106,7 @@ export function documentModal(summary: DocumentSummary, origin: Origin, page: nu
     : [];
   const modal = pagedModal(document.path.slice(0, 24), [
     { kind: 'header', text: document.path },
-    { kind: 'text', text: `v${document.version} · ${formatSize(document.content.length)} · last changed ${formatTime(lastChange.createdAt)} by ${escapeMrkdwn(versionAuthor(lastChange.author))}${lastChange.reason ? ` (${escapeMrkdwn(lastChange.reason)})` : ''}` },
+    { kind: 'text', text: `v${document.version} · ${formatChars(document.content.length)} · last changed ${formatTime(lastChange.createdAt)} by ${escapeMrkdwn(versionAuthor(lastChange.author))}${lastChange.reason ? ` (${escapeMrkdwn(lastChange.reason)})` : ''}` },
     ...pins,
     ...codeSections(pinnedView(document) || '(empty)'),
   ], page, (next) => ({ kind: 'document', ref: JSON.stringify(ref), page: next }));
@@ -148,7 +148,7 @@ export function choosePartModal(document: DocumentRecord, parts: readonly Docume
     type: 'modal', callback_id: memoryCallbacks.choosePart, private_metadata: JSON.stringify(ref),
     title: { type: 'plain_text', text: 'Edit memory' }, submit: { type: 'plain_text', text: 'Edit this part' }, close: { type: 'plain_text', text: 'Cancel' },
     blocks: [
-      section(`*${escapeMrkdwn(document.path)}* (v${document.version}, ${formatSize(document.content.length)}) is too long for one form: choose the section to edit.${more}`),
+      section(`*${escapeMrkdwn(document.path)}* (v${document.version}, ${formatChars(document.content.length)}) is too long for one form: choose the section to edit.${more}`),
       { type: 'input', block_id: 'part', label: { type: 'plain_text', text: 'Section' }, element: { type: 'static_select', action_id: 'part', options, initial_option: options[0] ?? null } },
     ],
   };
