@@ -4,6 +4,7 @@ import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { arrive } from '../support/sessions.js';
 import { until } from '../support/wait.js';
 
 /** A tool that waits until the test opens its gate. */
@@ -193,6 +194,29 @@ describe('model failures', () => {
     const answer = await harness.waitForEvent('answer');
     expect(answer.text).toBe('back online');
     expect(shape(conversation(bed.model.requests[0]!.body))).toEqual(['user:hi']);
+  });
+  it('fails for good when a drive fails with a message queued that no person told this runner of: the message waits, no second drive', async () => {
+    const harness = await bed.harness();
+    const thread = newThread();
+    // While the call fails, another replica's intake stores a message whose wake-up this runner
+    // does not hear (a sweep would find it): no person acted here, so no drive follows by itself.
+    bed.model.respond(async (_body, { index }) => {
+      if (index === 0) await arrive(harness.stores, thread, { text: 'stored meanwhile, unheard' });
+      return { status: 400, errorMessage: 'bad request' };
+    });
+    const { session } = await harness.agent.submit(personMessage(thread, 'hi'), { startSession: true });
+    await harness.waitForEvent('error', (event) => event.session.id === session!.id);
+    const runner = await harness.agent.runner(session!.id);
+    await runner.whenIdle();
+    expect(runner.state).toBe('failed');
+    expect(bed.model.requests).toHaveLength(1);
+    expect(await harness.stores.steers.countQueued(session!.id)).toBe(1);
+    // A person's message is heard: the next drive takes both.
+    bed.model.reset();
+    bed.model.enqueue({ content: 'both read' });
+    await harness.agent.submit(personMessage(thread, 'anyone?'), { startSession: false });
+    expect((await harness.waitForEvent('answer', (event) => event.session.id === session!.id)).text).toBe('both read');
+    expect(shape(conversation(bed.model.requests[0]!.body)).slice(-2)).toEqual(['user:stored meanwhile, unheard', 'user:anyone?']);
   });
 });
 
