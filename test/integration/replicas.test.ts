@@ -137,12 +137,12 @@ describe('replicas on one Postgres', () => {
     const thread = newThread();
     const { session } = await first.agent.submit(personMessage(thread, 'hang on'), { startSession: true });
     await model.waitFor((request) => request.body.prompt_cache_key === session!.id);
-    const asked = Date.now();
     expect(await second.agent.stopRun(session!.id, 'Grace')).toBe('stopping');
     const end = await first.waitForEvent('run-end', (event) => event.session.id === session!.id);
     expect(end).toMatchObject({ reason: 'stopped', stoppedBy: 'Grace' });
-    // Told by NOTIFY, not at a checkpoint that a hanging call would never reach.
-    expect(Date.now() - asked).toBeLessThan(3_000);
+    // Told by NOTIFY, not at a checkpoint that a hanging call would never reach: the driver closed
+    // the call it was waiting on (the fake never answers it).
+    await model.waitFor((request) => request.body.prompt_cache_key === session!.id && request.respondedAt !== undefined);
     await until(async () => (await database.prisma.session.findUniqueOrThrow({ where: { id: session!.id } })).paused, 5_000, 'paused stored');
     expect(second.events.filter((event) => event.type === 'run-start')).toHaveLength(0);
   });
@@ -377,7 +377,7 @@ describe('graceful shutdown', () => {
     expect(delivered).toEqual([1, 2, 3].map((index) => `flush:${session.id}:${index}`));
   });
 
-  it('finishes the running tool batch on SIGTERM, releases the lease and exits within 30 s', async () => {
+  it('finishes the running tool batch on SIGTERM, releases the lease and exits before the next model call', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hippo-sigterm-'));
     const stores = createPrismaStores(database.prisma);
     const thread = newThread();
@@ -392,11 +392,11 @@ describe('graceful shutdown', () => {
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', APPROVAL_REQUIRED: 'none',
     });
     await until(async () => (await readFile(join(dataDir, 'workspaces', session.id, 'started'), 'utf8').catch(() => '')) !== '', 30_000, 'build start');
-    const stopAt = Date.now();
     service.kill('SIGTERM');
     const { code } = await service.exited;
     expect(code).toBe(0);
-    expect(Date.now() - stopAt).toBeLessThan(30_000);
+    // The batch was finished and nothing after it begun: the model was never asked about its result.
+    expect(model.requests.filter((request) => request.body.messages.at(-1)?.['role'] === 'tool')).toEqual([]);
     const toolRow = await database.prisma.contextMessage.findFirstOrThrow({ where: { segment: { sessionId: session.id }, role: 'tool' } });
     expect(toolRow.content).toContain('built');
     const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });

@@ -104,11 +104,11 @@ describe('Slack events', () => {
       return { content: 'ok' };
     });
     const root = nextTs();
-    const started = Date.now();
     const response = await postEvent(envelope(mention('plan the launch', root)));
     expect(response.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(3_000);
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+    // Acknowledged before the answer: the model's answer still waits on the gate.
+    expect(harness.events.some((event) => event.type === 'answer' && event.session.id === session.id)).toBe(false);
     expect(session).toMatchObject({ platform: 'slack', workspaceId: slack.teamId, channelId: channel });
     const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { sessionId: session.id } });
     expect(steer).toMatchObject({ platformMessageKey: `slack:${slack.teamId}:${channel}:${root}`, authorName: 'Ada', text: 'plan the launch' });
@@ -264,13 +264,14 @@ describe('Slack events', () => {
     harness.model.respond(() => ({ content: long }));
     slack.script('chat.postMessage', { rateLimitSeconds: 1 });
     const root = nextTs();
-    const started = Date.now();
     await postEvent(envelope(mention('write the report', root)));
     await harness.waitForEvent('answer', (event) => event.session.threadKey === root);
     await until(() => posts(root).filter((call) => /\(\d+\/\d+\)$/.test(textOf(call))).length >= 2 && posts(root).some((call) => textOf(call).includes('End sentence 24')));
     // The card's post met the rate limit and went out after Retry-After; nothing was lost.
-    expect(slack.calls.some((call) => call.method === 'chat.postMessage' && call.response === undefined)).toBe(true);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    const limited = slack.calls.findIndex((call) => call.method === 'chat.postMessage' && call.response === undefined);
+    expect(limited).toBeGreaterThanOrEqual(0);
+    const sameWrite = (call: (typeof slack.calls)[number]) => call.method === 'chat.postMessage' && JSON.stringify(call.args) === JSON.stringify(slack.calls[limited]!.args);
+    expect(slack.calls.findIndex((call, index) => index > limited && sameWrite(call) && call.response !== undefined)).toBeGreaterThan(limited);
     const parts = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
     const total = parts.length;
     expect(total).toBeGreaterThan(2);
