@@ -58,6 +58,11 @@ if ! mounted; then
     out=$(mkfs.ext4 -q -F -m 0 -N "$inodes" -O ^has_journal -E nodiscard -L hippo-workspace "$img.new" 2>&1) || fail "mkfs.ext4: $out"
     mv "$img.new" "$img" || fail "mv: cannot name the image"
     fresh=1
+  elif [ -n "$(losetup -n -j "$img" 2>/dev/null)" ]; then
+    # Unmounted here but alive elsewhere: a sandbox's mount namespace (copied while this disk was
+    # mounted) still holds it. Checking or resizing it now would write under a live filesystem;
+    # mounting it again shares that one. Its size changes at a later start.
+    :
   else
     # After a crash or power loss (no journal: the disk is scratch space, its size the point).
     e2fsck -p "$img" >/dev/null 2>&1 || [ $? -lt 4 ] || e2fsck -y "$img" >/dev/null 2>&1

@@ -20,6 +20,7 @@ import type { WorkspaceLimits } from '../../src/tools/workspace-quota.js';
 import type { Attachment, SessionRecord } from '../../src/core/store.js';
 import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { toolContext } from '../support/tool-context.js';
+import { until } from '../support/wait.js';
 
 const MiB = 1024 * 1024;
 const limits: WorkspaceLimits = { maxBytes: 5 * MiB, maxFiles: 2_000, maxFileBytes: 4 * MiB };
@@ -186,30 +187,38 @@ describe.runIf(canMount)('workspace disks (root, loop devices)', () => {
     expect(loopDevicesUnder(disksWith().imageOf(workspace))).toHaveLength(1);
   });
 
+  // A sandbox started meanwhile (this file's, or another test file's) holds a copy of the mount
+  // table while its command runs, and with it this disk: a resize then waits (never writes under a
+  // live filesystem), so each step is tried again with a new process's view until it lands.
+  const settled = (limitsNow: WorkspaceLimits, log = recordingLog()) => async (): Promise<WorkspaceDisks> => {
+    const disks = disksWith({ limits: limitsNow, log });
+    await disks.ensure(sessionWorkspacePath(root, 'resize'));
+    return disks;
+  };
+
   it('grows a disk when the quota grows, shrinks it when what it holds fits, and keeps it (sampled) when not', async () => {
     const workspace = sessionWorkspacePath(root, 'resize');
     const image = disksWith().imageOf(workspace);
     await disksWith().ensure(workspace);
     await writeFile(path.join(workspace, 'data.bin'), Buffer.alloc(3 * MiB, 1));
-    const grown = disksWith({ limits: { ...limits, maxBytes: 8 * MiB } });
-    await grown.ensure(workspace);
-    expect((await stat(image)).size).toBe(8 * MiB);
+    let grown = await settled({ ...limits, maxBytes: 8 * MiB })();
+    await until(async () => (await stat(image)).size === 8 * MiB || ((grown = await settled({ ...limits, maxBytes: 8 * MiB })()), false), 90_000, 'the grown disk');
     expect(grown.isBounded(workspace)).toBe(true);
     expect((await readFile(path.join(workspace, 'data.bin'))).length).toBe(3 * MiB);
 
     const log = recordingLog();
-    const refused = disksWith({ limits: { ...limits, maxBytes: 2 * MiB }, log });
-    await refused.ensure(workspace);
+    let refused = await settled({ ...limits, maxBytes: 2 * MiB }, log)();
+    await until(async () => log.lines.length > 0 || ((refused = await settled({ ...limits, maxBytes: 2 * MiB }, log)()), false), 90_000, 'the refused shrink');
     expect((await stat(image)).size).toBe(8 * MiB);
     expect(refused.isBounded(workspace)).toBe(false);
     expect(log.lines).toEqual([expect.stringMatching(/^workspace-disk-kept: the workspace holds more than the new WORKSPACE_MAX_MB, so its disk keeps its size .*"diskMiB":8,"quotaMiB":2/)]);
 
     await rm(path.join(workspace, 'data.bin'));
-    const shrunk = disksWith({ limits: { ...limits, maxBytes: 2 * MiB } });
-    await shrunk.ensure(workspace);
-    expect((await stat(image)).size).toBe(2 * MiB);
+    let shrunk = await settled({ ...limits, maxBytes: 2 * MiB })();
+    await until(async () => (await stat(image)).size === 2 * MiB || ((shrunk = await settled({ ...limits, maxBytes: 2 * MiB })()), false), 90_000, 'the shrunk disk');
     expect(shrunk.isBounded(workspace)).toBe(true);
-  });
+    expect(mountsUnder(workspace)).toEqual([workspace]);
+  }, 300_000);
 
   it('moves the files of a workspace made before its disk into the disk', async () => {
     const workspace = sessionWorkspacePath(root, 'before');
@@ -222,7 +231,7 @@ describe.runIf(canMount)('workspace disks (root, loop devices)', () => {
     expect(await readFile(path.join(workspace, 'sub', 'old.txt'), 'utf8')).toBe('from the sampler\'s time');
   });
 
-  it('removes a workspace with its mount, loop device and image (purge), and sweeps an idle one', async () => {
+  it('removes a workspace with its mount, loop device and image (purge), and sweeps an idle one', { timeout: 120_000 }, async () => {
     const disks = disksWith();
     const workspace = sessionWorkspacePath(root, 'purged');
     await disks.ensure(workspace);
@@ -230,7 +239,8 @@ describe.runIf(canMount)('workspace disks (root, loop devices)', () => {
     const image = disks.imageOf(workspace);
     await disks.remove(workspace);
     expect(mountsUnder(workspace)).toEqual([]);
-    expect(loopDevicesUnder(image)).toEqual([]);
+    // Detached once no sandbox's copy of the mount table holds it any more (see "settled" above).
+    await until(() => loopDevicesUnder(image).length === 0, 90_000, 'the loop device detached');
     expect(existsSync(image)).toBe(false);
     expect(existsSync(workspace)).toBe(false);
 
