@@ -2,7 +2,7 @@
 // size, loop-mounted at its path, on this machine's real loop devices (root). Every mount made here
 // lies under this file's own temporary folder and is unmounted in afterAll, failures included;
 // `mount -o loop` takes a free loop device, so test files running at once do not meet.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -172,9 +172,13 @@ describe.runIf(canMount)('workspace disks (root, loop devices)', () => {
     expect(mountsUnder(workspace)).toEqual([workspace]);
     expect(restarted.isBounded(workspace)).toBe(true);
     expect(await readFile(path.join(workspace, 'kept.txt'), 'utf8')).toBe('kept');
-    // A reboot: nothing mounted, the image is.
+    // Unmounted under a running process (by hand): its next use mounts the disk again.
     execFileSync('umount', [workspace]);
     expect(existsSync(path.join(workspace, 'kept.txt'))).toBe(false);
+    await restarted.ensure(workspace);
+    expect(await readFile(path.join(workspace, 'kept.txt'), 'utf8')).toBe('kept');
+    // A reboot: nothing mounted, the image is.
+    execFileSync('umount', [workspace]);
     await disksWith().ensure(workspace);
     expect(await readFile(path.join(workspace, 'kept.txt'), 'utf8')).toBe('kept');
     expect(await readdir(workspace)).toEqual(['kept.txt']);
@@ -219,6 +223,26 @@ describe.runIf(canMount)('workspace disks (root, loop devices)', () => {
     expect(shrunk.isBounded(workspace)).toBe(true);
     expect(mountsUnder(workspace)).toEqual([workspace]);
   }, 300_000);
+
+  it('neither checks nor resizes a disk that another mount namespace still holds, and mounts it again as it is', async () => {
+    const workspace = sessionWorkspacePath(root, 'held');
+    const image = disksWith().imageOf(workspace);
+    await disksWith().ensure(workspace);
+    await writeFile(path.join(workspace, 'note.txt'), 'held');
+    // As a sandbox does: a new mount namespace copies the mount table, this disk included.
+    const holder = spawn('unshare', ['--mount', '--propagation', 'private', 'sleep', '30'], { stdio: 'ignore' });
+    try {
+      await until(() => existsSync(`/proc/${holder.pid}/ns/mnt`) && readFileSync(`/proc/${holder.pid}/mountinfo`, 'utf8').includes(workspace), 10_000, 'the namespace holding the disk');
+      const grown = disksWith({ limits: { ...limits, maxBytes: 8 * MiB } });
+      await grown.ensure(workspace);
+      expect((await stat(image)).size).toBe(5 * MiB);
+      expect(grown.isBounded(workspace)).toBe(true);
+      expect(mountsUnder(workspace)).toEqual([workspace]);
+      expect(await readFile(path.join(workspace, 'note.txt'), 'utf8')).toBe('held');
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
 
   it('moves the files of a workspace made before its disk into the disk', async () => {
     const workspace = sessionWorkspacePath(root, 'before');
