@@ -41,7 +41,10 @@ export interface DiscordAdapterOptions extends ChatAdapterOptions {
   };
 }
 
-/** A running Discord adapter: `stop` stops taking events, drains what was received, disconnects; `connected` is true while the gateway connection is up. */
+/**
+ * A running Discord adapter: `stop` stops taking events, drains what was received, disconnects;
+ * `connected` is true while the gateway connection is up.
+ */
 export interface DiscordAdapter extends ChatAdapter {
   /** Resolves when everything received so far is handled and its outbox items are stored (tests). */
   idle(): Promise<void>;
@@ -76,7 +79,6 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     renderer,
     delivery: new DiscordDelivery(client.rest, options.attachments),
   } satisfies ChatRoles<Client>;
-  const messages = roles.inbound;
 
   // ALLOWED_WORKSPACES (context.ts servedHere): nothing from a server that is not listed reaches a
   // handler. Listeners go on before login: events can arrive right after READY.
@@ -111,7 +113,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     client,
     connected: () => !stopped && (!serve || (client.isReady() && client.ws.status === Status.Ready)),
     idle: async () => {
-      await messages.idle();
+      await roles.inbound.idle();
       await renderer.flush();
     },
     stop: async () => {
@@ -119,7 +121,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
       stopped = true;
       unsubscribe();
       renderer.stop();
-      await messages.idle();
+      await roles.inbound.idle();
       await renderer.flush();
       await sender.stop();
       await client.destroy();
