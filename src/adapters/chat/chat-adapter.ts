@@ -7,10 +7,10 @@
 // reader who knows one adapter knows where to look in the next; test/unit/adapter-shape.test.ts
 // checks it.
 //
-// Start, in order: build the platform's context and the roles from it; subscribe the renderer to
-// the agent's events; register the attachment fetcher under the platform's name; register the
-// listening roles on the platform (before connecting: events can arrive right after); connect;
-// start the outbox sender with the delivery's `deliver`. Stop undoes it: stop receiving, let the
+// Start: build the platform's context and the roles from it; subscribe the renderer to the agent's
+// events; register the attachment fetcher under the platform's name; register the listening roles
+// on the platform (before connecting: events can arrive right after); connect; start the outbox
+// sender with the delivery's `deliver`. Stop undoes it: stop receiving, let the
 // inbound finish what it took, write what the renderer holds into the outbox, stop the sender.
 import type { Config } from '../../config.js';
 import type { Agent } from '../../core/agent.js';
