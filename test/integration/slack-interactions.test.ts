@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SlackAdapter } from '../../src/adapters/slack/index.js';
 import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
@@ -14,7 +13,6 @@ let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
 let rig: SlackRig;
-let adapter: SlackAdapter;
 let counter = 0;
 
 function nextTs(): string {
@@ -61,7 +59,7 @@ const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? call
 beforeAll(async () => {
   // This workspace refuses markdown_text: answers fall back to mrkdwn.
   rig = await startSlackRig({ signingSecret, slack: { markdownTextError: 'invalid_arguments' }, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 10_000 } });
-  ({ database, slack, harness, adapter } = rig);
+  ({ database, slack, harness } = rig);
 });
 
 afterAll(async () => {
