@@ -1,4 +1,4 @@
-// Files people share reach the session workspace (docs/product.md "Share"): each chat adapter registers
+// Files people share reach the session workspace (docs/product.md "Share files"): each chat adapter registers
 // how it downloads from its platform; this saves the bytes under `files/` within the workspace
 // quotas, and turns images into data URLs for models that accept them. It also reads workspace
 // files back for the attachments the agent sends with its answers (attach_file).
