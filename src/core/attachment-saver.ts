@@ -1,4 +1,4 @@
-// The attachment port (docs/product.md "Share"): the service saves files shared with a message
+// The attachment port (docs/product.md "Share files"): the service saves files shared with a message
 // into the session workspace and makes images fit the provider (tools/workspace-attachments.ts,
 // tools/image-fitter.ts); core names them and says how they reach the model (loop/attachments.ts).
 import type { Attachment, SessionRecord } from './store.js';

@@ -1,4 +1,4 @@
-// attach_file (docs/product.md "Share"): the agent sends a workspace file with its answer. The call only
+// attach_file (docs/product.md "Share files"): the agent sends a workspace file with its answer. The call only
 // checks the file; the chat adapter uploads it through its outbox after the answer's text, keyed by
 // the call, so a crash or a repeated answer never sends it twice.
 import { z } from 'zod';

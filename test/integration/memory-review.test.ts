@@ -3,7 +3,6 @@
 // reach the next fork's one appended message; a tool call that would drop a pinned line gets an
 // error result; remember/forget fork a summarizer that is told a person asked.
 import { describe, expect, it } from 'vitest';
-import { revertMemoryRun } from '../../src/core/memory/memory-actions.js';
 import { pinLine, undoLatestChange } from '../../src/core/memory/memory-review.js';
 import type { FakeRequestBody } from '../fakes/fake-model-server.js';
 import { newThread, personMessage } from '../support/agent-harness.js';
@@ -19,11 +18,9 @@ const forks = () => requestsOf(bed.model.requests, 'summarizer').filter((request
 describe('review events reach the next summarizer', () => {
   it('gives it a revert and a pin as quoted lines, refuses a write that drops the pinned line, and gives each event once', async () => {
     const h = await bed.harness({ settings: { contextWindow: 10_000 } });
-    let summarizerCall = 0;
     scriptRoles(bed.model, {
       worker: [at(400, { content: 'Noted.' }), at(700, { content: 'Noted again.' }), at(1_000, { content: 'Third.' })],
       summarizer: (body) => {
-        summarizerCall += 1;
         const instruction = instructionOf(body);
         const round = /round="(\d+)"/.exec(instruction)?.[1];
         const last = body.messages.at(-1);

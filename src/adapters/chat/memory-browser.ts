@@ -3,7 +3,7 @@
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
 import { versionAuthor } from '../../core/memory/memory-review.js';
 import { pinText } from '../../core/memory/pinned-lines.js';
-import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
+import type { DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
 
 export { versionAuthor };
 

@@ -1,4 +1,4 @@
-// The durable outbox (docs/product.md "Reliability promises"): every platform write is stored with an
+// The durable outbox (docs/product.md "Promises"): every platform write is stored with an
 // idempotency key before it is sent, so a crash or a platform outage loses nothing and a repeated
 // event enqueues nothing new. A sender per platform (outbox-sender.ts) sends them; the platform
 // message ids it records let later edits and reactions name their target by key.

@@ -1,5 +1,5 @@
 // Search of originals (R15): what people said in the space's other segments, bounded
-// (docs/security.md "Search") by the guard and the statement below.
+// (docs/security.md "Security and limits") by the guard and the statement below.
 import type { ContextStore, SearchHit } from '../../core/store.js';
 import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
 import { searchQuery } from './prisma-support.js';

@@ -27,7 +27,7 @@ export function createPrismaStores(
   options: {
     /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool | undefined;
     /** Postgres: the pool the hot statements of every step go to. */ pool?: pg.Pool | undefined;
-    /** How searches are bounded (docs/security.md "Search"); one allowance per searcher for both kinds. */ search?: SearchBounds | undefined;
+    /** How searches are bounded (docs/security.md "Security and limits"); one allowance per searcher for both kinds. */ search?: SearchBounds | undefined;
   } = {},
 ): Stores {
   const search = new SearchGuard(options.search ?? defaultSearchBounds);

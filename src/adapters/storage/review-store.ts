@@ -1,5 +1,5 @@
 // Review events of memory spaces (reverts, edits, 👍, pins, remember/forget) and the spaces
-// themselves with the conversation that owns each (docs/product.md "Review memory", "Memory scope").
+// themselves with the conversation that owns each (docs/product.md "Review memory", "Memory spaces").
 import { z } from 'zod';
 import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
 import { storableText } from '../../core/prompts/text-hygiene.js';

@@ -1,4 +1,4 @@
-// Files and images people share with a message (docs/product.md "Share"), as the worker takes them:
+// Files and images people share with a message (docs/product.md "Share files"), as the worker takes them:
 // saved through the port the service wires in (attachment-saver.ts), each image shown once, and
 // R22's fallback check of an image when no decoder is wired.
 import type { AttachmentSaver, FittedImage, SavedAttachment } from '../attachment-saver.js';
