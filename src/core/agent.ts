@@ -5,7 +5,7 @@ import type { ApprovalChoice, ApprovalRecord } from './approval-store.js';
 import type { AgentEvent } from './events.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
 import { spendOf, type BudgetState, type Spend } from './spend.js';
-import { capText, maxMessageChars } from './prompts/text-hygiene.js';
+import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
 import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
 

@@ -3,6 +3,11 @@
 // of a space is given, and the spaces themselves. Re-exported by store.ts.
 import type { MemoryScope, Platform } from './places.js';
 
+/** The space's main document, loaded into every context. */
+export const mainDocumentPath = 'MAIN.md';
+/** The session's own plan (a document of its session key). */
+export const todoDocumentPath = 'TODO.md';
+
 /** Who wrote a version: a summarizer run, the worker (its TODO.md), a person, or Hippo itself. */
 export type DocumentAuthor =
   /** `sessionId`: the session whose thread the run belongs to (history links). */

@@ -3,7 +3,7 @@
 import { approvalStatusLines } from './approval-card.js';
 import type { Agent, SessionStatus } from '../../core/agent.js';
 import { contextCurveLines } from './context-curve.js';
-import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
+import { memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';

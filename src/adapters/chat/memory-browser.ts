@@ -2,7 +2,7 @@
 // documents with size, last change and last author; a document with its pinned lines marked; its
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
 import { versionAuthor } from '../../core/memory/memory-review.js';
-import { pinText } from '../../core/memory/pinned-lines.js';
+import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
 
 export { versionAuthor };

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import type { Agent } from '../../core/agent.js';
 import { ConfigError } from '../../core/errors.js';
 import type { Stores } from '../../core/store.js';
-import { todoDocumentPath } from '../../core/memory/init-messages.js';
+import { todoDocumentPath } from '../../core/memory-store.js';
 import type { Logger } from '../../log.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { AccessPolicy, accessLists } from '../chat/access-policy.js';

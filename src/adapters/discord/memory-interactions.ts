@@ -6,10 +6,10 @@
 // a refusal is ephemeral and changes nothing. Answers are ephemeral; changes are told in the thread.
 import { AttachmentBuilder, MessageFlags, type ButtonInteraction, type ModalSubmitInteraction, type RepliableInteraction, type StringSelectMenuInteraction } from 'discord.js';
 import { ConflictError } from '../../core/errors.js';
-import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
-import { pinText } from '../../core/memory/pinned-lines.js';
+import { compactDiff, diffLines } from '../../core/line-diff.js';
+import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentRecord, SessionRecord } from '../../core/store.js';
-import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../../core/memory/document-parts.js';
+import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, historyText, pinnedView, versionAuthor, versionSessions, formatTime } from '../chat/memory-browser.js';
 import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type EditOutcome, type Reviewer } from '../../core/memory/memory-review.js';

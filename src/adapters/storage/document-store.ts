@@ -2,12 +2,12 @@
 // people can review what a summarizer run wrote and revert it.
 import { randomUUID } from 'node:crypto';
 import { ConflictError, PinnedLineError } from '../../core/errors.js';
-import { droppedPins } from '../../core/memory/pinned-lines.js';
+import { droppedPins } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
 import type pg from 'pg';
 import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaClient } from '../../../prisma/generated/client.js';
 import { statementsOn } from './statements.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
 import { SearchGuard } from './search-guard.js';
 import type { TransactionClient } from './prisma-support.js';

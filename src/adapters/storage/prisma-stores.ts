@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import { readContextHistory } from './context-history.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
-import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
+import { storableJson, storableText } from '../../core/text-hygiene.js';
 import { createApprovalStore } from './approval-store.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';

@@ -2,7 +2,7 @@
 // themselves with the conversation that owns each (docs/product.md "Review memory", "Memory scope").
 import { z } from 'zod';
 import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { MemoryReviewEvent, MemorySpace, PrismaClient } from '../../../prisma/generated/client.js';
 import { spaceChannel } from './session-store.js';
 

@@ -4,12 +4,12 @@
 // change. Every one of them is a review event of the space, which the next summarizer is given.
 // Shared by Slack and Discord; they only draw the modals and buttons.
 import { ConflictError } from '../errors.js';
-import { diffLines } from './line-diff.js';
-import { memoryRunChanges } from './memory-run-changes.js';
-import { mainDocumentPath } from './init-messages.js';
-import { hasLine, pinText } from './pinned-lines.js';
+import { diffLines } from '../line-diff.js';
+import { memoryRunChanges } from '../memory-run-changes.js';
+import { mainDocumentPath } from '../memory-store.js';
+import { hasLine, pinText } from '../pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentVersionRecord, ReviewEventKind, Stores } from '../store.js';
-import { documentParts, findPart, replacePart, type DocumentPart, type PartLimits } from './document-parts.js';
+import { documentParts, findPart, replacePart, type DocumentPart, type PartLimits } from '../document-parts.js';
 
 /** The stores review actions use. */
 export type ReviewStores = Pick<Stores, 'documents' | 'reviews'>;
