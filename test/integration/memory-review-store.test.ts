@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyLine } from '../../src/adapters/chat/memory-browser.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../../src/core/memory/memory-actions.js';
-import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/memory/memory-review.js';
+import { MemoryReview } from '../../src/core/memory/memory-review.js';
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -176,7 +175,8 @@ describe('review actions under a race', () => {
     const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
     const seen = await stores.documents.write(key, 'old\n', person, 0);
     await stores.documents.write(key, 'old\nnewer\n', person, 1);
-    const outcome = await saveDocumentEdit(lookedBefore(seen), { documentId: seen.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, limits, reviewer);
+    // The access check read version 1; the edit writes only if it is still so.
+    const outcome = await new MemoryReview(stores).edit({ documentId: seen.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, limits, reviewer, seen);
     expect(outcome).toMatchObject({ status: 'conflict', text: 'mine\n', later: [{ version: 2 }] });
     expect((await stores.documents.read(key))?.content).toBe('old\nnewer\n');
   });
@@ -187,10 +187,10 @@ describe('review actions under a race', () => {
     await stores.documents.write(key, 'one\n', person, 0);
     const seen = await stores.documents.write(key, 'two\n', person, 1);
     await stores.documents.write(key, 'three\n', person, 2);
-    expect(await undoLatestChange(lookedBefore(seen), seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
-    expect(await undoLatestChange(stores, seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect(await new MemoryReview(lookedBefore(seen)).undo(seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect(await new MemoryReview(stores).undo(seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
     expect((await stores.documents.read(key))?.content).toBe('three\n');
-    expect(await undoLatestChange(stores, seen.id, 3, reviewer)).toMatchObject({ status: 'reverted', undone: { version: 3 } });
+    expect(await new MemoryReview(stores).undo(seen.id, 3, reviewer)).toMatchObject({ status: 'reverted', undone: { version: 3 } });
     expect((await stores.documents.read(key))?.content).toBe('two\n');
   });
 });
@@ -200,9 +200,9 @@ describe('pin <text>', () => {
     const session = await open();
     const reviewer = { userId: 'U7', name: 'Ada' };
     const main = await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Memory\n- launch on Friday\n- launch party on Saturday\n', person, 0);
-    expect(await pinByText(stores, session.memorySpaceId, 'launch on friday', reviewer)).toEqual({ status: 'pinned', path: 'MAIN.md', line: '- launch on Friday' });
-    expect(await pinByText(stores, session.memorySpaceId, 'launch', reviewer)).toMatchObject({ status: 'ambiguous', matches: [{ line: '- launch on Friday' }, { line: '- launch party on Saturday' }] });
-    expect(await pinByText(stores, session.memorySpaceId, 'budget is 10k', reviewer)).toEqual({ status: 'added', path: 'MAIN.md', line: '- budget is 10k' });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'launch on friday', reviewer)).toEqual({ status: 'pinned', path: 'MAIN.md', line: '- launch on Friday' });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'launch', reviewer)).toMatchObject({ status: 'ambiguous', matches: [{ line: '- launch on Friday' }, { line: '- launch party on Saturday' }] });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'budget is 10k', reviewer)).toEqual({ status: 'added', path: 'MAIN.md', line: '- budget is 10k' });
     const after = await stores.documents.get(main.id);
     expect(after).toMatchObject({ content: '# Memory\n- launch on Friday\n- launch party on Saturday\n- budget is 10k\n', pinnedLines: ['- launch on Friday', '- budget is 10k'] });
     expect((await stores.reviews.recent(session.memorySpaceId, 10)).map((event) => event.kind)).toEqual(['pin', 'edit', 'pin']);
@@ -220,7 +220,7 @@ describe('reverts of a memory run', () => {
     await stores.documents.write(main, 'kept\nwrong fact\n', summarizer, 1);
     await stores.documents.write(notes, 'a\n', summarizer, 0);
     await stores.documents.write(notes, 'a\nb\n', person, 1);
-    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    const result = await new MemoryReview(stores).revert(summarizer.memoryRunId, reviewer);
     expect(result).toMatchObject({ reverted: ['MAIN.md'], needsChoice: [{ path: 'notes.md' }] });
     // The history says which version was undone and when, in words a reader knows (no run id).
     const mainDocument = (await stores.documents.read(main))!;
@@ -228,7 +228,7 @@ describe('reverts of a memory run', () => {
     expect(revertVersion?.reason).toMatch(/^undid the memory change that made v2 \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
     expect(historyLine(revertVersion!)).not.toContain(summarizer.memoryRunId);
     const notesDocument = (await stores.documents.read(notes))!;
-    expect(await revertWithLaterChanges(stores, summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
+    expect(await new MemoryReview(stores).revertWithLaterChanges(summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
     const events = await stores.reviews.recent(session.memorySpaceId, 10);
     expect(events.map((event) => [event.kind, event.documentPath, event.authorName, event.text, event.sessionId])).toEqual([
       ['revert', 'notes.md', 'Ada', '- a\n- b', session.id],
@@ -247,7 +247,7 @@ describe('reverts of a memory run', () => {
     await stores.documents.write(main, 'kept\nrun line\nAda\'s line\nrun again\n', summarizer, 3);
     const [change] = await stores.documents.runChanges(summarizer.memoryRunId);
     expect(change).toMatchObject({ firstVersion: 2, lastVersion: 4, later: [{ version: 3, author: { kind: 'person', name: 'Ada' } }] });
-    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    const result = await new MemoryReview(stores).revert(summarizer.memoryRunId, reviewer);
     expect(result).toMatchObject({ reverted: [], needsChoice: [{ path: 'MAIN.md' }] });
     expect((await stores.documents.read(main))?.content).toBe('kept\nrun line\nAda\'s line\nrun again\n');
   });
