@@ -1,5 +1,6 @@
 // The storage of memory review on real Postgres: pinned lines, history with the thread each change
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyLine } from '../../src/adapters/chat/memory-browser.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
@@ -156,6 +157,72 @@ describe('memory spaces', () => {
     expect(await stores.spaces.list('slack', 'TLIST')).toEqual([]);
     await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, 'x', person, 0);
     expect((await stores.spaces.list('slack', 'TLIST')).map((space) => space.id)).toEqual([session.memorySpaceId]);
+  });
+});
+
+/**
+ * Counts the statements sent to Postgres on the database's pool, in a transaction or not, until
+ * `stop()` (Prisma's queries and the pool's named statements alike).
+ */
+function countStatements(pool: pg.Pool): { texts: string[]; stop(): void } {
+  const texts: string[] = [];
+  const { query, connect } = pool;
+  const record = (args: unknown[]) => texts.push(String((args[0] as { text?: string }).text ?? args[0]));
+  Object.assign(pool, {
+    query: (...args: unknown[]) => (record(args), (query as (...inner: unknown[]) => unknown).apply(pool, args)),
+    // A client checked out for a transaction (pool.query checks its own out with a callback).
+    connect: (...args: unknown[]) => {
+      if (args.length > 0) return (connect as (...inner: unknown[]) => unknown).apply(pool, args);
+      return (connect as () => Promise<pg.PoolClient>).call(pool).then((client) => {
+        const own = client.query;
+        return Object.assign(client, { query: (...inner: unknown[]) => (record(inner), (own as (...passed: unknown[]) => unknown).apply(client, inner)) });
+      });
+    },
+  });
+  return { texts, stop: () => void Object.assign(pool, { query, connect }) };
+}
+
+describe("a person's edit", () => {
+  it('is one statement: the compare-and-set, the version by the person and its review event, pins of removed lines dropped', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const first = await stores.documents.write(key, '# Memory\n- keep\n- drop\n- last\n', person, 0);
+    await stores.documents.pin(first.id, '- last');
+    await stores.documents.pin(first.id, '- drop');
+    await stores.documents.pin(first.id, '- keep');
+    // What the access check read (it is not read again).
+    const read = (await stores.documents.get(first.id))!;
+    const ada = { userId: 'U7', name: 'Ada', sessionId: session.id };
+    const recorded = countStatements(database.pool!);
+    let outcome;
+    try {
+      outcome = await new MemoryReview(stores).edit({ documentId: read.id, baseVersion: read.version, partIndex: 0, text: '# Memory\n- keep\n- last\n- new\n' }, { inputChars: 1_000, inputs: 2 }, ada, read);
+    } finally {
+      recorded.stop();
+    }
+    // It was 15 (the document read again, the write's transaction, the new version read back to
+    // quote its diff, the event on its own); the whole Slack edit was 16, and is 4 now (the access
+    // check's two reads, the thread's session, this).
+    expect(recorded.texts).toHaveLength(1);
+    expect(outcome).toMatchObject({ status: 'saved', document: { version: 2, content: '# Memory\n- keep\n- last\n- new\n', pinnedLines: ['- last', '- keep'] } });
+    expect(await stores.documents.get(first.id)).toMatchObject({ version: 2, pinnedLines: ['- last', '- keep'] });
+    const [latest] = await stores.documents.versions(first.id);
+    expect(latest).toMatchObject({ version: 2, content: '# Memory\n- keep\n- last\n- new\n', author: { kind: 'person', userId: 'U7', name: 'Ada', sessionId: session.id }, reason: 'edited by Ada', deleted: false });
+    const { events } = await stores.reviews.unseen(session.memorySpaceId, 10);
+    expect(events.map(({ kind, documentPath, authorId, authorName, text, sessionId }) => ({ kind, documentPath, authorId, authorName, text, sessionId }))).toEqual([
+      { kind: 'edit', documentPath: 'MAIN.md', authorId: 'U7', authorName: 'Ada', text: '- - drop\n+ - new', sessionId: session.id },
+    ]);
+  });
+
+  it('writes neither the version nor the event when the document moved on since the access check read it', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const read = await stores.documents.write(key, 'one\n', person, 0);
+    await stores.documents.write(key, 'one\ntwo\n', person, 1);
+    const outcome = await new MemoryReview(stores).edit({ documentId: read.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, { inputChars: 1_000, inputs: 2 }, { userId: 'U7', name: 'Ada' }, read);
+    expect(outcome).toMatchObject({ status: 'conflict', document: { version: 2 }, text: 'mine\n' });
+    expect((await stores.documents.versions(read.id)).map((version) => version.version)).toEqual([2, 1]);
+    expect((await stores.reviews.unseen(session.memorySpaceId, 10)).events).toEqual([]);
   });
 });
 
