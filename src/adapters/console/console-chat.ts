@@ -43,7 +43,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
   const approvals = new ConsoleApprovals(agent, output, { id: 'local', name: options.userName });
   // Shown on the terminal: not owed any more (R17).
   const show = markingDelivered(async (event) => {
-    renderer.render(event);
+    renderer.handle(event);
     approvals.render(event);
   }, (event) => agent.delivered(event));
   const unsubscribe = options.events.subscribe((event) => {

@@ -23,6 +23,7 @@ import { eventChunks, type TaskDisplayMode } from './task-cards.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, slackPlatform, type SlackContext } from './context.js';
 import { SteerReactions } from './steer-reactions.js';
+import type { ChatRenderer } from '../chat/chat-adapter.js';
 
 /** One run's card. */
 interface Card {
@@ -50,7 +51,7 @@ const streamChars = slackMessageLimit - 100;
 const recipientsKept = 10_000;
 
 /** Turns events into outbox items; one instance per adapter. */
-export class SlackRenderer {
+export class SlackRenderer implements ChatRenderer {
   /** The latest card of each session (pause and resume may come after its run ended). */
   private readonly cards = new Map<string, Card>();
   /** Per-session queues keep outbox order equal to event order. */
@@ -88,7 +89,7 @@ export class SlackRenderer {
   }
 
   /** The EventBus listener. */
-  readonly listener = (event: AgentEvent): void => {
+  handle(event: AgentEvent): void {
     if (event.session.platform !== 'slack') return;
     if (event.type === 'run-start' || event.type === 'run-end') this.toolRuns.delete(event.session.id);
     if (event.type === 'tool-call-start') this.toolRuns.add(event.session.id);
@@ -107,7 +108,7 @@ export class SlackRenderer {
       if (!ended && event.type === 'assistant-message') await this.said(event);
       await this.deliver(event);
     });
-  };
+  }
 
   /** Flushes pending card edits and 👀, and waits until every event seen so far is in the outbox. */
   async settle(): Promise<void> {
