@@ -11,7 +11,8 @@ const reset = { type: 'context-reset', session, segmentId: 'g2', segmentOrdinal:
 const memory = { type: 'memory-updated', session, memoryRunId: 'r1', round: 1, changes: [], usage: { promptTokens: 1, cachedTokens: 0, completionTokens: 1 }, note: '' } as AgentEvent;
 const status = { type: 'run-start', session } as AgentEvent;
 
-function rig(taken: boolean | undefined) {
+// biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+function rig(taken: boolean | void) {
   const log: string[] = [];
   const deliver = markingDelivered(async (event) => {
     log.push(`render ${event.type}`);

@@ -8,7 +8,8 @@
 import type { AgentEvent } from '../../core/events.js';
 
 /** Renders one event; `false`: it did not take the event (it stays owed). */
-export type Render = (event: AgentEvent) => Promise<boolean | undefined>;
+// biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+export type Render = (event: AgentEvent) => Promise<boolean | void>;
 
 /** The render that clears the delivery mark of what it took; `delivered` is Agent.delivered. */
 export function markingDelivered(render: Render, delivered: (event: AgentEvent) => Promise<void>): (event: AgentEvent) => Promise<void> {

@@ -106,7 +106,8 @@ export class DiscordRenderer implements ChatRenderer {
     this.deps.typing.stopAll();
   }
 
-  private async render(event: AgentEvent): Promise<boolean | undefined> {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+  private async render(event: AgentEvent): Promise<boolean | void> {
     const { session } = event;
     switch (event.type) {
       case 'steer-received':

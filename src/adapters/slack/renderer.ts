@@ -124,7 +124,8 @@ export class SlackRenderer implements ChatRenderer {
     await this.posts.idle();
   }
 
-  private async render(event: AgentEvent): Promise<boolean | undefined> {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+  private async render(event: AgentEvent): Promise<boolean | void> {
     const { session } = event;
     switch (event.type) {
       case 'run-start':
