@@ -1,4 +1,4 @@
-// What a thread is owed (R17, docs/architecture.md "Delivery"): core stores an answer, a memory note
+// What a thread is owed (R17; docs/architecture.md "Delivery (what a thread is owed, R17)"): core stores an answer, a memory note
 // or a reset note with a mark before it emits the event, and emits it again after a restart or a
 // take-over until the chat adapter says it has it. Every chat adapter renders through here, so the
 // mark is cleared in this one place: once the render has put the event in the adapter's durable
