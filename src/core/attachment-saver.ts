@@ -44,3 +44,11 @@ export interface ImageFitter {
   /** Never throws for bad bytes (the result says why not); throws only when `signal` aborts. */
   fit(bytes: Buffer, signal: AbortSignal): Promise<FittedImage>;
 }
+
+/** How a shown image was changed to fit ("shrunk from 4000×3000 to 1568×1176 px to be shown"), or null. */
+export function fittedNote(fitted: FittedImage): string | null {
+  if (!fitted.shown || !fitted.shrunkFrom) return null;
+  const { width, height } = fitted.shrunkFrom;
+  if (width === fitted.width && height === fitted.height) return `converted to ${fitted.mimeType.replace(/^image\//, '').toUpperCase()} to be shown`;
+  return `shrunk from ${width}×${height} to ${fitted.width}×${fitted.height} px to be shown`;
+}

@@ -4,7 +4,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
-import { formatSize } from '../core/prompts/prompts.js';
+import { formatSize } from '../core/format-size.js';
 import { isErrorCode } from './workspace-path.js';
 
 /** Limits of one session workspace. */

@@ -12,7 +12,7 @@ import { useServiceFakes } from '../support/service-fakes.js';
 import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { noiseJpeg } from '../support/images.js';
-import { formatSize } from '../../src/core/prompts/prompts.js';
+import { formatSize } from '../../src/core/format-size.js';
 
 const signingSecret = 'images-secret';
 const channel = 'C0IMAGES';

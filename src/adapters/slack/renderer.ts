@@ -5,8 +5,9 @@
 // that calls tools has one stream, as Slack's AI apps do: its task cards, what the model says
 // between them, and the answer at its end, with the feedback buttons.
 import { KeyedQueue } from '../chat/keyed-queue.js';
+import { markingDelivered } from '../chat/delivery-marks.js';
 import type { AgentEvent } from '../../core/events.js';
-import { mainDocumentPath } from '../../core/memory-store.js';
+import { mainDocumentPath } from '../../core/store.js';
 import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
 import type { OutboxEntry } from '../chat/outbox.js';
@@ -64,6 +65,8 @@ export class SlackRenderer implements ChatRenderer {
   private readonly recipients = new Map<string, string>();
   /** Sessions whose run called a tool: its text goes into the run's task stream, not a stream of its own. */
   private readonly toolRuns = new Set<string>();
+  /** Renders an event; what it took is no longer owed (R17). */
+  private readonly deliver = markingDelivered((event) => this.render(event), (event) => this.context.agent.delivered(event));
 
   constructor(
     private readonly context: SlackContext,
@@ -104,7 +107,7 @@ export class SlackRenderer implements ChatRenderer {
     this.queue(event.session.id, async () => {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
       if (!ended && event.type === 'assistant-message') await this.said(event);
-      await this.render(event);
+      await this.deliver(event);
     });
   }
 
@@ -122,7 +125,8 @@ export class SlackRenderer implements ChatRenderer {
     await this.posts.idle();
   }
 
-  private async render(event: AgentEvent): Promise<void> {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+  private async render(event: AgentEvent): Promise<boolean | void> {
     const { session } = event;
     switch (event.type) {
       case 'run-start':
@@ -132,10 +136,8 @@ export class SlackRenderer implements ChatRenderer {
       case 'steer-taken':
         return this.reactions.taken(session, event.steers);
       case 'answer':
-        // In the outbox now: core need not emit it again after a crash. A fenced answer (this
-        // replica lost the session) stays owed; the lease holder re-sends it.
-        if (await this.answer(session, event)) return this.context.agent.delivered(event);
-        return;
+        // A fenced answer (this replica lost the session) is not taken: the lease holder re-sends it.
+        return this.answer(session, event);
       case 'error':
         this.updateCard(event);
         return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
@@ -165,11 +167,9 @@ export class SlackRenderer implements ChatRenderer {
         }, { targetKey: `approval:${event.approval.id}` }));
         return;
       case 'memory-updated':
-        await this.memoryUpdated(event);
-        return this.context.agent.delivered(event);
+        return this.memoryUpdated(event);
       case 'context-reset':
-        await this.contextReset(event);
-        return this.context.agent.delivered(event);
+        return this.contextReset(event);
       default:
         return this.updateCard(event);
     }

@@ -2,7 +2,7 @@
 // exact JSON text the model is sent), a segment's, and the statement that marks a tool call begun.
 import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type Segment } from '../../../prisma/generated/client.js';
 

@@ -3,10 +3,10 @@
 // Every write of document-writes.ts (and the review methods' locks) goes through here.
 import { randomUUID } from 'node:crypto';
 import { ConflictError, PinnedLineError } from '../../core/errors.js';
-import { droppedPins } from '../../core/memory/pinned-lines.js';
+import { droppedPins } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentVersionRecord } from '../../core/store.js';
 import { Prisma, type MemoryDocument, type MemoryDocumentVersion } from '../../../prisma/generated/client.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { toDocumentRecord } from './document-review.js';
 import type { TransactionClient } from './prisma-support.js';
 

@@ -12,13 +12,13 @@ import { createDocumentHistory } from './document-history.js';
 import { createDocumentWrites } from './document-writes.js';
 import { SearchGuard } from './search-guard.js';
 
-export { applyChange, lockDocumentById, toVersionRecord, type ChangeNote } from './document-changes.js';
+export { applyChange, documentColumns, lockDocumentById, toVersionRecord, type ChangeNote } from './document-changes.js';
 
 /**
- * Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new
- * space creates (MAIN.md, TODO.md) goes to `pool`.
+ * Creates the Prisma-backed DocumentStore (but a person's reviewed write: reviewed-write.ts); on
+ * Postgres what every new segment reads and a new space creates (MAIN.md, TODO.md) goes to `pool`.
  */
-export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): DocumentStore {
+export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): Omit<DocumentStore, 'writeReviewed'> {
   const sql = statementsOn(prisma, pool);
   return {
     ...createDocumentReviewMethods(prisma, lockDocumentById, search),

@@ -5,7 +5,7 @@ import { ConflictError } from '../../core/errors.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore } from '../../core/store.js';
 import { Prisma, type MemoryDocument, type PrismaClient } from '../../../prisma/generated/client.js';
 import type { Statements } from './statements.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { toDocumentRecord } from './document-review.js';
 import { applyChange, authorColumns, checkExpectedVersion, documentColumns, documentKey, lockDocument, lockDocumentById, stateBefore } from './document-changes.js';
 import type { TransactionClient } from './prisma-support.js';
