@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { roleOf } from '../support/model-script.js';
@@ -61,7 +61,7 @@ function mention(port: number, text: string, root: string, eventId: string): Pro
 
 /** The thread's messages that carry `text` as a finished answer. */
 function answers(root: string, text: string) {
-  return slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (message.markdown_text ?? message.text ?? '').includes(text));
+  return slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (markdownOf(message) ?? message.text ?? '').includes(text));
 }
 
 async function leaseOwner(root: string): Promise<string | undefined> {
@@ -149,7 +149,7 @@ describe('process roles on one Postgres', () => {
       second = await start('worker');
       const notes = () => answers(root, 'asked to remember');
       await until(() => notes().length === 1, 60_000, 'the note from the second worker');
-      expect(notes()[0]?.markdown_text ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
+      expect(markdownOf(notes()[0]) ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
       await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps: nothing more comes
       expect(notes()).toHaveLength(1);
       expect(requestedRuns).toBe(2);

@@ -1,7 +1,7 @@
 // "Who may do what" in Slack: ALLOWED_USERS (users and a user group), ALLOWED_CHANNELS (with `dm`),
 // ADMIN_USERS, and the starter-only reset. Every refusal is an ephemeral reply and stores nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -49,7 +49,7 @@ async function click(user: string, actionId: string, value: string, message: { t
 }
 
 const ephemerals = (user: string) => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === user);
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const messageKey = (ts: string, channel = general) => `slack:${slack.teamId}:${channel}:${ts}`;
 
 /** What a refused message must not leave behind. */

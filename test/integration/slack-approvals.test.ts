@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resolveApprovalPolicy } from '../../src/core/approval-policy.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import { conversation, requestsOf, scriptRoles } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
@@ -50,7 +50,7 @@ beforeEach(() => {
 });
 
 const nextTs = () => `1720000${String(++counter).padStart(3, '0')}.000300`;
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? '');
 
 async function mention(text: string, ts: string): Promise<void> {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantGreeting, suggestedPrompts } from '../../src/adapters/slack/assistant-pane.js';
 import { Metrics } from '../../src/metrics.js';
 import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -39,7 +40,7 @@ function reaction(user: string, name: string, ts: string, itemUser = slack.botUs
   return { type: 'reaction_added', user, reaction: name, item_user: itemUser, item: { type: 'message', channel, ts }, event_ts: nextTs() };
 }
 
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const feedbackRows = () => database.prisma.answerFeedback.findMany({ orderBy: { id: 'asc' } });
 
 beforeAll(async () => {

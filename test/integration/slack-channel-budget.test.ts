@@ -4,6 +4,7 @@
 // receiver and the fake Slack Web API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
@@ -30,7 +31,7 @@ function nextTs(): string {
   return `1730000${String(counter).padStart(3, '0')}.000100`;
 }
 
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const posted = (root: string, prefix: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === root && textOf(call).startsWith(prefix));
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
 import { slackMessageKey, slackThread } from '../../src/adapters/slack/context.js';
 import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import { runAdapterContract, eventually, type AdapterContractTarget, type SentMessage } from '../support/adapter-contract.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -64,7 +65,7 @@ function visible(posted: FakeSlackMessage): SentMessage {
     .map((block) => (block['text'] as { text?: unknown } | undefined)?.text)
     .filter((text): text is string => typeof text === 'string')
     .map((text) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
-  const text = sections.length > 0 ? sections.join('\n') : (posted.markdown_text ?? posted.text ?? '');
+  const text = sections.length > 0 ? sections.join('\n') : (markdownOf(posted) ?? posted.text ?? '');
   const buttons = blocks
     .flatMap((block) => (Array.isArray(block['elements']) ? (block['elements'] as Array<Record<string, unknown>>) : []))
     .filter((element) => element['type'] === 'button')

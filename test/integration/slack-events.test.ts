@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { signedHeaders, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { signedHeaders, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
@@ -46,7 +46,7 @@ function reply(text: string, ts: string, threadTs: string, user = 'UBOB'): Recor
 }
 
 const posts = (threadTs: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === threadTs);
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const reactions = (method: string, ts: string) => slack.callsTo(method).filter((call) => call.args['timestamp'] === ts).map((call) => String(call.args['name']));
 
 beforeAll(async () => {
@@ -127,7 +127,7 @@ describe('Slack events', () => {
     expect(reactions('reactions.add', replyTs)).toEqual(['eyes', 'white_check_mark']);
     await until(() => reactions('reactions.remove', replyTs).includes('eyes'));
 
-    const answers = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    const answers = posts(root).filter((call) => markdownOf(call.args) !== undefined).map(textOf);
     expect(answers).toEqual(['Here is a **plan**: step one.', 'Budget added: 10k.']);
     // The reply was taken at the checkpoint after the first answer: the model saw it quoted with the author.
     const second = harness.model.requests.find((request) => lastMessageText(request.body).includes('add a budget'));
@@ -271,7 +271,7 @@ describe('Slack events', () => {
     // The card's post met the rate limit and went out after Retry-After; nothing was lost.
     expect(slack.calls.some((call) => call.method === 'chat.postMessage' && call.response === undefined)).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
-    const parts = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    const parts = posts(root).filter((call) => markdownOf(call.args) !== undefined).map(textOf);
     const total = parts.length;
     expect(total).toBeGreaterThan(2);
     parts.forEach((part, index) => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -55,7 +55,7 @@ async function slash(text: string, id: string): Promise<SlackCall> {
   return slack.waitForCall(`response_url:${id}`);
 }
 
-const textOf = (call: SlackCall) => String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? call.args['view'] ?? '');
 
 beforeAll(async () => {
@@ -238,7 +238,7 @@ describe('Slack memory notes', () => {
     // Detected once, on the file's first answer (this one or an earlier test's): one refused
     // markdown_text post, the same text sent again as mrkdwn, none with markdown_text after.
     const posts = slack.callsTo('chat.postMessage');
-    const withMarkdown = posts.filter((call) => call.args['markdown_text'] !== undefined);
+    const withMarkdown = posts.filter((call) => markdownOf(call.args) !== undefined);
     expect(withMarkdown).toHaveLength(1);
     const refused = withMarkdown[0]!;
     expect(refused.response).toEqual({ ok: false, error: 'invalid_arguments' });

@@ -11,11 +11,11 @@ import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, inheritedNoteText, memoryNoteLine, resetNoteLine, stepLimitNoteText } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
-import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
 import { approvalCard, decidedApprovalCard } from './approval-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
+import { slackAnswerParts } from './slack-text.js';
 import { streamOperations } from './stream-delivery.js';
 import type { TaskDisplayMode } from './task-cards.js';
 import { saidInTasks, stopTasks, taskCard, tasksKey, type RunTasks, type TaskStreamHost } from './task-stream.js';
@@ -251,7 +251,7 @@ export class SlackRenderer {
    */
   private async answer(session: SessionRecord, event: Extract<AgentEvent, { type: 'answer' }>): Promise<boolean> {
     if (event.text.trim() === '') return true;
-    const parts = splitMessage(event.text, { limit: slackMessageLimit });
+    const parts = slackAnswerParts(event.text, slackMessageLimit);
     const fence = event.fencingToken === null ? {} : { fencingToken: BigInt(event.fencingToken) };
     const stream = streamKey('', event.segmentId, event.seq);
     // A run that called tools ends its task stream with the answer (stream-delivery.ts).
@@ -259,11 +259,11 @@ export class SlackRenderer {
     const tasks = card?.tasks ? tasksKey(card) : null;
     for (const [index, part] of parts.entries()) {
       const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
-      const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
-      // The first part ends the stream it goes into: it carries the feedback buttons.
+      // The answer's last message carries its feedback buttons (one set per answer, however it goes).
+      const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part, ...(index === parts.length - 1 ? { feedback: true } : {}) };
       const first = tasks !== null
-        ? this.entry(session, key, streamOperations.tasksAnswer, { ...payload, feedback: true }, { ...fence, targetKey: tasks })
-        : this.entry(session, key, streamOperations.finish, { ...payload, feedback: true }, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true });
+        ? this.entry(session, key, streamOperations.tasksAnswer, payload, { ...fence, targetKey: tasks })
+        : this.entry(session, key, streamOperations.finish, payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true });
       const result = await this.context.outbox.enqueue(index === 0 ? first : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
