@@ -135,6 +135,19 @@ describe('Slack feedback buttons on every answer', () => {
     await expectFeedbackOnLast(channel, root);
   });
 
+  it("a tool run's answer dense in what Slack escapes: parts that fit 12,000 characters once escaped, the last with the buttons", async () => {
+    const answer = '&'.repeat(2_990);
+    rig.harness.model.respond((body): FakeReply => {
+      if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
+      return body.messages.at(-1)?.['role'] === 'tool' ? { content: answer, usage } : { toolCalls: [{ name: 'memory_list', arguments: {} }], usage };
+    });
+    const root = await ask(channel);
+    const messages = shown(channel, root);
+    expect(messages.length).toBeGreaterThan(1);
+    expect(messages.map((message) => (markdownOf(message) ?? '').replace(/\n\(\d\/\d\)$/, '')).join('')).toBe('&amp;'.repeat(2_990));
+    await expectFeedbackOnLast(channel, root);
+  });
+
   it('a channel that refuses streams: the post edited into the answer ends with the buttons', async () => {
     const other = 'C0FBNOSTREAM';
     slack.script('chat.startStream', { error: 'not_allowed' });

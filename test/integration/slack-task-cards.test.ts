@@ -5,7 +5,7 @@
 // alone shows the run, and the answer is posted. Model text arrives as text (no ping, no disguised link).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSlackApi } from '../fakes/fake-slack-api.js';
-import { markdownOf } from '../fakes/fake-slack-api.js';
+import { feedbackBlocksOf, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -103,6 +103,8 @@ describe('Slack task cards', () => {
     const root = '1740000002.000100';
     await mention(other, root);
     const posted = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === shownAnswer);
+    // Posted, the answer still ends with the feedback buttons (after a markdown block holding its text).
+    expect(feedbackBlocksOf(posted.args)).toBe(1);
     // No unfurl: Slack does not fetch the link the model wrote (LINK_PREVIEWS is off).
     expect([posted.args['unfurl_links'], posted.args['unfurl_media']].map(String)).toEqual(['false', 'false']);
     const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
