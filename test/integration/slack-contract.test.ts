@@ -62,7 +62,8 @@ async function postMention(text: string, ts: string, threadTs?: string): Promise
 function visible(posted: FakeSlackMessage): SentMessage {
   const blocks = Array.isArray(posted.blocks) ? (posted.blocks as Array<Record<string, unknown>>) : [];
   const sections = blocks
-    .map((block) => (block['text'] as { text?: unknown } | undefined)?.text)
+    // A section's text object, or a markdown block's text (an answer's last message).
+    .map((block) => (typeof block['text'] === 'string' ? block['text'] : (block['text'] as { text?: unknown } | undefined)?.text))
     .filter((text): text is string => typeof text === 'string')
     .map((text) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
   const text = sections.length > 0 ? sections.join('\n') : (markdownOf(posted) ?? posted.text ?? '');
