@@ -3,7 +3,6 @@
 // settings as the bot (DATABASE_URL, DATA_DIR, read from the environment or .env). On the embedded
 // database stop the bot first: the data directory is used by one process at a time.
 // See docs/operations.md, "Data retention".
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { purgeChannel } from '../src/adapters/storage/channel-purge.js';
@@ -11,6 +10,7 @@ import { openDatabase } from '../src/adapters/storage/database.js';
 import { parseConfig } from '../src/config.js';
 import { loadEnvFile } from '../src/env-file.js';
 import { createLogger } from '../src/log.js';
+import { WorkspaceDisks, workspaceImagesDirectory } from '../src/tools/workspace-disks.js';
 import { sessionWorkspacePath } from '../src/tools/workspace-path.js';
 
 const usage = 'usage: npx tsx scripts/purge-channel.ts --platform slack|discord|console --workspace ID --channel ID [--yes]';
@@ -33,7 +33,8 @@ try {
   const parsed = parseConfig(process.env);
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = parsed.config;
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log: createLogger('warn', process.stderr) });
+  const log = createLogger('warn', process.stderr);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log });
   try {
     const channel = { platform: values.platform, workspaceId: values.workspace, channelId: values.channel };
     const result = await purgeChannel(database.prisma, channel, { dryRun: !values.yes });
@@ -42,7 +43,11 @@ try {
     if (result.dryRun) {
       process.stdout.write(`would delete ${what} of ${channel.platform} ${channel.workspaceId}/${channel.channelId}; run again with --yes to delete\n`);
     } else {
-      for (const id of result.sessionIds) await rm(sessionWorkspacePath(join(config.DATA_DIR, 'workspaces'), id), { recursive: true, force: true });
+      // A workspace on a disk of its own (docs/security.md "Workspace disks") is unmounted and its image deleted.
+      const root = join(config.DATA_DIR, 'workspaces');
+      const limits = { maxBytes: config.WORKSPACE_MAX_MB * 1024 * 1024, maxFiles: config.WORKSPACE_MAX_FILES, maxFileBytes: config.WORKSPACE_MAX_FILE_MB * 1024 * 1024 };
+      const disks = new WorkspaceDisks({ root, images: workspaceImagesDirectory(config.DATA_DIR), limits, enabled: false, log });
+      for (const id of result.sessionIds) await disks.remove(sessionWorkspacePath(root, id));
       process.stdout.write(`deleted ${what} and ${result.sessionIds.length} session workspaces of ${channel.platform} ${channel.workspaceId}/${channel.channelId}\n`);
     }
     if (config.MEMORY_SCOPE === 'workspace') {

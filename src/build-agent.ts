@@ -34,6 +34,7 @@ import type { WorkspaceLimits } from './tools/workspace-quota.js';
 import { webTools } from './tools/web.js';
 import { sweepIdleWorkspaces, workspaceTools } from './tools/workspace.js';
 import { WorkspaceAttachments } from './tools/workspace-attachments.js';
+import { startWorkspaceDisks, workspaceImagesDirectory, type WorkspaceDisks } from './tools/workspace-disks.js';
 import { attachFileTool } from './tools/attach-file.js';
 import { modelAcceptsImages } from './core/loop/model-images.js';
 import { imageLimitsFor } from './core/image-limits.js';
@@ -45,9 +46,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const WORKSPACE_SWEEP_INTERVAL_MS = 6 * 60 * 60 * 1000;
 
 /** Removes workspaces idle for `maxIdleMs` now and every few hours; the timer does not hold the process. */
-function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger): NodeJS.Timeout {
+function startWorkspaceSweeper(root: string, maxIdleMs: number, log: Logger, disks: WorkspaceDisks): NodeJS.Timeout {
   const sweep = (): void => {
-    sweepIdleWorkspaces(root, maxIdleMs).then(
+    sweepIdleWorkspaces(root, maxIdleMs, Date.now(), disks).then(
       (removed) => removed > 0 && log.info({ removed }, 'workspaces-swept'),
       (error: unknown) => log.warn({ err: String(error) }, 'workspace-sweep-failed'),
     );
@@ -109,8 +110,13 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const images = modelAcceptsImages(config.MODEL, config.MODEL_IMAGES);
   // R22: images are made to fit what MODEL_PROVIDER documents it takes, when they are saved.
   const imageLimits = imageLimitsFor(config.MODEL_PROVIDER, defaultAgentSettings.requestMaxImages);
+  // A filesystem of WORKSPACE_MAX_MB per workspace where the machine allows it (docs/security.md
+  // "Workspace disks"); otherwise one warning line here and the sampler.
+  const disks = await startWorkspaceDisks({
+    root: workspaces, images: workspaceImagesDirectory(config.DATA_DIR), limits, log, mode: config.WORKSPACE_QUOTA, shell: groups.includes('shell'),
+  });
   const attachments = new WorkspaceAttachments({
-    root: workspaces, limits, maxFileBytes: Math.round(config.FILE_MAX_MB * MiB), images, imageLimits, log,
+    root: workspaces, limits, maxFileBytes: Math.round(config.FILE_MAX_MB * MiB), images, imageLimits, log, disks,
   });
   // Found before anything starts: no sandbox (and SHELL_UNSANDBOXED unset) stops start-up here.
   const sandbox = groups.includes('shell')
@@ -125,12 +131,12 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const groupOf = new Map<string, string>();
   const tools: AnyTool[] = selectToolGroups(groups, {
     memory: () => memoryTools(stores),
-    workspace: () => [...workspaceTools({ root: workspaces, limits }), attachFileTool(attachments)],
+    workspace: () => [...workspaceTools({ root: workspaces, limits, disks }), attachFileTool(attachments)],
     web: () => webTools({ allowPrivate: config.WEB_FETCH_ALLOW_PRIVATE }),
     shell: () =>
       shellTools({
         root: workspaces, timeoutMs: config.SHELL_TIMEOUT_SECONDS * 1000, env: options.environment,
-        envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, ...(sandbox ? { sandbox } : {}),
+        envPassthrough: config.SHELL_ENV_PASSTHROUGH, limits, disks, ...(sandbox ? { sandbox } : {}),
         processLimits: { maxProcesses: config.SHELL_MAX_PROCESSES, maxMemoryBytes: config.SHELL_MAX_MEMORY_MB * 1024 * 1024 },
       }),
     ...(mcp ? { mcp: () => mcp.tools() } : {}),
@@ -139,7 +145,7 @@ export async function buildAgent(options: BuildAgentOptions): Promise<BuiltAgent
   const approvalPolicy = resolveApprovalPolicy(tools.map((tool) => ({ tool, group: groupOf.get(tool.name) ?? '' })), config.APPROVAL_REQUIRED, config.APPROVAL_EXEMPT);
   // Shared files land in workspaces whatever the tool groups, so idle ones are always swept.
   const sweeper = config.WORKSPACE_RETENTION_DAYS > 0
-    ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log)
+    ? startWorkspaceSweeper(workspaces, config.WORKSPACE_RETENTION_DAYS * DAY_MS, log, disks)
     : undefined;
   const wakeups = shared ? await PostgresWakeups.start(shared.pool, shared.url, log) : new LocalWakeups();
   const events = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'event-listener-failed'));

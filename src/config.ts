@@ -192,6 +192,12 @@ export const configSchema = z.object({
   WORKSPACE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** Most files and directories in one session workspace. */
   WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(10_000_000).default(2000),
+  /**
+   * How WORKSPACE_MAX_MB holds against shell commands: `auto` makes each workspace a filesystem of
+   * that size where Hippo runs as root with loop devices (else the sampler, with a warning);
+   * `filesystem` requires it (start-up stops without); `sampler` measures every 250 ms.
+   */
+  WORKSPACE_QUOTA: z.enum(['auto', 'filesystem', 'sampler']).default('auto'),
   /** Largest file, in mebibytes, a file tool writes (and a shell command may write). */
   WORKSPACE_MAX_FILE_MB: z.coerce.number().int().min(1).max(1_000_000).default(16),
   /** Largest file, in mebibytes, saved from a message into the workspace or sent with an answer. */

@@ -3,6 +3,7 @@ import { buildAgent, type BuiltAgent } from './build-agent.js';
 import { configWarnings, missingModelSettings, metricsWarnings, spendWarnings, type Config } from './config.js';
 import { createChatStorage, type ChatStorage } from './adapters/storage/chat-storage.js';
 import { openDatabase, type Database } from './adapters/storage/database.js';
+import type { ChatAdapter, ChatAdapterOptions } from './adapters/chat/chat-adapter.js';
 import { HttpServer } from './http-server.js';
 import type { Logger } from './log.js';
 import { metricsHandler, type Metrics } from './metrics.js';
@@ -68,11 +69,11 @@ export async function startService(config: Config, log: Logger, options: Service
   }
 
   const adapters = configuredAdapters(config);
-  const running: Array<{ name: string; stop(): Promise<void>; connected(): boolean }> = [];
+  const running: ChatAdapter[] = [];
   if (adapters.length && !agent) log.warn({ adapters }, 'adapters-not-started: the agent is disabled');
   if (agent) {
-    const shared = {
-      config, agent: agent.agent, stores: agent.stores, prisma: database.prisma, storage: countedStorage(createChatStorage(database.prisma, database.pool), agent.metrics), log,
+    const shared: ChatAdapterOptions = {
+      config, agent: agent.agent, stores: agent.stores, storage: countedStorage(createChatStorage(database.prisma, database.pool), agent.metrics), log,
       onFeedback: agent.metrics.answerFeedback, attachments: agent.attachments, serve: config.HIPPO_ROLE !== 'worker',
     };
     try {
@@ -80,18 +81,18 @@ export async function startService(config: Config, log: Logger, options: Service
       // /slack/events never answers 404 while starting.
       if (adapters.some((name) => name.startsWith('slack'))) {
         const { startSlackAdapter } = await import('./adapters/slack/index.js');
-        running.push({ name: 'slack', ...(await startSlackAdapter({ ...shared, http })) });
+        running.push(await startSlackAdapter({ ...shared, http }));
       }
       if (adapters.includes('discord')) {
         const { startDiscordAdapter } = await import('./adapters/discord/index.js');
-        running.push({ name: 'discord', ...(await startDiscordAdapter(shared)) });
+        running.push(await startDiscordAdapter(shared));
       }
     } catch (error) {
       await abandon(running, agent, database);
       throw error;
     }
     for (const adapter of running) {
-      http.addReadinessCheck({ name: adapter.name, check: async () => adapter.connected() });
+      http.addReadinessCheck({ name: adapter.platform, check: async () => adapter.connected() });
     }
   }
 
@@ -126,7 +127,7 @@ export async function startService(config: Config, log: Logger, options: Service
       await http.close();
       await metricsHttp?.close();
       await agent?.agent.stop(20_000);
-      for (const adapter of running) await adapter.stop().catch((error: unknown) => log.warn({ adapter: adapter.name, err: String(error) }, 'adapter-stop-failed'));
+      for (const adapter of running) await adapter.stop().catch((error: unknown) => log.warn({ adapter: adapter.platform, err: String(error) }, 'adapter-stop-failed'));
       await agent?.close();
       await database.close();
       log.info('service-stopped');
@@ -135,7 +136,7 @@ export async function startService(config: Config, log: Logger, options: Service
 }
 
 /** Closes what a start-up that failed half way had opened. */
-async function abandon(running: Array<{ stop(): Promise<void> }>, agent: BuiltAgent | undefined, database: Database): Promise<void> {
+async function abandon(running: readonly ChatAdapter[], agent: BuiltAgent | undefined, database: Database): Promise<void> {
   for (const adapter of running) await adapter.stop().catch(() => undefined);
   await agent?.agent.stop(1_000);
   await agent?.close();

@@ -13,7 +13,8 @@ import { resultBudgetChars } from '../core/loop/output-cap.js';
 import { overQuotaSince, removeCreatedEntries, snapshotWorkspace } from './shell-quota.js';
 import { detectShellSandbox, handWorkspaceTo, invocationStdio, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, sessionUser, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
 import { withoutServerPaths } from './workspace.js';
-import { ensureSessionWorkspace } from './workspace-path.js';
+import { ensureSessionWorkspace, sessionWorkspacePath } from './workspace-path.js';
+import type { WorkspaceDisks } from './workspace-disks.js';
 import { DEFAULT_WORKSPACE_LIMITS, overQuotaNote, type WorkspaceLimits } from './workspace-quota.js';
 
 /** Options of the shell tool group. */
@@ -34,8 +35,10 @@ export interface ShellToolsOptions {
   limits?: WorkspaceLimits;
   /** Process-count and memory limits of commands (default DEFAULT_PROCESS_LIMITS). */
   processLimits?: ProcessLimits;
-  /** How often the workspace is measured while a command runs, in ms (default 250). */
+  /** How often the workspace is measured while a command runs, in ms (default 250); not on a workspace disk. */
   quotaCheckMs?: number;
+  /** Each workspace a filesystem of the quota's size, where the machine allows (workspace-disks.ts). */
+  disks?: WorkspaceDisks;
 }
 
 /** Default time limit per command in milliseconds. */
@@ -99,7 +102,9 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
     timeoutMs: limitMs + 5_000,
     async execute(input, context) {
       const chosen = await sandboxOnce();
-      const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
+      const workspace = await ensureSessionWorkspace(options.root, context.sessionId, options.disks);
+      // On a disk of the quota's size the kernel refuses writes past it (ENOSPC): nothing to sample.
+      const bounded = options.disks?.isBounded(sessionWorkspacePath(options.root, context.sessionId)) ?? false;
       // As root, each session's commands run as a user of their own: its processes count against its own limit.
       const user = sessionUser(chosen, context.sessionId);
       await handWorkspaceTo(chosen, workspace, limits.maxFiles * 2, user);
@@ -113,7 +118,7 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
       const invocation = sandboxInvocation(chosen, { command: input.command, workspace, env, maxFileBytes: limits.maxBytes, ...(options.processLimits ? { processLimits: options.processLimits } : {}), ...(user ? { user } : {}) });
       const before = await snapshotWorkspace(workspace, limits);
       const overQuota = () => overQuotaSince(workspace, before, limits);
-      const run = runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 });
+      const run = runCommand(invocation, { env, timeoutMs, maxChars: perStream, signal: context.signal, sandboxed, ...(bounded ? {} : { overQuota, quotaCheckMs: options.quotaCheckMs ?? 250 }) });
       // A cancelled command is held to the quota too, before the cancellation goes on.
       const result = await run.catch(async (error: unknown) => {
         if (await overQuota()) await removeCreatedEntries(workspace, before);
@@ -124,6 +129,8 @@ export function shellTools(options: ShellToolsOptions): AnyTool[] {
         const removed = await removeCreatedEntries(workspace, before);
         if (removed > 0) notes.push(`workspace quota: the command went over it, so what it created was removed (${removed} new ${removed === 1 ? 'entry' : 'entries'} of the workspace)`);
       }
+      const full = bounded ? await options.disks?.fullNote(workspace) : undefined;
+      if (full !== undefined) notes.push(full);
       const note = await overQuotaNote(workspace, limits);
       if (note !== undefined) notes.push(note);
       return [formatResult(result), ...notes].join('\n');

@@ -3,7 +3,7 @@
 // quotas, and turns images into data URLs for models that accept them. It also reads workspace
 // files back for the attachments the agent sends with its answers (attach_file).
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fittedNote } from '../core/loop/attachments.js';
 import { formatSize } from '../core/prompts/prompts.js';
@@ -15,8 +15,9 @@ import { SharpImageFitter } from './image-fitter.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';
-import { ensureSessionWorkspace, openInWorkspace, readAtMost, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
+import { ensureSessionWorkspace, isErrorCode, openInWorkspace, readAtMost, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
 import { checkWrite, missingParents, type WorkspaceLimits } from './workspace-quota.js';
+import { workspaceFullMessage, type WorkspaceDisks } from './workspace-disks.js';
 
 /** A downloaded file, with the name and type the platform gave when the message did not. */
 export interface FetchedFile {
@@ -43,6 +44,8 @@ export interface WorkspaceAttachmentsOptions {
   /** What the provider takes as an image (R22): larger ones are shrunk, others described. */
   imageLimits: ProviderImageLimits;
   log: Pick<Logger, 'warn' | 'info'>;
+  /** Each workspace a filesystem of its own, where the machine allows (workspace-disks.ts). */
+  disks?: WorkspaceDisks;
 }
 
 /** Where shared files go inside a workspace. */
@@ -91,7 +94,7 @@ export class WorkspaceAttachments implements AttachmentSaver {
   }
 
   private async openForUpload(sessionId: string, shownPath: string): Promise<{ name: string; size: number; handle: FileHandle }> {
-    const workspace = await ensureSessionWorkspace(this.options.root, sessionId);
+    const workspace = await ensureSessionWorkspace(this.options.root, sessionId, this.options.disks);
     const { handle, size } = await openInWorkspace(workspace, shownPath);
     if (size > this.options.maxFileBytes) {
       await handle.close();
@@ -138,7 +141,7 @@ export class WorkspaceAttachments implements AttachmentSaver {
    * files/<stem>-2<ext> (and so on), while the same bytes again (a message taken twice) reuse it.
    */
   private async write(sessionId: string, name: string, bytes: Buffer): Promise<string> {
-    const workspace = await ensureSessionWorkspace(this.options.root, sessionId);
+    const workspace = await ensureSessionWorkspace(this.options.root, sessionId, this.options.disks);
     const extension = path.extname(name);
     const stem = name.slice(0, name.length - extension.length) || 'file';
     const digest = createHash('sha256').update(bytes).digest('hex');
@@ -152,7 +155,12 @@ export class WorkspaceAttachments implements AttachmentSaver {
       }
       await checkWrite(workspace, this.options.limits, { shownPath, newBytes: bytes.length, oldBytes: 0, newEntries: 1 + (await missingParents(workspace, target)) });
       await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, bytes, { flag: 'wx' });
+      await writeFile(target, bytes, { flag: 'wx' }).catch(async (error: unknown) => {
+        if (!isErrorCode(error, 'ENOSPC')) throw error;
+        // The workspace's disk is full (workspace-disks.ts): no half-written file stays.
+        await rm(target, { force: true });
+        throw new ToolError(`${workspaceFullMessage(this.options.limits.maxBytes)}: delete files in the workspace first`);
+      });
       return shownPath;
     }
     throw new ToolError(`too many files named ${name} in ${sharedFilesDirectory}/`);

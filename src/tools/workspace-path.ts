@@ -4,6 +4,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
+import type { WorkspaceDisks } from './workspace-disks.js';
 
 /** Directory name of a session inside the workspaces root (session ids are kept readable). */
 export function sessionDirectoryName(sessionId: string): string {
@@ -21,12 +22,14 @@ export function sessionWorkspacePath(root: string, sessionId: string): string {
 }
 
 /**
- * Creates the session's workspace if needed and marks it as used now (its time stamp is what the
- * retention sweep looks at); returns its real path (symlinks resolved).
+ * Creates the session's workspace if needed (with `disks`, its own filesystem, mounted) and marks
+ * it as used now (its time stamp is what the retention sweep looks at); returns its real path
+ * (symlinks resolved).
  */
-export async function ensureSessionWorkspace(root: string, sessionId: string): Promise<string> {
+export async function ensureSessionWorkspace(root: string, sessionId: string, disks?: WorkspaceDisks): Promise<string> {
   const directory = sessionWorkspacePath(root, sessionId);
-  await mkdir(directory, { recursive: true });
+  if (disks) await disks.ensure(directory);
+  else await mkdir(directory, { recursive: true });
   const now = new Date();
   await utimes(directory, now, now);
   return realpath(directory);

@@ -10,6 +10,7 @@ import { defineTool, type AnyTool, type Tool, type ToolContext } from '../core/t
 import { resultBudgetChars } from '../core/loop/output-cap.js';
 import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace, sessionDirectoryName } from './workspace-path.js';
 import { checkWrite, DEFAULT_WORKSPACE_LIMITS, missingParents, type WorkspaceLimits } from './workspace-quota.js';
+import { workspaceFullMessage, type WorkspaceDisks } from './workspace-disks.js';
 
 /** Options of the workspace tool group. */
 export interface WorkspaceToolsOptions {
@@ -17,6 +18,8 @@ export interface WorkspaceToolsOptions {
   root: string;
   /** Size, entry and per-file limits of each workspace (default DEFAULT_WORKSPACE_LIMITS). */
   limits?: WorkspaceLimits;
+  /** Each workspace a filesystem of its own, where the machine allows (workspace-disks.ts). */
+  disks?: WorkspaceDisks;
 }
 
 /** Largest file read_file and the editing tools load, in bytes (16 MiB). */
@@ -31,10 +34,10 @@ const relativePath = z.string().min(1).describe('Path relative to the session wo
 export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
   const limits = options.limits ?? DEFAULT_WORKSPACE_LIMITS;
   const locate = async (shownPath: string, context: ToolContext): Promise<string> =>
-    resolveInWorkspace(await ensureSessionWorkspace(options.root, context.sessionId), shownPath);
+    resolveInWorkspace(await ensureSessionWorkspace(options.root, context.sessionId, options.disks), shownPath);
   /** Refuses a write that would break the quota; `target` is the absolute path of the file. */
   const checkQuota = async (context: ToolContext, target: string, shownPath: string, newBytes: number): Promise<void> => {
-    const workspace = await ensureSessionWorkspace(options.root, context.sessionId);
+    const workspace = await ensureSessionWorkspace(options.root, context.sessionId, options.disks);
     const existing = await lstat(target).catch(() => undefined);
     const newEntries = existing ? 0 : 1 + (await missingParents(workspace, target));
     await checkWrite(workspace, limits, { shownPath, newBytes, oldBytes: existing?.size ?? 0, newEntries });
@@ -97,10 +100,12 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
       }, () => false);
       await checkQuota(context, target, input.path, Buffer.byteLength(input.content, 'utf8'));
       await mkdir(path.dirname(target), { recursive: true }).catch((error: unknown) => {
-        throw fileError(error, path.dirname(input.path));
+        throw fileError(error, path.dirname(input.path), limits);
       });
-      await writeFile(target, input.content, 'utf8').catch((error: unknown) => {
-        throw fileError(error, input.path);
+      await writeFile(target, input.content, 'utf8').catch(async (error: unknown) => {
+        // A disk that filled up (workspace-disks.ts) keeps no half-written new file.
+        if (!existed && isErrorCode(error, 'ENOSPC')) await rm(target, { force: true });
+        throw fileError(error, input.path, limits);
       });
       const bytes = Buffer.byteLength(input.content, 'utf8');
       return `${existed ? 'Overwrote' : 'Created'} ${input.path} (${bytes} bytes, ${countLines(input.content)} lines)`;
@@ -123,7 +128,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
       const updated = text.slice(0, index) + input.new_text + text.slice(index + input.old_text.length);
       await checkQuota(context, target, input.path, Buffer.byteLength(updated, 'utf8'));
       await writeFile(target, updated, 'utf8').catch((error: unknown) => {
-        throw fileError(error, input.path);
+        throw fileError(error, input.path, limits);
       });
       return `Replaced 1 occurrence in ${input.path} at line ${lineOf(text, index)}`;
     },
@@ -147,7 +152,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): AnyTool[] {
       const updated = text.slice(0, at) + input.text + text.slice(at);
       await checkQuota(context, target, input.path, Buffer.byteLength(updated, 'utf8'));
       await writeFile(target, updated, 'utf8').catch((error: unknown) => {
-        throw fileError(error, input.path);
+        throw fileError(error, input.path, limits);
       });
       return `Inserted ${input.text.length} characters ${input.position} the anchor in ${input.path} (line ${lineOf(text, index)})`;
     },
@@ -182,9 +187,10 @@ export function withoutServerPaths(tool: AnyTool, root: string): AnyTool {
 
 /**
  * Removes the workspaces not used for `maxIdleMs` (their directory's time stamp, renewed by every
- * file or shell tool call); returns how many were removed. Missing root: nothing to do.
+ * file or shell tool call, or their disk image's); returns how many were removed. Missing root:
+ * nothing to do. With `disks`, a workspace's disk is unmounted and its image deleted too.
  */
-export async function sweepIdleWorkspaces(root: string, maxIdleMs: number, now = Date.now()): Promise<number> {
+export async function sweepIdleWorkspaces(root: string, maxIdleMs: number, now = Date.now(), disks?: WorkspaceDisks): Promise<number> {
   const entries = await readdir(root, { withFileTypes: true }).catch((error: unknown) => {
     if (isErrorCode(error, 'ENOENT')) return [];
     throw error;
@@ -193,10 +199,11 @@ export async function sweepIdleWorkspaces(root: string, maxIdleMs: number, now =
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
     const directory = path.join(root, entry.name);
-    const info = await lstat(directory).catch(() => undefined);
-    if (!info || now - info.mtimeMs < maxIdleMs) continue;
+    const lastUsed = disks ? await disks.lastUsedMs(directory) : (await lstat(directory).catch(() => undefined))?.mtimeMs;
+    if (lastUsed === undefined || now - lastUsed < maxIdleMs) continue;
     // rm does not follow symbolic links inside: it removes the links themselves.
-    await rm(directory, { recursive: true, force: true });
+    if (disks) await disks.remove(directory);
+    else await rm(directory, { recursive: true, force: true });
     removed += 1;
   }
   return removed;
@@ -309,8 +316,9 @@ function countLines(text: string): number {
 }
 
 /** Turns a file-system error into a ToolError the model can act on. */
-function fileError(error: unknown, shownPath: string): Error {
+function fileError(error: unknown, shownPath: string, limits?: WorkspaceLimits): Error {
   if (error instanceof ToolError) return error;
+  if (isErrorCode(error, 'ENOSPC') && limits) return new ToolError(`${workspaceFullMessage(limits.maxBytes)}: ${shownPath} could not be written whole; delete files you no longer need first`);
   if (isErrorCode(error, 'ENOENT')) return new ToolError(`${shownPath} does not exist`);
   if (isErrorCode(error, 'ENOTDIR')) return new ToolError(`a parent of ${shownPath} is a file, not a directory`);
   if (isErrorCode(error, 'EISDIR')) return new ToolError(`${shownPath} is a directory`);

@@ -35,6 +35,8 @@ async function chatEnv(extra: Record<string, string> = {}): Promise<Record<strin
     OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: model.url, MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '100000',
     // The command needs no sandbox to count its runs; where none works it runs without one.
     TOOLS: 'memory,shell', SHELL_UNSANDBOXED: 'true',
+    // This DATA_DIR is left behind: no loop-mounted workspace disk with it (workspace-disks.test.ts has those).
+    WORKSPACE_QUOTA: 'sampler',
     ...extra,
   };
 }

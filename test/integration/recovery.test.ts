@@ -286,6 +286,8 @@ describe('a process killed during a tool call', () => {
     const env = {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell',
+      // This DATA_DIR is left behind: no loop-mounted workspace disk with it (workspace-disks.test.ts has those).
+      WORKSPACE_QUOTA: 'sampler',
       // The operator lets shell commands run unasked here (R23's approvals have tests of their own).
       APPROVAL_REQUIRED: 'none',
       // The killed process's lease must expire before the next one may drive the session.

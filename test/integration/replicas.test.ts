@@ -199,6 +199,8 @@ describe('replicas on one Postgres', () => {
     const doomed = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', APPROVAL_REQUIRED: 'none', LEASE_TTL_SECONDS: '2',
+      // This DATA_DIR is left behind: no loop-mounted workspace disk with it (workspace-disks.test.ts has those).
+      WORKSPACE_QUOTA: 'sampler',
     });
     await until(async () => (await readFile(join(workspaces, session.id, 'count'), 'utf8').catch(() => '')).trim() === '1', 30_000, 'job start');
     const lease = await database.prisma.sessionLease.findUniqueOrThrow({ where: { sessionId: session.id } });
@@ -391,6 +393,8 @@ describe('graceful shutdown', () => {
     const service = startScript('src/main.ts', {
       DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory,shell', APPROVAL_REQUIRED: 'none',
+      // This DATA_DIR is left behind: no loop-mounted workspace disk with it (workspace-disks.test.ts has those).
+      WORKSPACE_QUOTA: 'sampler',
     });
     await until(async () => (await readFile(join(dataDir, 'workspaces', session.id, 'started'), 'utf8').catch(() => '')) !== '', 30_000, 'build start');
     const stopAt = Date.now();

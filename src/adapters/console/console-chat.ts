@@ -42,7 +42,7 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
   const approvals = new ConsoleApprovals(agent, output, { id: 'local', name: options.userName });
   const unsubscribe = options.events.subscribe((event) => {
     if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
-    renderer.render(event);
+    renderer.handle(event);
     approvals.render(event);
     // Shown on the terminal: not owed any more.
     if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);

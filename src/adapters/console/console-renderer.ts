@@ -3,9 +3,10 @@
 // when the agent took it.
 import type { AgentEvent } from '../../core/events.js';
 import type { ConsoleOutput } from './console-output.js';
+import type { ChatRenderer } from '../chat/chat-adapter.js';
 
 /** Renders the events of the session shown in this terminal. */
-export class ConsoleRenderer {
+export class ConsoleRenderer implements ChatRenderer {
   private running = false;
   private openToolCalls = 0;
   /** Steers announced as queued, shown again when taken. */
@@ -20,7 +21,8 @@ export class ConsoleRenderer {
     this.sawInput = true;
   }
 
-  render(event: AgentEvent): void {
+  /** Prints what one event shows (the caller passes only this terminal's session's events). */
+  handle(event: AgentEvent): void {
     const out = this.output;
     switch (event.type) {
       case 'run-start':

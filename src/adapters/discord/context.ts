@@ -22,6 +22,14 @@ export interface DiscordContext {
   log: Logger;
 }
 
+/**
+ * ALLOWED_WORKSPACES: nothing from a server that is not listed reaches a handler (direct messages
+ * belong to no server, `guildId` null; ALLOWED_CHANNELS' `dm` decides those).
+ */
+export function servedHere(context: Pick<DiscordContext, 'access'>, guildId: string | null): boolean {
+  return guildId === null || context.access.servesWorkspace(guildId);
+}
+
 /** Enqueues a Markdown text (split at 2,000 characters) for a channel; `replyTo` makes it a reply. */
 export async function enqueueText(
   context: Pick<DiscordContext, 'outbox'>,

@@ -12,6 +12,7 @@ import { formatSize } from '../../core/prompts/prompts.js';
 import { PlatformError, ToolError } from '../../core/errors.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
+import type { ChatDelivery } from '../chat/chat-adapter.js';
 import type { OutboxPayload } from '../storage/outbox-store.js';
 
 /**
@@ -65,11 +66,18 @@ export function nonceOf(idempotencyKey: string): string {
   return createHash('sha256').update(idempotencyKey).digest('base64url').slice(0, 25);
 }
 
-/** The outbox deliver function of the Discord sender; `files` reads what answers attach. */
-export function createDiscordDeliver(rest: REST, files?: Pick<WorkspaceAttachments, 'readForUpload'>): Deliver {
-  return async (item: OutboxDelivery) => {
+/** The Discord side of the outbox: REST calls for what the renderer stored. */
+export class DiscordDelivery implements ChatDelivery {
+  constructor(
+    private readonly rest: REST,
+    /** Reads the workspace files answers send (absent: none can be sent). */
+    private readonly files?: Pick<WorkspaceAttachments, 'readForUpload'>,
+  ) {}
+
+  /** The outbox deliver function. */
+  readonly deliver: Deliver = async (item: OutboxDelivery) => {
     try {
-      return item.operation === 'upload' ? await upload(rest, item, files) : await send(rest, item);
+      return item.operation === 'upload' ? await upload(this.rest, item, this.files) : await send(this.rest, item);
     } catch (error) {
       throw toPlatformError(item.operation, error);
     }

@@ -4,13 +4,14 @@
 // message; "@Hippo status" and friends are commands. Edits and deletes of queued steers update or
 // withdraw them. Duplicate deliveries (gateway replays, a second replica) are dropped durably: the
 // unique steer key, and the event log for commands.
-import { AttachmentBuilder, DiscordAPIError, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
+import { AttachmentBuilder, DiscordAPIError, Events, type Client, RESTJSONErrorCodes, ThreadAutoArchiveDuration, type Message, type NewsChannel, type PartialMessage, type TextChannel } from 'discord.js';
 import type { SessionRecord, ThreadAddress } from '../../core/store.js';
 import { runCommand } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
 import { messageRequester, refuseMessage } from './access.js';
 import { accessRequestOf } from './memory-access.js';
-import { enqueueText, type DiscordContext } from './context.js';
+import { enqueueText, servedHere, type DiscordContext } from './context.js';
+import type { ChatInbound } from '../chat/chat-adapter.js';
 import { outboxPayload } from './deliver.js';
 import { textBodies } from './message-views.js';
 import { documentMenus } from './memory-views.js';
@@ -26,7 +27,7 @@ import { readThreadSoFar, withThreadHistory } from './thread-history.js';
 const sharedFileText = '(shared a file)';
 
 /** Handles messageCreate / messageUpdate / messageDelete, in order per channel. */
-export class DiscordInbound {
+export class DiscordInbound implements ChatInbound<Client> {
   private readonly queue: KeyedQueue;
   /** Exports: built and sent beside the channel's queue, so the thread's next messages wait for nothing. */
   private readonly exports: Background;
@@ -34,6 +35,14 @@ export class DiscordInbound {
   constructor(private readonly context: DiscordContext) {
     this.queue = new KeyedQueue((error, channelId) => context.log.error({ err: error, channelId }, 'discord-message-failed'));
     this.exports = new Background(context.log);
+  }
+
+  /** Listens to messageCreate / messageUpdate / messageDelete of the servers Hippo works in. */
+  register(client: Client): void {
+    const served = (guildId: string | null) => servedHere(this.context, guildId);
+    client.on(Events.MessageCreate, (message) => void (served(message.guildId) && this.created(message)));
+    client.on(Events.MessageUpdate, (_old, message) => void (served(message.guildId) && this.updated(message)));
+    client.on(Events.MessageDelete, (message) => void (served(message.guildId) && this.deleted(message)));
   }
 
   /** A new message. */

@@ -1,25 +1,20 @@
 // The Discord adapter: connects to the gateway, registers `/hippo`, turns messages and clicks into
 // agent calls, and renders agent events through the durable outbox. Wired in by src/service.ts.
-import { Events, MessageFlags, Routes, Status, type Client, type Interaction } from 'discord.js';
-import type { Config } from '../../config.js';
-import type { Agent } from '../../core/agent.js';
+import { Events, Routes, Status, type Client } from 'discord.js';
 import { ConfigError } from '../../core/errors.js';
-import type { Stores } from '../../core/store.js';
 import { todoDocumentPath } from '../../core/memory/init-messages.js';
 import type { Logger } from '../../log.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { AccessPolicy, accessLists } from '../chat/access-policy.js';
-import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
-import type { ChatStorage } from '../storage/chat-storage.js';
 import { DiscordReactions } from './reactions.js';
-import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { discordFileFetcher } from './files.js';
 import { connectDiscord, createDiscordClient } from './client.js';
 import { discordAccess } from './memory-access.js';
-import type { DiscordContext } from './context.js';
-import { createDiscordDeliver, optionalTargetOperations } from './deliver.js';
+import { servedHere, type DiscordContext } from './context.js';
+import { DiscordDelivery, optionalTargetOperations } from './deliver.js';
+import { registerRoles, type ChatAdapter, type ChatAdapterOptions, type ChatRoles } from '../chat/chat-adapter.js';
 import { DiscordRenderer } from './renderer.js';
 import { DiscordInteractions } from './interactions.js';
 import { inviteUrl } from './invite.js';
@@ -30,23 +25,12 @@ import { TypingIndicator } from './typing-indicator.js';
 export { disallowedIntentsMessage, invalidTokenMessage } from './client.js';
 export { invitePermissions, inviteUrl } from './invite.js';
 
-/** What the adapter needs; `tuning` is for tests. */
-export interface DiscordAdapterOptions {
-  config: Config;
-  agent: Agent;
-  stores: Stores;
-  /** The outbox and feedback tables. */
-  storage: ChatStorage;
-  log: Logger;
-  /** Hears each new 👍 / 👎 on an answer (the metrics counter). */
-  onFeedback?: FeedbackListener;
-  /** Where shared files are saved and attached files read (absent: files are only named). */
-  attachments?: WorkspaceAttachments;
-  /**
-   * False in a worker process (HIPPO_ROLE=worker): no gateway connection (an ingest process holds
-   * it); the agent's events are still rendered and sent through the REST API.
-   */
-  serve?: boolean;
+/**
+ * What the adapter needs beyond what every adapter gets; `tuning` is for tests. `serve: false` (a
+ * worker process): no gateway connection (an ingest process holds it); the agent's events are still
+ * rendered and sent through the REST API.
+ */
+export interface DiscordAdapterOptions extends ChatAdapterOptions {
   tuning?: {
     /** Typing indicator renewal, ms (default 8,000). */
     typingIntervalMs?: number;
@@ -57,21 +41,15 @@ export interface DiscordAdapterOptions {
   };
 }
 
-/** A running Discord adapter. */
-export interface DiscordAdapter {
-  /** Stops taking events, drains what was received, disconnects. */
-  stop(): Promise<void>;
-  /** True while the gateway connection is up. */
-  connected(): boolean;
+/**
+ * A running Discord adapter: `stop` stops taking events, drains what was received, disconnects;
+ * `connected` is true while the gateway connection is up.
+ */
+export interface DiscordAdapter extends ChatAdapter {
   /** Resolves when everything received so far is handled and its outbox items are stored (tests). */
   idle(): Promise<void>;
   /** The underlying client (tests, diagnostics). */
   readonly client: Client;
-}
-
-/** A command or click in a server Hippo does not work in: a private word, nothing else. */
-async function notServedHere(interaction: Interaction): Promise<void> {
-  if (interaction.isRepliable()) await interaction.reply({ content: 'Hippo is not available in this server.', flags: MessageFlags.Ephemeral });
 }
 
 /** Connects to Discord; rejects with a ConfigError (one line for the operator) when Discord refuses. */
@@ -87,9 +65,6 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     access: new AccessPolicy(accessLists(config)),
     memory: memoryGate(discordAccess(client), parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
   };
-  const messages = new DiscordInbound(context);
-  const interactions = new DiscordInteractions(context);
-  const reactions = new DiscordReactions(context, storage.feedback, options.onFeedback ?? (() => undefined));
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordRenderer({
     outbox, typing, log, resumeHint: '/hippo resume', linkPreviews: config.LINK_PREVIEWS === 'on',
@@ -97,22 +72,18 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     contextPercent: async (sessionId) => (await agent.status(sessionId)).contextPercent,
     todo: async (session) => (await stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: session.id, path: todoDocumentPath }))?.content ?? null,
   });
+  const roles = {
+    inbound: new DiscordInbound(context),
+    interactions: new DiscordInteractions(context),
+    reactions: new DiscordReactions(context, storage.feedback, options.onFeedback ?? (() => undefined)),
+    renderer,
+    delivery: new DiscordDelivery(client.rest, options.attachments),
+  } satisfies ChatRoles<Client>;
 
-  // ALLOWED_WORKSPACES: nothing from a server that is not listed reaches a handler (direct
-  // messages belong to no server; ALLOWED_CHANNELS' `dm` decides those).
-  const serves = (guildId: string | null) => guildId === null || context.access.servesWorkspace(guildId);
-  // Listeners go on before login: events can arrive right after READY.
-  client.on(Events.MessageCreate, (message) => void (serves(message.guildId) && messages.created(message)));
-  client.on(Events.MessageUpdate, (_old, message) => void (serves(message.guildId) && messages.updated(message)));
-  client.on(Events.MessageDelete, (message) => void (serves(message.guildId) && messages.deleted(message)));
-  client.on(Events.MessageReactionAdd, (reaction, user) => {
-    if (!serves(reaction.message.guildId)) return;
-    reactions.added(reaction, user).catch((error: unknown) => log.error({ err: error, messageId: reaction.message.id }, 'discord-reaction-failed'));
-  });
-  client.on(Events.InteractionCreate, (interaction) => {
-    const handled = serves(interaction.guildId) ? interactions.handle(interaction) : notServedHere(interaction);
-    handled.catch((error: unknown) => log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
-  });
+  // ALLOWED_WORKSPACES (context.ts servedHere): nothing from a server that is not listed reaches a
+  // handler. Listeners go on before login: events can arrive right after READY.
+  const serves = (guildId: string | null) => servedHere(context, guildId);
+  registerRoles(roles, client);
   client.on(Events.GuildCreate, (guild) => {
     if (serves(guild.id)) return;
     log.warn({ guildId: guild.id }, 'discord-guild-left: the server is not in ALLOWED_WORKSPACES');
@@ -134,14 +105,15 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
     log.info('discord-rendering-only: HIPPO_ROLE=worker (the gateway is an ingest process\'s)');
   }
   options.attachments?.register('discord', discordFileFetcher(config.DISCORD_API_URL));
-  const sender = outbox.startSender('discord', createDiscordDeliver(client.rest, options.attachments), { ...options.tuning?.sender, optionalTargetOperations });
+  const sender = outbox.startSender('discord', roles.delivery.deliver, { ...options.tuning?.sender, optionalTargetOperations });
 
   let stopped = false;
   return {
+    platform: 'discord',
     client,
     connected: () => !stopped && (!serve || (client.isReady() && client.ws.status === Status.Ready)),
     idle: async () => {
-      await messages.idle();
+      await roles.inbound.idle();
       await renderer.flush();
     },
     stop: async () => {
@@ -149,7 +121,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
       stopped = true;
       unsubscribe();
       renderer.stop();
-      await messages.idle();
+      await roles.inbound.idle();
       await renderer.flush();
       await sender.stop();
       await client.destroy();

@@ -3,8 +3,8 @@
 // clicker needs (status, diffs, confirmations), public for commands that change the session.
 // Long answers become an attached .md file. Each interaction is handled once (event log).
 import {
-  AttachmentBuilder, ButtonStyle, ComponentType, MessageFlags,
-  type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type RepliableInteraction,
+  AttachmentBuilder, ButtonStyle, ComponentType, Events, MessageFlags,
+  type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIComponentInMessageActionRow, type ButtonInteraction, type ChatInputCommandInteraction, type Client, type Interaction, type RepliableInteraction,
 } from 'discord.js';
 import type { RunDocumentChange, SessionRecord } from '../../core/store.js';
 import { mainPreview, runCommand, type CommandScope } from '../chat/command-runner.js';
@@ -15,7 +15,8 @@ import { ackMemoryRun, type Reviewer } from '../../core/memory/memory-review.js'
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { interactionRequester, refuseInteraction } from './access.js';
 import { accessRequest } from './memory-access.js';
-import { enqueueText, type DiscordContext } from './context.js';
+import { enqueueText, servedHere, type DiscordContext } from './context.js';
+import type { ChatInteractions } from '../chat/chat-adapter.js';
 import { outboxPayload } from './deliver.js';
 import { buttonId, parseButtonId, type ButtonId } from './ids.js';
 import { addressOf } from './place.js';
@@ -33,11 +34,19 @@ const toldVerbs: ReadonlySet<CommandVerb> = new Set(['revert', 'remember', 'forg
 const noteAccess: Partial<Record<ButtonId['action'], MemoryAction>> = { view: 'view', memory: 'view', review: 'view', keep: 'view', revert: 'revert', undo: 'revert' };
 
 /** Handles interactionCreate. */
-export class DiscordInteractions {
+export class DiscordInteractions implements ChatInteractions<Client> {
   private readonly review: DiscordMemoryInteractions;
 
   constructor(private readonly context: DiscordContext) {
     this.review = new DiscordMemoryInteractions(context);
+  }
+
+  /** Listens to interactionCreate; in a server Hippo does not work in, it only says so. */
+  register(client: Client): void {
+    client.on(Events.InteractionCreate, (interaction) => {
+      const handled = servedHere(this.context, interaction.guildId) ? this.handle(interaction) : notServedHere(interaction);
+      handled.catch((error: unknown) => this.context.log.error({ err: error, interactionId: interaction.id }, 'discord-interaction-failed'));
+    });
   }
 
   /** Routes `/hippo`, Hippo's buttons, menus and modals; other interactions are not Hippo's. */
@@ -256,4 +265,9 @@ async function replyText(interaction: RepliableInteraction, text: string, fileNa
   }
   const file = new AttachmentBuilder(Buffer.from(text, 'utf8'), { name: fileName });
   await interaction.editReply({ content: `📎 The full text (${text.length.toLocaleString('en-US')} characters) is attached.`, files: [file], allowedMentions: { parse: [] }, ...rows });
+}
+
+/** A command or click in a server Hippo does not work in: a private word, nothing else. */
+async function notServedHere(interaction: Interaction): Promise<void> {
+  if (interaction.isRepliable()) await interaction.reply({ content: 'Hippo is not available in this server.', flags: MessageFlags.Ephemeral });
 }

@@ -20,6 +20,7 @@ import { outboxPayload, type MessageBody } from './deliver.js';
 import { parseSteerKey } from './ids.js';
 import { discordStreamChars, memoryNoteBody, resetNoteBody, statusCardBody, streamBody, textBodies } from './message-views.js';
 import { KeyedQueue } from '../chat/keyed-queue.js';
+import type { ChatRenderer } from '../chat/chat-adapter.js';
 import type { TypingIndicator } from './typing-indicator.js';
 
 /** What the renderer needs. */
@@ -59,7 +60,7 @@ interface Card {
 }
 
 /** Renders agent events of Discord sessions; give `handle` to the agent's event bus. */
-export class DiscordRenderer {
+export class DiscordRenderer implements ChatRenderer {
   private readonly cards = new Map<string, Card>();
   private readonly queue: KeyedQueue;
   private readonly now: () => number;

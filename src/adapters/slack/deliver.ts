@@ -19,6 +19,7 @@ import { platformErrorCode, toPlatformError } from './errors.js';
 import { slackMarkdown } from './slack-text.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
 import type { SlackWorkspaces } from './workspaces.js';
+import type { ChatDelivery } from '../chat/chat-adapter.js';
 
 const postPayload = z.looseObject({
   channel: z.string(),
@@ -73,7 +74,7 @@ interface Target {
 }
 
 /** The Slack side of the outbox plus the one-time capability detection. */
-export class SlackDelivery {
+export class SlackDelivery implements ChatDelivery {
   /** Per workspace; absent until the first markdown post tells. */
   private readonly markdownAccepted = new Map<string, boolean>();
   /** Workspaces that refused an answer's `markdown` and feedback blocks: 👍 / 👎 reactions remain there. */

@@ -14,7 +14,9 @@ import { postEphemeral, refuse } from './ephemeral.js';
 import { sendFilePrivately } from './private-answer.js';
 import { maySteerMemory, sessionVisibility } from './workspace-memory.js';
 import { slackAttachments, uploadFile } from './files.js';
-import { messageEvent, type MessageEvent } from './payloads.js';
+import { eventEnvelope, messageEvent, type MessageEvent } from './payloads.js';
+import type { SlackListeners } from './routes.js';
+import type { ChatInbound } from '../chat/chat-adapter.js';
 import { mentionPrefix, slackMessageKey, slackPlatform, slackThread, workspaceOf, type SlackContext, type SlackIdentity } from './context.js';
 
 /** Message subtypes that are a person writing; everything else (joins, bot posts, …) is ignored. */
@@ -36,8 +38,33 @@ export interface EventDelivery {
 /** 'recorded': the message was stored with its event id (nothing more to record). */
 type Outcome = 'handled' | 'recorded' | 'ignored' | 'refused';
 
-/** Handles one message or app_mention event. */
-export async function handleMessageEvent(context: SlackContext, delivery: EventDelivery, raw: unknown): Promise<void> {
+/** Handles message and app_mention events (new, edited and deleted messages). */
+export class SlackInbound implements ChatInbound<SlackListeners> {
+  constructor(private readonly context: SlackContext) {}
+
+  /** One handler for app_mention and message: Slack often sends both for one mention. */
+  register({ routes }: SlackListeners): void {
+    const onMessage = async ({ event, body, context: bolt }: { event: unknown; body: unknown; context: { retryNum?: number } }) => {
+      const envelope = eventEnvelope.safeParse(body);
+      if (!envelope.success) return this.context.log.warn('slack-event-without-team: ignored');
+      await this.handle({ teamId: envelope.data.team_id, eventId: envelope.data.event_id, retryNum: bolt.retryNum }, event);
+    };
+    routes.event('app_mention', onMessage);
+    routes.event('message', onMessage);
+  }
+
+  /** Handles one message or app_mention event. */
+  handle(delivery: EventDelivery, raw: unknown): Promise<void> {
+    return handleMessageEvent(this.context, delivery, raw);
+  }
+
+  /** Resolves when every message this process is handling is handled. */
+  idle(): Promise<void> {
+    return inFlight.idle();
+  }
+}
+
+async function handleMessageEvent(context: SlackContext, delivery: EventDelivery, raw: unknown): Promise<void> {
   const { teamId, eventId } = delivery;
   const parsed = messageEvent.safeParse(raw);
   if (!parsed.success) {

@@ -4,7 +4,6 @@
 // trigger's 3 seconds, so it comes first).
 import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { feedbackActionId, recordFeedbackClick } from './feedback-buttons.js';
-import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { revertMemoryRun, revertWithLaterChanges } from '../../core/memory/memory-actions.js';
@@ -22,7 +21,8 @@ import { isApprovalAction } from './approval-views.js';
 import { exportFromHome } from './app-home-export.js';
 import { openHomeSearch, registerHomeSearch } from './app-home-search.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
-import type { SlackRoutes } from './routes.js';
+import type { SlackListeners } from './routes.js';
+import type { ChatInteractions } from '../chat/chat-adapter.js';
 
 const resetViewRef = z.object({
   sessionId: z.string(), segmentOrdinal: z.number(), carriedMessages: z.number(), tokensBefore: z.number(), tokensAfter: z.number(),
@@ -32,25 +32,35 @@ const pageRef = z.object({ kind: z.enum(['memory', 'reset', 'document', 'history
 const undoBothRef: z.ZodType<UndoBothRef> = z.object({ r: z.string(), d: z.string(), v: z.number().int() });
 const threadRef: z.ZodType<ThreadRef> = z.object({ channelId: z.string(), threadTs: z.string() });
 
-/**
- * Registers the button handler and the memory browser's modal submissions. Other actions (a stale
- * or forged payload: Hippo's action ids all start with "hippo_") reach no listener; the app answers
- * them with an empty 200 (app.ts).
- */
-export function registerInteractions(app: App, routes: SlackRoutes, context: SlackContext, onFeedback: FeedbackListener = () => undefined): void {
-  app.action(/^hippo_/, async ({ ack, body }) => {
-    await ack();
-    const parsed = blockActionBody.safeParse(body);
-    if (!parsed.success) return;
-    const click = parsed.data;
-    const action = click.actions[0];
-    if (!action) return;
-    // A button carries `value`; a ⋯ menu the chosen option's.
-    const value = action.value ?? action.selected_option?.value ?? '';
-    context.background.run('slack-action', () => handleAction(context, click, action.action_id, value, onFeedback), { action: action.action_id });
-  });
-  registerMemorySubmissions(routes, context);
-  registerHomeSearch(routes, context);
+/** Hippo's buttons and menus, the memory browser's modal submissions, and App Home's search. */
+export class SlackInteractions implements ChatInteractions<SlackListeners> {
+  constructor(
+    private readonly context: SlackContext,
+    /** Hears each new 👍 / 👎 clicked on an answer (the metrics counter). */
+    private readonly onFeedback: FeedbackListener = () => undefined,
+  ) {}
+
+  /**
+   * Registers the button handler and the memory browser's modal submissions. Other actions (a stale
+   * or forged payload: Hippo's action ids all start with "hippo_") reach no listener; the app answers
+   * them with an empty 200 (app.ts).
+   */
+  register({ app, routes }: SlackListeners): void {
+    const { context, onFeedback } = this;
+    app.action(/^hippo_/, async ({ ack, body }) => {
+      await ack();
+      const parsed = blockActionBody.safeParse(body);
+      if (!parsed.success) return;
+      const click = parsed.data;
+      const action = click.actions[0];
+      if (!action) return;
+      // A button carries `value`; a ⋯ menu the chosen option's.
+      const value = action.value ?? action.selected_option?.value ?? '';
+      context.background.run('slack-action', () => handleAction(context, click, action.action_id, value, onFeedback), { action: action.action_id });
+    });
+    registerMemorySubmissions(routes, context);
+    registerHomeSearch(routes, context);
+  }
 }
 
 /** Which memory access each note button needs. */

@@ -22,6 +22,7 @@ import { saidInTasks, stopTasks, taskCard, tasksKey, type RunTasks, type TaskStr
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, slackPlatform, type SlackContext } from './context.js';
 import { SteerReactions } from './steer-reactions.js';
+import type { ChatRenderer } from '../chat/chat-adapter.js';
 
 /** One run's card, with its task stream (task-stream.ts). */
 interface Card extends RunTasks {
@@ -44,7 +45,7 @@ const streamChars = slackMessageLimit - 100;
 const recipientsKept = 10_000;
 
 /** Turns events into outbox items; one instance per adapter. */
-export class SlackRenderer {
+export class SlackRenderer implements ChatRenderer {
   /** The latest card of each session (pause and resume may come after its run ended). */
   private readonly cards = new Map<string, Card>();
   /** Per-session queues keep outbox order equal to event order. */
@@ -86,7 +87,7 @@ export class SlackRenderer {
   }
 
   /** The EventBus listener. */
-  readonly listener = (event: AgentEvent): void => {
+  handle(event: AgentEvent): void {
     if (event.session.platform !== 'slack') return;
     if (event.type === 'run-start' || event.type === 'run-end') this.toolRuns.delete(event.session.id);
     if (event.type === 'tool-call-start') this.toolRuns.add(event.session.id);
@@ -106,7 +107,7 @@ export class SlackRenderer {
       if (!ended && event.type === 'assistant-message' && card) await saidInTasks(this.tasks, card, event);
       await this.render(event);
     });
-  };
+  }
 
   /** Flushes pending card edits and 👀, and waits until every event seen so far is in the outbox. */
   async settle(): Promise<void> {

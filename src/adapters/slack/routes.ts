@@ -9,6 +9,12 @@ type EventArgs = SlackEventMiddlewareArgs & AllMiddlewareArgs;
 type ViewArgs = SlackViewMiddlewareArgs & AllMiddlewareArgs;
 type Handler<Args> = (args: Args) => Promise<void>;
 
+/** Where Slack's listening roles register: Bolt's app (actions, the slash command) and these routes. */
+export interface SlackListeners {
+  app: App;
+  routes: SlackRoutes;
+}
+
 /** Handlers by event type and by modal callback id; `mount` gives them to Bolt. */
 export class SlackRoutes {
   private readonly events = new Map<string, Handler<EventArgs>>();
