@@ -158,7 +158,10 @@ describe('Slack feedback buttons on every answer', () => {
     expect(shown(other, root)).toHaveLength(1);
     expect(markdownOf(last)).toBe(answer.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;'));
     // The post was made while the answer formed, then edited: the edit brought the buttons.
-    expect(slack.callsTo('chat.update').filter((call) => call.args['ts'] === last.ts && feedbackBlocksOf(call.args) === 1)).toHaveLength(1);
+    const edit = slack.callsTo('chat.update').filter((call) => call.args['ts'] === last.ts && feedbackBlocksOf(call.args) === 1);
+    expect(edit).toHaveLength(1);
+    // Its notification text is the answer's start, short however long the answer.
+    expect(String(edit[0]?.args['text'])).toBe(`${answer.slice(0, 600).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}…`);
     expect(slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === root && feedbackBlocksOf(call.args) > 0)).toHaveLength(0);
   });
 });

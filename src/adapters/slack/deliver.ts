@@ -51,6 +51,8 @@ export const idempotencyKeyField = 'idempotency_key';
 /** How far back a retried post looks for itself: pages of replies, and messages per page. */
 const lookupPages = 5;
 const lookupPageSize = 200;
+/** Most characters of an answer in its notification text. */
+const notificationChars = 600;
 /** Top-level posts: the channel's latest messages checked. */
 const historyLookupSize = 50;
 
@@ -198,7 +200,7 @@ export class SlackDelivery implements ChatDelivery {
     const accepted = this.markdownAccepted.get(target.team);
     if (feedback && accepted !== false && !this.feedbackRefused.has(target.team)) {
       try {
-        const ts = await send({ text: markdownToMrkdwn(markdown), blocks: answerBlocks(markdown) });
+        const ts = await send({ text: markdownToMrkdwn(notificationPreview(markdown)), blocks: answerBlocks(markdown) });
         this.markdownAccepted.set(target.team, true);
         return ts;
       } catch (error) {
@@ -308,6 +310,17 @@ export class SlackDelivery implements ChatDelivery {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The start of an answer for its notification (the `text` beside its blocks): short, so that
+ * even escaped (each character up to five) it stays far below what Slack takes in an edit.
+ */
+function notificationPreview(markdown: string): string {
+  if (markdown.length <= notificationChars) return markdown;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(markdown.charAt(notificationChars - 1)) ? notificationChars - 1 : notificationChars;
+  return `${markdown.slice(0, end)}…`;
 }
 
 /** The post's metadata with the outbox key added (its own event type and fields kept). */
