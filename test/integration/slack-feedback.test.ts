@@ -148,6 +148,17 @@ describe('Slack feedback buttons on every answer', () => {
     await expectFeedbackOnLast(channel, root);
   });
 
+  it('a streamed answer dense in what Slack escapes: parts that fit, no call over 12,000 characters, nothing fails', async () => {
+    const answer = '&'.repeat(2_990);
+    rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, usage }));
+    const root = await ask(channel);
+    const messages = shown(channel, root);
+    expect(messages.map((message) => (markdownOf(message) ?? '').replace(/\n\(\d\/\d\)$/, '')).join('')).toBe('&amp;'.repeat(2_990));
+    const streamed = slack.calls.filter((call) => /^chat\.(start|append|stop)Stream$|^chat\.update$/.test(call.method) && (call.args['thread_ts'] === root || messages.some((message) => message.ts === call.args['ts'])));
+    expect(streamed.every((call) => String(call.args['markdown_text'] ?? '').length <= 12_000)).toBe(true);
+    await expectFeedbackOnLast(channel, root);
+  });
+
   it('a channel that refuses streams: the post edited into the answer ends with the buttons', async () => {
     const other = 'C0FBNOSTREAM';
     slack.script('chat.startStream', { error: 'not_allowed' });
