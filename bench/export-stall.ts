@@ -1,4 +1,4 @@
-// Memory export at its cap (docs/security.md "Export"): one document with 2,000 versions of 50 KiB
+// Memory export at its cap (docs/security.md "Security and limits"): one document with 2,000 versions of 50 KiB
 // (issue #41's probe), exported three at once, three rounds (the first cold); prints wall time, the
 // event loop's delay (monitorEventLoopDelay: max, p99, mean) and the zip's size with the machine.
 // Not in `bench/run.ts`; the figures go to RESULTS.md by hand.

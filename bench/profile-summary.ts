@@ -31,7 +31,9 @@ export async function summarizeProfile(path: string, top = 25): Promise<string> 
   const profile = JSON.parse(await readFile(path, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMicros = new Map<number, number>();
-  profile.samples.forEach((id, index) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  profile.samples.forEach((id, index) => {
+    selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+  });
   const total = profile.endTime - profile.startTime;
   const byFunction = new Map<string, number>();
   const byOwner = new Map<string, number>();

@@ -1,4 +1,4 @@
-// Search at scale (docs/security.md "Search"): a space of 3,001 messages of about 38 KB (116 MB of
+// Search at scale (docs/security.md "Security and limits"): a space of 3,001 messages of about 38 KB (116 MB of
 // text, the size of issue #41's probe) and 200 documents of 20 KB, searched as a person does
 // (`memory search`: documents, then conversations) for a word in one message, for "a" (in every
 // message), and three "a" at once. Prints wall times with the machine; no targets, not in

@@ -13,7 +13,6 @@ import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { OutboxStore } from './adapters/storage/outbox-store.js';
 import type { EventBus } from './core/events.js';
-import type { AgentRole } from './core/messages.js';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './core/model-client.js';
 import { costOf, type ModelPrices } from './core/prices.js';
 import type { LeaseStore, SteerStore } from './core/store.js';

@@ -90,7 +90,9 @@ export function probeMemoryManager(): MemoryProbe {
   const checkpoints: Interval[] = [];
   const summarizerWaits: Interval[] = [];
   const restores = [timeMethod('onCheckpoint', checkpoints), timeMethod('waitForSummarizer', summarizerWaits)];
-  return { checkpoints, summarizerWaits, restore: () => restores.forEach((restore) => restore()) };
+  return { checkpoints, summarizerWaits, restore: () => {
+    for (const restore of restores) restore();
+  } };
 }
 
 /** Wraps a MemoryManager method so every call's interval lands in `intervals`; returns the undo. */

@@ -92,13 +92,13 @@ export function textTable(table: Table): string {
 }
 
 export function markdownTable(table: Table): string {
-  const escape = (cell: string | number) => String(cell).replaceAll('|', '\\|');
+  const escapeCell = (cell: string | number) => String(cell).replaceAll('|', '\\|');
   return [
     `**${table.title}**`,
     '',
-    `| ${table.columns.map(escape).join(' | ')} |`,
+    `| ${table.columns.map(escapeCell).join(' | ')} |`,
     `| ${table.columns.map((_, column) => (column === 0 ? '---' : '---:')).join(' | ')} |`,
-    ...table.rows.map((row) => `| ${row.map(escape).join(' | ')} |`),
+    ...table.rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
   ].join('\n');
 }
 

@@ -137,18 +137,18 @@ function elementText(element: Element): string {
 /** The account as an HTML page. */
 export function accountHtml(surfaces: readonly Surface[], title = 'Hippo demo: what the team sees in Slack'): string {
   const items = surfaces.map((surface) => {
-    if (surface.kind === 'person') return `<div class="msg"><div class="who">${escape(surface.who)}</div><div class="body">${escape(surface.markdown ?? '')}</div></div>`;
+    if (surface.kind === 'person') return `<div class="msg"><div class="who">${escapeHtml(surface.who)}</div><div class="body">${escapeHtml(surface.markdown ?? '')}</div></div>`;
     const parts: string[] = [];
     if (surface.firstBlocks) parts.push(`<div class="phase">while it worked</div>${blocksHtml(surface.firstBlocks)}<div class="phase">when it ended</div>`);
-    if (surface.tasks) parts.push(`<ul class="tasks">${surface.tasks.map((task) => `<li class="${escape(task.status)}"><span class="icon">${taskIcon(task.status)}</span> ${escape(task.title)}${task.output ? `<div class="output">${escape(task.output)}</div>` : ''}</li>`).join('')}</ul>`);
+    if (surface.tasks) parts.push(`<ul class="tasks">${surface.tasks.map((task) => `<li class="${escapeHtml(task.status)}"><span class="icon">${taskIcon(task.status)}</span> ${escapeHtml(task.title)}${task.output ? `<div class="output">${escapeHtml(task.output)}</div>` : ''}</li>`).join('')}</ul>`);
     if (surface.markdown && !holdsText(surface.blocks)) parts.push(`<div class="markdown">${markdownHtml(surface.markdown)}</div>`);
     if (surface.blocks) parts.push(blocksHtml(surface.blocks));
-    if (surface.note) parts.push(`<div class="note">${escape(surface.note)}</div>`);
+    if (surface.note) parts.push(`<div class="note">${escapeHtml(surface.note)}</div>`);
     const kind = surface.kind.replace(/\s+/g, '-').toLowerCase();
-    return `<div class="msg bot ${kind}" data-surface="${escape(surface.kind)}"><div class="who">Hippo <span class="app">APP</span> <span class="kind">${escape(surface.kind)}</span></div><div class="body">${parts.join('')}</div></div>`;
+    return `<div class="msg bot ${kind}" data-surface="${escapeHtml(surface.kind)}"><div class="who">Hippo <span class="app">APP</span> <span class="kind">${escapeHtml(surface.kind)}</span></div><div class="body">${parts.join('')}</div></div>`;
   });
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>
 body { font: 15px/1.45 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif, "Apple Color Emoji", "Segoe UI Emoji", "Noto Color Emoji"; color: #1d1c1d; max-width: 780px; margin: 2em auto; padding: 0 1em; }
 h1 { font-size: 1.3em; } .msg { border-left: 3px solid #ddd; padding: .4em .8em; margin: .8em 0; }
@@ -159,7 +159,7 @@ button.danger { color: #e01e5a; border-color: #e01e5a; } button.primary { color:
 ul.tasks { list-style: none; padding: 0; } ul.tasks .output { color: #616061; font-size: .85em; margin-left: 1.6em; }
 code { background: #f3f3f3; padding: 0 .2em; border-radius: 3px; } pre { background: #f3f3f3; padding: .5em; } hr { border: 0; border-top: 1px solid #ddd; }
 </style></head><body>
-<h1>${escape(title)}</h1>
+<h1>${escapeHtml(title)}</h1>
 <p class="note">Recorded from the real service against the project's fake Slack and a local fake model (<code>npm run demo</code>); no account and no network were used.</p>
 ${items.join('\n')}
 </body></html>
@@ -170,7 +170,7 @@ function blocksHtml(blocks: readonly Block[]): string {
   return blocks.map((block): string => {
     switch (block.type) {
       case 'header':
-        return `<h3>${escape(plain(block.text))}</h3>`;
+        return `<h3>${escapeHtml(plain(block.text))}</h3>`;
       case 'section': {
         const fields = (block.fields ?? []).map((field) => `<div>${mrkdwnHtml(field.text ?? '')}</div>`).join('');
         return `<div class="section">${mrkdwnHtml(plain(block.text))}${fields}${block.accessory ? ` ${elementHtml(block.accessory)}` : ''}</div>`;
@@ -186,18 +186,18 @@ function blocksHtml(blocks: readonly Block[]): string {
       case 'divider':
         return '<hr>';
       default:
-        return `<div class="context">(${escape(block.type)})</div>`;
+        return `<div class="context">(${escapeHtml(block.type)})</div>`;
     }
   }).join('\n');
 }
 
 function elementHtml(element: Element): string {
-  if (element.type === 'button') return `<button class="${escape(element.style ?? '')}" data-action="${escape(element.action_id ?? '')}">${escape(plain(element.text))}</button>`;
+  if (element.type === 'button') return `<button class="${escapeHtml(element.style ?? '')}" data-action="${escapeHtml(element.action_id ?? '')}">${escapeHtml(plain(element.text))}</button>`;
   if (element.type === 'overflow') return '<button data-action="overflow">⋯</button>';
   if (element.type === 'feedback_buttons') {
-    return [element.positive_button, element.negative_button].map((button) => `<button class="feedback" data-action="${escape(element.action_id ?? '')}" aria-label="${escape(button?.accessibility_label ?? '')}">${escape(button?.text?.text ?? '')}</button>`).join('');
+    return [element.positive_button, element.negative_button].map((button) => `<button class="feedback" data-action="${escapeHtml(element.action_id ?? '')}" aria-label="${escapeHtml(button?.accessibility_label ?? '')}">${escapeHtml(button?.text?.text ?? '')}</button>`).join('');
   }
-  return `<button>${escape(element.type)}</button>`;
+  return `<button>${escapeHtml(element.type)}</button>`;
 }
 
 /** Slack mrkdwn (*bold*, _italic_, `code`, <url|text>) as HTML. */
@@ -225,7 +225,7 @@ function markdownHtml(text: string): string {
 
 /** **bold**, *italic*, `code` and [text](url) of one escaped line. */
 function inlineHtml(text: string): string {
-  return escape(text)
+  return escapeHtml(text)
     .replace(/`([^`]+)`/g, '<code>$1</code>')
     .replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>')
     .replace(/(^|\W)[*_]([^*_]+)[*_](?=\W|$)/g, '$1<i>$2</i>')
@@ -284,6 +284,6 @@ function taskIcon(status: string): string {
   return { complete: '✓', in_progress: '◐', pending: '○', error: '✗', plan: '▤' }[status] ?? '·';
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] ?? char);
 }

@@ -1,13 +1,19 @@
-// The agent as adapters see it: submit a person's message, send commands, read status, listen to
-// events. Adapters only enqueue and render (R16); everything else happens in core.
+// The agent as adapters see it: submit a person's message, send commands, read status, review
+// memory (`review`), listen to events. Adapters only enqueue and render (R16); everything else
+// happens in core. With the ground's ports and types this file is core's face: code outside core
+// (but build-agent.ts, which wires the parts) imports nothing from core's wings
+// (test/unit/core-face.test.ts); the types of what the face takes and returns are exported here.
 import type { AgentDeps } from './agent-context.js';
 import type { ApprovalChoice, ApprovalRecord } from './approval-store.js';
 import type { AgentEvent } from './events.js';
+import { MemoryReview } from './memory/memory-review.js';
 import { RunnerRegistry } from './runner/runner-registry.js';
 import { spendOf, type BudgetState, type Spend } from './spend.js';
-import { capText, maxMessageChars } from './prompts/text-hygiene.js';
+import { capText, maxMessageChars } from './text-hygiene.js';
 import type { RunnerState, SessionRunner } from './runner/session-runner.js';
-import type { Attachment, ContextHistory, PersonRequest, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+import type { Attachment, ContextHistory, SessionRecord, SteerRecord, ThreadAddress, UsageSummary } from './store.js';
+
+export type { MemoryReview, EditOutcome, PartEdit, PinOutcome, RevertResult, Reviewer, UndoBothOutcome, UndoOutcome } from './memory/memory-review.js';
 
 /** A person's message in a thread. */
 export interface IncomingMessage {
@@ -66,8 +72,15 @@ export class Agent {
   /** Wake-ups started by submit that have not finished (submit does not wait for them). */
   private readonly wakes = new Map<string, Promise<void>>();
 
+  /**
+   * What people do to memory (docs/product.md "Review memory"): edit, undo, pin, unpin, 👍, revert,
+   * remember, forget — the one door adapters use, with ids and the person who acts.
+   */
+  readonly review: MemoryReview;
+
   constructor(readonly deps: AgentDeps) {
     this.runners = new RunnerRegistry(deps);
+    this.review = new MemoryReview(deps.stores, (sessionId) => this.requestArrived(sessionId));
   }
 
   /**
@@ -167,19 +180,14 @@ export class Agent {
   }
 
   /**
-   * A person asked memory to remember or forget something (docs/product.md "Commands"): stored as
-   * a review event of the space, pending for the session (so a later summarizer of the space sees
-   * it even if this run never happens), and whichever process drives the session is told: it forks
-   * a summarizer run told that the person asked from the session's context, once, also after a
-   * restart. Its note in the thread says who asked. The words are chat text: quoted, untrusted.
+   * A remember / forget is stored (MemoryReview.remember): whichever process drives the session is
+   * told. The driver (on any replica) reads it on the notification; with no live driver this
+   * process takes the lease (an ingest never does: a worker takes it up); if the notification is
+   * lost, the sweeper finds the pending request.
    */
-  async rememberRequest(session: SessionRecord, request: Omit<PersonRequest, 'eventId'>): Promise<void> {
-    await this.deps.stores.reviews.request(session.memorySpaceId, session.id, { ...request, text: capText(request.text, 4_000) });
-    // The driver (on any replica) reads it on the notification; with no live driver this process
-    // takes the lease (an ingest never does: a worker takes it up); if the notification is lost,
-    // the sweeper finds the pending request.
-    await this.deps.replica.wakeups.notify(session.id, 'memory');
-    if (this.deps.replica.role !== 'ingest') (await this.runner(session.id)).requestsArrived();
+  private async requestArrived(sessionId: string): Promise<void> {
+    await this.deps.replica.wakeups.notify(sessionId, 'memory');
+    if (this.deps.replica.role !== 'ingest') (await this.runner(sessionId)).requestsArrived();
   }
 
   /**

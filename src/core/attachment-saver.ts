@@ -1,4 +1,4 @@
-// The attachment port (docs/product.md "Share"): the service saves files shared with a message
+// The attachment port (docs/product.md "Share files"): the service saves files shared with a message
 // into the session workspace and makes images fit the provider (tools/workspace-attachments.ts,
 // tools/image-fitter.ts); core names them and says how they reach the model (loop/attachments.ts).
 import type { Attachment, SessionRecord } from './store.js';
@@ -43,4 +43,12 @@ export type FittedImage =
 export interface ImageFitter {
   /** Never throws for bad bytes (the result says why not); throws only when `signal` aborts. */
   fit(bytes: Buffer, signal: AbortSignal): Promise<FittedImage>;
+}
+
+/** How a shown image was changed to fit ("shrunk from 4000×3000 to 1568×1176 px to be shown"), or null. */
+export function fittedNote(fitted: FittedImage): string | null {
+  if (!fitted.shown || !fitted.shrunkFrom) return null;
+  const { width, height } = fitted.shrunkFrom;
+  if (width === fitted.width && height === fitted.height) return `converted to ${fitted.mimeType.replace(/^image\//, '').toUpperCase()} to be shown`;
+  return `shrunk from ${width}×${height} to ${fitted.width}×${fitted.height} px to be shown`;
 }

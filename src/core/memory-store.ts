@@ -3,6 +3,11 @@
 // of a space is given, and the spaces themselves. Re-exported by store.ts.
 import type { MemoryScope, Platform } from './places.js';
 
+/** The space's main document, loaded into every context. */
+export const mainDocumentPath = 'MAIN.md';
+/** The session's own plan (a document of its session key). */
+export const todoDocumentPath = 'TODO.md';
+
 /** Who wrote a version: a summarizer run, the worker (its TODO.md), a person, or Hippo itself. */
 export type DocumentAuthor =
   /** `sessionId`: the session whose thread the run belongs to (history links). */
@@ -107,6 +112,13 @@ export interface DocumentStore {
    * person's or the system's drops the pins whose line is gone.
    */
   write(key: DocumentKey, content: string, author: DocumentAuthor, expectedVersion?: number, reason?: string): Promise<DocumentRecord>;
+  /**
+   * A person's change of a document and its review event, together (one statement): `content` is
+   * the next version if the document is still live at `document.version`, and `event` is recorded
+   * in the space's review log with it; else ConflictError and nothing is written. As write(), the
+   * pins whose line is gone are dropped; `reason` as write's.
+   */
+  writeReviewed(document: DocumentRecord, content: string, author: Extract<DocumentAuthor, { kind: 'person' }>, reason: string, event: ReviewedChange): Promise<DocumentRecord>;
   /** Marks the document deleted (a new version); throws ConflictError like write, PinnedLineError for a summarizer. */
   remove(key: DocumentKey, author: DocumentAuthor, expectedVersion?: number): Promise<DocumentRecord>;
   /**
@@ -195,6 +207,9 @@ export interface ReviewEventRecord {
   sessionId: string | null;
   createdAt: Date;
 }
+
+/** The review event of a person's change (writeReviewed): its space and path are the document's. */
+export type ReviewedChange = Pick<ReviewEventRecord, 'kind' | 'authorId' | 'authorName' | 'text' | 'sessionId'>;
 
 /** Review events of memory spaces; the next summarizer of a space is given the ones no succeeded run saw. */
 export interface ReviewStore {

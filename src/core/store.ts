@@ -11,6 +11,7 @@ import type { UsageStore } from './store/usage.js';
 
 // The memory documents' ports (R13, R15, review) live in memory-store.ts; they are part of this API.
 export type * from './memory-store.js';
+export { mainDocumentPath, todoDocumentPath } from './memory-store.js';
 export type { MemoryScope, Platform } from './places.js';
 export type * from './store/context.js';
 export type * from './store/deliveries.js';

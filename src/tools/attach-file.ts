@@ -1,8 +1,8 @@
-// attach_file (docs/product.md "Share"): the agent sends a workspace file with its answer. The call only
+// attach_file (docs/product.md "Share files"): the agent sends a workspace file with its answer. The call only
 // checks the file; the chat adapter uploads it through its outbox after the answer's text, keyed by
 // the call, so a crash or a repeated answer never sends it twice.
 import { z } from 'zod';
-import { formatSize } from '../core/prompts/prompts.js';
+import { formatSize } from '../core/format-size.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { withoutServerPaths } from './workspace.js';
 import type { WorkspaceAttachments } from './workspace-attachments.js';

@@ -9,9 +9,9 @@
 import sharp from 'sharp';
 import type { Metadata, Sharp } from 'sharp';
 import { CancelledError } from '../core/errors.js';
-import { formatSize } from '../core/prompts/prompts.js';
+import { formatSize } from '../core/format-size.js';
 import type { FittedImage, ImageFitter } from '../core/attachment-saver.js';
-import { claimedImageType, readImageHeader } from '../core/loop/image-header.js';
+import { claimedImageType, readImageHeader } from '../core/image-header.js';
 import { base64Chars, type ProviderImageLimits } from '../core/image-limits.js';
 
 // No cache of decoded images across calls (each image is fitted once), and one libvips thread per

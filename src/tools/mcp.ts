@@ -12,8 +12,8 @@ import type { AnyTool, ToolContext } from '../core/tool.js';
 import type { Logger } from '../log.js';
 import { abortReason } from './abort-reason.js';
 import { readMcpConfig, type McpServerConfig } from './mcp-config.js';
-import { capHeadTail, resultBudgetChars } from '../core/loop/output-cap.js';
-import { formatSize } from '../core/prompts/prompts.js';
+import { capHeadTail, resultBudgetChars } from '../core/output-cap.js';
+import { formatSize } from '../core/format-size.js';
 
 /** Options of McpToolSource.start. */
 export interface McpToolSourceOptions {

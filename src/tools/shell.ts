@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { abortReason } from './abort-reason.js';
-import { resultBudgetChars } from '../core/loop/output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { overQuotaSince, removeCreatedEntries, snapshotWorkspace } from './shell-quota.js';
 import { detectShellSandbox, handWorkspaceTo, invocationStdio, SANDBOX_PATH, SANDBOX_WORKSPACE, sandboxInvocation, sessionUser, writeFd3, type ProcessLimits, type SandboxInvocation, type ShellSandbox } from './shell-sandbox.js';
 import { withoutServerPaths } from './workspace.js';

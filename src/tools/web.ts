@@ -14,7 +14,7 @@ import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool } from '../core/tool.js';
 import { convertHtml, DEFAULT_CONVERT_BUDGET_MS } from './html-to-text.js';
 import { abortReason } from './abort-reason.js';
-import { resultBudgetChars } from '../core/loop/output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { vetUrl, type Resolver, type VettedTarget } from './web-address.js';
 
 /** Options of the web tool group. */

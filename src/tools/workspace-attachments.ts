@@ -1,15 +1,14 @@
-// Files people share reach the session workspace (docs/product.md "Share"): each chat adapter registers
+// Files people share reach the session workspace (docs/product.md "Share files"): each chat adapter registers
 // how it downloads from its platform; this saves the bytes under `files/` within the workspace
 // quotas, and turns images into data URLs for models that accept them. It also reads workspace
 // files back for the attachments the agent sends with its answers (attach_file).
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { fittedNote } from '../core/loop/attachments.js';
-import { formatSize } from '../core/prompts/prompts.js';
-import { safeFileName } from '../core/prompts/text-hygiene.js';
-import type { AttachmentSaver, FittedImage, SavedAttachment } from '../core/attachment-saver.js';
-import { claimedImageType } from '../core/loop/image-header.js';
+import { formatSize } from '../core/format-size.js';
+import { safeFileName } from '../core/text-hygiene.js';
+import { fittedNote, type AttachmentSaver, type FittedImage, type SavedAttachment } from '../core/attachment-saver.js';
+import { claimedImageType } from '../core/image-header.js';
 import type { ProviderImageLimits } from '../core/image-limits.js';
 import { SharpImageFitter } from './image-fitter.js';
 import { ToolError } from '../core/errors.js';

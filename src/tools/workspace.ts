@@ -7,7 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool, type Tool, type ToolContext } from '../core/tool.js';
-import { resultBudgetChars } from '../core/loop/output-cap.js';
+import { resultBudgetChars } from '../core/output-cap.js';
 import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace, sessionDirectoryName } from './workspace-path.js';
 import { checkWrite, DEFAULT_WORKSPACE_LIMITS, missingParents, type WorkspaceLimits } from './workspace-quota.js';
 import { workspaceFullMessage, type WorkspaceDisks } from './workspace-disks.js';

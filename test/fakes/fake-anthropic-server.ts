@@ -6,9 +6,9 @@
 // (fake-model-server.ts): a queue, then a handler that sees the request as Chat Completions
 // messages, then a default reply.
 import { anthropicImageRefusal, type ImageRefusalRule } from './fake-image-checks.js';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { argumentsText, readBody, sendJson, split, type FakeModelServer, type FakeReply, type FakeReplyHandler, type FakeUsage, type RecordedRequest, type WaitOptions } from './fake-model-server.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HeldResponses, listenFake, readBody, RequestWaiters, sendJson, split } from './fake-http.js';
+import { argumentsText, type FakeModelServer, type FakeReply, type FakeReplyHandler, type FakeUsage, type RecordedRequest, type WaitOptions } from './fake-model-server.js';
 import { chatView, FakePromptCache, invalidRequest, promptTokensOf, type AnthropicRequestBody, type CacheOutcome } from './fake-anthropic-prompt.js';
 
 /** A reply, with what only this API has. */
@@ -71,22 +71,11 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
   const queue: AnthropicFakeReply[] = [];
   let handler: FakeReplyHandler | undefined;
   const cache = new FakePromptCache(options.minCacheTokens ?? 0, options.cacheTtlMs === undefined ? {} : { ttlMs: options.cacheTtlMs });
-  const waiters = new Set<() => void>();
-  const sockets = new Set<Socket>();
-  const releases = new Set<() => void>();
+  const waiters = new RequestWaiters('fake Anthropic server', () => requests.length);
+  const held = new HeldResponses();
+  const waitOrClose = (res: ServerResponse, ms?: number) => held.hold(res, ms);
   const chunkSize = options.chunkSize ?? 8;
   let ids = 0;
-
-  const server = createServer((req, res) => {
-    void serve(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, `fake server failure: ${String(error)}`);
-      else res.destroy();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
@@ -111,7 +100,7 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
     res.on('close', () => {
       request.respondedAt ??= Date.now();
     });
-    for (const wake of [...waiters]) wake();
+    waiters.wake();
 
     if (!authorized) return sendError(res, 401, 'invalid x-api-key');
     if (req.method !== 'POST' || path !== '/v1/messages') return sendError(res, 404, `Not found: ${path}`);
@@ -159,45 +148,9 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
     if (!res.destroyed) res.end();
   }
 
-  function waitOrClose(res: ServerResponse, ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      const release = () => {
-        clearTimeout(timer);
-        releases.delete(release);
-        res.off('close', release);
-        resolve();
-      };
-      const timer = ms === undefined ? undefined : setTimeout(release, ms);
-      releases.add(release);
-      res.on('close', release);
-    });
-  }
-
-  function waitUntil<T>(find: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = find();
-        if (found === undefined) return;
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`fake Anthropic server: timed out after ${timeoutMs} ms waiting for ${what} (got ${requests.length} requests)`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const http = await listenFake(serve, (res, error) => sendError(res, 500, `fake server failure: ${String(error)}`));
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${http.port}`,
     requests,
     imageRefused,
     get modelListings() {
@@ -206,8 +159,8 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
     respond: (next) => void (handler = next),
     enqueue: (...replies) => void queue.push(...replies),
     requestsWhere: (predicate) => requests.filter(predicate),
-    waitForRequests: (count, wait = {}) => waitUntil(() => (requests.length >= count ? [...requests] : undefined), wait.timeoutMs ?? 5000, `${count} requests`),
-    waitFor: (predicate, wait = {}) => waitUntil(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
+    waitForRequests: (count, wait = {}) => waiters.until(() => (requests.length >= count ? [...requests] : undefined), wait.timeoutMs ?? 5000, `${count} requests`),
+    waitFor: (predicate, wait = {}) => waiters.until(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
     reset: () => {
       requests.length = 0;
       imageRefused.length = 0;
@@ -216,10 +169,8 @@ export async function startFakeAnthropicServer(options: FakeAnthropicServerOptio
       cache.clear();
     },
     close: async () => {
-      for (const release of [...releases]) release();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      held.releaseAll();
+      await http.close();
     },
   };
 }

@@ -1,6 +1,5 @@
-// HTTP helpers of the fake Discord's REST half: reading bodies (JSON or the multipart/form-data
+// HTTP helpers of the fake Discord's REST half: parsing bodies (JSON or the multipart/form-data
 // discord.js sends with files) and the 404 Discord answers for unknown routes.
-import type { IncomingMessage } from 'node:http';
 
 /** A REST reply: status and JSON body (none for 204). */
 export type Reply = { status: number; body?: unknown };
@@ -8,16 +7,6 @@ export type Reply = { status: number; body?: unknown };
 /** Discord's answer to an unknown route. */
 export function notFound(): Reply {
   return { status: 404, body: { message: '404: Not Found', code: 0 } };
-}
-
-/** The whole request body. */
-export function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
 }
 
 /** JSON, or multipart/form-data with `payload_json` and `files[n]` parts. */

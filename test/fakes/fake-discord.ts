@@ -6,7 +6,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FakeGateway, type GatewayOptions } from './fake-discord-gateway.js';
-import { notFound, parseBody, readBody, type Reply } from './fake-discord-http.js';
+import { readBodyBytes } from './fake-http.js';
+import { notFound, parseBody, type Reply } from './fake-discord-http.js';
 import * as wire from './fake-discord-payloads.js';
 import type { FakeChannel, FakeMessage, FakeUser } from './fake-discord-payloads.js';
 
@@ -315,7 +316,7 @@ export class FakeDiscord {
     const url = new URL(request.url ?? '/', this.base);
     // Decoded per segment: "@original" and reaction emoji arrive percent-encoded.
     const path = url.pathname.replace(/^\/api\/v10/, '').split('/').map(decodeURIComponent).join('/');
-    const raw = await readBody(request);
+    const raw = await readBodyBytes(request);
     if (path.startsWith('/attachments/')) {
       this.cdnFetches.push(path);
       const file = this.cdn.get(path);

@@ -1,7 +1,7 @@
 // The image checks the real APIs make before they answer (R22), for the fakes: Anthropic's Messages
 // API (fake-anthropic-server.ts) and OpenAI's Chat Completions (fake-model-server.ts), with their
 // wording. The bytes are read by sharp (libvips), not by Hippo's own header reader
-// (src/core/loop/image-header.ts), so a bug there is caught here as a provider would catch it.
+// (src/core/image-header.ts), so a bug there is caught here as a provider would catch it.
 import sharp from 'sharp';
 import type { AnthropicRequestBody, WireBlock } from './fake-anthropic-prompt.js';
 import type { FakeRequestBody } from './fake-model-server.js';

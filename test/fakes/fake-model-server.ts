@@ -2,8 +2,8 @@
 // real SSE), so tests can point the real `openai` client (or anything else) at it. Replies are
 // scripted per request: a queue first, then a handler, then a default reply.
 import { openAIImageRefusal, type ImageRefusalRule } from './fake-image-checks.js';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { HeldResponses, listenFake, readBody, RequestWaiters, sendJson, split } from './fake-http.js';
 
 /** A tool call the fake model makes; `arguments` objects are sent as JSON text. */
 export interface FakeToolCall {
@@ -181,25 +181,14 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   let handler: FakeReplyHandler | undefined;
   // Per cache key: serialized messages of earlier answered requests, with their tools.
   let cache = new Map<string, Array<{ tools: string; messages: string }>>();
-  const waiters = new Set<() => void>();
-  const sockets = new Set<Socket>();
-  const releases = new Set<() => void>();
+  const waiters = new RequestWaiters('fake model server', () => requests.length);
+  const held = new HeldResponses();
+  const waitOrClose = (res: ServerResponse, ms?: number) => held.hold(res, ms);
   const chunkSize = options.chunkSize ?? 8;
   let chunkCounter = 0;
   let contextWindow = options.contextWindow;
   const refused: RecordedRequest[] = [];
   const imageRefused: RecordedRequest[] = [];
-
-  const server = createServer((req, res) => {
-    void serve(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, `fake server failure: ${String(error)}`);
-      else res.destroy();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
@@ -232,7 +221,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     res.on('close', () => {
       request.respondedAt ??= Date.now();
     });
-    for (const wake of [...waiters]) wake();
+    waiters.wake();
 
     if (!authorized) return sendError(res, 401, 'Incorrect API key provided');
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, `no route ${path}`);
@@ -326,47 +315,10 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     if (!res.destroyed) res.end('data: [DONE]\n\n');
   }
 
-  // Resolves after `ms` (or never, when absent), or as soon as the client leaves or the server closes.
-  function waitOrClose(res: ServerResponse, ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      const release = () => {
-        clearTimeout(timer);
-        releases.delete(release);
-        res.off('close', release);
-        resolve();
-      };
-      const timer = ms === undefined ? undefined : setTimeout(release, ms);
-      releases.add(release);
-      res.on('close', release);
-    });
-  }
-
-  function waitUntil<T>(find: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = find();
-        if (found === undefined) return;
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`fake model server: timed out after ${timeoutMs} ms waiting for ${what} (got ${requests.length} requests)`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const http = await listenFake(serve, (res, error) => sendError(res, 500, `fake server failure: ${String(error)}`));
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://127.0.0.1:${http.port}/v1`,
     requests,
     get modelListings() {
       return modelListings;
@@ -378,8 +330,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     enqueue: (...replies) => void queue.push(...replies),
     requestsWhere: (predicate) => requests.filter(predicate),
     waitForRequests: (count, wait = {}) =>
-      waitUntil(() => (requests.length >= count ? [...requests] : undefined), wait.timeoutMs ?? 5000, `${count} requests`),
-    waitFor: (predicate, wait = {}) => waitUntil(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
+      waiters.until(() => (requests.length >= count ? [...requests] : undefined), wait.timeoutMs ?? 5000, `${count} requests`),
+    waitFor: (predicate, wait = {}) => waiters.until(() => requests.find(predicate), wait.timeoutMs ?? 5000, 'a matching request'),
     reset: () => {
       requests.length = 0;
       imageRefused.length = 0;
@@ -389,10 +341,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       cache = new Map();
     },
     close: async () => {
-      for (const release of [...releases]) release();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      held.releaseAll();
+      await http.close();
     },
   };
 }
@@ -436,34 +386,12 @@ function sendError(res: ServerResponse, status: number, message: string, headers
   sendJson(res, status, { error: { message, type, param: code === null ? null : 'messages', code } }, headers);
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(value));
-}
-
-export function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export function argumentsText(call: FakeToolCall): string {
   return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
 }
 
 function finishReasonOf(reply: FakeReply): string {
   return reply.finishReason ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
-}
-
-// Splits on code points so a surrogate pair never straddles two chunks.
-export function split(text: string, size: number): string[] {
-  const points = Array.from(text);
-  const pieces: string[] = [];
-  for (let start = 0; start < points.length; start += size) pieces.push(points.slice(start, start + size).join(''));
-  return pieces;
 }
 
 function commonPrefixLength(left: string, right: string): number {

@@ -5,8 +5,8 @@
 // conversations.replies/history as Slack does. Also signs requests the way Slack does, for sending
 // events and interactions to the real receiver.
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { listenFake, readBodyBytes, sendJson } from './fake-http.js';
 import { bearer, FakeSlackTokens, type FakeWorkspace } from './fake-slack-oauth.js';
 import { FakeSlackFiles } from './fake-slack-files.js';
 
@@ -159,23 +159,14 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
   const messages: FakeSlackMessage[] = [];
   const messagesByTs = new Map<string, FakeSlackMessage>();
   const waiters = new Set<() => void>();
-  const sockets = new Set<Socket>();
   const statusRefused = new Set<string>();
   let tsCounter = 0;
   let base = '';
   const files = new FakeSlackFiles(() => base, settings.teamId);
   let viewCounter = 0;
 
-  const server = createServer((request, response) => {
-    void serve(request, response).catch((error: unknown) => send(response, 500, { ok: false, error: String(error) }));
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const bytes = await readBody(request);
+    const bytes = await readBodyBytes(request);
     const raw = bytes.toString('utf8');
     const path = (request.url ?? '').split('?')[0] ?? '';
     if (files.serve(request, response, bytes, path)) return;
@@ -198,7 +189,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     if (scripted && 'hold' in scripted) await scripted.hold;
     call.response = scripted && 'error' in scripted ? { ok: false, error: scripted.error } : scripted && 'body' in scripted ? scripted.body : answerAs(method, args, request.headers);
     record(call);
-    send(response, 200, call.response);
+    sendJson(response, 200, call.response);
   }
 
   function record(call: SlackCall): void {
@@ -368,11 +359,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     messagesByTs.set(`${message.channel}:${ts}`, message);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const http = await listenFake(serve, (response, error) => sendJson(response, 500, { ok: false, error: String(error) }));
+  const url = `http://127.0.0.1:${http.port}`;
   base = url;
 
   return {
@@ -415,11 +403,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     },
     refuseThreadStatus: (channel, threadTs) => void statusRefused.add(`${channel}:${threadTs}`),
     files,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-    },
+    close: () => http.close(),
   };
 }
 
@@ -432,6 +416,11 @@ export function dmOf(channel: string): string {
 export function signedHeaders(signingSecret: string, body: string, timestamp = Math.floor(Date.now() / 1000)): Record<string, string> {
   const signature = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
   return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature };
+}
+
+/** The text a message call shows: its Markdown (`markdown_text` or `markdown` blocks, markdownOf), else `text`. */
+export function textOf(call: SlackCall): string {
+  return markdownOf(call.args) ?? String(call.args['text'] ?? '');
 }
 
 /** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
@@ -545,20 +534,6 @@ function tryJson(value: string): unknown {
   } catch {
     return value;
   }
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => resolve(Buffer.concat(parts)));
-    request.on('error', reject);
-  });
 }
 
 /**

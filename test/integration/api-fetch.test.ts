@@ -42,7 +42,7 @@ async function serve(answer: (seen: Seen, response: import('node:http').ServerRe
     });
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}`, seen };
+  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, seen };
 }
 
 async function closeServer(): Promise<void> {

@@ -196,7 +196,7 @@ describe('the terminal chat on a terminal', () => {
     const exportDir = await mkdtemp(join(tmpdir(), 'hippo-export-'));
     bed.model.enqueue({ content: 'Noted.' });
     const { input, shown, chat, address } = startChat(harness, { terminal: false, exportDir });
-    const after = async (command: string, pattern: RegExp) => {
+    const answerTo = async (command: string, pattern: RegExp) => {
       const before = shown().length;
       input.write(`${command}\n`);
       await until(() => pattern.test(shown().slice(before)), 10_000, command);
@@ -207,25 +207,25 @@ describe('the terminal chat on a terminal', () => {
     const session = (await harness.agent.findSession(address))!;
     await harness.stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Team\n- **deploys** on Tuesday\n- standup at 9\n', { kind: 'person', userId: 'U1', name: 'Ada' });
 
-    expect(await after('/pin', /\n$/)).toBe('  Say which line to pin: /pin <text of the line>.\n');
-    expect(await after('/pin standup at 9', /Pinned/)).toBe('  📌 Pinned in MAIN.md: “- standup at 9”. Background memory will keep it word for word.\n');
+    expect(await answerTo('/pin', /\n$/)).toBe('  Say which line to pin: /pin <text of the line>.\n');
+    expect(await answerTo('/pin standup at 9', /Pinned/)).toBe('  📌 Pinned in MAIN.md: “- standup at 9”. Background memory will keep it word for word.\n');
     expect((await harness.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }))?.pinnedLines).toEqual(['- standup at 9']);
 
     // Searches, instead of printing MAIN.md.
-    const search = await after('/memory search tuesday', /Memory matching/);
+    const search = await answerTo('/memory search tuesday', /Memory matching/);
     expect(search).toMatch(/^ {2}🔎 Memory matching “tuesday”:\n {2}Documents\n {2}• MAIN\.md \(v\d+\): .*Tuesday/);
     expect(search).not.toContain('---');
     expect(search).not.toContain('**');
 
-    const exported = await after('/export', /wrote/);
+    const exported = await answerTo('/export', /wrote/);
     const path = /wrote (\S+\.zip): /.exec(exported)?.[1] ?? '';
     expect(path.startsWith(exportDir)).toBe(true);
     expect(exported).toMatch(/^ {2}📦 wrote \S+\.zip: 1 memory document as Markdown with front matter under documents\/, and \d+ versions? under history\/\.\n$/);
     expect(unzip(await readFile(path)).get('documents/MAIN.md')?.data.toString('utf8')).toContain('- standup at 9');
     // A second export does not overwrite the first; a name that exists is refused.
-    const again = await after('/memory export', /wrote/);
+    const again = await answerTo('/memory export', /wrote/);
     expect(again).toContain('-2.zip');
-    expect(await after(`/export ${path}`, /\n$/)).toBe(`  could not write ${path}: it exists already: give another name (/export FILE.zip)\n`);
+    expect(await answerTo(`/export ${path}`, /\n$/)).toBe(`  could not write ${path}: it exists already: give another name (/export FILE.zip)\n`);
     input.end();
     expect(await chat).toBe('end-of-input');
   });

@@ -1,4 +1,4 @@
-// Files in Discord (docs/product.md "Share"): attachments (served by the fake's CDN) reach the session
+// Files in Discord (docs/product.md "Share files"): attachments (served by the fake's CDN) reach the session
 // workspace and the model (images as image parts); a file the agent attaches is uploaded once.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -72,7 +72,7 @@ describe('Discord memory browser', () => {
     const chosen = fake.select(anchor, menu.custom_id, [main.id]);
     const shown = await answer(chosen);
     expect(String(shown.body?.['content'])).toMatch(/^\*\*MAIN\.md\*\* · v1 · [\d,]+ chars · last changed .* by Hippo\n```md\n# Memory/);
-    expect((shown.body?.['components'] as Row[])[0]!.components.map((button) => button.label)).toEqual(['History', 'Edit', 'Undo last change', 'Pin a line']);
+    expect((shown.body!['components'] as Row[])[0]!.components.map((button) => button.label)).toEqual(['History', 'Edit', 'Undo last change', 'Pin a line']);
   });
 
   it('edits in a modal within Discord limits; a summarizer write in between is shown with the edit kept as a draft, nothing lost; the history shows who and why', async () => {
@@ -97,7 +97,7 @@ describe('Discord memory browser', () => {
     expect(content).toContain('Noted the launch.');
     expect(content).toContain('- launch on Friday');
     expect(content).toContain('**Your edit (kept):**\n```md\n# Plan\n- budget is 10k');
-    const [again, keep] = (conflict.body?.['components'] as Row[])[0]!.components;
+    const [again, keep] = (conflict.body!['components'] as Row[])[0]!.components;
     expect([again?.label, keep?.label]).toEqual(['Edit again with my text', 'Keep the newer text']);
     expect((await harness.stores.documents.read(planKey))?.version).toBe(2);
 
@@ -128,7 +128,7 @@ describe('Discord memory browser', () => {
     expect(content.length).toBeGreaterThan(20_000);
     const notes = await harness.stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'notes.md' }, content, { kind: 'person', userId: 'x', name: 'X' }, 0);
     const choose = await answer(fake.click(anchor, buttonId('dedit', session.id, notes.id, { index: 0, version: notes.version })));
-    const menu = (choose.body?.['components'] as Row[])[0]!.components[0]!;
+    const menu = (choose.body!['components'] as Row[])[0]!.components[0]!;
     expect(menu.options?.map((entry) => entry.label)).toEqual(['Billing', 'Deploys', 'People']);
     const modal = await modalOf(fake.select(anchor, menu.custom_id, ['1']));
     const inputs = modal.components.map((row) => row.components[0]!);

@@ -1,4 +1,4 @@
-// `memory export` stays bounded (docs/security.md "Export"): 2,000 versions of 50 KiB give a zip
+// `memory export` stays bounded (docs/security.md "Security and limits"): 2,000 versions of 50 KiB give a zip
 // under the cap that says (in README.md and in the answer) what it left out, built without holding
 // the event loop; one export at a time per person and space; documents and history under their own
 // roots, so a document named like a version's file cannot replace it.

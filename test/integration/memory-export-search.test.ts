@@ -105,7 +105,7 @@ describe('memory export', () => {
     const v2 = files.get('history/MAIN.md/v0002.md')?.data.toString('utf8') ?? '';
     expect(v2).toMatch(/^---\npath: "MAIN\.md"\nversion: 2\nauthor: "Ada"\nauthor_kind: "person"\ndate: "[^"]+"\n---\n\n# Launch\n- Friday\n$/);
     expect(files.get('history/MAIN.md/v0003.md')?.data.toString('utf8')).toContain('reason: "moved"');
-    expect(files.get('documents/etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[^]*\n---\n\nça va\n$/);
+    expect(files.get('documents/etc/évasion.md')?.data.toString('utf8')).toMatch(/^---\npath: "\.\.\/\.\.\/etc\/évasion\.md"\n[\s\S]*\n---\n\nça va\n$/);
     expect(Math.abs((files.get('documents/MAIN.md')?.modified.getTime() ?? 0) - third.updatedAt.getTime())).toBeLessThan(3_000);
   }, 60_000);
 

@@ -1,10 +1,10 @@
 // The storage of memory review on real Postgres: pinned lines, history with the thread each change
 // came from, the browser's document list, review events and which a summarizer was given, spaces.
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyLine } from '../../src/adapters/chat/memory-browser.js';
 import { createPrismaStores } from '../../src/adapters/storage/prisma-stores.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../../src/core/memory/memory-actions.js';
-import { pinByText, saveDocumentEdit, undoLatestChange } from '../../src/core/memory/memory-review.js';
+import { MemoryReview } from '../../src/core/memory/memory-review.js';
 import { ConflictError, PinnedLineError } from '../../src/core/errors.js';
 import type { DocumentAuthor, MemoryScope, SessionRecord, Stores, ThreadAddress } from '../../src/core/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -160,6 +160,72 @@ describe('memory spaces', () => {
   });
 });
 
+/**
+ * Counts the statements sent to Postgres on the database's pool, in a transaction or not, until
+ * `stop()` (Prisma's queries and the pool's named statements alike).
+ */
+function countStatements(pool: pg.Pool): { texts: string[]; stop(): void } {
+  const texts: string[] = [];
+  const { query, connect } = pool;
+  const record = (args: unknown[]) => texts.push(String((args[0] as { text?: string }).text ?? args[0]));
+  Object.assign(pool, {
+    query: (...args: unknown[]) => (record(args), (query as (...inner: unknown[]) => unknown).apply(pool, args)),
+    // A client checked out for a transaction (pool.query checks its own out with a callback).
+    connect: (...args: unknown[]) => {
+      if (args.length > 0) return (connect as (...inner: unknown[]) => unknown).apply(pool, args);
+      return (connect as () => Promise<pg.PoolClient>).call(pool).then((client) => {
+        const own = client.query;
+        return Object.assign(client, { query: (...inner: unknown[]) => (record(inner), (own as (...passed: unknown[]) => unknown).apply(client, inner)) });
+      });
+    },
+  });
+  return { texts, stop: () => void Object.assign(pool, { query, connect }) };
+}
+
+describe("a person's edit", () => {
+  it('is one statement: the compare-and-set, the version by the person and its review event, pins of removed lines dropped', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const first = await stores.documents.write(key, '# Memory\n- keep\n- drop\n- last\n', person, 0);
+    await stores.documents.pin(first.id, '- last');
+    await stores.documents.pin(first.id, '- drop');
+    await stores.documents.pin(first.id, '- keep');
+    // What the access check read (it is not read again).
+    const read = (await stores.documents.get(first.id))!;
+    const ada = { userId: 'U7', name: 'Ada', sessionId: session.id };
+    const recorded = countStatements(database.pool!);
+    let outcome;
+    try {
+      outcome = await new MemoryReview(stores).edit({ documentId: read.id, baseVersion: read.version, partIndex: 0, text: '# Memory\n- keep\n- last\n- new\n' }, { inputChars: 1_000, inputs: 2 }, ada, read);
+    } finally {
+      recorded.stop();
+    }
+    // It was 15 (the document read again, the write's transaction, the new version read back to
+    // quote its diff, the event on its own); the whole Slack edit was 16, and is 4 now (the access
+    // check's two reads, the thread's session, this).
+    expect(recorded.texts).toHaveLength(1);
+    expect(outcome).toMatchObject({ status: 'saved', document: { version: 2, content: '# Memory\n- keep\n- last\n- new\n', pinnedLines: ['- last', '- keep'] } });
+    expect(await stores.documents.get(first.id)).toMatchObject({ version: 2, pinnedLines: ['- last', '- keep'] });
+    const [latest] = await stores.documents.versions(first.id);
+    expect(latest).toMatchObject({ version: 2, content: '# Memory\n- keep\n- last\n- new\n', author: { kind: 'person', userId: 'U7', name: 'Ada', sessionId: session.id }, reason: 'edited by Ada', deleted: false });
+    const { events } = await stores.reviews.unseen(session.memorySpaceId, 10);
+    expect(events.map(({ kind, documentPath, authorId, authorName, text, sessionId }) => ({ kind, documentPath, authorId, authorName, text, sessionId }))).toEqual([
+      { kind: 'edit', documentPath: 'MAIN.md', authorId: 'U7', authorName: 'Ada', text: '- - drop\n+ - new', sessionId: session.id },
+    ]);
+  });
+
+  it('writes neither the version nor the event when the document moved on since the access check read it', async () => {
+    const session = await open();
+    const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+    const read = await stores.documents.write(key, 'one\n', person, 0);
+    await stores.documents.write(key, 'one\ntwo\n', person, 1);
+    const outcome = await new MemoryReview(stores).edit({ documentId: read.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, { inputChars: 1_000, inputs: 2 }, { userId: 'U7', name: 'Ada' }, read);
+    expect(outcome).toMatchObject({ status: 'conflict', document: { version: 2 }, text: 'mine\n' });
+    expect((await stores.documents.versions(read.id)).map((version) => version.version)).toEqual([2, 1]);
+    expect((await stores.reviews.unseen(session.memorySpaceId, 10)).events).toEqual([]);
+  });
+});
+
 describe('review actions under a race', () => {
   const reviewer = { userId: 'U7', name: 'Ada' };
   const limits = { inputChars: 1_000, inputs: 2 };
@@ -176,7 +242,8 @@ describe('review actions under a race', () => {
     const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
     const seen = await stores.documents.write(key, 'old\n', person, 0);
     await stores.documents.write(key, 'old\nnewer\n', person, 1);
-    const outcome = await saveDocumentEdit(lookedBefore(seen), { documentId: seen.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, limits, reviewer);
+    // The access check read version 1; the edit writes only if it is still so.
+    const outcome = await new MemoryReview(stores).edit({ documentId: seen.id, baseVersion: 1, partIndex: 0, text: 'mine\n' }, limits, reviewer, seen);
     expect(outcome).toMatchObject({ status: 'conflict', text: 'mine\n', later: [{ version: 2 }] });
     expect((await stores.documents.read(key))?.content).toBe('old\nnewer\n');
   });
@@ -187,10 +254,10 @@ describe('review actions under a race', () => {
     await stores.documents.write(key, 'one\n', person, 0);
     const seen = await stores.documents.write(key, 'two\n', person, 1);
     await stores.documents.write(key, 'three\n', person, 2);
-    expect(await undoLatestChange(lookedBefore(seen), seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
-    expect(await undoLatestChange(stores, seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect(await new MemoryReview(lookedBefore(seen)).undo(seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
+    expect(await new MemoryReview(stores).undo(seen.id, 2, reviewer)).toMatchObject({ status: 'changed-again' });
     expect((await stores.documents.read(key))?.content).toBe('three\n');
-    expect(await undoLatestChange(stores, seen.id, 3, reviewer)).toMatchObject({ status: 'reverted', undone: { version: 3 } });
+    expect(await new MemoryReview(stores).undo(seen.id, 3, reviewer)).toMatchObject({ status: 'reverted', undone: { version: 3 } });
     expect((await stores.documents.read(key))?.content).toBe('two\n');
   });
 });
@@ -200,9 +267,9 @@ describe('pin <text>', () => {
     const session = await open();
     const reviewer = { userId: 'U7', name: 'Ada' };
     const main = await stores.documents.write({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' }, '# Memory\n- launch on Friday\n- launch party on Saturday\n', person, 0);
-    expect(await pinByText(stores, session.memorySpaceId, 'launch on friday', reviewer)).toEqual({ status: 'pinned', path: 'MAIN.md', line: '- launch on Friday' });
-    expect(await pinByText(stores, session.memorySpaceId, 'launch', reviewer)).toMatchObject({ status: 'ambiguous', matches: [{ line: '- launch on Friday' }, { line: '- launch party on Saturday' }] });
-    expect(await pinByText(stores, session.memorySpaceId, 'budget is 10k', reviewer)).toEqual({ status: 'added', path: 'MAIN.md', line: '- budget is 10k' });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'launch on friday', reviewer)).toEqual({ status: 'pinned', path: 'MAIN.md', line: '- launch on Friday' });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'launch', reviewer)).toMatchObject({ status: 'ambiguous', matches: [{ line: '- launch on Friday' }, { line: '- launch party on Saturday' }] });
+    expect(await new MemoryReview(stores).pinByText(session.memorySpaceId, 'budget is 10k', reviewer)).toEqual({ status: 'added', path: 'MAIN.md', line: '- budget is 10k' });
     const after = await stores.documents.get(main.id);
     expect(after).toMatchObject({ content: '# Memory\n- launch on Friday\n- launch party on Saturday\n- budget is 10k\n', pinnedLines: ['- launch on Friday', '- budget is 10k'] });
     expect((await stores.reviews.recent(session.memorySpaceId, 10)).map((event) => event.kind)).toEqual(['pin', 'edit', 'pin']);
@@ -220,7 +287,7 @@ describe('reverts of a memory run', () => {
     await stores.documents.write(main, 'kept\nwrong fact\n', summarizer, 1);
     await stores.documents.write(notes, 'a\n', summarizer, 0);
     await stores.documents.write(notes, 'a\nb\n', person, 1);
-    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    const result = await new MemoryReview(stores).revert(summarizer.memoryRunId, reviewer);
     expect(result).toMatchObject({ reverted: ['MAIN.md'], needsChoice: [{ path: 'notes.md' }] });
     // The history says which version was undone and when, in words a reader knows (no run id).
     const mainDocument = (await stores.documents.read(main))!;
@@ -228,7 +295,7 @@ describe('reverts of a memory run', () => {
     expect(revertVersion?.reason).toMatch(/^undid the memory change that made v2 \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
     expect(historyLine(revertVersion!)).not.toContain(summarizer.memoryRunId);
     const notesDocument = (await stores.documents.read(notes))!;
-    expect(await revertWithLaterChanges(stores, summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
+    expect(await new MemoryReview(stores).revertWithLaterChanges(summarizer.memoryRunId, notesDocument.id, notesDocument.version, reviewer)).toEqual({ status: 'reverted', path: 'notes.md' });
     const events = await stores.reviews.recent(session.memorySpaceId, 10);
     expect(events.map((event) => [event.kind, event.documentPath, event.authorName, event.text, event.sessionId])).toEqual([
       ['revert', 'notes.md', 'Ada', '- a\n- b', session.id],
@@ -247,7 +314,7 @@ describe('reverts of a memory run', () => {
     await stores.documents.write(main, 'kept\nrun line\nAda\'s line\nrun again\n', summarizer, 3);
     const [change] = await stores.documents.runChanges(summarizer.memoryRunId);
     expect(change).toMatchObject({ firstVersion: 2, lastVersion: 4, later: [{ version: 3, author: { kind: 'person', name: 'Ada' } }] });
-    const result = await revertMemoryRun(stores, summarizer.memoryRunId, reviewer);
+    const result = await new MemoryReview(stores).revert(summarizer.memoryRunId, reviewer);
     expect(result).toMatchObject({ reverted: [], needsChoice: [{ path: 'MAIN.md' }] });
     expect((await stores.documents.read(main))?.content).toBe('kept\nrun line\nAda\'s line\nrun again\n');
   });

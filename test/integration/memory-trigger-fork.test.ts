@@ -5,7 +5,7 @@ import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { until } from '../support/wait.js';
-import { at, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
+import { at, gate, requestsOf, scriptRoles } from '../support/model-script.js';
 
 const echo = defineTool({ name: 'echo', description: 'Echoes text.', input: z.object({ text: z.string() }), execute: async ({ text }) => `echo: ${text}` }) as AnyTool;
 
@@ -288,26 +288,6 @@ describe('fork (R1) and marker (R3)', () => {
     expect(await deciders()).toBe(2);
   });
 
-  it('answers decider tool calls with "not needed" and executes nothing (R5)', async () => {
-    let executed = 0;
-    const counting = defineTool({ name: 'count', description: 'Counts.', input: z.object({}), roles: ['worker', 'summarizer', 'decider'], execute: async () => `count ${++executed}` }) as AnyTool;
-    const h = await start({ tools: [counting] });
-    scriptRoles(bed.model, {
-      worker: [at(400, { content: 'hello' })],
-      decider: [{ toolCalls: [{ id: 'd1', name: 'count', arguments: {} }, { id: 'd2', name: 'memory_write', arguments: { path: 'MAIN.md', content: 'x', expected_version: 1 } }] }, { content: 'RESET_CONTEXT is tempting but\nKEEP_CONTEXT' }],
-    });
-    const { session } = await runToIdle(h, 'hi');
-    expect(executed).toBe(0);
-    const second = requestsOf(bed.model.requests, 'decider')[1]!;
-    const answers = second.body.messages.filter((message) => message['role'] === 'tool');
-    expect(answers.map((message) => message['tool_call_id'])).toEqual(['d1', 'd2']);
-    for (const answer of answers) expect(String(answer['content'])).toMatch(/^Not needed/);
-    const main = await h.stores.documents.read({ spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' });
-    expect(main?.version).toBe(1);
-    const run = await bed.database.prisma.memoryRun.findFirstOrThrow({ where: { sessionId: session.id, role: 'decider' } });
-    expect(run.decision).toBe('keep');
-  });
-
   it('gives later summarizers the latest marker as their starting point and the current MAIN.md', async () => {
     const h = await start();
     scriptRoles(bed.model, {
@@ -395,16 +375,11 @@ describe('summarizer caps (R4)', () => {
     return { failed, run };
   }
 
-  it('fails a summarizer that keeps calling tools past its step cap', async () => {
+  // The loop's caps themselves: test/unit/fork-loop.test.ts. Here, what the manager makes of a capped run.
+  it('records a summarizer stopped at its step cap as a failed run and says so', async () => {
     const { failed, run } = await summarizerFailure({ summarizerMaxSteps: 3, summarizerTimeoutMs: 60_000 }, () => ({ toolCalls: [{ id: `s${Math.random()}`, name: 'memory_list', arguments: {} }] }));
     expect(failed.error).toBe('summarizer stopped at its cap of 3 steps');
     expect(requestsOf(bed.model.requests, 'summarizer')).toHaveLength(3);
-    expect(run.status).toBe('failed');
-  });
-
-  it('fails a summarizer that runs past its time cap, stopping its request', async () => {
-    const { failed, run } = await summarizerFailure({ summarizerMaxSteps: 24, summarizerTimeoutMs: 300 }, () => ({ content: 'too late', delayMs: 5_000 }));
-    expect(failed.error).toMatch(/cancelled|abort|timeout/i);
     expect(run.status).toBe('failed');
   });
 });
@@ -496,24 +471,6 @@ describe('search of originals (R15)', () => {
     const hits = await h.stores.context.searchOriginals(session.memorySpaceId, 'pelican', current.id, 10, 'test');
     // The person's message once (context 1), and the answer said in context 2 once; no copies.
     expect(hits.map((hit) => [hit.segmentOrdinal, hit.role]).sort()).toEqual([[1, 'user'], [2, 'assistant']]);
-  });
-});
-
-describe('decider output (R5)', () => {
-  it('reads the reset signal only from a line that is exactly RESET_CONTEXT', async () => {
-    const { readDecision } = await import('../../src/core/prompts/memory-instructions.js');
-    expect(readDecision('Most of this is noise.\nRESET_CONTEXT')).toEqual({ reset: true, nearMiss: false });
-    expect(readDecision('I would say RESET_CONTEXT here')).toEqual({ reset: false, nearMiss: true });
-    expect(readDecision('**RESET_CONTEXT**')).toEqual({ reset: false, nearMiss: true });
-    expect(readDecision(' RESET_CONTEXT')).toEqual({ reset: false, nearMiss: true });
-    expect(readDecision(null)).toEqual({ reset: false, nearMiss: false });
-    expect(readDecision('KEEP_CONTEXT')).toEqual({ reset: false, nearMiss: false });
-  });
-});
-
-describe('shape helper', () => {
-  it('describes messages compactly', () => {
-    expect(shape([{ role: 'user', content: 'Ada wrote:\n> hi' }, { role: 'user', content: '<memory-checkpoint n="1"/>' }])).toEqual(['user:hi', 'marker']);
   });
 });
 

@@ -145,7 +145,7 @@ describe('memory runs (R3, R8, R14)', () => {
   });
 
   it('forks a decider in the new segment although the old segment’s decider still runs', async () => {
-    const { h, session, runner, thread, heldDecider: oldDecider } = await resetWhileFirstDeciderThinks({ second: at(6_000, { content: 'two' }), decision: 'Keep.\nKEEP_CONTEXT' });
+    const { h, runner, thread, heldDecider: oldDecider } = await resetWhileFirstDeciderThinks({ second: at(6_000, { content: 'two' }), decision: 'Keep.\nKEEP_CONTEXT' });
     await h.agent.submit(personMessage(thread, 'more'), { startSession: false });
     await h.waitForEvent('answer', (event) => event.text === 'two');
     await until(() => requestsOf(bed.model.requests, 'decider').length === 2, 5_000, 'the new segment’s decider');

@@ -536,6 +536,30 @@ function describeStores(getHarness: () => Harness): void {
       expect(await stores().documents.readMany([])).toEqual([]);
     });
 
+    it("writes a person's reviewed change and its event together; of two made from one read, one wins and the other writes nothing", async () => {
+      const session = await space();
+      const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };
+      await stores().documents.write(key, 'base\n- pinned\n- gone\n', person, 0);
+      const pinned = await stores().documents.pin((await stores().documents.read(key))!.id, '- gone');
+      const read = await stores().documents.pin(pinned.id, '- pinned');
+      const event = (text: string) => ({ kind: 'edit' as const, authorId: 'U7', authorName: 'Ada\u0000', text, sessionId: session.id });
+      const author = { kind: 'person' as const, userId: 'U7', name: 'Ada', sessionId: session.id };
+      const results = await Promise.allSettled([
+        stores().documents.writeReviewed(read, 'A\n- pinned\n', author, 'edited by Ada', event('- base\n+ A')),
+        stores().documents.writeReviewed(read, 'B\u0000\n- pinned\n', author, 'edited by Ada', event('- base\n+ B')),
+      ]);
+      expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const rejected = results.find((result) => result.status === 'rejected');
+      expect(rejected?.status === 'rejected' && rejected.reason).toBeInstanceOf(ConflictError);
+      const saved = (await stores().documents.read(key))!;
+      expect(saved).toMatchObject({ version: 2, pinnedLines: ['- pinned'] });
+      expect(['A\n- pinned\n', 'B\uFFFD\n- pinned\n']).toContain(saved.content);
+      const [version] = await stores().documents.versions(saved.id);
+      expect(version).toMatchObject({ version: 2, content: saved.content, author, reason: 'edited by Ada' });
+      const { events } = await stores().reviews.unseen(session.memorySpaceId, 10);
+      expect(events).toMatchObject([{ kind: 'edit', documentPath: 'MAIN.md', authorName: 'Ada\uFFFD', text: saved.content.startsWith('A') ? '- base\n+ A' : '- base\n+ B', sessionId: session.id }]);
+    });
+
     it('lets one of two writers that read the same version win', async () => {
       const session = await space();
       const key = { spaceId: session.memorySpaceId, sessionKey: '', path: 'MAIN.md' };

@@ -5,43 +5,32 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
-import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { signedHeaders, markdownOf } from '../fakes/fake-slack-api.js';
+import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
+import { useServiceFakes } from '../support/service-fakes.js';
 import { startScript, type RunningProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
 const signingSecret = 'roles-secret';
 const channel = 'C0ROLES';
-let database: TestDatabase;
-let model: FakeModelServer;
-let slack: FakeSlackApi;
+const fakes = useServiceFakes();
 const running: RunningProcess[] = [];
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-  slack = await startFakeSlackApi({ threadStatusError: null });
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-});
 afterAll(async () => {
   for (const process of running) {
     process.kill('SIGKILL');
     await process.exited;
   }
-  await slack.close();
-  await model.close();
-  await database.drop();
 });
 
 /** Starts `npm start` in `role` and returns it with its HTTP port (sweeps every third of the lease TTL). */
 async function start(role: 'ingest' | 'worker', leaseTtlSeconds = 2): Promise<{ process: RunningProcess; port: number }> {
   const process = startScript('src/main.ts', {
-    DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), `hippo-${role}-`)), PORT: '0', HIPPO_ROLE: role,
-    OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url, MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory',
-    LEASE_TTL_SECONDS: String(leaseTtlSeconds), SLACK_BOT_TOKEN: 'xoxb-roles-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+    DATABASE_URL: fakes.database.url, DATA_DIR: await mkdtemp(join(tmpdir(), `hippo-${role}-`)), PORT: '0', HIPPO_ROLE: role,
+    OPENAI_API_KEY: 'k', OPENAI_BASE_URL: fakes.model.url, MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory',
+    LEASE_TTL_SECONDS: String(leaseTtlSeconds), SLACK_BOT_TOKEN: 'xoxb-roles-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: fakes.slack.apiUrl,
   });
   running.push(process);
   const started = await process.waitForLog(/^service-started/, 30_000);
@@ -51,23 +40,23 @@ async function start(role: 'ingest' | 'worker', leaseTtlSeconds = 2): Promise<{ 
 
 /** Posts a signed message event; `root` is the thread (the mention's own ts for a new thread). */
 async function post(port: number, event: Record<string, unknown>, eventId: string): Promise<Response> {
-  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: eventId, event: { channel, user: 'UADA', ...event } });
+  const body = JSON.stringify({ team_id: fakes.slack.teamId, type: 'event_callback', event_id: eventId, event: { channel, user: 'UADA', ...event } });
   return fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
 }
 
 function mention(port: number, text: string, root: string, eventId: string): Promise<Response> {
-  return post(port, { type: 'app_mention', text: `<@${slack.botUserId}> ${text}`, ts: root, event_ts: root }, eventId);
+  return post(port, { type: 'app_mention', text: `<@${fakes.slack.botUserId}> ${text}`, ts: root, event_ts: root }, eventId);
 }
 
 /** The thread's messages that carry `text` as a finished answer. */
 function answers(root: string, text: string) {
-  return slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (markdownOf(message) ?? message.text ?? '').includes(text));
+  return fakes.slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (markdownOf(message) ?? message.text ?? '').includes(text));
 }
 
 async function leaseOwner(root: string): Promise<string | undefined> {
-  const session = await database.prisma.session.findFirst({ where: { threadKey: root } });
+  const session = await fakes.database.prisma.session.findFirst({ where: { threadKey: root } });
   if (!session) return undefined;
-  return (await database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.owner;
+  return (await fakes.database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.owner;
 }
 
 async function metrics(port: number): Promise<string> {
@@ -81,7 +70,7 @@ async function stop(process: RunningProcess): Promise<void> {
 
 describe('process roles on one Postgres', () => {
   it('answers a mention and a reply in its thread: the ingest acks and stores, the worker drives and answers', async () => {
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
       const said = JSON.stringify(body.messages.at(-1));
       return { content: said.includes('and the second') ? 'Second answer.' : 'First answer.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
@@ -110,11 +99,11 @@ describe('process roles on one Postgres', () => {
       expect(worker.process.lines.join('\n')).not.toContain('sessions-swept');
       // A command the ingest receives once the worker gave the idle session's lease up: the ingest
       // stores it, the worker carries it out (the ingest never takes the lease, even a free one).
-      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
-      await until(async () => (await database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.released === true, 20_000, 'the idle lease given up');
-      const command = { type: 'app_mention', text: `<@${slack.botUserId}> reset`, ts: '1730000100.000300', thread_ts: root };
+      const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await fakes.database.prisma.sessionLease.findUnique({ where: { sessionId: session.id } }))?.released === true, 20_000, 'the idle lease given up');
+      const command = { type: 'app_mention', text: `<@${fakes.slack.botUserId}> reset`, ts: '1730000100.000300', thread_ts: root };
       expect((await post(ingest.port, command, 'EvRoles5')).status).toBe(200);
-      await until(async () => (await database.prisma.segment.count({ where: { sessionId: session.id } })) === 2, 30_000, 'the reset carried out');
+      await until(async () => (await fakes.database.prisma.segment.count({ where: { sessionId: session.id } })) === 2, 30_000, 'the reset carried out');
       expect(await leaseOwner(root)).toContain(`:${String(worker.process.child.pid)}:`);
     } finally {
       await stop(worker.process);
@@ -124,7 +113,7 @@ describe('process roles on one Postgres', () => {
 
   it('carries out a remember said to the ingest once, with its note, also when the worker is killed during its run', async () => {
     let requestedRuns = 0;
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       const role = roleOf(body);
       if (role === 'decider') return { content: 'KEEP_CONTEXT' };
       if (role === 'worker') return { content: 'Hello there.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } };
@@ -141,7 +130,7 @@ describe('process roles on one Postgres', () => {
     try {
       expect((await mention(ingest.port, 'hello', root, 'EvRolesM1')).status).toBe(200);
       await until(() => answers(root, 'Hello there.').length === 1, 30_000, 'the answer');
-      const command = { type: 'app_mention', text: `<@${slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
+      const command = { type: 'app_mention', text: `<@${fakes.slack.botUserId}> remember the deploy window is Tuesday`, ts: '1730000150.000200', thread_ts: root };
       expect((await post(ingest.port, command, 'EvRolesM2')).status).toBe(200);
       await until(() => requestedRuns === 1, 30_000, 'the requested run on the first worker');
       first.process.kill('SIGKILL');
@@ -166,7 +155,7 @@ describe('process roles on one Postgres', () => {
     let workerCalls = 0;
     let resumed = false;
     const answer = (content: string): FakeReply => ({ content, usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } });
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
       workerCalls += 1;
       const said = JSON.stringify(body.messages.at(-1));
@@ -204,7 +193,7 @@ describe('process roles on one Postgres', () => {
       expect((await reply('break', '1730000170.000500', 'EvRolesF5')).status).toBe(200);
       await settled(5);
       resumed = true;
-      const command = { type: 'app_mention', text: `<@${slack.botUserId}> resume`, ts: '1730000170.000600', thread_ts: root };
+      const command = { type: 'app_mention', text: `<@${fakes.slack.botUserId}> resume`, ts: '1730000170.000600', thread_ts: root };
       expect((await post(ingest.port, command, 'EvRolesF6')).status).toBe(200);
       await until(() => answers(root, 'Answered on the resume.').length === 1, 30_000, 'the answer after the resume');
       await settled(6);
@@ -216,7 +205,7 @@ describe('process roles on one Postgres', () => {
 
   it('loses nothing when the worker is SIGKILLed mid-turn or the ingest right after its ack', async () => {
     let asked = 0;
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
       asked += 1;
       // The first worker's call hangs (it is killed meanwhile); later calls answer at once.
@@ -235,23 +224,23 @@ describe('process roles on one Postgres', () => {
     await ingest.process.exited;
     const second = await start('worker');
     try {
-      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
       // A killed process may hold the claim of the thread's status post it was sending (under load
       // the kill can land mid-send): the thread's later items wait until that claim lapses (the
       // outbox's 60 s claim lease), so the answer may take a minute; it must still come, once.
       await until(() => answers(root, 'Answered after the crash.').length >= 1, 90_000, 'the answer from the second worker').catch(async (error: unknown) => {
-        console.log(JSON.stringify(await database.prisma.$queryRaw`SELECT id, operation, status, attempts, next_attempt_at, created_at, now() AS now, last_error FROM outbox WHERE session_id = ${session.id} ORDER BY id`, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v, 1));
+        console.log(JSON.stringify(await fakes.database.prisma.$queryRaw`SELECT id, operation, status, attempts, next_attempt_at, created_at, now() AS now, last_error FROM outbox WHERE session_id = ${session.id} ORDER BY id`, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v, 1));
         console.log(second.process.lines.slice(-40).join('\n'));
         throw error;
       });
-      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 20_000, 'the outbox drained');
+      await until(async () => (await fakes.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 20_000, 'the outbox drained');
       // Both messages reached the model, the answer was posted once, and nothing is left queued.
-      const lastCall = model.requests.filter((request) => request.body.prompt_cache_key === session.id).at(-1);
+      const lastCall = fakes.model.requests.filter((request) => request.body.prompt_cache_key === session.id).at(-1);
       expect(JSON.stringify(lastCall?.body.messages)).toContain('a long one');
       expect(JSON.stringify(lastCall?.body.messages)).toContain('also this');
       expect(answers(root, 'Answered after the crash.')).toHaveLength(1);
       expect(answers(root, 'never delivered')).toHaveLength(0);
-      expect(await database.prisma.steerMessage.count({ where: { sessionId: session.id, status: 'queued' } })).toBe(0);
+      expect(await fakes.database.prisma.steerMessage.count({ where: { sessionId: session.id, status: 'queued' } })).toBe(0);
     } finally {
       await stop(second.process);
     }

@@ -159,7 +159,6 @@ describe.each(['anthropic', 'openai'] as const)('an image the provider refuses o
   });
 
   it('is replaced by a note after one refusal, the call is tried once more, and it is never sent again, also after a reset', async () => {
-    const bad = `data:image/png;base64,${refused.toString('base64')}`;
     const fine = await flatPng(32, 32, { r: 9, g: 9, b: 9 });
     const good = `data:image/png;base64,${fine.toString('base64')}`;
     const thread = newThread();

@@ -228,7 +228,7 @@ describe('lease hand-over during a memory run (R3, R18)', { timeout: 90_000 }, (
 
 
 describe('a person\'s remember said to a replica that does not drive the session', { timeout: 90_000 }, () => {
-  const request = { kind: 'remember' as const, userId: 'U1', name: 'Ada', text: 'the deploy window is Tuesday 10:00' };
+  const request = { userId: 'U1', name: 'Ada', text: 'the deploy window is Tuesday 10:00' };
   const isRequested = (body: Parameters<typeof instructionOf>[0]) => instructionOf(body).includes('<person-request kind="remember">');
   const instructionOf = (body: { messages: Array<Record<string, unknown>> }): string => String(body.messages.findLast((message) => String(message['content']).startsWith('<role-change role="summarizer"'))?.['content'] ?? '');
   const notes = (harnesses: AgentHarness[], sessionId: string) =>
@@ -246,7 +246,7 @@ describe('a person\'s remember said to a replica that does not drive the session
     await until(slow.started, 30_000, 'tool start');
     // The other replica hears the request while the driver holds the lease in a tool call.
     const other = await replica('request-other', { tools: [slow.tool], settings: { contextWindow: 100_000 } });
-    await other.agent.rememberRequest(session!, request);
+    await other.agent.review.remember(session!, request, request.text);
     slow.open();
     const note = await driver.waitForEvent('memory-updated', (event) => event.request?.name === 'Ada', 30_000);
     expect(note.note).toBe('Added the deploy window, as Ada asked.');
@@ -284,7 +284,7 @@ describe('a person\'s remember said to a replica that does not drive the session
     await driver.waitForEvent('answer', (event) => event.text === 'first answer', 30_000);
     // The driver keeps the idle session's lease (its grace): the other replica only stores the request.
     const other = await replica('request-restart-b', { settings });
-    await other.agent.rememberRequest(session!, request);
+    await other.agent.review.remember(session!, request, request.text);
     await until(() => requestedRuns === 1, 30_000, 'the requested run on the driver');
     await driver.close(); // stopped: its runs are cut short, its lease given up
     summarizerGate.open();

@@ -1,4 +1,4 @@
-// Memory search with a bounded cost (docs/security.md "Search"): the words of each message and
+// Memory search with a bounded cost (docs/security.md "Security and limits"): the words of each message and
 // document are stored once, capped, under a GIN index the plan uses; words under three characters
 // are no prefixes; a statement timeout stops a search that would hold a backend, and each searcher
 // (a person, a session's model) has an allowance. A 2 MiB tool result or document is stored whole

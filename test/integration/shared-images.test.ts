@@ -4,34 +4,21 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
-import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { signedHeaders } from '../fakes/fake-slack-api.js';
+import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
+import { useServiceFakes } from '../support/service-fakes.js';
 import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { noiseJpeg } from '../support/images.js';
-import { formatSize } from '../../src/core/prompts/prompts.js';
+import { formatSize } from '../../src/core/format-size.js';
 
 const signingSecret = 'images-secret';
 const channel = 'C0IMAGES';
 const MiB = 1024 * 1024;
-let database: TestDatabase;
-let model: FakeModelServer;
-let slack: FakeSlackApi;
+const fakes = useServiceFakes();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-  slack = await startFakeSlackApi({ threadStatusError: null });
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-});
-afterAll(async () => {
-  await slack.close();
-  await model.close();
-  await database.drop();
-});
 
 /** What one model request carried; its body is dropped at once (they are large). */
 interface Seen { role: string; chars: number; images: number }
@@ -46,7 +33,7 @@ describe('one image shared again and again', () => {
   it('keeps the service up under its production heap limit, across a restart, with every request showing it once', async () => {
     expect(productionNodeOptions()).toEqual([expect.stringMatching(/^--max-old-space-size=\d+$/)]);
     const seen: Seen[] = [];
-    model.respond((body, { request }): FakeReply => {
+    fakes.model.respond((body, { request }): FakeReply => {
       const role = roleOf(body);
       const images = body.messages.flatMap((message) => (Array.isArray(message['content']) ? (message['content'] as Array<{ type: string }>) : [])).filter((part) => part.type === 'image_url').length;
       seen.push({ role, chars: request.rawBody.length, images });
@@ -58,24 +45,24 @@ describe('one image shared again and again', () => {
       return { content: `Answer to message ${asked ?? '?'}.`, usage: { promptTokens: 3_000, cachedTokens: 0, completionTokens: 5 } };
     });
     const env = {
-      DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-images-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+      DATABASE_URL: fakes.database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-images-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: fakes.model.url,
       // A window where one image stays below R2's first step: no memory forks, a faster test.
       MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', MODEL_IMAGES: 'true', FILE_MAX_MB: '6', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
-      SLACK_BOT_TOKEN: 'xoxb-images-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+      SLACK_BOT_TOKEN: 'xoxb-images-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: fakes.slack.apiUrl,
     };
     // One 4 MiB phone photo (a real JPEG: R22 shows only images that decode), shared as ten files per message.
     const image = await noiseJpeg();
     const root = '1760000001.000100';
     const post = async (port: number, index: number) => {
-      const files = Array.from({ length: 10 }, () => slack.files.add({ name: 'photo.jpg', mimetype: 'image/jpeg', content: image }));
+      const files = Array.from({ length: 10 }, () => fakes.slack.files.add({ name: 'photo.jpg', mimetype: 'image/jpeg', content: image }));
       const ts = index === 1 ? root : `17600000${String(index).padStart(2, '0')}.000200`;
-      const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> look at the chart (message ${index})`, ts, thread_ts: root, channel, event_ts: ts, files };
-      const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `EvImage${index}`, event });
+      const event = { type: 'app_mention', user: 'UADA', text: `<@${fakes.slack.botUserId}> look at the chart (message ${index})`, ts, thread_ts: root, channel, event_ts: ts, files };
+      const body = JSON.stringify({ team_id: fakes.slack.teamId, type: 'event_callback', event_id: `EvImage${index}`, event });
       const response = await fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
       expect(response.status).toBe(200);
     };
     const answered = (index: number) => until(
-      async () => (await database.prisma.contextMessage.count({ where: { role: 'assistant', content: { contains: `Answer to message ${index}.` } } })) > 0,
+      async () => (await fakes.database.prisma.contextMessage.count({ where: { role: 'assistant', content: { contains: `Answer to message ${index}.` } } })) > 0,
       45_000, `the answer to message ${index}`,
     );
     // Each request shows the image at most once: a few MB, not ten copies per message.
@@ -93,7 +80,7 @@ describe('one image shared again and again', () => {
     }
     // A message is waiting when the process dies: the next one rebuilds the context and answers it.
     await post(first.port, 3);
-    await until(async () => (await database.prisma.steerMessage.count({ where: { text: { contains: 'message 3' } } })) === 1, 10_000, 'message 3 stored');
+    await until(async () => (await fakes.database.prisma.steerMessage.count({ where: { text: { contains: 'message 3' } } })) === 1, 10_000, 'message 3 stored');
     first.process.kill('SIGKILL');
     await first.process.exited;
 
@@ -105,7 +92,7 @@ describe('one image shared again and again', () => {
       bounded();
       expect(second.process.child.exitCode).toBeNull();
       expect(second.process.stderr()).not.toMatch(/heap/i);
-      const lines = await database.prisma.contextMessage.findMany({ where: { role: 'user', content: { contains: 'message 4' } } });
+      const lines = await fakes.database.prisma.contextMessage.findMany({ where: { role: 'user', content: { contains: 'message 4' } } });
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(line.content).toContain(`(attached: photo.jpg, image/jpeg, ${formatSize(image.length)}, saved as files/photo.jpg; the same image as one shown earlier)`);
     } finally {

@@ -1,7 +1,7 @@
 // "Who may do what" in Slack: ALLOWED_USERS (users and a user group), ALLOWED_CHANNELS (with `dm`),
 // ADMIN_USERS, and the starter-only reset. Every refusal is an ephemeral reply and stores nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
+import { formBody, textOf, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -16,16 +16,8 @@ let harness: AgentHarness;
 let rig: SlackRig;
 let counter = 0;
 
-function nextTs(): string {
-  counter += 1;
-  return `1720000${String(counter).padStart(3, '0')}.000300`;
-}
-
-async function send(event: Record<string, unknown>): Promise<void> {
-  // The event id names the message, so a processed-event mark for it can be found by its ts.
-  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `EvA${++counter}-${String(event['ts'])}`, event });
-  expect((await rig.post(body, 'application/json')).status).toBe(200);
-}
+// The event id names the message, so a processed-event mark for it can be found by its ts.
+const send = (event: Record<string, unknown>) => rig.sendEvent(event, { eventId: `EvA${++counter}-${String(event['ts'])}` });
 
 /** A mention as Slack sends it: app_mention, and the same message as a message event. */
 async function mention(user: string, text: string, ts: string, options: { channel?: string; threadTs?: string } = {}): Promise<void> {
@@ -49,7 +41,6 @@ async function click(user: string, actionId: string, value: string, message: { t
 }
 
 const ephemerals = (user: string) => slack.callsTo('chat.postEphemeral').filter((call) => call.args['user'] === user);
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const messageKey = (ts: string, channel = general) => `slack:${slack.teamId}:${channel}:${ts}`;
 
 /** What a refused message must not leave behind. */
@@ -63,7 +54,7 @@ async function nothingStoredFor(ts: string, channel = general): Promise<void> {
 
 /** Starts a session by `user` and waits for its first answer. */
 async function startSession(user: string, text: string): Promise<{ root: string; id: string }> {
-  const root = nextTs();
+  const root = rig.nextTs();
   await mention(user, text, root);
   const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
   await harness.waitForEvent('run-end', (event) => event.session.id === session.id);
@@ -89,7 +80,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
 
 describe('Slack access rules', () => {
   it('refuses a mention by someone not allowed with one ephemeral reply, storing nothing', async () => {
-    const ts = nextTs();
+    const ts = rig.nextTs();
     await mention('UBOB', 'summarise the channel', ts);
     const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UBOB');
     expect(refusal.args).toMatchObject({ channel: general });
@@ -111,7 +102,7 @@ describe('Slack access rules', () => {
     const before = ephemerals('UCAROL').length;
     slack.setUserGroup('SENG', []);
     await send({ type: 'subteam_members_changed', subteam_id: 'SENG', team_id: slack.teamId, removed_users: ['UCAROL'], removed_users_count: 1 });
-    const ts = nextTs();
+    const ts = rig.nextTs();
     await mention('UCAROL', 'and another thing', ts);
     await until(() => ephemerals('UCAROL').length === before + 1, 10_000, "Carol's refusal");
     expect(textOf(ephemerals('UCAROL').at(-1)!)).toContain('ALLOWED_USERS');
@@ -123,28 +114,28 @@ describe('Slack access rules', () => {
   });
 
   it('refuses to start in a channel that is not listed, but lets an admin start there and in DMs when `dm` is listed', async () => {
-    const ts = nextTs();
+    const ts = rig.nextTs();
     await mention('UADA', 'look at this', ts, { channel: random });
     const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UADA' && call.args['channel'] === random);
     expect(textOf(refusal)).toContain('ALLOWED_CHANNELS');
     await nothingStoredFor(ts, random);
 
-    const adminTs = nextTs();
+    const adminTs = rig.nextTs();
     await mention('UADMIN', 'look at this', adminTs, { channel: random });
     expect(await database.prisma.session.findFirstOrThrow({ where: { threadKey: adminTs } })).toMatchObject({ channelId: random, startedBy: 'UADMIN' });
 
-    const dmTs = nextTs();
+    const dmTs = rig.nextTs();
     await send({ type: 'message', channel_type: 'im', user: 'UADA', text: 'hello in private', ts: dmTs, channel: 'D0ADA', event_ts: dmTs });
     expect(await database.prisma.session.count({ where: { threadKey: dmTs, channelId: 'D0ADA' } })).toBe(1);
   });
 
   it('answers help and status where no session is only to people who may start one: others get the refusal, privately', async () => {
     const before = slack.callsTo('chat.postMessage').length;
-    const elsewhere = nextTs();
+    const elsewhere = rig.nextTs();
     const asks = [
-      { user: 'UBOB', text: 'help', ts: nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
-      { user: 'UBOB', text: 'status', ts: nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
-      { user: 'UADA', text: 'help', ts: nextTs(), channel: random, threadTs: undefined, rule: 'ALLOWED_CHANNELS' },
+      { user: 'UBOB', text: 'help', ts: rig.nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
+      { user: 'UBOB', text: 'status', ts: rig.nextTs(), channel: general, threadTs: elsewhere, rule: 'ALLOWED_USERS' },
+      { user: 'UADA', text: 'help', ts: rig.nextTs(), channel: random, threadTs: undefined, rule: 'ALLOWED_CHANNELS' },
     ];
     for (const ask of asks) {
       await mention(ask.user, ask.text, ask.ts, { channel: ask.channel, ...(ask.threadTs ? { threadTs: ask.threadTs } : {}) });
@@ -153,7 +144,7 @@ describe('Slack access rules', () => {
       await nothingStoredFor(ask.ts, ask.channel);
     }
     // Carol may start one: her help is public, so nothing was held back from the others by accident.
-    await mention('UCAROL', 'help', nextTs(), { threadTs: elsewhere });
+    await mention('UCAROL', 'help', rig.nextTs(), { threadTs: elsewhere });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === elsewhere && textOf(call).includes('In a Hippo thread you can say'));
     await settle();
     const threads = new Set([elsewhere, ...asks.map((ask) => ask.ts)]);
@@ -165,13 +156,13 @@ describe('Slack access rules', () => {
     const { root, id } = await startSession('UADA', 'plan the offsite');
     // Bob asks for help in the session's thread first (help is open there), so his name is known
     // and his replies take the fast path.
-    await mention('UBOB', 'help', nextTs(), { threadTs: root });
+    await mention('UBOB', 'help', rig.nextTs(), { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => textOf(call).includes('In a Hippo thread you can say'));
-    const first = nextTs();
+    const first = rig.nextTs();
     await reply('UBOB', 'make it in Lisbon', first, root);
     const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UBOB' && call.args['thread_ts'] === root);
     expect(textOf(refusal)).toContain('ALLOWED_USERS');
-    const second = nextTs();
+    const second = rig.nextTs();
     await reply('UBOB', 'really, Lisbon', second, root);
     await settle();
     expect(ephemerals('UBOB').filter((call) => call.args['thread_ts'] === root)).toHaveLength(1);
@@ -179,14 +170,14 @@ describe('Slack access rules', () => {
     await nothingStoredFor(second);
     expect(await database.prisma.steerMessage.count({ where: { sessionId: id, authorId: 'UBOB' } })).toBe(0);
 
-    const allowed = nextTs();
+    const allowed = rig.nextTs();
     await reply('UCAROL', 'budget is 5k', allowed, root);
     expect(await database.prisma.steerMessage.count({ where: { sessionId: id, platformMessageKey: messageKey(allowed) } })).toBe(1);
   });
 
   it('lets only the starter and admins reset a session; anyone allowed may pause it', async () => {
     const { root, id } = await startSession('UADA', 'watch the deploy');
-    const refusedTs = nextTs();
+    const refusedTs = rig.nextTs();
     await mention('UCAROL', 'reset', refusedTs, { threadTs: root });
     const refusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UCAROL' && call.args['thread_ts'] === root);
     expect(textOf(refusal)).toBe('Only the person who started this session, or a Hippo admin, may reset it.');
@@ -194,7 +185,7 @@ describe('Slack access rules', () => {
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ resetRequested: false });
 
     // Raising the budget spends money: the starter's (or an admin's) call too.
-    const budgetTs = nextTs();
+    const budgetTs = rig.nextTs();
     await mention('UCAROL', 'budget 5', budgetTs, { threadTs: root });
     const budgetRefusal = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UCAROL' && textOf(call).includes('raise its budget'));
     expect(budgetRefusal.args['thread_ts']).toBe(root);
@@ -207,11 +198,11 @@ describe('Slack access rules', () => {
     expect(stopRefusal.args['thread_ts']).toBe(root);
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id } })).toMatchObject({ stopRequestedBy: null, paused: false });
 
-    const adminTs = nextTs();
+    const adminTs = rig.nextTs();
     await mention('UADMIN', 'reset', adminTs, { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('fresh context'));
 
-    const pauseTs = nextTs();
+    const pauseTs = rig.nextTs();
     await mention('UCAROL', 'pause', pauseTs, { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && /paus/i.test(textOf(call)) && textOf(call).startsWith('⏸️'));
   });
@@ -256,7 +247,7 @@ describe('Slack access rules', () => {
     expect(answer.status).toBe(200);
     expect(JSON.stringify(await answer.json())).toContain('ALLOWED_USERS');
 
-    const home = { type: 'app_home_opened', user: 'UBOB', channel: 'D0HOME', tab: 'home', event_ts: nextTs() };
+    const home = { type: 'app_home_opened', user: 'UBOB', channel: 'D0HOME', tab: 'home', event_ts: rig.nextTs() };
     await send(home);
     const published = await slack.waitForCall('views.publish', (call) => call.args['user_id'] === 'UBOB');
     expect(JSON.stringify(published.args['view'])).toContain('ALLOWED_USERS');

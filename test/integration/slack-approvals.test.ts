@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resolveApprovalPolicy } from '../../src/core/approval-policy.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
+import { formBody, textOf, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
 import { conversation, requestsOf, scriptRoles } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
@@ -49,15 +49,7 @@ beforeEach(() => {
   rig.harness.model.reset();
 });
 
-const nextTs = () => `1720000${String(++counter).padStart(3, '0')}.000300`;
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? '');
-
-async function mention(text: string, ts: string): Promise<void> {
-  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts };
-  const response = await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json');
-  expect(response.status).toBe(200);
-}
 
 async function click(user: string, actionId: string, value: string, message: { ts: string; threadTs: string }): Promise<void> {
   const payload = {
@@ -90,8 +82,7 @@ describe('Slack approval cards (R23)', () => {
   it('shows the exact call escaped, refuses a click by someone else quietly, and runs the call once on the starter\'s Approve', async () => {
     const command = 'rm -rf build <!channel> ```done``` & echo <@U999>';
     scriptRoles(rig.harness.model, { worker: [{ toolCalls: [{ id: 's1', name: 'shell', arguments: { command } }] }, { content: 'Build removed.' }] });
-    const root = nextTs();
-    await mention('clean the build', root);
+    const root = await rig.mention('clean the build');
     const { card, id, at } = await approvalCard(root);
     const blocks = blocksOf(card);
     expect(textOf(card)).toBe("✋ Hippo wants to run `shell` for Ada's request. Approve?");
@@ -122,8 +113,7 @@ describe('Slack approval cards (R23)', () => {
 
   it('lets an admin deny an MCP write, and the model is told who denied it', async () => {
     scriptRoles(rig.harness.model, { worker: [{ toolCalls: [{ id: 'd1', name: 'tracker__delete_issue', arguments: { issue: '#42' } }] }, { content: 'Left #42 alone.' }] });
-    const root = nextTs();
-    await mention('delete issue 42', root);
+    const root = await rig.mention('delete issue 42');
     const { card, id, at } = await approvalCard(root);
     expect(textOf(card)).toContain('(its server marks it destructive)');
     expect(blocksOf(card)).toContain('\\"issue\\": \\"#42\\"');
@@ -137,7 +127,7 @@ describe('Slack approval cards (R23)', () => {
   });
 
   it('answers a forged approval id with a line and changes nothing', async () => {
-    const root = nextTs();
+    const root = rig.nextTs();
     await click('UADA', 'hippo_approval_approve', 'not-an-id', { ts: root, threadTs: root });
     const answer = await slack.waitForCall('chat.postEphemeral', (call) => call.args['user'] === 'UADA' && call.args['thread_ts'] === root);
     expect(String(answer.args['text'])).toBe('This button no longer works: the call it asked about is gone.');

@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantGreeting, suggestedPrompts } from '../../src/adapters/slack/assistant-pane.js';
 import { Metrics } from '../../src/metrics.js';
-import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
-import { markdownOf } from '../fakes/fake-slack-api.js';
+import { textOf, type FakeSlackApi } from '../fakes/fake-slack-api.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -19,15 +18,8 @@ let rig: SlackRig;
 let metrics: Metrics;
 let counter = 0;
 
-function nextTs(): string {
-  counter += 1;
-  return `1740000${String(counter).padStart(3, '0')}.000500`;
-}
-
-async function send(event: Record<string, unknown>, eventId = `EvS${++counter}`, headers: Record<string, string> = {}): Promise<void> {
-  const body = JSON.stringify({ team_id: slack.teamId, api_app_id: 'A1', type: 'event_callback', event_id: eventId, event });
-  expect((await rig.post(body, 'application/json', headers)).status).toBe(200);
-}
+const send = (event: Record<string, unknown>, eventId = `EvS${++counter}`, headers: Record<string, string> = {}) =>
+  rig.sendEvent(event, { eventId, headers, envelope: { api_app_id: 'A1' } });
 
 function threadStarted(user: string, dm: string, threadTs: string): Record<string, unknown> {
   return {
@@ -37,10 +29,9 @@ function threadStarted(user: string, dm: string, threadTs: string): Record<strin
 }
 
 function reaction(user: string, name: string, ts: string, itemUser = slack.botUserId): Record<string, unknown> {
-  return { type: 'reaction_added', user, reaction: name, item_user: itemUser, item: { type: 'message', channel, ts }, event_ts: nextTs() };
+  return { type: 'reaction_added', user, reaction: name, item_user: itemUser, item: { type: 'message', channel, ts }, event_ts: rig.nextTs() };
 }
 
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const feedbackRows = () => database.prisma.answerFeedback.findMany({ orderBy: { id: 'asc' } });
 
 beforeAll(async () => {
@@ -62,7 +53,7 @@ afterAll(async () => {
 
 describe('Slack assistant pane', () => {
   it('greets a new assistant thread once and offers suggested prompts', async () => {
-    const threadTs = nextTs();
+    const threadTs = rig.nextTs();
     await send(threadStarted('UADA', 'D0ADA', threadTs), 'EvGreet');
     await send(threadStarted('UADA', 'D0ADA', threadTs), 'EvGreet', { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
     const prompts = await slack.waitForCall('assistant.threads.setSuggestedPrompts', (call) => call.args['thread_ts'] === threadTs);
@@ -74,7 +65,7 @@ describe('Slack assistant pane', () => {
   });
 
   it('tells someone who may not use Hippo so, instead of greeting them, and offers no prompts', async () => {
-    const threadTs = nextTs();
+    const threadTs = rig.nextTs();
     await send(threadStarted('UBOB', 'D0BOB', threadTs));
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === threadTs);
     expect(textOf(answer)).toContain('ALLOWED_USERS');
@@ -83,8 +74,8 @@ describe('Slack assistant pane', () => {
 
   it('titles an assistant thread after the request that starts its session', async () => {
     harness.model.respond(() => ({ content: 'Here you go.' }));
-    const threadTs = nextTs();
-    const ts = nextTs();
+    const threadTs = rig.nextTs();
+    const ts = rig.nextTs();
     await send({ type: 'message', channel_type: 'im', user: 'UADA', text: 'Compare our two pricing pages\nand list the gaps', ts, thread_ts: threadTs, channel: 'D0ADA', event_ts: ts });
     const title = await slack.waitForCall('assistant.threads.setTitle', (call) => call.args['thread_ts'] === threadTs);
     expect(title.args).toMatchObject({ channel_id: 'D0ADA', title: 'Compare our two pricing pages' });
@@ -95,7 +86,7 @@ describe('Slack assistant pane', () => {
 describe('Slack answer feedback', () => {
   it('records 👍 and 👎 on answers once per person, and ignores other messages, emoji and strangers', async () => {
     harness.model.respond(() => ({ content: 'The answer is 42.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     await send({ type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> what is the answer?`, ts: root, channel, event_ts: root });
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'The answer is 42.');
     const answerTs = String(answer.response?.['ts']);

@@ -2,7 +2,6 @@
 // adapter: the real adapter and Bolt HTTP receiver on Hippo's HttpServer, fed signed Events API
 // requests, posting to the fake Slack Web API; a real agent on Postgres.
 import { afterAll, beforeAll, describe } from 'vitest';
-import type { SlackAdapter } from '../../src/adapters/slack/index.js';
 import { slackMessageKey, slackThread } from '../../src/adapters/slack/context.js';
 import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
 import { markdownOf } from '../fakes/fake-slack-api.js';
@@ -19,7 +18,6 @@ let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
 let rig: SlackRig;
-let adapter: SlackAdapter;
 let target: AdapterContractTarget;
 let counter = 0;
 
@@ -97,7 +95,7 @@ async function settle(): Promise<void> {
 
 beforeAll(async () => {
   rig = await startSlackRig({ signingSecret, users: [{ id: 'UADA', displayName: 'Ada' }, { id: 'UBOB', displayName: 'Bob' }], settings: { contextWindow: 10_000 }, outbox: { pollMs: 20, baseBackoffMs: 20, maxBackoffMs: 200 } });
-  ({ database, slack, harness, adapter } = rig);
+  ({ database, slack, harness } = rig);
   const keyOf = (ts: string) => slackMessageKey(slack.teamId, channel, ts);
   target = {
     platform: 'slack',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { signedHeaders, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
+import { signedHeaders, textOf, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
@@ -17,12 +17,6 @@ let rig: SlackRig;
 let adapter: SlackAdapter;
 let eventsUrl: string;
 let counter = 0;
-
-/** A fresh Slack ts, increasing. */
-function nextTs(): string {
-  counter += 1;
-  return `1700000${String(counter).padStart(3, '0')}.000100`;
-}
 
 function envelope(event: Record<string, unknown>, eventId = `Ev${++counter}`): Record<string, unknown> {
   return { token: 'legacy', team_id: slack.teamId, api_app_id: 'A1', type: 'event_callback', event_id: eventId, event_time: 1, event };
@@ -46,7 +40,6 @@ function reply(text: string, ts: string, threadTs: string, user = 'UBOB'): Recor
 }
 
 const posts = (threadTs: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === threadTs);
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const reactions = (method: string, ts: string) => slack.callsTo(method).filter((call) => call.args['timestamp'] === ts).map((call) => String(call.args['name']));
 
 beforeAll(async () => {
@@ -67,7 +60,7 @@ describe('Slack events', () => {
   });
 
   it('refuses an unsigned, a badly signed, a stale or a future-dated request with 401 and stores nothing', async () => {
-    const ts = nextTs();
+    const ts = rig.nextTs();
     const body = envelope(mention('do not store me', ts));
     const counts = async () => [await database.prisma.processedEvent.count(), await database.prisma.session.count(), await database.prisma.steerMessage.count()];
     const before = await counts();
@@ -103,7 +96,7 @@ describe('Slack events', () => {
       if (last.includes('add a budget')) return { content: 'Budget added: 10k.' };
       return { content: 'ok' };
     });
-    const root = nextTs();
+    const root = rig.nextTs();
     const started = Date.now();
     const response = await postEvent(envelope(mention('plan the launch', root)));
     expect(response.status).toBe(200);
@@ -118,7 +111,7 @@ describe('Slack events', () => {
 
     // The reply comes while the worker waits for the model: it is taken at the next checkpoint.
     await harness.model.waitFor((request) => lastMessageText(request.body).includes('plan the launch'));
-    const replyTs = nextTs();
+    const replyTs = rig.nextTs();
     expect((await postEvent(envelope(reply('please add a budget', replyTs, root)))).status).toBe(200);
     await slack.waitForCall('reactions.add', (call) => call.args['timestamp'] === replyTs && call.args['name'] === 'eyes');
     release();
@@ -139,7 +132,7 @@ describe('Slack events', () => {
   it('handles a retried event and the app_mention + message pair of one message once', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Only once.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     const event = envelope(mention('count me once', root), 'EvRetry1');
     const [first, retry] = await Promise.all([postEvent(event), postEvent(event, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })]);
     expect([first.status, retry.status]).toEqual([200, 200]);
@@ -160,10 +153,10 @@ describe('Slack events', () => {
   it('skips a retry of chatter it ignored, even after a session came to the thread', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Here now.' }));
-    const root = nextTs();
-    const chatter = envelope(reply('not for the bot', nextTs(), root), 'EvChatter1');
+    const root = rig.nextTs();
+    const chatter = envelope(reply('not for the bot', rig.nextTs(), root), 'EvChatter1');
     expect((await postEvent(chatter)).status).toBe(200);
-    expect((await postEvent(envelope(mention('join this thread', nextTs(), { thread_ts: root })))).status).toBe(200);
+    expect((await postEvent(envelope(mention('join this thread', rig.nextTs(), { thread_ts: root })))).status).toBe(200);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Here now.');
     expect((await postEvent(chatter, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })).status).toBe(200);
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
@@ -173,10 +166,10 @@ describe('Slack events', () => {
   it('gives a reply taken at once ✅ alone, without 👀 first', async () => {
     harness.model.reset();
     harness.model.respond((body) => ({ content: lastMessageText(body).includes('second') ? 'Second done.' : 'First done.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     expect((await postEvent(envelope(mention('first', root)))).status).toBe(200);
     await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
-    const replyTs = nextTs();
+    const replyTs = rig.nextTs();
     expect((await postEvent(envelope(reply('second', replyTs, root)))).status).toBe(200);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Second done.');
     await slack.waitForCall('reactions.add', (call) => call.args['timestamp'] === replyTs && call.args['name'] === 'white_check_mark');
@@ -187,13 +180,13 @@ describe('Slack events', () => {
   });
 
   it('ignores bot messages, its own messages and chatter in threads without a session', async () => {
-    const root = nextTs();
+    const root = rig.nextTs();
     const before = await database.prisma.steerMessage.count();
     await postEvent(envelope({ type: 'message', subtype: 'bot_message', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: root, channel }));
-    await postEvent(envelope({ type: 'message', user: slack.botUserId, bot_id: slack.botId, text: 'my own post', ts: nextTs(), channel }));
-    await postEvent(envelope({ type: 'app_mention', user: 'UOTHERBOT', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: nextTs(), channel }));
+    await postEvent(envelope({ type: 'message', user: slack.botUserId, bot_id: slack.botId, text: 'my own post', ts: rig.nextTs(), channel }));
+    await postEvent(envelope({ type: 'app_mention', user: 'UOTHERBOT', bot_id: 'BOTHER', text: `<@${slack.botUserId}> hi`, ts: rig.nextTs(), channel }));
     // Bob is known by now: his reply goes straight to submit, which finds no session either.
-    await postEvent(envelope(reply('just chatting', nextTs(), root)));
+    await postEvent(envelope(reply('just chatting', rig.nextTs(), root)));
     expect(await database.prisma.steerMessage.count()).toBe(before);
     expect(await database.prisma.session.count({ where: { threadKey: root } })).toBe(0);
   });
@@ -201,9 +194,9 @@ describe('Slack events', () => {
   it('reads an existing thread once when mentioned in it, then uses its own history', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Read it.' }));
-    const root = nextTs();
-    const earlier = nextTs();
-    const mentionTs = nextTs();
+    const root = rig.nextTs();
+    const earlier = rig.nextTs();
+    const mentionTs = rig.nextTs();
     slack.setThread(channel, root, [
       { ts: root, user: 'UADA', text: 'Which database should we use?' },
       { ts: earlier, user: 'UBOB', text: 'Postgres, surely' },
@@ -217,7 +210,7 @@ describe('Slack events', () => {
     expect(steer.text.endsWith('what do you think?')).toBe(true);
     expect(steer.text).not.toContain('<@');
     await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
-    await postEvent(envelope(reply('and for caching?', nextTs(), root)));
+    await postEvent(envelope(reply('and for caching?', rig.nextTs(), root)));
     await until(async () => (await database.prisma.steerMessage.count({ where: { sessionId: steer.sessionId } })) === 2);
     expect(slack.callsTo('conversations.replies').filter((call) => call.args['ts'] === root)).toHaveLength(1);
   });
@@ -230,14 +223,14 @@ describe('Slack events', () => {
       if (lastMessageText(body).includes('slow task')) await gate;
       return { content: 'done' };
     });
-    const root = nextTs();
+    const root = rig.nextTs();
     await postEvent(envelope(mention('slow task', root)));
     await harness.model.waitFor((request) => lastMessageText(request.body).includes('slow task'));
-    const [edited, deleted] = [nextTs(), nextTs()];
+    const [edited, deleted] = [rig.nextTs(), rig.nextTs()];
     await postEvent(envelope(reply('first version', edited, root)));
     await postEvent(envelope(reply('never mind', deleted, root)));
-    await postEvent(envelope({ type: 'message', subtype: 'message_changed', channel, ts: nextTs(), message: { type: 'message', user: 'UBOB', text: 'second version', ts: edited, thread_ts: root } }));
-    await postEvent(envelope({ type: 'message', subtype: 'message_deleted', channel, ts: nextTs(), deleted_ts: deleted, previous_message: { ts: deleted } }));
+    await postEvent(envelope({ type: 'message', subtype: 'message_changed', channel, ts: rig.nextTs(), message: { type: 'message', user: 'UBOB', text: 'second version', ts: edited, thread_ts: root } }));
+    await postEvent(envelope({ type: 'message', subtype: 'message_deleted', channel, ts: rig.nextTs(), deleted_ts: deleted, previous_message: { ts: deleted } }));
     const key = (ts: string) => `slack:${slack.teamId}:${channel}:${ts}`;
     expect(await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: key(edited) } })).toMatchObject({ text: 'second version', status: 'queued' });
     expect(await database.prisma.steerMessage.findUniqueOrThrow({ where: { platformMessageKey: key(deleted) } })).toMatchObject({ status: 'withdrawn' });
@@ -251,7 +244,7 @@ describe('Slack events', () => {
   it('starts a session per DM thread without a mention', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Hello in private.' }));
-    const ts = nextTs();
+    const ts = rig.nextTs();
     await postEvent(envelope({ type: 'message', channel_type: 'im', user: 'UADA', text: 'hi hippo', ts, channel: 'D0ADA', event_ts: ts }));
     await slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === 'D0ADA' && call.args['thread_ts'] === ts && textOf(call) === 'Hello in private.');
   });
@@ -263,7 +256,7 @@ describe('Slack events', () => {
     const long = [`# Report\n\n${prose('Intro')}`, code, prose('Middle'), code, prose('End')].join('\n\n');
     harness.model.respond(() => ({ content: long }));
     slack.script('chat.postMessage', { rateLimitSeconds: 1 });
-    const root = nextTs();
+    const root = rig.nextTs();
     const started = Date.now();
     await postEvent(envelope(mention('write the report', root)));
     await harness.waitForEvent('answer', (event) => event.session.threadKey === root);
@@ -286,21 +279,21 @@ describe('Slack events', () => {
   it('stores a message with NUL characters and answers one, instead of answering 500 and losing them', async () => {
     harness.model.reset();
     harness.model.respond((body) => ({ content: lastMessageText(body).includes('second') ? 'Echo\u0000d back.' : 'Got it\u0000.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     const response = await postEvent(envelope(mention('a page said \u0000\u0000 here', root)));
     expect(response.status).toBe(200);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Got it\uFFFD.');
     const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${root}` } });
     expect(steer.text).toBe('a page said \uFFFD\uFFFD here');
     // A reply with NUL, while the session exists: stored and answered too.
-    await postEvent(envelope(reply('second \u0000 message', nextTs(), root)));
+    await postEvent(envelope(reply('second \u0000 message', rig.nextTs(), root)));
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Echo\uFFFDd back.');
   });
 
   it('answers 500 while the database is away, so Slack retries, and stores the retry once it is back', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Stored after all.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     const body = envelope(mention('while the database fails over', root));
     const away = await takeDatabaseAway(database.name);
     try {
@@ -316,7 +309,7 @@ describe('Slack events', () => {
   it('stores an oversized message cut to Slack\'s limit with a visible mark', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Read it.' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     expect((await postEvent(envelope(mention(`start ${'x'.repeat(3_000_000)}`, root)))).status).toBe(200);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Read it.');
     const steer = await database.prisma.steerMessage.findFirstOrThrow({ where: { platformMessageKey: `slack:${slack.teamId}:${channel}:${root}` } });
@@ -327,7 +320,7 @@ describe('Slack events', () => {
   it('posts an error note saying the session can be resumed, and asks for the thread\'s status only until Slack refuses it there', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ status: 400, errorMessage: 'model refused the request' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     await postEvent(envelope(mention('this will fail', root)));
     const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⚠️'));
     expect(textOf(note)).toContain('`@hippo resume`');

@@ -1,4 +1,4 @@
-// Files in Slack (docs/product.md "Share"): shared files reach the session workspace (downloaded with the
+// Files in Slack (docs/product.md "Share files"): shared files reach the session workspace (downloaded with the
 // bot token) and the model's request (images as image parts when the model accepts them, else
 // described); a workspace file the agent attaches is uploaded to the thread once.
 import { readFile } from 'node:fs/promises';

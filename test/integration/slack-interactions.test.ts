@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { formBody, type FakeSlackApi, type SlackCall, markdownOf, feedbackBlocksOf } from '../fakes/fake-slack-api.js';
+import { formBody, textOf, type FakeSlackApi, type SlackCall, markdownOf, feedbackBlocksOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -14,36 +13,9 @@ let database: TestDatabase;
 let slack: FakeSlackApi;
 let harness: AgentHarness;
 let rig: SlackRig;
-let adapter: SlackAdapter;
 let counter = 0;
 
-function nextTs(): string {
-  counter += 1;
-  return `1710000${String(counter).padStart(3, '0')}.000200`;
-}
-
 const post = (body: string, contentType: string): Promise<Response> => rig.post(body, contentType);
-
-async function mention(text: string, ts: string, threadTs?: string, where = channel): Promise<void> {
-  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel: where, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
-  const response = await post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event }), 'application/json');
-  expect(response.status).toBe(200);
-}
-
-/** Clicks a button of a message in a thread, as Slack posts a block_actions interaction. */
-async function click(actionId: string, value: string, message: { ts: string; threadTs: string; channel?: string }, extra: Record<string, unknown> = {}): Promise<void> {
-  const where = message.channel ?? channel;
-  const payload = {
-    type: 'block_actions', team: { id: slack.teamId, domain: 'hippo' }, user: { id: 'UADA', username: 'ada', name: 'ada', team_id: slack.teamId },
-    api_app_id: 'A1', token: 'legacy', trigger_id: `trigger-${++counter}`, response_url: slack.responseUrl(`action-${counter}`),
-    container: { type: 'message', message_ts: message.ts, channel_id: where, is_ephemeral: false, thread_ts: message.threadTs },
-    channel: { id: where, name: 'project' }, message: { type: 'message', ts: message.ts, thread_ts: message.threadTs, text: '' },
-    actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
-    ...extra,
-  };
-  const response = await post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded');
-  expect(response.status).toBe(200);
-}
 
 async function slash(text: string, id: string): Promise<SlackCall> {
   const body = formBody({
@@ -55,13 +27,12 @@ async function slash(text: string, id: string): Promise<SlackCall> {
   return slack.waitForCall(`response_url:${id}`);
 }
 
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? call.args['view'] ?? '');
 
 beforeAll(async () => {
   // This workspace refuses markdown_text: answers fall back to mrkdwn.
-  rig = await startSlackRig({ signingSecret, slack: { markdownTextError: 'invalid_arguments' }, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 10_000 } });
-  ({ database, slack, harness, adapter } = rig);
+  rig = await startSlackRig({ signingSecret, channel, slack: { markdownTextError: 'invalid_arguments' }, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 10_000 } });
+  ({ database, slack, harness } = rig);
 });
 
 afterAll(async () => {
@@ -87,8 +58,7 @@ describe('Slack memory notes', () => {
     });
     // A channel of its own: its memory space starts at MAIN.md v1 whichever tests ran before.
     const notes = 'C0NOTES';
-    const root = nextTs();
-    await mention('the launch is on Friday, budget 10k', root, undefined, notes);
+    const root = await rig.mention('the launch is on Friday, budget 10k', { channel: notes });
     const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_memory_updated');
     expect(note.args['thread_ts']).toBe(root);
     expect(textOf(note)).toMatch(/^🧠 Memory updated · MAIN\.md \+2 −1/);
@@ -99,7 +69,7 @@ describe('Slack memory notes', () => {
     const noteTs = String(note.response?.['ts']);
 
     const at = { ts: noteTs, threadTs: root, channel: notes };
-    await click('hippo_memory_view', runId, at);
+    await rig.click('hippo_memory_view', runId, at);
     const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('The launch is on Friday.'));
     const view = opened.args['view'] as { type: string; title: { text: string }; blocks: Array<{ type: string; text?: { text: string } }> };
     expect(view.type).toBe('modal');
@@ -111,11 +81,11 @@ describe('Slack memory notes', () => {
     expect(viewText).toContain('- Nothing remembered yet');
     for (const block of view.blocks) expect((block.text?.text ?? '').length).toBeLessThanOrEqual(3_000);
 
-    await click('hippo_memory_ack', runId, at);
+    await rig.click('hippo_memory_ack', runId, at);
     await slack.waitForCall('chat.postEphemeral', (call) => call.args['channel'] === notes && String(call.args['text']).includes('reviewed'));
     expect(await database.prisma.memoryDocumentVersion.findMany({ where: { memoryRunId: runId }, select: { reviewedBy: true } })).toEqual([{ reviewedBy: 'UADA' }]);
 
-    await click('hippo_memory_revert', runId, at);
+    await rig.click('hippo_memory_revert', runId, at);
     const reverted = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('↩️'));
     expect(textOf(reverted)).toBe('↩️ Ada reverted the memory change to MAIN.md');
     const { memorySpaceId } = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
@@ -127,7 +97,7 @@ describe('Slack memory notes', () => {
     expect(latest).toMatchObject({ authorKind: 'person', authorId: 'UADA', authorName: 'Ada' });
 
     // A second click does not revert again.
-    await click('hippo_memory_revert', runId, at);
+    await rig.click('hippo_memory_revert', runId, at);
     await slack.waitForCall('chat.postEphemeral', (call) => call.args['channel'] === notes && String(call.args['text']).includes('already reverted'));
     expect((await database.prisma.memoryDocument.findFirstOrThrow(mainOfSpace)).version).toBe(3);
   });
@@ -135,8 +105,7 @@ describe('Slack memory notes', () => {
   it('shows a later change before reverting an older one (R13): Keep changes nothing, Undo both restores and tells the thread', async () => {
     harness.model.reset();
     harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'ok', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 2 } } : { content: 'KEEP_CONTEXT' }));
-    const root = nextTs();
-    await mention('keep notes', root);
+    const root = await rig.mention('keep notes');
     const session = await until(async () => (await database.prisma.session.findFirst({ where: { threadKey: root } })) !== null, 10_000, 'session').then(() => database.prisma.session.findFirstOrThrow({ where: { threadKey: root } }));
     const stores = harness.stores;
     const run = (round: number) => stores.memoryRuns.start({ sessionId: session.id, segmentId: session.currentSegmentId!, role: 'summarizer', round, forkPoint: 0 });
@@ -149,7 +118,7 @@ describe('Slack memory notes', () => {
     await stores.documents.write(main, '# Memory\nFact from A.\n', { kind: 'summarizer', memoryRunId: runA.id });
     const byB = await stores.documents.write(main, '# Memory\nFact from A.\nFact from B.\n', { kind: 'summarizer', memoryRunId: runB.id });
 
-    await click('hippo_memory_revert', runA.id, { ts: nextTs(), threadTs: root });
+    await rig.click('hippo_memory_revert', runA.id, { ts: rig.nextTs(), threadTs: root });
     const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('Undo both'));
     const view = opened.args['view'] as { private_metadata: string; blocks: Array<{ elements?: Array<{ action_id: string; value: string }> }> };
     expect(JSON.stringify(view.blocks)).toMatch(/MAIN\.md\* was changed again after this memory change \(v\d+ by background memory/);
@@ -232,8 +201,7 @@ describe('Slack memory notes', () => {
   it('posts answers as mrkdwn when the workspace refuses markdown_text', async () => {
     harness.model.reset();
     harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'A plain answer.' } : { content: 'KEEP_CONTEXT' }));
-    const root = nextTs();
-    await mention('answer me', root);
+    const root = await rig.mention('answer me');
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'A plain answer.' && call.response?.['ok'] === true);
     // Detected once, on the file's first answer (this one or an earlier test's): its Markdown
     // block with the feedback buttons refused, then its markdown_text, the same text sent again
@@ -264,13 +232,12 @@ describe('Slack run controls', () => {
       }
       return { content: 'Finished the long job.', usage: { promptTokens: 120, cachedTokens: 100, completionTokens: 5 } };
     });
-    const root = nextTs();
-    await mention('run the long job', root);
+    const root = await rig.mention('run the long job');
     const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && blocksOf(call).includes('hippo_pause'));
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     await harness.model.waitFor((request) => lastMessageText(request.body).includes('long job'));
 
-    await click('hippo_pause', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await rig.click('hippo_pause', session.id, { ts: String(card.response?.['ts']), threadTs: root });
     await harness.waitForEvent('pause-requested', (event) => event.session.id === session.id);
     release();
     await harness.waitForEvent('paused', (event) => event.session.id === session.id);
@@ -279,7 +246,7 @@ describe('Slack run controls', () => {
     expect(harness.model.requests.filter((request) => roleOf(request.body) === 'worker' && request.body.prompt_cache_key === session.id)).toHaveLength(1);
     await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).startsWith('⏸️ Paused') && blocksOf(call).includes('hippo_resume')));
 
-    await click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await rig.click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Finished the long job.');
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: false });
   });
@@ -287,21 +254,20 @@ describe('Slack run controls', () => {
   it('cancels a hanging model call when Stop is clicked, shows who stopped it, and `@hippo stop` says nothing runs', async () => {
     harness.model.reset();
     harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : lastMessageText(body).includes('forever') ? { hang: true } : { content: 'Back at it.' }));
-    const root = nextTs();
-    await mention('think forever', root);
+    const root = await rig.mention('think forever');
     const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && blocksOf(call).includes('hippo_stop'));
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     await harness.model.waitFor((request) => lastMessageText(request.body).includes('forever'));
-    await click('hippo_stop', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await rig.click('hippo_stop', session.id, { ts: String(card.response?.['ts']), threadTs: root });
     const end = await harness.waitForEvent('run-end', (event) => event.session.id === session.id);
     expect(end).toMatchObject({ reason: 'stopped', stoppedBy: 'Ada' });
     await until(() => slack.callsTo('chat.update').some((call) => call.args['ts'] === card.response?.['ts'] && textOf(call).startsWith('⏹️ Stopped by Ada') && blocksOf(call).includes('hippo_resume') && !blocksOf(call).includes('hippo_stop')));
     expect(await database.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).toMatchObject({ paused: true, stopRequestedBy: null });
-    await mention('stop', nextTs(), root);
+    await rig.mention('stop', { threadTs: root });
     const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('Nothing is running'));
     expect(textOf(answer)).toContain('`@hippo resume`');
     // A reply continues from a valid context: the stopped call left no assistant message.
-    await mention('try again briefly', nextTs(), root);
+    await rig.mention('try again briefly', { threadTs: root });
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'Back at it.');
   });
 });
@@ -310,17 +276,15 @@ describe('Slack commands', () => {
   it('answers `@hippo status` in the thread and treats other mentions there as steers', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Sure.', usage: { promptTokens: 50, cachedTokens: 25, completionTokens: 2 } }));
-    const root = nextTs();
-    await mention('keep an eye on the build', root);
+    const root = await rig.mention('keep an eye on the build');
     await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
-    const statusTs = nextTs();
-    await mention('status', statusTs, root);
+    await rig.mention('status', { threadTs: root });
     const status = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).includes('Status:'));
     expect(textOf(status)).toMatch(/\*Status:\* idle/);
     expect(textOf(status)).toContain('cache 50%');
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     expect(await database.prisma.steerMessage.count({ where: { sessionId: session.id } })).toBe(1);
-    await mention('status of the build, please', nextTs(), root);
+    await rig.mention('status of the build, please', { threadTs: root });
     await until(async () => (await database.prisma.steerMessage.count({ where: { sessionId: session.id } })) === 2);
   });
 
@@ -342,10 +306,9 @@ describe('Slack commands', () => {
   it('resets on `@hippo reset` and posts a reset note whose View shows what the new context started from', async () => {
     harness.model.reset();
     harness.model.respond(() => ({ content: 'Build 42 noted.', usage: { promptTokens: 200, cachedTokens: 0, completionTokens: 3 } }));
-    const root = nextTs();
-    await mention('remember build number 42', root);
+    const root = await rig.mention('remember build number 42');
     await harness.waitForEvent('run-end', (event) => event.session.threadKey === root);
-    await mention('reset', nextTs(), root);
+    await rig.mention('reset', { threadTs: root });
     const note = await slack.waitForCall('chat.postMessage', (call) => (call.args['metadata'] as { event_type?: string } | undefined)?.event_type === 'hippo_context_reset');
     expect(note.args['thread_ts']).toBe(root);
     // Before: the last call's 200 prompt tokens plus its answer, as the next call would send it (R2).
@@ -353,7 +316,7 @@ describe('Slack commands', () => {
     const blocks = note.args['blocks'] as Array<{ elements?: Array<{ action_id: string; value: string }> }>;
     const view = blocks[1]?.elements?.find((element) => element.action_id === 'hippo_reset_view');
     expect(view).toBeDefined();
-    await click('hippo_reset_view', view?.value ?? '', { ts: String(note.response?.['ts']), threadTs: root });
+    await rig.click('hippo_reset_view', view?.value ?? '', { ts: String(note.response?.['ts']), threadTs: root });
     const opened = await slack.waitForCall('views.open', (call) => JSON.stringify(call.args['view']).includes('Context reset'));
     const text = JSON.stringify(opened.args['view']);
     expect(text).toContain('the last 2 messages of the previous context');

@@ -399,7 +399,7 @@ describe('memory search and export from Slack', () => {
     const searched = await mention('memory search Release-Plan', { thread: root });
     const answer = await slack.waitForCall('chat.postMessage', (call) => String((call.args['metadata'] as { event_payload?: Record<string, unknown> })?.event_payload?.['idempotency_key']).startsWith(`command:slack:${slack.teamId}:${channel}:${searched}`));
     expect(answer.args['thread_ts']).toBe(root);
-    expect(String(markdownOf(answer.args) ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[^]*release\.md/);
+    expect(String(markdownOf(answer.args) ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[\s\S]*release\.md/);
     await mention('memory export', { thread: root });
     await until(async () => slack.files.uploads.length > 0, 10_000, 'the export upload');
     const [upload] = slack.files.uploads;

@@ -17,12 +17,7 @@ let harness: AgentHarness;
 let rig: SlackRig;
 let counter = 0;
 
-function nextTs(): string {
-  counter += 1;
-  return `1750000${String(counter).padStart(3, '0')}.000600`;
-}
-
-function ids(threadTs: string, ts = nextTs(), user = 'UADA'): payloads.PayloadIds {
+function ids(threadTs: string, ts = rig.nextTs(), user = 'UADA'): payloads.PayloadIds {
   return { teamId: slack.teamId, channel, ts, threadTs, user, botUserId: slack.botUserId, botId: slack.botId };
 }
 
@@ -57,12 +52,12 @@ describe('Slack payloads through the receiver', () => {
       await gate;
       return { content: 'ok' };
     });
-    const root = nextTs();
+    const root = rig.nextTs();
     expect(await event({ type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> look at the files`, ts: root, channel, event_ts: root })).toBe(200);
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     await harness.model.waitFor(() => true);
 
-    const broadcastTs = nextTs();
+    const broadcastTs = rig.nextTs();
     const statuses = [
       await event(payloads.fileShare(ids(root), 'here are my notes')),
       await event(payloads.fileShare(ids(root), '')),
@@ -78,7 +73,7 @@ describe('Slack payloads through the receiver', () => {
   });
 
   it('greets an assistant thread, ignores App Home, reactions on other messages and uninstall in single-token mode', async () => {
-    const threadTs = nextTs();
+    const threadTs = rig.nextTs();
     expect(await event(payloads.assistantThreadStarted(ids(threadTs), 'D0ADA'))).toBe(200);
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === threadTs);
     const before = slack.calls.length;
@@ -93,7 +88,7 @@ describe('Slack payloads through the receiver', () => {
 
   it('handles Hippo\'s button with state values, and acknowledges other apps\' buttons and modal submissions without acting', async () => {
     harness.model.respond(() => ({ content: 'done' }));
-    const root = nextTs();
+    const root = rig.nextTs();
     await event({ type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> quick one`, ts: root, channel, event_ts: root });
     const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     await harness.waitForEvent('run-end', (end) => end.session.id === session.id);

@@ -3,7 +3,7 @@
 // counted), the thread is told once why and how to go on, the card offers Resume, and a reply or
 // Resume continues with a fresh count. A reset in the middle of a run does not start it again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
+import { textOf, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -14,34 +14,7 @@ const channel = 'C0STEPS';
 const maxSteps = 4;
 let rig: SlackRig;
 let slack: FakeSlackApi;
-let counter = 0;
 
-function nextTs(): string {
-  counter += 1;
-  return `1730000${String(counter).padStart(3, '0')}.000100`;
-}
-
-async function say(text: string, ts: string, threadTs?: string): Promise<void> {
-  const event = threadTs
-    ? { type: 'message', channel_type: 'channel', user: 'UADA', text, ts, thread_ts: threadTs, channel, event_ts: ts }
-    : { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts };
-  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${++counter}`, event });
-  expect((await rig.post(body, 'application/json')).status).toBe(200);
-}
-
-/** Clicks a button of the run's card, as Slack posts a block_actions interaction. */
-async function click(actionId: string, value: string, message: { ts: string; threadTs: string }): Promise<void> {
-  const payload = {
-    type: 'block_actions', team: { id: slack.teamId, domain: 'hippo' }, user: { id: 'UADA', username: 'ada', name: 'ada', team_id: slack.teamId },
-    api_app_id: 'A1', token: 'legacy', trigger_id: `trigger-${++counter}`, response_url: slack.responseUrl(`action-${counter}`),
-    container: { type: 'message', message_ts: message.ts, channel_id: channel, is_ephemeral: false, thread_ts: message.threadTs },
-    channel: { id: channel, name: 'project' }, message: { type: 'message', ts: message.ts, thread_ts: message.threadTs, text: '' },
-    actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
-  };
-  expect((await rig.post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded')).status).toBe(200);
-}
-
-const textOf = (call: SlackCall) => String(markdownOf(call.args) ?? call.args['text'] ?? '');
 const blocksOf = (call: SlackCall) => JSON.stringify(call.args['blocks'] ?? '');
 const posted = (root: string, prefix: string) => slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === root && textOf(call).startsWith(prefix));
 const stepNote = `⏸️ I stopped after ${maxSteps} steps (model calls) without finishing: that is the limit for one run, so a task cannot loop on unattended. Nothing is lost: reply here, or press Resume (\`@hippo resume\`), and I continue.`;
@@ -83,7 +56,7 @@ async function settled(sessionId: string): Promise<void> {
 const stepNotes = (sessionId: string) => rig.harness.events.filter((event) => event.type === 'step-limit' && event.session.id === sessionId);
 
 beforeAll(async () => {
-  rig = await startSlackRig({ signingSecret, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 40_000, runMaxSteps: maxSteps } });
+  rig = await startSlackRig({ signingSecret, channel, users: [{ id: 'UADA', displayName: 'Ada' }], settings: { contextWindow: 40_000, runMaxSteps: maxSteps } });
   slack = rig.slack;
 });
 
@@ -94,8 +67,7 @@ afterAll(async () => {
 describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
   it('pauses a model that never stops calling tools after exactly RUN_MAX_STEPS worker calls, says so once, and a reply goes on to an answer', async () => {
     scriptLoopingWorker((body) => (lastMessageText(body).includes('wrap up') ? 'Wrapped up: page 4 was enough.' : null));
-    const root = nextTs();
-    await say('read the pages until the end', root);
+    const root = await rig.mention('read the pages until the end');
     // A loaded machine: the first run of the file also warms the adapter up.
     const note = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     expect(textOf(note)).toBe(stepNote);
@@ -114,7 +86,7 @@ describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
     // The card says why, and offers Resume.
     await until(() => slack.callsTo('chat.update').some((call) => textOf(call).startsWith('⏸️ Paused at the step limit') && blocksOf(call).includes('hippo_resume')), 10_000, 'the card');
 
-    await say('thanks, wrap up now', nextTs(), root);
+    await rig.reply('thanks, wrap up now', root);
     await until(() => posted(root, 'Wrapped up').length === 1, 10_000, 'the answer after the reply');
     await settled(session.id);
     expect(requestsOf(session.id, 'worker')).toBe(maxSteps + 1);
@@ -132,8 +104,7 @@ describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
       afterResume += 1;
       return afterResume > maxSteps - 1 ? 'All pages read.' : null;
     });
-    const root = nextTs();
-    await say('read every page', root);
+    const root = await rig.mention('read every page');
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     const session = await sessionOf(root);
     await settled(session.id);
@@ -141,7 +112,7 @@ describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
     const card = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && blocksOf(call).includes('hippo_pause'));
 
     afterResume = 0;
-    await click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
+    await rig.click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
     // The answer of a run that called tools ends its task stream.
     const answered = () => slack.threadMessages(channel, root).filter((message) => (markdownOf(message) ?? '').endsWith('All pages read.'));
     await until(() => answered().length === 1, 10_000, 'the answer after Resume');
@@ -155,8 +126,7 @@ describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
     // The first decider of the thread asks for a reset; the run goes on in the new context.
     let decided = 0;
     scriptLoopingWorker(() => null, () => (++decided === 1 ? 'Old pages are done with.\nRESET_CONTEXT' : 'Still relevant.\nKEEP_CONTEXT'));
-    const root = nextTs();
-    await say('read the pages, all of them', root);
+    const root = await rig.mention('read the pages, all of them');
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call).startsWith('⏸️ I stopped'), 20_000);
     const session = await sessionOf(root);
     await settled(session.id);

@@ -6,45 +6,32 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
-import { startFakeModelServer, type FakeModelServer, type FakeReply } from '../fakes/fake-model-server.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { signedHeaders, markdownOf } from '../fakes/fake-slack-api.js';
+import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
+import { useServiceFakes } from '../support/service-fakes.js';
 import { startScript, type RunningProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
 const signingSecret = 'crash-secret';
 const channel = 'C0CRASH';
-let database: TestDatabase;
-let model: FakeModelServer;
-let slack: FakeSlackApi;
+const fakes = useServiceFakes();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  model = await startFakeModelServer();
-  slack = await startFakeSlackApi({ threadStatusError: null });
-  slack.addUser({ id: 'UADA', displayName: 'Ada' });
-});
-afterAll(async () => {
-  await slack.close();
-  await model.close();
-  await database.drop();
-});
 
 /** The environment of one test's service processes (a data dir of their own). */
 async function serviceEnv(): Promise<Record<string, string>> {
   return {
-    DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: model.url,
+    DATABASE_URL: fakes.database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'hippo-stream-crash-')), PORT: '0', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: fakes.model.url,
     MODEL: 'test-model', MODEL_CONTEXT_WINDOW: '1000000', TOOLS: 'memory', LEASE_TTL_SECONDS: '2',
-    SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: slack.apiUrl,
+    SLACK_BOT_TOKEN: 'xoxb-crash-test', SLACK_SIGNING_SECRET: signingSecret, SLACK_API_URL: fakes.slack.apiUrl,
   };
 }
 
 /** Posts a signed mention to the service on `port`, which starts a thread at `root`. */
 async function mention(port: number, text: string, root: string, eventId: string): Promise<void> {
-  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts: root, channel, event_ts: root };
-  const body = JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: eventId, event });
+  const event = { type: 'app_mention', user: 'UADA', text: `<@${fakes.slack.botUserId}> ${text}`, ts: root, channel, event_ts: root };
+  const body = JSON.stringify({ team_id: fakes.slack.teamId, type: 'event_callback', event_id: eventId, event });
   const response = await fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders(signingSecret, body) }, body });
   expect(response.status).toBe(200);
 }
@@ -62,7 +49,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     const slow = Array.from({ length: 40 }, (_unused, index) => `Part ${index + 1} of an answer that takes a while.`).join(' ');
     const final = 'The answer, given after the restart.';
     let attempts = 0;
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
       attempts += 1;
       // The first process streams for ~10 s (it is killed meanwhile); the second answers at once.
@@ -72,27 +59,27 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     const root = '1730000001.000100';
     await mention(first.port, 'tell me slowly', root, 'EvCrash1');
 
-    const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root, 20_000);
+    const started = await fakes.slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root, 20_000);
     const streamTs = String(started.response?.['ts']);
-    await slack.waitForCall('chat.appendStream', (call) => call.args['ts'] === streamTs, 10_000);
+    await fakes.slack.waitForCall('chat.appendStream', (call) => call.args['ts'] === streamTs, 10_000);
     // Between two writes (a second apart), so no outbox item is half-sent when it dies.
     await new Promise((resolve) => setTimeout(resolve, 300));
     first.process.kill('SIGKILL');
     await first.process.exited;
-    const streamed = slack.messages.find((message) => message.ts === streamTs)!;
+    const streamed = fakes.slack.messages.find((message) => message.ts === streamTs)!;
     expect(streamed.streaming).toBe(true);
     expect(slow.startsWith(markdownOf(streamed) ?? '')).toBe(true);
 
     const second = await service(env);
     try {
       await until(() => markdownOf(streamed) === final && streamed.streaming === false, 30_000, 'the stream replaced by the answer');
-      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
-      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
+      const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await fakes.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
       // One message carries the answer (cards aside); it was never posted anew.
-      const replies = slack.threadMessages(channel, root).filter((message) => markdownOf(message) !== undefined);
+      const replies = fakes.slack.threadMessages(channel, root).filter((message) => markdownOf(message) !== undefined);
       expect(replies.map((message) => message.ts)).toEqual([streamTs]);
-      expect(slack.callsTo('chat.postMessage').filter((call) => String(markdownOf(call.args) ?? call.args['text'] ?? '').includes(final))).toHaveLength(0);
-      const answerItem = await database.prisma.outboxItem.findFirstOrThrow({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' } } });
+      expect(fakes.slack.callsTo('chat.postMessage').filter((call) => String(markdownOf(call.args) ?? call.args['text'] ?? '').includes(final))).toHaveLength(0);
+      const answerItem = await fakes.database.prisma.outboxItem.findFirstOrThrow({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' } } });
       expect(answerItem).toMatchObject({ status: 'sent', platformMessageId: streamTs, targetKey: expect.stringMatching(/^stream:/) });
       expect(attempts).toBe(2);
     } finally {
@@ -105,7 +92,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     const env = await serviceEnv();
     const slow = Array.from({ length: 40 }, (_unused, index) => `Step ${index + 1} of what the search found.`).join(' ');
     let answers = 0;
-    model.respond((body): FakeReply => {
+    fakes.model.respond((body): FakeReply => {
       if (roleOf(body) !== 'worker') return { content: 'KEEP_CONTEXT' };
       const usage = { promptTokens: 200, cachedTokens: 0, completionTokens: 9 };
       if (!body.messages.some((message) => message['role'] === 'tool')) return { toolCalls: [{ name: 'memory_search', arguments: { query: 'the plan' } }], usage };
@@ -118,30 +105,30 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     await mention(first.port, 'search then tell me', root, 'EvCrash2');
 
     // After a tool call the answer is not streamed on its own: it will end the run's task stream.
-    await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined, 20_000);
-    await model.waitFor((request) => roleOf(request.body) === 'worker' && request.body.messages.some((message) => message['role'] === 'tool'), { timeoutMs: 20_000 });
+    await fakes.slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined, 20_000);
+    await fakes.model.waitFor((request) => roleOf(request.body) === 'worker' && request.body.messages.some((message) => message['role'] === 'tool'), { timeoutMs: 20_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     first.process.kill('SIGKILL');
     await first.process.exited;
 
     const second = await service(env);
     try {
-      const answered = () => slack.threadMessages(channel, root).filter((message) => (markdownOf(message) ?? '').includes('Found it.'));
+      const answered = () => fakes.slack.threadMessages(channel, root).filter((message) => (markdownOf(message) ?? '').includes('Found it.'));
       await until(() => answered().length > 0, 30_000, 'the answer');
-      const session = await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
-      await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
-      const taskStreams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined);
+      const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
+      await until(async () => (await fakes.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
+      const taskStreams = fakes.slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root && call.args['task_display_mode'] !== undefined);
       expect(taskStreams).toHaveLength(1);
       // Every task card chunk went to that one stream, and the search shows as one card (one id).
       const taskTs = String(taskStreams[0]?.response?.['ts']);
-      const chunked = slack.calls.filter((call) => Array.isArray(call.args['chunks']) && (call.args['thread_ts'] === root || call.args['ts'] === taskTs));
+      const chunked = fakes.slack.calls.filter((call) => Array.isArray(call.args['chunks']) && (call.args['thread_ts'] === root || call.args['ts'] === taskTs));
       expect(chunked.every((call) => call === taskStreams[0] || call.args['ts'] === taskTs)).toBe(true);
       const ids = chunked.flatMap((call) => call.args['chunks'] as Array<Record<string, unknown>>).map((chunk) => chunk['id']);
       expect(new Set(ids).size).toBe(1);
       expect(answers).toBe(2);
       // The answer shows once; nothing of the answer the first process was receiving reached the thread.
       expect(answered()).toHaveLength(1);
-      expect(slack.threadMessages(channel, root).some((message) => (markdownOf(message) ?? '').includes('Step 1 of'))).toBe(false);
+      expect(fakes.slack.threadMessages(channel, root).some((message) => (markdownOf(message) ?? '').includes('Step 1 of'))).toBe(false);
     } finally {
       second.process.kill('SIGTERM');
       await second.process.exited;

@@ -14,18 +14,6 @@ const signingSecret = 'watch-secret';
 const channel = 'C0WATCH';
 let rig: SlackRig;
 let slack: FakeSlackApi;
-let counter = 0;
-
-function nextTs(): string {
-  counter += 1;
-  return `1720000${String(counter).padStart(3, '0')}.000300`;
-}
-
-async function mention(text: string, ts: string, threadTs?: string): Promise<void> {
-  const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> ${text}`, ts, channel, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) };
-  const response = await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${ts}`, event }), 'application/json');
-  expect(response.status).toBe(200);
-}
 
 const splitParts = (text: string) => splitMessage(text, { limit: slackMessageLimit });
 
@@ -38,7 +26,7 @@ async function shownWhole(threadTs: string, text: string, inChannel = channel): 
 const statusCalls = (threadTs: string) => slack.callsTo('assistant.threads.setStatus').filter((call) => call.args['thread_ts'] === threadTs);
 
 beforeAll(async () => {
-  rig = await startSlackRig({ signingSecret, slack: { threadStatusError: null }, users: [{ id: 'UADA', displayName: 'Ada' }] });
+  rig = await startSlackRig({ signingSecret, channel, slack: { threadStatusError: null }, users: [{ id: 'UADA', displayName: 'Ada' }] });
   slack = rig.slack;
 });
 
@@ -55,14 +43,13 @@ describe('Slack thread status', () => {
       // The tool call comes after a pause, so the card (and the status) shows "thinking" first.
       return { delayMs: lastMessageText(body).includes('list') ? 1_200 : 0, toolCalls: [{ name: 'memory_list', arguments: {} }], usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 3 } };
     });
-    const refused = nextTs();
+    const refused = rig.nextTs();
     slack.refuseThreadStatus(channel, refused);
-    await mention('list what you remember', refused);
+    await rig.mention('list what you remember', { ts: refused });
     await shownWhole(refused, 'Listed.');
     expect(statusCalls(refused)).toHaveLength(1);
 
-    const other = nextTs();
-    await mention('list it here too', other);
+    const other = await rig.mention('list it here too');
     await shownWhole(other, 'Listed.');
     await until(() => statusCalls(other).some((call) => call.args['status'] === ''), 5_000, 'the status cleared');
     const shown = statusCalls(other).map((call) => [call.args['status'], call.args['loading_messages'] ?? []]);
@@ -81,8 +68,7 @@ describe('Slack streamed answers', () => {
   it('streams natively, at most once a second, and the final answer replaces the stream: its first part, the rest as new replies', async () => {
     const answer = longAnswer(18); // ~3,400 characters: two parts
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, chunkDelayMs: 7, usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 900 } }));
-    const root = nextTs();
-    await mention('explain at length', root);
+    const root = await rig.mention('explain at length');
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     expect(started.args).toMatchObject({ channel, recipient_user_id: 'UADA', recipient_team_id: slack.teamId });
     const second = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').endsWith('(2/2)'));
@@ -113,9 +99,7 @@ describe('Slack streamed answers', () => {
     slack.script('chat.startStream', { error: 'not_allowed' });
     const answer = longAnswer(7);
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: answer, chunkDelayMs: 20, usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 400 } }));
-    const root = nextTs();
-    const event = { type: 'app_mention', user: 'UADA', text: `<@${slack.botUserId}> explain`, ts: root, channel: other, event_ts: root };
-    expect((await rig.post(JSON.stringify({ team_id: slack.teamId, type: 'event_callback', event_id: `Ev${root}`, event }), 'application/json')).status).toBe(200);
+    const root = await rig.mention('explain', { channel: other });
     await slack.waitForCall('chat.startStream', (call) => call.args['channel'] === other);
     const post = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['blocks'] === undefined);
     const ts = String(post.response?.['ts']);
@@ -135,8 +119,7 @@ describe('Slack streamed answers', () => {
       // The first call streams some text, then hangs: the person presses Stop.
       return lastMessageText(body).includes('go on') ? { content: 'Picked up again.' } : { content: partial, chunkDelayMs: 5, hangAfterChunks: 60 };
     });
-    const root = nextTs();
-    await mention('start something long', root);
+    const root = await rig.mention('start something long');
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     const streamTs = String(started.response?.['ts']);
     const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
@@ -146,7 +129,7 @@ describe('Slack streamed answers', () => {
     expect(markdownOf(stream)).toMatch(/^Paragraph 1: [\s\S]*\n\n_\(stopped by Ada\)_$/);
     expect(partial.startsWith((markdownOf(stream) ?? '').replace(/\n\n_\(stopped by Ada\)_$/, ''))).toBe(true);
     // The next answer goes to a new position: a new message, the stopped one stays as it is.
-    await mention('go on', nextTs(), root);
+    await rig.mention('go on', { threadTs: root });
     const next = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Picked up again.');
     expect(next.response?.['ts']).not.toBe(streamTs);
     expect(markdownOf(stream)).toMatch(/_\(stopped by Ada\)_$/);
@@ -163,14 +146,13 @@ describe('Slack streamed answers', () => {
       // `resume` the same position is answered again, streaming for a little over a second.
       return calls === 1 ? { content: broken, chunkDelayMs: 25, dropAfterChunks: 60 } : { content: second, chunkDelayMs: 25 };
     });
-    const root = nextTs();
-    await mention('try your best', root);
+    const root = await rig.mention('try your best');
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     const streamTs = String(started.response?.['ts']);
     const stream = slack.messages.find((message) => message.ts === streamTs)!;
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').startsWith('⚠️'));
     await until(() => /_\(interrupted\)_$/.test(markdownOf(stream) ?? ''), 5_000, 'the broken stream finished');
-    await mention('resume', nextTs(), root);
+    await rig.mention('resume', { threadTs: root });
     await until(() => markdownOf(stream) === second, 10_000, 'the second attempt replacing the stream');
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(1);
     // While it formed, the message showed the second attempt's text (not only at the end).
@@ -187,8 +169,7 @@ describe('Slack streamed answers', () => {
       // ~1.5 s of tool-call chunks without a word of text.
       return step === 1 ? { toolCalls: [{ name: 'memory_search', arguments: { query: 'x'.repeat(400) } }], chunkDelayMs: 25 } : { content: 'Nothing found.' };
     });
-    const root = nextTs();
-    await mention('search for it', root);
+    const root = await rig.mention('search for it');
     const answer = await shownWhole(root, 'Nothing found.');
     // The only stream is the run's task cards (slack-task-cards.test.ts), never an answer stream: the answer ends it.
     const streams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root);
@@ -206,8 +187,7 @@ describe('Slack streamed answers', () => {
       step += 1;
       return step === 1 ? { content: preamble, chunkDelayMs: 25, toolCalls: [{ name: 'memory_list', arguments: {} }] } : { content: 'Done looking.' };
     });
-    const root = nextTs();
-    await mention('look into it', root);
+    const root = await rig.mention('look into it');
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     const stream = slack.messages.find((message) => message.ts === String(started.response?.['ts']))!;
     const answer = await shownWhole(root, 'Done looking.');
@@ -219,8 +199,7 @@ describe('Slack streamed answers', () => {
 
   it('posts a short answer at once, without a stream', async () => {
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
-    const root = nextTs();
-    await mention('quick one', root);
+    const root = await rig.mention('quick one');
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Short and sweet.');
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(0);
   });

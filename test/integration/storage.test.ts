@@ -71,7 +71,9 @@ describe('npm start on the embedded database', () => {
       started.push(running);
       return running;
     };
-    cleanups.push(async () => started.forEach((running) => running.kill('SIGKILL')));
+    cleanups.push(async () => {
+      for (const running of started) running.kill('SIGKILL');
+    });
     const first = start('src/main.ts', { DATA_DIR: dataDir, PORT: '0' });
     const ready = await first.waitForLog(/^service-started/, 40_000);
     const holder = String(first.child.pid);

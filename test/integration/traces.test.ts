@@ -31,16 +31,16 @@ interface ReceivedSpan {
 type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values: OtlpValue[] } };
 type OtlpAttribute = { key: string; value: OtlpValue };
 
-function valueOf(value: OtlpValue): string | number | boolean | string[] {
+function otlpValue(value: OtlpValue): string | number | boolean | string[] {
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.doubleValue !== undefined) return value.doubleValue;
   if (value.boolValue !== undefined) return value.boolValue;
-  return (value.arrayValue?.values ?? []).map((item) => String(valueOf(item)));
+  return (value.arrayValue?.values ?? []).map((item) => String(otlpValue(item)));
 }
 
 function attributes(list: OtlpAttribute[] | undefined): ReceivedSpan['attributes'] {
-  return Object.fromEntries((list ?? []).map((attribute) => [attribute.key, valueOf(attribute.value)]));
+  return Object.fromEntries((list ?? []).map((attribute) => [attribute.key, otlpValue(attribute.value)]));
 }
 
 /** An OTLP/HTTP (JSON) trace receiver on loopback: what a collector would be sent. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
-import { newThread, personMessage, type AgentHarness } from '../support/agent-harness.js';
+import { newThread, personMessage } from '../support/agent-harness.js';
 import { useTestBed } from '../support/test-bed.js';
 import { at, conversation, gate, requestsOf, scriptRoles, shape } from '../support/model-script.js';
 import { until } from '../support/wait.js';

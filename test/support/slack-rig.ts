@@ -18,7 +18,7 @@ import type { SenderOptions } from '../../src/adapters/chat/outbox-sender.js';
 import { parseConfig } from '../../src/config.js';
 import { HttpServer } from '../../src/http-server.js';
 import { createLogger, type Logger } from '../../src/log.js';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackOptions, type FakeUser } from '../fakes/fake-slack-api.js';
+import { formBody, signedHeaders, startFakeSlackApi, type FakeSlackApi, type FakeSlackOptions, type FakeUser } from '../fakes/fake-slack-api.js';
 import { createAgentHarness, type AgentHarness, type HarnessOptions } from './agent-harness.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -36,7 +36,30 @@ export interface SlackRig {
   baseUrl: string;
   /** Posts a body signed with the rig's signing secret (Events API only). */
   post(body: string, contentType: string, headers?: Record<string, string>): Promise<Response>;
+  /** A fresh Slack ts, increasing (one counter per rig). */
+  nextTs(): string;
+  /**
+   * Posts one event in its Events API envelope (a fresh event id unless given; `envelope` adds
+   * fields such as `api_app_id`) and expects Slack's 200.
+   */
+  sendEvent(event: Record<string, unknown>, options?: { eventId?: string; envelope?: Record<string, unknown>; headers?: Record<string, string> }): Promise<void>;
+  /** `@hippo <text>` as Slack sends it (app_mention), at the root or in a thread; returns its ts. */
+  mention(text: string, options?: PersonMessageOptions): Promise<string>;
+  /** A person's message in a thread (a message event, no mention); returns its ts. */
+  reply(text: string, threadTs: string, options?: Omit<PersonMessageOptions, 'threadTs'>): Promise<string>;
+  /** Clicks a button of a message as Slack posts a block_actions interaction (by Ada), and expects 200. */
+  click(actionId: string, value: string, message: { ts: string; threadTs: string; channel?: string }, extra?: Record<string, unknown>): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface PersonMessageOptions {
+  /** Default UADA. */
+  user?: string;
+  /** Default the rig's channel. */
+  channel?: string;
+  /** Default a fresh one. */
+  ts?: string;
+  threadTs?: string;
 }
 
 export interface SlackRigOptions {
@@ -62,6 +85,8 @@ export interface SlackRigOptions {
   tools?: HarnessOptions['tools'];
   /** R23: which tool calls wait for a person (default: none). */
   approvals?: HarnessOptions['approvals'];
+  /** Where `mention`, `reply` and `click` speak unless told (default C0GENERAL). */
+  channel?: string;
 }
 
 export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig> {
@@ -95,11 +120,47 @@ export async function startSlackRig(options: SlackRigOptions): Promise<SlackRig>
     ...(options.workspaces ? { workspaces: options.workspaces } : {}),
     ...(options.onFeedback ? { onFeedback: options.onFeedback } : {}),
   });
+  const channel = options.channel ?? 'C0GENERAL';
+  let counter = 0;
+  const post: SlackRig['post'] = (body, contentType, headers = {}) => {
+    if (!signingSecret) throw new Error('slack rig: Socket Mode has no Events API to post to');
+    return fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(signingSecret, body), ...headers }, body });
+  };
+  const nextTs = () => `1700000${String(++counter).padStart(3, '0')}.000100`;
+  const expectOk = async (what: string, response: Promise<Response>) => {
+    const { status } = await response;
+    if (status !== 200) throw new Error(`slack rig: the ${what} got ${status}, not 200`);
+  };
+  const sendEvent: SlackRig['sendEvent'] = (event, sent = {}) => {
+    const body = JSON.stringify({ team_id: slack.teamId, ...sent.envelope, type: 'event_callback', event_id: sent.eventId ?? `Ev${++counter}`, event });
+    return expectOk(`${String(event['type'])} event`, post(body, 'application/json', sent.headers));
+  };
+  const message = (text: string, { user = 'UADA', channel: where = channel, ts = nextTs(), threadTs }: PersonMessageOptions) =>
+    ({ user, text, ts, channel: where, event_ts: ts, ...(threadTs ? { thread_ts: threadTs } : {}) });
   return {
-    attachments, database, slack, harness, http, adapter, eventsUrl, baseUrl,
-    post: (body, contentType, headers = {}) => {
-      if (!signingSecret) throw new Error('slack rig: Socket Mode has no Events API to post to');
-      return fetch(eventsUrl, { method: 'POST', headers: { 'content-type': contentType, ...signedHeaders(signingSecret, body), ...headers }, body });
+    attachments, database, slack, harness, http, adapter, eventsUrl, baseUrl, post, nextTs, sendEvent,
+    async mention(text, person = {}) {
+      const event = { type: 'app_mention', ...message(`<@${slack.botUserId}> ${text}`, person) };
+      await sendEvent(event);
+      return event.ts;
+    },
+    async reply(text, threadTs, person = {}) {
+      const event = { type: 'message', channel_type: 'channel', ...message(text, { ...person, threadTs }) };
+      await sendEvent(event);
+      return event.ts;
+    },
+    click(actionId, value, clicked, extra = {}) {
+      const where = clicked.channel ?? channel;
+      const trigger = ++counter;
+      const payload = {
+        type: 'block_actions', team: { id: slack.teamId, domain: 'hippo' }, user: { id: 'UADA', username: 'ada', name: 'ada', team_id: slack.teamId },
+        api_app_id: 'A1', token: 'legacy', trigger_id: `trigger-${trigger}`, response_url: slack.responseUrl(`action-${trigger}`),
+        container: { type: 'message', message_ts: clicked.ts, channel_id: where, is_ephemeral: false, thread_ts: clicked.threadTs },
+        channel: { id: where, name: 'project' }, message: { type: 'message', ts: clicked.ts, thread_ts: clicked.threadTs, text: '' },
+        actions: [{ type: 'button', action_id: actionId, block_id: 'b', value, action_ts: '1' }],
+        ...extra,
+      };
+      return expectOk(`${actionId} click`, post(formBody({ payload: JSON.stringify(payload) }), 'application/x-www-form-urlencoded'));
     },
     async close() {
       await adapter.stop();

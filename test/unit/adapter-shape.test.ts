@@ -71,16 +71,16 @@ const knownMismatches: Record<string, string> = {
   'memory-interactions.ts': 'Slack: functions; Discord: class DiscordMemoryInteractions',
 };
 
-export type ExportKind = 'class' | 'function' | 'value';
+type ExportKind = 'class' | 'function' | 'value';
 
 /** What a module's runtime export is: a class, a plain function, or a value (types leave nothing). */
-export function kindOf(value: unknown): ExportKind {
+function kindOf(value: unknown): ExportKind {
   if (typeof value !== 'function') return 'value';
   return /^class[\s{]/.test(Function.prototype.toString.call(value)) ? 'class' : 'function';
 }
 
 /** The kind of a file: 'class' when it exports a class, else 'functions' when it exports a function, else 'values'. */
-export function fileKind(module: Record<string, unknown>): 'class' | 'functions' | 'values' {
+function fileKind(module: Record<string, unknown>): 'class' | 'functions' | 'values' {
   const kinds = Object.values(module).map(kindOf);
   return kinds.includes('class') ? 'class' : kinds.includes('function') ? 'functions' : 'values';
 }
@@ -95,7 +95,7 @@ async function load(folder: string, file: string): Promise<Record<string, unknow
 }
 
 /** Same-named files of two adapter folders whose kinds differ: `file: kind / kind`. */
-export async function mismatchedPairs(left: string, right: string, root = 'src/adapters'): Promise<string[]> {
+async function mismatchedPairs(left: string, right: string, root = 'src/adapters'): Promise<string[]> {
   const names = (folder: string) => new Set(readdirSync(`${root}/${folder}`).filter((name) => name.endsWith('.ts')));
   const shared = [...names(left)].filter((name) => names(right).has(name)).sort();
   const found: string[] = [];

@@ -1,12 +1,13 @@
 // Shared files as the model reads about them: safe names, one line per file, images checked by
 // their bytes, a per-model image capability, and token estimates that count an image once.
 import { describe, expect, it } from 'vitest';
-import { attachmentLine, formatSize } from '../../src/core/prompts/prompts.js';
-import { safeFileName } from '../../src/core/prompts/text-hygiene.js';
+import { attachmentLine } from '../../src/core/prompts/prompts.js';
+import { formatSize } from '../../src/core/format-size.js';
+import { safeFileName } from '../../src/core/text-hygiene.js';
 import { estimateTokens, imageCharsPerToken, imageSurplusTokens, imageTokens } from '../../src/core/loop/context-window.js';
 import { modelAcceptsImages } from '../../src/core/loop/model-images.js';
 import { steerMessage } from '../../src/core/prompts/prompts.js';
-import { claimedImageType as imageType } from '../../src/core/loop/image-header.js';
+import { claimedImageType as imageType } from '../../src/core/image-header.js';
 
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 

@@ -18,7 +18,7 @@ function wingOf(file: string): number {
 }
 
 /** Each file of src/core (relative, `.ts`) with the files of src/core it imports, type-only imports too. */
-export function coreImports(root = 'src/core'): Map<string, string[]> {
+function coreImports(root = 'src/core'): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts')).sort()) {
     const targets = new Set<string>();
@@ -34,7 +34,7 @@ export function coreImports(root = 'src/core'): Map<string, string[]> {
 }
 
 /** Every import that climbs: from a wing to a wing above it, or out of core. */
-export function backArrows(graph: ReadonlyMap<string, readonly string[]>): string[] {
+function backArrows(graph: ReadonlyMap<string, readonly string[]>): string[] {
   const found: string[] = [];
   for (const [file, targets] of graph) {
     if (wingOf(file) < 0) found.push(`${file}: in no wing (add its folder to the order, here and in docs/architecture.md)`);
@@ -46,7 +46,7 @@ export function backArrows(graph: ReadonlyMap<string, readonly string[]>): strin
 }
 
 /** One cycle per circle of files that import each other (Tarjan's strongly connected components). */
-export function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];

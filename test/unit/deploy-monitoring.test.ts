@@ -104,6 +104,7 @@ describe('deploy/: dashboard and alerts', () => {
     expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource' })]);
     expect(new Set(dashboard.panels.map((panel) => panel.id)).size).toBe(dashboard.panels.length);
     const problems = dashboard.panels.flatMap((panel) => {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own data-source placeholder, meant literally.
       expect(panel.datasource.uid).toBe('${DS_PROMETHEUS}');
       expect(panel.targets.length).toBeGreaterThan(0);
       return panel.targets.flatMap((target) => checkExpression(target.expr, series));

@@ -31,6 +31,17 @@ function citations(pattern: RegExp): Array<{ where: string; line: string; match:
   );
 }
 
+/**
+ * The section names of a Markdown file: its headings, and the bold label that opens a list item or
+ * a paragraph (`- **Watch**: …`, `**Core's wings.** …`), trailing punctuation dropped.
+ */
+function sectionsOf(file: string): Set<string> {
+  const body = readFileSync(join(root, file), 'utf8');
+  const headings = [...body.matchAll(/^#+ (.+)$/gm)].map((match) => match[1]!.trim());
+  const labels = [...body.matchAll(/^(?:[-*] |\d+\. )?\*\*([^*\n]+)\*\*/gm)].map((match) => match[1]!.trim().replace(/[.:]$/, ''));
+  return new Set([...headings, ...labels]);
+}
+
 describe('document references', () => {
   it('scans the sources, tests and docs', () => {
     expect(sources.length).toBeGreaterThan(100);
@@ -73,6 +84,24 @@ describe('document references', () => {
       .filter(({ match }) => Number(match[1]) < 1 || Number(match[1]) > sections)
       .map(({ where, match }) => `${where}: ${match[0]}`);
     expect(bad).toEqual([]);
+  });
+
+  it('quotes only section names that exist in the document it cites', () => {
+    // `docs/product.md "Review memory"`, or several: `docs/product.md "Memory spaces", "Who may do what"`.
+    const quoted = /"([^"\n]+)"|“([^”\n]+)”/g;
+    const stale = citations(/(?<![\w./-])((?:docs|bench)\/[\w./-]+\.md|[\w-]+\.md),? ((?:"[^"\n]+"|“[^”\n]+”)(?:,? (?:and |or )?(?:"[^"\n]+"|“[^”\n]+”))*)/g)
+      .filter(({ where, line }) => !/\.ts:\d+$/.test(where) || /^\s*(\/\/|\*|\/\*)/.test(line))
+      .flatMap(({ where, match }) => {
+        const cited = [match[1]!, join('docs', match[1]!)].find((file) => existsSync(join(root, file)) && file.endsWith('.md'));
+        // A document that does not exist is the test above's to report.
+        if (!cited) return [];
+        const sections = sectionsOf(cited);
+        return [...match[2]!.matchAll(quoted)]
+          .map((name) => (name[1] ?? name[2])!)
+          .filter((name) => !sections.has(name))
+          .map((name) => `${where}: ${match[1]} "${name}"`);
+      });
+    expect(stale).toEqual([]);
   });
 
   it('links only to files and headings that exist', () => {

@@ -3,7 +3,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../../src/core/errors.js';
-import { fittedNote } from '../../src/core/loop/attachments.js';
+import { fittedNote } from '../../src/core/attachment-saver.js';
 import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { SharpImageFitter } from '../../src/tools/image-fitter.js';
 import { flatPng } from '../support/images.js';

@@ -1,9 +1,9 @@
-// The image header reader (core/loop/image-header.ts, R22): type and size of real PNG, JPEG, GIF
+// The image header reader (core/image-header.ts, R22): type and size of real PNG, JPEG, GIF
 // and WebP files as sharp wrote them, and null for a signature without a valid header behind it.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { fitByHeader } from '../../src/core/loop/attachments.js';
-import { claimedImageType, maxHeaderScanBytes, readImageHeader } from '../../src/core/loop/image-header.js';
+import { claimedImageType, maxHeaderScanBytes, readImageHeader } from '../../src/core/image-header.js';
 import { imageLimitsFor } from '../../src/core/image-limits.js';
 import { fakePng, flatPng } from '../support/images.js';
 

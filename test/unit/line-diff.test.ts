@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactDiff, DEFAULT_LINE_DIFF_BUDGET, diffLines } from '../../src/core/memory/line-diff.js';
+import { compactDiff, DEFAULT_LINE_DIFF_BUDGET, diffLines } from '../../src/core/line-diff.js';
 
 /** About `characters` characters of short numbered lines ("l12345"), one per line. */
 function shortLines(characters: number, label: (index: number) => string): string {

@@ -5,7 +5,7 @@ import { deciderInstruction, summarizerInstruction } from '../../src/core/prompt
 import { requestSection, reviewSection } from '../../src/core/prompts/review-brief.js';
 import { currentStep, shouldTrigger } from '../../src/core/memory/trigger-policy.js';
 import { contextWindowFor, estimateTokens } from '../../src/core/loop/context-window.js';
-import { diffLines, compactDiff } from '../../src/core/memory/line-diff.js';
+import { diffLines, compactDiff } from '../../src/core/line-diff.js';
 import { memoryTools } from '../../src/core/memory/memory-tools.js';
 import { toolDefinitions } from '../../src/core/tool.js';
 import { callModel, textChars } from '../../src/core/loop/model-call.js';

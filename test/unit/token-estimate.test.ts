@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { estimateTokens, textTokens } from '../../src/core/loop/context-window.js';
-import { capHeadTail, resultLimitChars } from '../../src/core/loop/output-cap.js';
+import { capHeadTail, resultLimitChars } from '../../src/core/output-cap.js';
 import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { toolContext } from '../support/tool-context.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DeadlineReached } from '../../src/core/errors.js';
-import { resultLimitChars } from '../../src/core/loop/output-cap.js';
+import { resultLimitChars } from '../../src/core/output-cap.js';
 import { defineTool, type AnyTool } from '../../src/core/tool.js';
 import { ToolExecutor } from '../../src/core/loop/tool-executor.js';
 import { toolContext } from '../support/tool-context.js';

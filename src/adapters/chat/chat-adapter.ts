@@ -62,7 +62,7 @@ export interface ChatListener<On> {
 
 /**
  * `inbound.ts`: people's messages (new, edited, deleted) into agent calls. The message is stored
- * before the platform's acknowledgement (docs/product.md "How people use it"); answers go out later
+ * before the platform's acknowledgement (docs/product.md "Using it"); answers go out later
  * through the outbox.
  */
 export interface ChatInbound<On> extends ChatListener<On> {

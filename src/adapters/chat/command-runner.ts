@@ -1,18 +1,16 @@
 // Carries out a command word for a session and says what happened, in Markdown. The same on every
 // platform; adapters decide where the answer goes (thread reply, ephemeral reply) and add buttons.
 import { approvalStatusLines } from './approval-card.js';
-import type { Agent, SessionStatus } from '../../core/agent.js';
+import type { Agent, Reviewer, SessionStatus } from '../../core/agent.js';
 import { contextCurveLines } from './context-curve.js';
-import { memoryRunChanges } from '../../core/memory/memory-run-changes.js';
+import { memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { helpText, type CommandVerb } from './commands.js';
 import type { AccessDecision, MemoryAction } from './memory-access.js';
-import { choiceText, revertMemoryRun } from '../../core/memory/memory-actions.js';
 import { formatDollars } from '../../core/prices.js';
-import { browserText } from './memory-browser.js';
+import { browserText, choiceText } from './memory-browser.js';
 import { emptyExportText, exportKey, exportRunningText, memoryExportFile, oneExportAtATime } from './memory-export.js';
 import { memorySearchText } from './memory-search.js';
-import { pinByText, type Reviewer } from '../../core/memory/memory-review.js';
 import { changeSummary, formatTokens } from './notes.js';
 
 /** Who asks, for which session, and how they invoke Hippo on this platform. */
@@ -195,7 +193,7 @@ async function revertLatest(scope: CommandScope): Promise<string> {
   if (!latest) return 'There is no memory change to undo in this space.';
   const changes = await memoryRunChanges(documents, latest.memoryRunId);
   const what = `the memory change of ${latest.at.toISOString().slice(0, 16).replace('T', ' ')} UTC (${changes.map(changeSummary).join(', ') || 'no document'})`;
-  const result = await revertMemoryRun(scope.stores, latest.memoryRunId, reviewer(scope));
+  const result = await scope.agent.review.revert(latest.memoryRunId, reviewer(scope));
   const lines: string[] = [];
   if (result.reverted.length > 0) lines.push(`↩️ Undid ${what}: ${result.reverted.join(', ')} restored as before it.`);
   else lines.push(`The last memory change is ${what}.`);
@@ -211,7 +209,7 @@ async function rememberRequest(kind: 'remember' | 'forget', scope: CommandScope,
       ? `Say what to remember: \`${scope.prefix} remember <fact>\`.`
       : `Say what to forget: \`${scope.prefix} forget <fact>\`. To undo the last memory change, say \`${scope.prefix} revert\`.`;
   }
-  await scope.agent.rememberRequest(scope.session, { kind, userId: scope.actor.userId, name: scope.actor.name, text });
+  await scope.agent.review[kind](scope.session, reviewer(scope), text);
   const verb = kind === 'remember' ? 'remember' : 'forget';
   return `🧠 Asked background memory to ${verb}: “${text.length > 300 ? `${text.slice(0, 300)}…` : text}”. Its note in this thread will say what it changed.`;
 }
@@ -219,7 +217,7 @@ async function rememberRequest(kind: 'remember' | 'forget', scope: CommandScope,
 /** pin <text>: pins the line that has it (adding it to MAIN.md when no line does). */
 async function pin(scope: CommandScope, text: string): Promise<string> {
   if (text === '') return `Say which line to pin: \`${scope.prefix} pin <text of the line>\`.`;
-  const outcome = await pinByText(scope.stores, scope.session.memorySpaceId, text, reviewer(scope));
+  const outcome = await scope.agent.review.pinByText(scope.session.memorySpaceId, text, reviewer(scope));
   switch (outcome.status) {
     case 'pinned':
       return `📌 Pinned in ${outcome.path}: “${outcome.line}”. Background memory will keep it word for word.`;

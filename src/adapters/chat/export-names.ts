@@ -1,4 +1,4 @@
-// File names for a memory export (docs/security.md "Export"): a document's path comes from the
+// File names for a memory export (docs/security.md "Security and limits"): a document's path comes from the
 // model or a person, so it is mapped to a relative name that every filesystem accepts and shows
 // as it is: no "..", no control or bidirectional-override characters (a name that reads backwards),
 // no characters Windows refuses, no reserved device names (CON, NUL, COM1…), no part over 100 bytes

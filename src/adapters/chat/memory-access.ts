@@ -1,4 +1,4 @@
-// Who may do what to a memory space (docs/product.md "Memory scope", "Who may do what"): only members of
+// Who may do what to a memory space (docs/product.md "Memory spaces", "Who may do what"): only members of
 // the conversation that owns the space may view, edit, revert or pin it, and MEMORY_EDITORS (when
 // set) narrows who may change it. Platform-free: each platform says where a click came from and
 // answers the membership and group questions it alone can.

@@ -1,11 +1,8 @@
 // The memory browser's words (docs/product.md "Review memory"), the same on every platform: a space's
 // documents with size, last change and last author; a document with its pinned lines marked; its
 // history (author, time, reason, the thread it came from). Platforms add the buttons and links.
-import { versionAuthor } from '../../core/memory/memory-review.js';
-import { pinText } from '../../core/memory/pinned-lines.js';
-import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, SessionRecord, Stores } from '../../core/store.js';
-
-export { versionAuthor };
+import { pinText } from '../../core/pinned-lines.js';
+import type { DocumentAuthor, DocumentRecord, DocumentSummary, DocumentVersionRecord, RunDocumentChange, SessionRecord, Stores } from '../../core/store.js';
 
 /** Versions per history page. */
 export const historyPageSize = 10;
@@ -72,4 +69,30 @@ export function historyText(path: string, page: { versions: DocumentVersionRecor
 function oneLine(text: string, limit: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+/** Who wrote a version, in a few words (a summarizer run is "background memory"). */
+export function versionAuthor(author: DocumentAuthor): string {
+  switch (author.kind) {
+    case 'summarizer':
+      return 'background memory';
+    case 'worker':
+      return 'the worker';
+    case 'person':
+      return author.name || author.userId;
+    case 'system':
+      return 'Hippo';
+  }
+}
+
+/** "v5 by background memory at 12:10 UTC" for each later version. */
+export function laterChangesText(later: readonly DocumentVersionRecord[]): string {
+  return later
+    .map((version) => `v${version.version} by ${versionAuthor(version.author)} at ${version.createdAt.toISOString().slice(11, 16)} UTC${version.deleted ? ' (deleted it)' : ''}`)
+    .join('; ');
+}
+
+/** R13: the explanation a person reads before choosing to undo a change with the later ones, in Markdown. */
+export function choiceText(change: RunDocumentChange): string {
+  return `**${change.path}** was changed again after this memory change (${laterChangesText(change.later)}). Undoing this change would undo ${change.later.length === 1 ? 'that one' : 'those'} too.`;
 }

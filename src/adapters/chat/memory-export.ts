@@ -1,6 +1,6 @@
 // `memory export` (docs/product.md "Review memory"): a space's memory documents as Markdown files
 // with front matter (version, author, date) under documents/, and their versions under history/, in
-// a zip that people can read, diff, or keep elsewhere. Bounded (docs/security.md "Export"): history
+// a zip that people can read, diff, or keep elsewhere. Bounded (docs/security.md "Security and limits"): history
 // is read a page at a time, newest first, and compressed off the event loop; past a cap of versions,
 // of text read or of archive bytes the rest is left out, and README.md in the zip says what. Names
 // come from the model or people: export-names.ts makes them safe on every filesystem, and the two

@@ -25,7 +25,7 @@ export interface MemorySearchResult {
 
 /**
  * Searches a space's documents and conversations for `words`; `searcher` is who asks (their
- * allowance of searches, docs/security.md "Search"). Throws SearchLimitError when refused or stopped.
+ * allowance of searches, docs/security.md "Security and limits"). Throws SearchLimitError when refused or stopped.
  */
 export async function searchMemory(stores: Pick<Stores, 'documents' | 'context' | 'sessions'>, spaceId: string, words: string, searcher: string): Promise<MemorySearchResult> {
   const query = words.trim().slice(0, searchWordsLimit);

@@ -1,9 +1,9 @@
 // The words of Hippo's notes in a thread, the same on every platform: one-line summaries of memory
 // changes and resets, and the diffs people review. Platforms wrap them in their own UI.
 import type { AgentEvent, DocumentChange, RunUsage } from '../../core/events.js';
-import { compactDiff } from '../../core/memory/line-diff.js';
+import { compactDiff } from '../../core/line-diff.js';
 import { formatDollars } from '../../core/prices.js';
-import { changeCounts, memoryRunChanges } from '../../core/memory/memory-run-changes.js';
+import { changeCounts, memoryRunChanges } from '../../core/memory-run-changes.js';
 import type { DocumentStore, PersonRequest } from '../../core/store.js';
 
 /** 118000 → "118k", 1234 → "1.2k", 950 → "950". */

@@ -1,8 +1,8 @@
-// The durable outbox (docs/product.md "Reliability promises"): every platform write is stored with an
+// The durable outbox (docs/product.md "Promises"): every platform write is stored with an
 // idempotency key before it is sent, so a crash or a platform outage loses nothing and a repeated
 // event enqueues nothing new. A sender per platform (outbox-sender.ts) sends them; the platform
 // message ids it records let later edits and reactions name their target by key.
-import { storableJson } from '../../core/prompts/text-hygiene.js';
+import { storableJson } from '../../core/text-hygiene.js';
 import type { Logger } from '../../log.js';
 import type { OutboxPayload, OutboxStore } from '../storage/outbox-store.js';
 import { isTransientDatabaseError } from '../storage/storage-errors.js';

@@ -4,7 +4,7 @@
 // text of any size: only a bounded prefix of each is ever read, and what is kept is bounded too.
 import type { AgentEvent } from '../../core/events.js';
 import type { ToolCall } from '../../core/messages.js';
-import { unescapeClosingTags } from '../../core/prompts/wrappers.js';
+import { unescapeClosingTags } from '../../core/wrappers.js';
 
 /** The tool that writes the plan: shown as the plan, not as a call of its own. */
 export const planTool = 'todo_write';

@@ -11,6 +11,7 @@ import { chatHelp, consoleVerbs, runConsoleCommand } from './console-commands.js
 import type { ConsoleOutput } from './console-output.js';
 import { ConsoleApprovals } from './console-approvals.js';
 import { ConsoleRenderer } from './console-renderer.js';
+import { markingDelivered } from '../chat/delivery-marks.js';
 
 export interface ConsoleChatOptions {
   agent: Agent;
@@ -40,12 +41,14 @@ export async function runConsoleChat(options: ConsoleChatOptions): Promise<ChatE
   const renderer = new ConsoleRenderer(output);
   // R23: the terminal's user started the session: they approve or deny its tool calls.
   const approvals = new ConsoleApprovals(agent, output, { id: 'local', name: options.userName });
-  const unsubscribe = options.events.subscribe((event) => {
-    if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
+  // Shown on the terminal: not owed any more (R17).
+  const show = markingDelivered(async (event) => {
     renderer.handle(event);
     approvals.render(event);
-    // Shown on the terminal: not owed any more.
-    if (event.type === 'answer' || event.type === 'memory-updated' || event.type === 'context-reset') void agent.delivered(event);
+  }, (event) => agent.delivered(event));
+  const unsubscribe = options.events.subscribe((event) => {
+    if (event.session.threadKey !== options.address.threadKey || event.session.platform !== 'console') return;
+    void show(event);
   });
   let counter = Date.now();
 

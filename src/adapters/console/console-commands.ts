@@ -4,7 +4,7 @@
 import { access, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Agent } from '../../core/agent.js';
-import { mainDocumentPath } from '../../core/memory/init-messages.js';
+import { mainDocumentPath } from '../../core/memory-store.js';
 import type { SessionRecord, Stores } from '../../core/store.js';
 import { approvalStatusLines } from '../chat/approval-card.js';
 import { runCommand } from '../chat/command-runner.js';

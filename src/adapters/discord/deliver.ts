@@ -8,7 +8,7 @@ import {
   type APIMessage, type REST, type RESTPatchAPIChannelMessageJSONBody, type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
 import { z } from 'zod';
-import { formatSize } from '../../core/prompts/prompts.js';
+import { formatSize } from '../../core/format-size.js';
 import { PlatformError, ToolError } from '../../core/errors.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';

@@ -1,4 +1,4 @@
-// Files on Discord (docs/product.md "Share"): attachments of people's messages are downloaded from
+// Files on Discord (docs/product.md "Share files"): attachments of people's messages are downloaded from
 // Discord's CDN for the session workspace; files the agent attaches to an answer go out as message
 // attachments (Attach Files permission).
 import type { Message } from 'discord.js';

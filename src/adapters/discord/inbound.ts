@@ -1,4 +1,4 @@
-// Inbound Discord messages (docs/product.md "How people use it"): a mention in a text channel starts a
+// Inbound Discord messages (docs/product.md "Using it"): a mention in a text channel starts a
 // thread and a session bound to it; a mention in a thread without a session starts one that first
 // reads the thread; a DM is a session; every person's message in a session thread is a steer
 // message; "@Hippo status" and friends are commands. Edits and deletes of queued steers update or

@@ -2,7 +2,7 @@
 // agent calls, and renders agent events through the durable outbox. Wired in by src/service.ts.
 import { Events, Routes, Status, type Client } from 'discord.js';
 import { ConfigError } from '../../core/errors.js';
-import { todoDocumentPath } from '../../core/memory/init-messages.js';
+import { todoDocumentPath } from '../../core/memory-store.js';
 import type { Logger } from '../../log.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { AccessPolicy, accessLists } from '../chat/access-policy.js';

@@ -10,8 +10,8 @@ import type { RunDocumentChange, SessionRecord } from '../../core/store.js';
 import { mainPreview, runCommand, type CommandScope } from '../chat/command-runner.js';
 import { helpText, type CommandVerb } from '../chat/commands.js';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { choiceText, revertMemoryRun, revertWithLaterChanges } from '../../core/memory/memory-actions.js';
-import { ackMemoryRun, type Reviewer } from '../../core/memory/memory-review.js';
+import type { Reviewer } from '../../core/agent.js';
+import { choiceText } from '../chat/memory-browser.js';
 import { memoryDiffMarkdown, memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { interactionRequester, refuseInteraction } from './access.js';
 import { accessRequest } from './memory-access.js';
@@ -143,7 +143,7 @@ export class DiscordInteractions implements ChatInteractions<Client> {
         return replyText(interaction, 'Nothing was changed: the later changes stay as they are.', 'hippo.md');
       case 'review':
         if (!id.memoryRunId) return;
-        await ackMemoryRun(this.context.stores, session.memorySpaceId, id.memoryRunId, reviewerOf(scope), scope.actor.name);
+        await this.context.agent.review.approve(session.memorySpaceId, id.memoryRunId, reviewerOf(scope), scope.actor.name);
         await this.editNote(session, id.memoryRunId, { reviewedBy: scope.actor.name }, interaction.id);
         return replyText(interaction, '👍 Thanks, marked as reviewed.', 'hippo.md');
       default:
@@ -156,7 +156,7 @@ export class DiscordInteractions implements ChatInteractions<Client> {
    * note; documents changed again are shown to the clicker with "Undo both" / "Keep" buttons.
    */
   private async revert(interaction: ButtonInteraction, session: SessionRecord, memoryRunId: string, actor: Reviewer): Promise<void> {
-    const result = await revertMemoryRun(this.context.stores, memoryRunId, actor);
+    const result = await this.context.agent.review.revert(memoryRunId, actor);
     if (result.reverted.length > 0) await this.announceRevert(session, memoryRunId, actor.name, result.reverted, interaction.id);
     if (result.needsChoice.length > 0) {
       const all = await this.context.stores.documents.runChanges(memoryRunId);
@@ -172,7 +172,7 @@ export class DiscordInteractions implements ChatInteractions<Client> {
     const all = await this.context.stores.documents.runChanges(memoryRunId);
     const target = all[document.index];
     if (!target) return replyText(interaction, 'This memory change no longer exists.', 'hippo.md');
-    const outcome = await revertWithLaterChanges(this.context.stores, memoryRunId, target.documentId, document.version, actor);
+    const outcome = await this.context.agent.review.revertWithLaterChanges(memoryRunId, target.documentId, document.version, actor);
     switch (outcome.status) {
       case 'reverted':
         await this.announceRevert(session, memoryRunId, actor.name, [outcome.path], interaction.id);

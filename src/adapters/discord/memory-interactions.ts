@@ -6,13 +6,13 @@
 // a refusal is ephemeral and changes nothing. Answers are ephemeral; changes are told in the thread.
 import { AttachmentBuilder, MessageFlags, type ButtonInteraction, type ModalSubmitInteraction, type RepliableInteraction, type StringSelectMenuInteraction } from 'discord.js';
 import { ConflictError } from '../../core/errors.js';
-import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
-import { pinText } from '../../core/memory/pinned-lines.js';
+import { compactDiff, diffLines } from '../../core/line-diff.js';
+import { pinText } from '../../core/pinned-lines.js';
 import type { DocumentRecord, SessionRecord } from '../../core/store.js';
-import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../../core/memory/document-parts.js';
+import { decodeJoins, documentParts, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, historyText, pinnedView, versionAuthor, versionSessions, formatTime } from '../chat/memory-browser.js';
-import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type EditOutcome, type Reviewer } from '../../core/memory/memory-review.js';
+import type { EditOutcome, Reviewer } from '../../core/agent.js';
 import { accessRequest } from './memory-access.js';
 import { enqueueText, type DiscordContext } from './context.js';
 import { buttonId, type ButtonId } from './ids.js';
@@ -171,7 +171,7 @@ export class DiscordMemoryInteractions {
       const part = documentParts(base, discordPartLimits)[id.document?.index ?? 0];
       edit = { baseVersion: version, partIndex: id.document?.index ?? 0, text: joinPieces(pieces, partPieces(part?.text ?? '', discordPartLimits.inputChars).joins) };
     }
-    const outcome = await saveDocumentEdit(this.context.stores, { documentId: document.id, ...edit }, discordPartLimits, who);
+    const outcome = await this.context.agent.review.edit({ documentId: document.id, ...edit }, discordPartLimits, who, document);
     return this.saved(interaction, session, document, outcome, who);
   }
 
@@ -207,7 +207,7 @@ export class DiscordMemoryInteractions {
   }
 
   private async undo(interaction: MemoryInteraction, session: SessionRecord, document: DocumentRecord, shownVersion: number, who: Reviewer): Promise<void> {
-    const outcome = await undoLatestChange(this.context.stores, document.id, shownVersion, who);
+    const outcome = await this.context.agent.review.undo(document.id, shownVersion, who);
     switch (outcome.status) {
       case 'reverted':
         await this.tell(session, `undo:${document.id}:${outcome.document.version}`, `↩️ ${who.name} undid v${outcome.undone.version} of ${document.path} (now v${outcome.document.version})`);
@@ -229,10 +229,10 @@ export class DiscordMemoryInteractions {
     if (matches.length > 1) return reply(interaction, `Several lines of ${document.path} have that text; say more of the one to pin:\n${matches.slice(0, 10).map((match) => `• “${match}”`).join('\n')}`, 'hippo', []);
     try {
       if (document.pinnedLines.includes(line)) {
-        await unpinLine(this.context.stores, document.id, line, who);
+        await this.context.agent.review.unpin(document.id, line, who);
         return reply(interaction, `Unpinned from ${document.path}: “${line}”.`, 'hippo', []);
       }
-      await pinLine(this.context.stores, document.id, line, who);
+      await this.context.agent.review.pin(document.id, line, who);
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
       return reply(interaction, `${document.path} changed and no longer has that line: nothing was pinned.`, 'hippo', []);

@@ -8,7 +8,7 @@ import {
   type APISelectMenuOption,
 } from 'discord.js';
 import type { DocumentRecord, DocumentSummary } from '../../core/store.js';
-import type { DocumentPart } from '../../core/memory/document-parts.js';
+import type { DocumentPart } from '../../core/document-parts.js';
 import { formatSize, versionAuthor } from '../chat/memory-browser.js';
 import { buttonId } from './ids.js';
 

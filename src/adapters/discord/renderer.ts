@@ -11,6 +11,7 @@ import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord, SteerRecord } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
+import { markingDelivered } from '../chat/delivery-marks.js';
 import { budgetNoteText, errorNoteText, inheritedNoteText, stepLimitNoteText } from '../chat/notes.js';
 import type { OutboxEntry } from '../chat/outbox.js';
 import { untilStored } from '../chat/storage-retry.js';
@@ -66,6 +67,8 @@ export class DiscordRenderer implements ChatRenderer {
   private readonly now: () => number;
   /** The answers forming now, one per session. */
   private readonly streams: AnswerStreams;
+  /** Renders an event; what it took is no longer owed (R17). */
+  private readonly deliver = markingDelivered((event) => this.render(event), (event) => this.deps.delivered(event));
 
   constructor(private readonly deps: DiscordRendererDeps) {
     this.now = deps.now ?? Date.now;
@@ -88,7 +91,7 @@ export class DiscordRenderer implements ChatRenderer {
     if (event.type === 'assistant-message' && !ended) return;
     void this.queue.post(event.session.id, () => untilStored(async () => {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
-      if (event.type !== 'assistant-message') await this.render(event);
+      if (event.type !== 'assistant-message') await this.deliver(event);
     }, this.deps.log, { sessionId: event.session.id }));
   }
 
@@ -103,7 +106,8 @@ export class DiscordRenderer implements ChatRenderer {
     this.deps.typing.stopAll();
   }
 
-  private async render(event: AgentEvent): Promise<void> {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+  private async render(event: AgentEvent): Promise<boolean | void> {
     const { session } = event;
     switch (event.type) {
       case 'steer-received':
@@ -120,17 +124,14 @@ export class DiscordRenderer implements ChatRenderer {
       case 'answer':
         // A fenced answer (this replica lost the session) stays owed; the lease holder re-sends it.
         // Its first part replaces the message the position streamed into (after a crash too).
-        if (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text, this.deps.linkPreviews), event.fencingToken, streamKey('discord:', event.segmentId, event.seq))
-          && (await this.uploads(session, event.files, event.fencingToken))) {
-          return this.deps.delivered(event);
-        }
-        return;
+        return (await this.post(session, `discord:answer:${event.segmentId}:${event.seq}`, textBodies(event.text, this.deps.linkPreviews), event.fencingToken, streamKey('discord:', event.segmentId, event.seq)))
+          && this.uploads(session, event.files, event.fencingToken);
       case 'memory-updated':
         if (event.changes.length > 0 || event.request) await this.post(session, `discord:memory:${event.memoryRunId}`, [memoryNoteBody(event)]);
-        return this.deps.delivered(event);
+        return;
       case 'context-reset':
         await this.post(session, `discord:reset:${event.segmentId}`, [resetNoteBody(event)]);
-        return this.deps.delivered(event);
+        return;
       case 'error':
         await this.updateCard(event);
         await this.post(session, `discord:error:${session.id}:${this.now()}`, textBodies(errorNoteText(event.error, this.deps.resumeHint), this.deps.linkPreviews));

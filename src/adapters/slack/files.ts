@@ -1,4 +1,4 @@
-// Files on Slack (docs/product.md "Share"): shared files are downloaded with the bot token (files:read)
+// Files on Slack (docs/product.md "Share files"): shared files are downloaded with the bot token (files:read)
 // for the session workspace, and files the agent attaches to an answer are uploaded
 // (files:write: files.getUploadURLExternal, the bytes, files.completeUploadExternal).
 import { webApi } from '@slack/bolt';

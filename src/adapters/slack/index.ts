@@ -1,4 +1,4 @@
-// The Slack adapter: people's messages in, agent events out (docs/product.md "How people use it").
+// The Slack adapter: people's messages in, agent events out (docs/product.md "Using it").
 // Wiring only; each part lives in its own file.
 import type { HttpServer } from '../../http-server.js';
 import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';

@@ -6,8 +6,7 @@ import type { FeedbackListener } from '../chat/answer-feedback.js';
 import { feedbackActionId, recordFeedbackClick } from './feedback-buttons.js';
 import { z } from 'zod';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { revertMemoryRun, revertWithLaterChanges } from '../../core/memory/memory-actions.js';
-import { ackMemoryRun, type Reviewer } from '../../core/memory/memory-review.js';
+import type { Reviewer } from '../../core/agent.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './message-views.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
@@ -127,7 +126,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     case actionIds.memoryAck: {
       const who = await reviewer(context, click, teamId);
       const spaceId = await noteSpace(context, actionId, value);
-      if (spaceId) await ackMemoryRun(context.stores, spaceId, value, who);
+      if (spaceId) await context.agent.review.approve(spaceId, value, who);
       await ephemeral(context, click, `👍 Thanks, ${who.name}: this memory change is marked as reviewed.`);
       return;
     }
@@ -149,7 +148,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
 async function revert(context: SlackContext, click: BlockActionBody, teamId: string, memoryRunId: string): Promise<void> {
   const who = await reviewer(context, click, teamId);
   const { name } = who;
-  const result = await revertMemoryRun(context.stores, memoryRunId, who);
+  const result = await context.agent.review.revert(memoryRunId, who);
   const thread = threadOf(click);
   if (result.needsChoice.length > 0 && thread) {
     const intro = result.reverted.length > 0 ? `Reverted ${result.reverted.join(', ')}. The rest changed again since:` : undefined;
@@ -166,7 +165,7 @@ async function undoBoth(context: SlackContext, click: BlockActionBody, teamId: s
   const thread = click.view?.private_metadata ? parseJsonValue(threadRef, click.view.private_metadata) : null;
   const who = await reviewer(context, click, teamId, thread);
   const { name } = who;
-  const outcome = await revertWithLaterChanges(context.stores, ref.r, ref.d, ref.v, who);
+  const outcome = await context.agent.review.revertWithLaterChanges(ref.r, ref.d, ref.v, who);
   switch (outcome.status) {
     case 'reverted':
       await updateView(context, click, outcomeModal(`↩️ Reverted ${outcome.path}, with the later changes.`));

@@ -4,10 +4,10 @@
 // channel, or membership when it came from App Home) and MEMORY_EDITORS for changes; a refused
 // click is answered only to the clicker and changes nothing. Submissions: memory-submissions.ts.
 import { z } from 'zod';
-import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
-import { pinnableLines } from '../../core/memory/pinned-lines.js';
+import { compactDiff, diffLines } from '../../core/line-diff.js';
+import { pinnableLines } from '../../core/pinned-lines.js';
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import { documentParts, encodeJoins, partPieces } from '../../core/memory/document-parts.js';
+import { documentParts, encodeJoins, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { historyPageSize, versionSessions } from '../chat/memory-browser.js';
 import { section, type Json } from './message-views.js';

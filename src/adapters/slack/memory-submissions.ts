@@ -6,12 +6,12 @@ import type { types } from '@slack/bolt';
 import type { SlackRoutes } from './routes.js';
 import { z } from 'zod';
 import { ConflictError } from '../../core/errors.js';
-import { compactDiff, diffLines } from '../../core/memory/line-diff.js';
-import { pinText } from '../../core/memory/pinned-lines.js';
+import { compactDiff, diffLines } from '../../core/line-diff.js';
+import { pinText } from '../../core/pinned-lines.js';
+import type { Reviewer } from '../../core/agent.js';
 import type { DocumentRecord } from '../../core/store.js';
-import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/memory/document-parts.js';
+import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
-import { pinLine, saveDocumentEdit, undoLatestChange, unpinLine, type Reviewer } from '../../core/memory/memory-review.js';
 import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-views.js';
 import { authorize, editForm, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';
@@ -79,10 +79,10 @@ async function save(context: SlackContext, submission: Submission): Promise<Answ
     .map((block) => submission.values[block]?.['text']?.value ?? '');
   const text = joinPieces(pieces, decodeJoins(ref.j ?? ''));
   const who = await reviewer(context, submission);
-  const outcome = await saveDocumentEdit(context.stores, { documentId: ref.d, baseVersion: ref.v, partIndex: ref.i ?? 0, text }, slackPartLimits, who);
+  const outcome = await context.agent.review.edit({ documentId: ref.d, baseVersion: ref.v, partIndex: ref.i ?? 0, text }, slackPartLimits, who, document);
   switch (outcome.status) {
     case 'saved':
-      await tellThread(context, submission, `edit:${outcome.document.id}:${outcome.document.version}`, `✏️ ${who.name} edited ${outcome.document.path} (now v${outcome.document.version})`);
+      await tellThread(context, submission, who, `edit:${outcome.document.id}:${outcome.document.version}`, `✏️ ${who.name} edited ${outcome.document.path} (now v${outcome.document.version})`);
       return { close: true };
     case 'unchanged':
       return { close: true };
@@ -110,15 +110,15 @@ async function pin(context: SlackContext, submission: Submission): Promise<Answe
   const who = await reviewer(context, submission);
   try {
     if (document.pinnedLines.includes(line)) {
-      await unpinLine(context.stores, document.id, line, who);
+      await context.agent.review.unpin(document.id, line, who);
       return { view: outcomeModal(`Unpinned from ${document.path}: “${line}”. Background memory may change it again.`, 'Pin a line') };
     }
-    await pinLine(context.stores, document.id, line, who);
+    await context.agent.review.pin(document.id, line, who);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     return { view: outcomeModal(`${document.path} changed and no longer has that line: nothing was pinned. Open it again.`, 'Pin a line') };
   }
-  await tellThread(context, submission, `pin:${document.id}:${line.slice(0, 40)}`, `📌 ${who.name} pinned a line in ${document.path}: “${line}”`);
+  await tellThread(context, submission, who, `pin:${document.id}:${line.slice(0, 40)}`, `📌 ${who.name} pinned a line in ${document.path}: “${line}”`);
   return { view: outcomeModal(`📌 Pinned in ${document.path}: “${line}”. Background memory keeps it word for word.`, 'Pin a line') };
 }
 
@@ -126,10 +126,10 @@ async function undo(context: SlackContext, submission: Submission): Promise<Answ
   const document = await allowed(context, submission, 'revert');
   if (typeof document === 'string') return refusal(document);
   const who = await reviewer(context, submission);
-  const outcome = await undoLatestChange(context.stores, document.id, submission.ref.v, who);
+  const outcome = await context.agent.review.undo(document.id, submission.ref.v, who);
   switch (outcome.status) {
     case 'reverted':
-      await tellThread(context, submission, `undo:${document.id}:${outcome.document.version}`, `↩️ ${who.name} undid v${outcome.undone.version} of ${document.path} (now v${outcome.document.version})`);
+      await tellThread(context, submission, who, `undo:${document.id}:${outcome.document.version}`, `↩️ ${who.name} undid v${outcome.undone.version} of ${document.path} (now v${outcome.document.version})`);
       return { view: outcomeModal(`↩️ Undid v${outcome.undone.version} of ${document.path}: it is as before that change (now v${outcome.document.version}).`, 'Undo last change') };
     case 'changed-again': {
       // A change landed while they looked: show it and let them choose again.
@@ -167,13 +167,15 @@ async function reviewer(context: SlackContext, submission: Submission): Promise<
   return { userId: actor.userId, name, ...(session ? { sessionId: session.id } : {}) };
 }
 
-/** Tells the thread the person started from what they changed (nothing when they came from App Home). */
-async function tellThread(context: SlackContext, submission: Submission, key: string, text: string): Promise<void> {
-  const { ref, actor } = submission;
+/**
+ * Tells the thread the person started from what they changed (nothing when they came from App
+ * Home); the reviewer carries that thread's session, found once.
+ */
+async function tellThread(context: SlackContext, submission: Submission, who: Reviewer, key: string, text: string): Promise<void> {
+  const { ref } = submission;
   if (!ref.c || !ref.t) return;
-  const session = await context.agent.findSession(slackThread(actor.teamId, ref.c, ref.t));
   await context.outbox.enqueue({
-    idempotencyKey: `memory-review:${key}`, sessionId: session?.id ?? null, platform: slackPlatform, operation: 'post',
+    idempotencyKey: `memory-review:${key}`, sessionId: who.sessionId ?? null, platform: slackPlatform, operation: 'post',
     payload: { channel: ref.c, thread_ts: ref.t, markdown: text },
   });
 }

@@ -4,7 +4,7 @@
 // Slack's limits (≤ 100 blocks, ≤ 3,000 characters per section and input, ≤ 150 per option value);
 // whatever does not fit is paged or named, never cut silently.
 import type { DocumentRecord, DocumentSummary, DocumentVersionRecord } from '../../core/store.js';
-import type { DocumentPart } from '../../core/memory/document-parts.js';
+import type { DocumentPart } from '../../core/document-parts.js';
 import { documentLine, formatSize, formatTime, historyLine, pinnedView, versionAuthor } from '../chat/memory-browser.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { actionIds, button, escapeMrkdwn, section, type Json } from './message-views.js';

@@ -2,7 +2,7 @@
 // and a reset (what the new context started from). Long content is paged within Slack's modal
 // limits (≤ 100 blocks, ≤ 3,000 characters per section) with Previous / Next buttons.
 import type { RunDocumentChange } from '../../core/store.js';
-import { choiceText } from '../../core/memory/memory-actions.js';
+import { choiceText } from '../chat/memory-browser.js';
 import { changeSummary, formatTokens, type DocumentDiff } from '../chat/notes.js';
 import { splitMessage } from '../chat/split-message.js';
 import { actionIds, button, escapeMrkdwn, section, type Json, type ResetViewRef } from './message-views.js';

@@ -5,6 +5,7 @@
 // that calls tools has one stream, as Slack's AI apps do: its task cards, what the model says
 // between them, and the answer at its end, with the feedback buttons.
 import { KeyedQueue } from '../chat/keyed-queue.js';
+import { markingDelivered } from '../chat/delivery-marks.js';
 import type { AgentEvent } from '../../core/events.js';
 import type { SessionRecord } from '../../core/store.js';
 import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream } from '../chat/answer-stream.js';
@@ -60,6 +61,8 @@ export class SlackRenderer implements ChatRenderer {
   private readonly toolRuns = new Set<string>();
   /** What a run's task stream needs of this renderer. */
   private readonly tasks: TaskStreamHost;
+  /** Renders an event; what it took is no longer owed (R17). */
+  private readonly deliver = markingDelivered((event) => this.render(event), (event) => this.context.agent.delivered(event));
 
   constructor(
     private readonly context: SlackContext,
@@ -105,7 +108,7 @@ export class SlackRenderer implements ChatRenderer {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
       const card = this.cards.get(event.session.id);
       if (!ended && event.type === 'assistant-message' && card) await saidInTasks(this.tasks, card, event);
-      await this.render(event);
+      await this.deliver(event);
     });
   }
 
@@ -123,7 +126,8 @@ export class SlackRenderer implements ChatRenderer {
     await this.posts.idle();
   }
 
-  private async render(event: AgentEvent): Promise<void> {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a render that returns nothing took the event; only false leaves it owed
+  private async render(event: AgentEvent): Promise<boolean | void> {
     const { session } = event;
     switch (event.type) {
       case 'run-start':
@@ -133,10 +137,8 @@ export class SlackRenderer implements ChatRenderer {
       case 'steer-taken':
         return this.reactions.taken(session, event.steers);
       case 'answer':
-        // In the outbox now: core need not emit it again after a crash. A fenced answer (this
-        // replica lost the session) stays owed; the lease holder re-sends it.
-        if (await this.answer(session, event)) return this.context.agent.delivered(event);
-        return;
+        // A fenced answer (this replica lost the session) is not taken: the lease holder re-sends it.
+        return this.answer(session, event);
       case 'error':
         this.updateCard(event);
         return this.post(session, `error:${session.id}:${this.now()}`, { markdown: errorNoteText(event.error, `${mentionPrefix} resume`) });
@@ -166,11 +168,9 @@ export class SlackRenderer implements ChatRenderer {
         }, { targetKey: `approval:${event.approval.id}` }));
         return;
       case 'memory-updated':
-        await this.memoryUpdated(event);
-        return this.context.agent.delivered(event);
+        return this.memoryUpdated(event);
       case 'context-reset':
-        await this.contextReset(event);
-        return this.context.agent.delivered(event);
+        return this.contextReset(event);
       default:
         return this.updateCard(event);
     }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from '../../core/approval-store.js';
 import type { PrismaClient, ToolApproval } from '../../../prisma/generated/client.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 
 const statuses: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'expired', 'cancelled'];
 

@@ -3,7 +3,7 @@
 import { ConflictError } from '../../core/errors.js';
 import type { ChatMessage } from '../../core/messages.js';
 import { messageText } from '../../core/messages.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { ContextStore, SearchHit, SegmentRecord, StoredMessage } from '../../core/store.js';
 import { Prisma, type ContextMessage, type PrismaClient, type Segment, type SteerMessage } from '../../../prisma/generated/client.js';
 import type pg from 'pg';

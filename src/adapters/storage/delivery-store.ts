@@ -1,7 +1,6 @@
 // Delivery marks on answers, memory runs and reset segments: set when core stores them, cleared
 // when a chat adapter has put them in its outbox. What stays marked after a crash is emitted again.
 import type { DeliveryStore, PendingDeliveries } from '../../core/store.js';
-import { summarizerNote } from '../../core/memory/summarizer.js';
 import type pg from 'pg';
 import { Prisma, type PrismaClient } from '../../../prisma/generated/client.js';
 import { statementsOn } from './statements.js';
@@ -43,7 +42,7 @@ export function createDeliveryStore(prisma: PrismaClient, pool?: pg.Pool): Deliv
           round: run.round,
           usage: { promptTokens: run.promptTokens, cachedTokens: run.cachedTokens, completionTokens: run.completionTokens },
           request: parseRequest(run.request),
-          note: Array.isArray(run.transcript) ? summarizerNote(run.transcript) : '',
+          transcript: Array.isArray(run.transcript) ? run.transcript : [],
         })),
         resets: resets.map((segment) => ({
           segmentId: segment.id,

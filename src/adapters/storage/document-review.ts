@@ -1,7 +1,7 @@
 // The parts of the DocumentStore that serve people reviewing memory (docs/product.md "Review memory"):
 // a document by id, the space's documents with their last change, pinned lines, edit drafts.
 import { ConflictError } from '../../core/errors.js';
-import { hasLine, pinText } from '../../core/memory/pinned-lines.js';
+import { hasLine, pinText } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentRecord, DocumentStore, DocumentSummary } from '../../core/store.js';
 import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaClient } from '../../../prisma/generated/client.js';
 import { searchQuery, type TransactionClient } from './prisma-support.js';

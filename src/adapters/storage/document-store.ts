@@ -2,12 +2,12 @@
 // people can review what a summarizer run wrote and revert it.
 import { randomUUID } from 'node:crypto';
 import { ConflictError, PinnedLineError } from '../../core/errors.js';
-import { droppedPins } from '../../core/memory/pinned-lines.js';
+import { droppedPins } from '../../core/pinned-lines.js';
 import type { DocumentAuthor, DocumentKey, DocumentRecord, DocumentStore, DocumentVersionRecord, RunDocumentChange } from '../../core/store.js';
 import type pg from 'pg';
 import { Prisma, type MemoryDocument, type MemoryDocumentVersion, type PrismaClient } from '../../../prisma/generated/client.js';
 import { statementsOn } from './statements.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { createDocumentReviewMethods, toDocumentRecord } from './document-review.js';
 import { SearchGuard } from './search-guard.js';
 import type { TransactionClient } from './prisma-support.js';
@@ -19,10 +19,10 @@ interface DocumentState {
 }
 
 /**
- * Creates the Prisma-backed DocumentStore; on Postgres what every new segment reads and a new
+ * Creates the Prisma-backed DocumentStore (but a person's reviewed write: reviewed-write.ts); on Postgres what every new segment reads and a new
  * space creates (MAIN.md, TODO.md) goes to `pool`.
  */
-export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): DocumentStore {
+export function createDocumentStore(prisma: PrismaClient, pool?: pg.Pool, search = new SearchGuard()): Omit<DocumentStore, 'writeReviewed'> {
   const sql = statementsOn(prisma, pool);
   return {
     ...createDocumentReviewMethods(prisma, lockDocumentById, search),
@@ -338,7 +338,7 @@ function toAuthor(row: MemoryDocumentVersion): DocumentAuthor {
 }
 
 /** A memory_documents row as Prisma names its fields. */
-const documentColumns = Prisma.raw(
+export const documentColumns = Prisma.raw(
   'id, space_id AS "spaceId", session_key AS "sessionKey", path, version, content, deleted, ' +
     'pinned_lines AS "pinnedLines", created_at AS "createdAt", updated_at AS "updatedAt"',
 );

@@ -1,4 +1,4 @@
-// The outbox table (docs/product.md "Reliability promises"): platform writes stored with an
+// The outbox table (docs/product.md "Promises"): platform writes stored with an
 // idempotency key before they are sent. The chat adapter's Outbox and its senders decide what to
 // write and when; every statement they need lives here. Each acked steer and each answer costs
 // several (stored, claimed, marked sent), so on Postgres they go to pg's pool as the hot

@@ -4,11 +4,12 @@ import type pg from 'pg';
 import type { AgentRole, ChatMessage } from '../../core/messages.js';
 import { readContextHistory } from './context-history.js';
 import type { EventLog, MemoryRunRecord, MemoryRunStore, Stores, UsageStore, UsageSummary } from '../../core/store.js';
-import { storableJson, storableText } from '../../core/prompts/text-hygiene.js';
+import { storableJson, storableText } from '../../core/text-hygiene.js';
 import { createApprovalStore } from './approval-store.js';
 import { createContextStore } from './context-store.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDocumentStore } from './document-store.js';
+import { createReviewedWrite } from './reviewed-write.js';
 import type { MemoryRun, Prisma, PrismaClient } from '../../../prisma/generated/client.js';
 import { createMemorySpaceStore, createReviewStore, parseRequest } from './review-store.js';
 import { createSessionStore } from './session-store.js';
@@ -27,7 +28,7 @@ export function createPrismaStores(
   options: {
     /** Postgres: the intake statement's own pool. */ ackPool?: pg.Pool | undefined;
     /** Postgres: the pool the hot statements of every step go to. */ pool?: pg.Pool | undefined;
-    /** How searches are bounded (docs/security.md "Search"); one allowance per searcher for both kinds. */ search?: SearchBounds | undefined;
+    /** How searches are bounded (docs/security.md "Security and limits"); one allowance per searcher for both kinds. */ search?: SearchBounds | undefined;
   } = {},
 ): Stores {
   const search = new SearchGuard(options.search ?? defaultSearchBounds);
@@ -38,7 +39,7 @@ export function createPrismaStores(
     events: guardStore(createEventLog(prisma)),
     memoryRuns: guardStore(createMemoryRunStore(prisma)),
     usage: guardStore(createUsageStore(prisma)),
-    documents: guardStore(createDocumentStore(prisma, options.pool, search)),
+    documents: guardStore({ ...createDocumentStore(prisma, options.pool, search), ...createReviewedWrite(prisma, options.pool) }),
     deliveries: guardStore(createDeliveryStore(prisma, options.pool)),
     reviews: guardStore(createReviewStore(prisma)),
     spaces: guardStore(createMemorySpaceStore(prisma)),

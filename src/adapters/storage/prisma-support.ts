@@ -1,7 +1,7 @@
 // Small helpers the Prisma stores share: recognising lost races, the transaction client type, and
 // building update data that Prisma's types accept under exactOptionalPropertyTypes.
 import type { ModelCallRecord } from '../../core/store.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import pg from 'pg';
 import { Prisma } from '../../../prisma/generated/client.js';
 

@@ -1,8 +1,8 @@
 // Review events of memory spaces (reverts, edits, 👍, pins, remember/forget) and the spaces
-// themselves with the conversation that owns each (docs/product.md "Review memory", "Memory scope").
+// themselves with the conversation that owns each (docs/product.md "Review memory", "Memory spaces").
 import { z } from 'zod';
-import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import type { MemoryScope, MemorySpaceRecord, MemorySpaceStore, PersonRequest, Platform, ReviewedChange, ReviewEventKind, ReviewEventRecord, ReviewStore } from '../../core/store.js';
+import { storableText } from '../../core/text-hygiene.js';
 import type { MemoryReviewEvent, MemorySpace, PrismaClient } from '../../../prisma/generated/client.js';
 import { spaceChannel } from './session-store.js';
 
@@ -15,17 +15,17 @@ const maxEventText = 1_000;
 /** A person's remember / forget is kept whole for the run that carries it out (Agent caps it). */
 const maxRequestText = 4_000;
 
+/** An event's columns as stored: the text a short quote, names cut, what Postgres cannot hold mapped. */
+export function storedEvent(event: ReviewedChange): ReviewedChange {
+  const text = event.text.length > maxEventText ? `${event.text.slice(0, maxEventText)} […]` : event.text;
+  return { kind: event.kind, authorId: event.authorId, authorName: storableText(event.authorName.slice(0, 200)), text: storableText(text), sessionId: event.sessionId };
+}
+
 /** Creates the Prisma-backed ReviewStore. */
 export function createReviewStore(prisma: PrismaClient): ReviewStore {
   return {
     async record(event) {
-      const text = event.text.length > maxEventText ? `${event.text.slice(0, maxEventText)} […]` : event.text;
-      const row = await prisma.memoryReviewEvent.create({
-        data: {
-          spaceId: event.spaceId, kind: event.kind, documentPath: event.documentPath, authorId: event.authorId,
-          authorName: storableText(event.authorName.slice(0, 200)), text: storableText(text), sessionId: event.sessionId,
-        },
-      });
+      const row = await prisma.memoryReviewEvent.create({ data: { ...storedEvent(event), spaceId: event.spaceId, documentPath: event.documentPath } });
       return toEventRecord(row);
     },
 

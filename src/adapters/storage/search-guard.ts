@@ -1,4 +1,4 @@
-// What bounds a full-text search (R15, docs/security.md "Search"): each searcher (a person, or a
+// What bounds a full-text search (R15, docs/security.md "Security and limits"): each searcher (a person, or a
 // session's model through memory_search) may run `perMinute` search statements a minute, counted in
 // this process's memory; and each statement runs under a statement timeout, in a transaction of its
 // own, so a search that would hold a backend longer is cancelled and the person told why.

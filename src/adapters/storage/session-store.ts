@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MemoryScope, Platform, SessionRecord, SessionStore, ThreadAddress } from '../../core/store.js';
 import type { PrismaClient, Session } from '../../../prisma/generated/client.js';
-import { storableText } from '../../core/prompts/text-hygiene.js';
+import { storableText } from '../../core/text-hygiene.js';
 import { isUniqueViolation, pickDefined, type TransactionClient } from './prisma-support.js';
 
 const platforms: readonly Platform[] = ['slack', 'discord', 'console'];

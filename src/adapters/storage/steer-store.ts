@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Accepted, ArrivingMessage, Attachment, SteerRecord, SteerStore } from '../../core/store.js';
-import { capText, maxMessageChars, storableText } from '../../core/prompts/text-hygiene.js';
+import { capText, maxMessageChars, storableText } from '../../core/text-hygiene.js';
 import { Prisma, type PrismaClient, type Session, type SteerMessage } from '../../../prisma/generated/client.js';
 import { spaceKey, toSessionRecord } from './session-store.js';
 import { nameOf } from './statements.js';

@@ -90,7 +90,9 @@ export class WriteBatch<In, Out> {
   private async send(batch: Array<Waiting<In, Out>>): Promise<void> {
     try {
       const outs = await this.store(batch.map((write) => write.input));
-      batch.forEach((write, index) => write.resolve(outs[index] as Out));
+      batch.forEach((write, index) => {
+        write.resolve(outs[index] as Out);
+      });
     } catch (error) {
       if (batch.length === 1 || !this.options.splitAfter(error)) {
         for (const write of batch) write.reject(error);

@@ -1,19 +1,11 @@
-// Files and images people share with a message (docs/product.md "Share"), as the worker takes them:
+// Files and images people share with a message (docs/product.md "Share files"), as the worker takes them:
 // saved through the port the service wires in (attachment-saver.ts), each image shown once, and
 // R22's fallback check of an image when no decoder is wired.
 import type { AttachmentSaver, FittedImage, SavedAttachment } from '../attachment-saver.js';
 import type { SessionRecord, SteerRecord } from '../store.js';
-import { readImageHeader } from './image-header.js';
+import { readImageHeader } from '../image-header.js';
 import { base64Chars, type ProviderImageLimits } from '../image-limits.js';
-import { formatSize } from '../prompts/prompts.js';
-
-/** How a shown image was changed to fit ("shrunk from 4000×3000 to 1568×1176 px to be shown"), or null. */
-export function fittedNote(fitted: FittedImage): string | null {
-  if (!fitted.shown || !fitted.shrunkFrom) return null;
-  const { width, height } = fitted.shrunkFrom;
-  if (width === fitted.width && height === fitted.height) return `converted to ${fitted.mimeType.replace(/^image\//, '').toUpperCase()} to be shown`;
-  return `shrunk from ${width}×${height} to ${fitted.width}×${fitted.height} px to be shown`;
-}
+import { formatSize } from '../format-size.js';
 
 /**
  * R22 without a decoder (core's fallback when no ImageFitter is wired): the header must read, and

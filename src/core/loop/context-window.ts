@@ -1,4 +1,5 @@
 // Context windows of common models, in tokens (R2 measures usage as a percent of this).
+import { nonAsciiUnits } from '../output-cap.js';
 
 const table: Array<[RegExp, number]> = [
   [/^(openai\/)?gpt-4\.1/, 1_047_576],
@@ -72,13 +73,6 @@ export function textTokens(text: string): number {
   if (bytes === text.length) return Math.ceil(bytes / 4);
   const other = nonAsciiUnits(text);
   return Math.ceil((text.length - other) / 4) + other;
-}
-
-/** How many UTF-16 units of `text` are not ASCII. */
-export function nonAsciiUnits(text: string): number {
-  let count = 0;
-  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) > 0x7f) count += 1;
-  return count;
 }
 
 function hasPartList(message: unknown): boolean {

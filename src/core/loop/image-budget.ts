@@ -1,4 +1,4 @@
-// Images in a context are bounded (docs/product.md "Share"): every request shows only the latest few
+// Images in a context are bounded (docs/product.md "Share files"): every request shows only the latest few
 // distinct images within a byte budget, and describes the others in text with where their file is.
 // Without this, each share of a 5 MiB image would be sent again in every call and every fork, and
 // requests would grow until the service ran out of memory serializing them.

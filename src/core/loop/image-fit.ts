@@ -1,7 +1,7 @@
 // R22 for images tools return (MCP): each is checked and made to fit the provider once, when the
 // tool hands it over, before it joins the context; one that cannot be shown is named in text.
-import { fitByHeader, fittedNote } from './attachments.js';
-import type { FittedImage } from '../attachment-saver.js';
+import { fittedNote, type FittedImage } from '../attachment-saver.js';
+import { fitByHeader } from './attachments.js';
 import type { ToolImageShown } from '../prompts/prompts.js';
 import type { AgentDeps } from '../agent-context.js';
 

@@ -2,7 +2,7 @@
 // applied here (R12: every message is persisted before the next step).
 import { estimateTokens } from './context-window.js';
 import { isTransient } from '../errors.js';
-import { storableText } from '../prompts/text-hygiene.js';
+import { storableText } from '../text-hygiene.js';
 import type { ChatMessage, ToolCall } from '../messages.js';
 import type { ContextStore, ModelCallRecord, SegmentRecord, SteerRecord, StoredMessage } from '../store.js';
 

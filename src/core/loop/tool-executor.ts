@@ -3,9 +3,9 @@
 // result describing the problem: a tool never crashes a run. Every result and error is capped
 // here, whatever the tool (memory, MCP, web…), before it can enter the context.
 import { CancelledError, ConfigError, DeadlineReached, isTransient, ToolError } from '../errors.js';
-import { escapeClosingTags } from '../prompts/wrappers.js';
+import { escapeClosingTags } from '../wrappers.js';
 import type { ToolCall } from '../messages.js';
-import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from './output-cap.js';
+import { capHeadTail, MAX_ERROR_CHARS, resultLimitChars } from '../output-cap.js';
 import type { AnyTool, ToolContext, ToolOutcome, ToolSet } from '../tool.js';
 import { toolDefinitions } from '../tool.js';
 import type { ToolDefinition } from '../messages.js';

@@ -3,7 +3,7 @@
 // dropped together, never apart (a provider refuses a result whose call is not right before it).
 import { estimateTokens } from '../loop/context-window.js';
 import { savedPaths } from '../loop/image-budget.js';
-import { capHeadTail } from '../loop/output-cap.js';
+import { capHeadTail } from '../output-cap.js';
 import type { ChatMessage, ContentPart } from '../messages.js';
 import type { StoredMessage } from '../store.js';
 

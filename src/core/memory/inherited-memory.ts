@@ -7,7 +7,7 @@ import type { AgentDeps } from '../agent-context.js';
 import type { AgentEvent } from '../events.js';
 import type { ChatMessage } from '../messages.js';
 import type { DocumentVersionRecord, SessionRecord } from '../store.js';
-import { mainDocumentPath } from './init-messages.js';
+import { mainDocumentPath } from '../memory-store.js';
 
 /** Versions looked at, newest first: a thread's own changes rarely hide more than this many. */
 const lookBack = 50;

@@ -3,10 +3,7 @@
 import type { AgentDeps } from '../agent-context.js';
 import type { ChatMessage } from '../messages.js';
 import { initialMainDocument, memoryDocumentsMessage, systemPrompt } from '../prompts/prompts.js';
-import type { SessionRecord } from '../store.js';
-
-export const mainDocumentPath = 'MAIN.md';
-export const todoDocumentPath = 'TODO.md';
+import { mainDocumentPath, todoDocumentPath, type SessionRecord } from '../store.js';
 
 /** Reads MAIN.md (creating it on first use) and the session's TODO.md. */
 export async function readMemoryDocuments(deps: Pick<AgentDeps, 'stores'>, session: SessionRecord): Promise<{ main: string; mainVersion: number | null; todo: string }> {

@@ -3,7 +3,7 @@
 // curates every other document of the memory space.
 import { z } from 'zod';
 import { SearchLimitError, ToolError } from '../errors.js';
-import { mainDocumentPath, todoDocumentPath } from './init-messages.js';
+import { mainDocumentPath, todoDocumentPath } from '../memory-store.js';
 import type { AgentRole } from '../messages.js';
 import type { ContextStore, DocumentAuthor, DocumentKey, DocumentStore } from '../store.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';

@@ -7,7 +7,7 @@ import { retryTransient } from '../retry.js';
 import type { MemoryRunRecord, PersonRequest, SessionRecord } from '../store.js';
 import type { DeciderResult } from './decider.js';
 import { ForkTooLongError } from './fork-loop.js';
-import { changeCounts, memoryRunChanges } from './memory-run-changes.js';
+import { changeCounts, memoryRunChanges } from '../memory-run-changes.js';
 import { summarizerNote, type MemoryRunResult } from './summarizer.js';
 
 /** How long a finished run's outcome may take to be stored while the database is away (ms). */

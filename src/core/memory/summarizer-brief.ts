@@ -7,8 +7,8 @@ import type { MainDocumentState, NewToMemory } from '../prompts/memory-instructi
 import { initMainText, initMainVersion } from '../prompts/prompts.js';
 import type { ReviewBrief } from '../prompts/review-brief.js';
 import type { MemoryRunRecord, SessionRecord, StoredMessage } from '../store.js';
-import { mainDocumentPath } from './init-messages.js';
-import { compactDiff, diffLines } from './line-diff.js';
+import { mainDocumentPath } from '../memory-store.js';
+import { compactDiff, diffLines } from '../line-diff.js';
 
 /** At most this many events go into one instruction (the newest). */
 export const maxBriefEvents = 30;

@@ -2,7 +2,7 @@
 // the worker's context. The roles and rules are in docs/memory-rules.md.
 import { requestSection, reviewSection, type ReviewBrief } from './review-brief.js';
 import type { PersonRequest } from '../store.js';
-import { escapeClosingTags } from './wrappers.js';
+import { escapeClosingTags } from '../wrappers.js';
 
 /** The line a decider writes, alone, to ask for a reset. */
 export const resetSignal = 'RESET_CONTEXT';

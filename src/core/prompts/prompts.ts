@@ -4,10 +4,11 @@ import type { SavedAttachment } from '../attachment-saver.js';
 import { backgroundRoles } from './memory-instructions.js';
 import type { ChatMessage, ContentPart } from '../messages.js';
 import type { Attachment } from '../store.js';
-import { safeFileName } from './text-hygiene.js';
-import { escapeClosingTags, unescapeClosingTags } from './wrappers.js';
+import { formatSize } from '../format-size.js';
+import { safeFileName } from '../text-hygiene.js';
+import { escapeClosingTags, unescapeClosingTags } from '../wrappers.js';
 
-export { escapeClosingTags } from './wrappers.js';
+export { escapeClosingTags } from '../wrappers.js';
 
 /**
  * System prompt of every segment (init message 1). It holds nothing that changes between segments
@@ -110,13 +111,6 @@ export function attachmentLine(saved: SavedAttachment): string {
   if (saved.savedAs) parts.push(`saved as ${saved.savedAs}${note}${saved.imageUrl ? '; shown below' : ''}`);
   else parts.push(`not saved: ${saved.note ?? 'unknown reason'}`);
   return `(attached: ${parts.join(', ')})`;
-}
-
-/** "12 KB", "3.4 MB" (binary units, as the limits are set). */
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
 /** An attachment nothing could save (the service stores no files). */

@@ -1,7 +1,7 @@
 // What people did to a memory space since its last successful summary, and its pinned lines, as
 // the summarizer reads them inside its one appended instruction (R1). People's names and words are
 // chat text: quoted, never instructions.
-import { escapeClosingTags } from './wrappers.js';
+import { escapeClosingTags } from '../wrappers.js';
 import type { PersonRequest, ReviewEventKind, ReviewEventRecord } from '../store.js';
 
 /** What the summarizer is told about people's review of its space. */

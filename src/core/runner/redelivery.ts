@@ -3,7 +3,8 @@
 // the original message: carried copies are never owed, so a reset cannot make anything owed twice.
 import type { AgentDeps } from '../agent-context.js';
 import { answerFiles } from '../loop/answer-files.js';
-import { changeCounts, memoryRunChanges } from '../memory/memory-run-changes.js';
+import { changeCounts, memoryRunChanges } from '../memory-run-changes.js';
+import { summarizerNote } from '../memory/summarizer.js';
 import { memoryCostOfSegment } from '../spend.js';
 import type { SessionRecord, StoredMessage } from '../store.js';
 
@@ -28,7 +29,7 @@ export async function redeliver(deps: AgentDeps, session: SessionRecord, current
   }
   for (const run of pending.memoryRuns) {
     const changes = (await memoryRunChanges(deps.stores.documents, run.memoryRunId)).map(changeCounts);
-    deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage, note: run.note, ...(run.request ? { request: run.request } : {}) });
+    deps.events.emit({ type: 'memory-updated', session, memoryRunId: run.memoryRunId, round: run.round, changes, usage: run.usage, note: summarizerNote(run.transcript), ...(run.request ? { request: run.request } : {}) });
   }
   const total = pending.answers.length + pending.resets.length + pending.memoryRuns.length;
   if (total) deps.log.info({ sessionId: session.id, answers: pending.answers.length, notes: total - pending.answers.length }, 'deliveries-resent');

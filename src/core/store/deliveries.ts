@@ -4,7 +4,7 @@ import type { PersonRequest } from '../memory-store.js';
 /** What a session still owes its thread: answers and notes not yet taken by the chat adapter. */
 export interface PendingDeliveries {
   answers: Array<{ segmentId: string; seq: number; text: string }>;
-  memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; request: PersonRequest | null; note: string }>;
+  memoryRuns: Array<{ memoryRunId: string; round: number; usage: { promptTokens: number; cachedTokens: number; completionTokens: number }; request: PersonRequest | null; transcript: readonly unknown[] }>;
   resets: Array<{ segmentId: string; previousSegmentId: string | null; ordinal: number; tokensBefore: number; tokensAfter: number; carriedMessages: number; reason?: 'context-full' }>;
 }
 

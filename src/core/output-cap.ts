@@ -3,8 +3,6 @@
 // not ASCII weighs a token, as R2 counts it). Tools cut their own output to the budget (they know
 // where to cut); the executor applies the final cap to whatever a tool returns, so no tool
 // (memory, MCP, a bug) can flood the context.
-import { nonAsciiUnits } from './context-window.js';
-
 /** Share of the context window one tool result may fill. */
 export const RESULT_WINDOW_SHARE = 0.1;
 
@@ -59,4 +57,11 @@ function unitWeight(text: string, index: number): number {
 function isLowSurrogate(text: string, index: number): boolean {
   const code = text.charCodeAt(index);
   return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** How many UTF-16 units of `text` are not ASCII. */
+export function nonAsciiUnits(text: string): number {
+  let count = 0;
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) > 0x7f) count += 1;
+  return count;
 }

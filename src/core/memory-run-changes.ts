@@ -1,8 +1,8 @@
 // What a memory run changed: per document, from before its first write to after its last. Core
 // announces the counts (memory-updated); chat adapters show the diff itself.
-import type { DocumentChange } from '../events.js';
+import type { DocumentChange } from './events.js';
 import { diffLines, type LineDiff } from './line-diff.js';
-import type { DocumentStore } from '../store.js';
+import type { DocumentStore } from './store.js';
 
 /** A document's change with its texts and line diff. */
 export interface DocumentRunChange extends DocumentChange {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJoins, documentParts, encodeJoins, findPart, joinPieces, partPieces, replacePart } from '../../src/core/memory/document-parts.js';
+import { decodeJoins, documentParts, encodeJoins, findPart, joinPieces, partPieces, replacePart } from '../../src/core/document-parts.js';
 
 const limits = { inputChars: 100, inputs: 3 };
 const section = (name: string, lines: number) => `## ${name}\n${Array.from({ length: lines }, (_unused, line) => `- ${name} ${line} ${'x'.repeat(20)}`).join('\n')}`;
