@@ -22,6 +22,8 @@ interface Element {
   action_id?: string;
   style?: string;
   elements?: Array<{ text?: string }>;
+  positive_button?: { text?: { text?: string }; accessibility_label?: string };
+  negative_button?: { text?: { text?: string }; accessibility_label?: string };
 }
 
 /** One task card: its title, last status and output. */
@@ -63,13 +65,14 @@ export function demoSurfaces(recording: DemoRecording): Surface[] {
       // Text streams word by word; a tool run's tasks and its answer share one stream, the answer last.
       const writes = streamCalls.filter((call) => typeof call.args['markdown_text'] === 'string').length;
       const note = tasks.length > 0 ? `the same stream as the tasks: ${streamCalls.length} writes, the answer last` : `streamed in ${writes} writes as the model wrote it`;
-      if (message.markdown_text) surfaces.push({ kind: 'streamed answer', who: 'Hippo', at: created + 0.5, markdown: message.markdown_text, note });
+      // The stream's stop adds the feedback buttons under the answer.
+      if (message.markdown_text) surfaces.push({ kind: 'streamed answer', who: 'Hippo', at: created + 0.5, markdown: unslack(message.markdown_text), blocks, note });
     } else if (key.startsWith('card:') || hasAction(firstBlocks(calls[created]), /^hippo_(pause|stop)$/)) {
       surfaces.push({ kind: 'status card', who: 'Hippo', at: created, blocks, firstBlocks: firstBlocks(calls[created]), note: `updated ${updates.length} times in place while it worked` });
     } else if (blocks.some((block) => block.block_id === 'hippo_memory_note') || hasAction(blocks, /^hippo_memory_/)) {
       surfaces.push({ kind: 'memory note', who: 'Hippo', at: created, blocks });
     } else {
-      surfaces.push({ kind: 'reply', who: 'Hippo', at: created, blocks, markdown: message.markdown_text ?? message.text ?? '' });
+      surfaces.push({ kind: 'reply', who: 'Hippo', at: created, blocks, markdown: unslack(message.markdown_text ?? message.text ?? '') });
     }
   }
   const home = calls.filter((call) => call.method === 'views.publish').at(-1);
@@ -86,8 +89,8 @@ export function accountText(surfaces: readonly Surface[], color: boolean): strin
     lines.push('', `${styles.bold[0]}── ${title} ${'─'.repeat(Math.max(2, 60 - title.length))}${styles.bold[1]}`);
     if (surface.firstBlocks) lines.push('while it worked:', ...blocksText(surface.firstBlocks, color).map((line) => `  ${line}`), 'when it ended:');
     if (surface.tasks) lines.push(...surface.tasks.map((task) => `${taskIcon(task.status)} ${task.title}${task.output ? `  → ${task.output}` : ''}`));
+    if (surface.markdown && !holdsText(surface.blocks)) lines.push(renderMarkdown(surface.markdown, styles).replace(/\n$/, ''));
     if (surface.blocks) lines.push(...blocksText(surface.blocks, color));
-    if (surface.markdown && !surface.blocks?.length) lines.push(renderMarkdown(surface.markdown, styles).replace(/\n$/, ''));
     if (surface.note) lines.push(`${styles.dim[0]}(${surface.note})${styles.dim[1]}`);
   }
   return lines.join('\n').trimStart();
@@ -107,7 +110,9 @@ function blocksText(blocks: readonly Block[], color: boolean): string[] {
         return [renderMarkdown(`${text}${fields ? `\n${fields}` : ''}`, styles).replace(/\n$/, '') + accessory];
       }
       case 'markdown':
-        return [renderMarkdown(plain(block.text), styles).replace(/\n$/, '')];
+        return [renderMarkdown(unslack(plain(block.text)), styles).replace(/\n$/, '')];
+      case 'context_actions':
+        return [(block.elements ?? []).map(elementText).join(' ')];
       case 'context':
         return [`${styles.dim[0]}${(block.elements ?? []).map((element) => mrkdwnToMarkdown(plain(element.text))).join(' · ')}${styles.dim[1]}`];
       case 'actions':
@@ -125,6 +130,7 @@ function blocksText(blocks: readonly Block[], color: boolean): string[] {
 function elementText(element: Element): string {
   if (element.type === 'button') return `[${plain(element.text)}]`;
   if (element.type === 'overflow') return '[⋯]';
+  if (element.type === 'feedback_buttons') return `[${element.positive_button?.text?.text ?? '👍'}] [${element.negative_button?.text?.text ?? '👎'}]`;
   return `[${element.type}]`;
 }
 
@@ -135,8 +141,8 @@ export function accountHtml(surfaces: readonly Surface[], title = 'Hippo demo: w
     const parts: string[] = [];
     if (surface.firstBlocks) parts.push(`<div class="phase">while it worked</div>${blocksHtml(surface.firstBlocks)}<div class="phase">when it ended</div>`);
     if (surface.tasks) parts.push(`<ul class="tasks">${surface.tasks.map((task) => `<li class="${escapeHtml(task.status)}"><span class="icon">${taskIcon(task.status)}</span> ${escapeHtml(task.title)}${task.output ? `<div class="output">${escapeHtml(task.output)}</div>` : ''}</li>`).join('')}</ul>`);
+    if (surface.markdown && !holdsText(surface.blocks)) parts.push(`<div class="markdown">${markdownHtml(surface.markdown)}</div>`);
     if (surface.blocks) parts.push(blocksHtml(surface.blocks));
-    if (surface.markdown && !surface.blocks?.length) parts.push(`<div class="markdown">${markdownHtml(surface.markdown)}</div>`);
     if (surface.note) parts.push(`<div class="note">${escapeHtml(surface.note)}</div>`);
     const kind = surface.kind.replace(/\s+/g, '-').toLowerCase();
     return `<div class="msg bot ${kind}" data-surface="${escapeHtml(surface.kind)}"><div class="who">Hippo <span class="app">APP</span> <span class="kind">${escapeHtml(surface.kind)}</span></div><div class="body">${parts.join('')}</div></div>`;
@@ -144,7 +150,7 @@ export function accountHtml(surfaces: readonly Surface[], title = 'Hippo demo: w
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>
-body { font: 15px/1.45 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d1c1d; max-width: 780px; margin: 2em auto; padding: 0 1em; }
+body { font: 15px/1.45 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif, "Apple Color Emoji", "Segoe UI Emoji", "Noto Color Emoji"; color: #1d1c1d; max-width: 780px; margin: 2em auto; padding: 0 1em; }
 h1 { font-size: 1.3em; } .msg { border-left: 3px solid #ddd; padding: .4em .8em; margin: .8em 0; }
 .msg.bot { border-color: #611f69; background: #fafafa; } .who { font-weight: 700; } .app { font-size: .7em; background: #ddd; padding: 0 .3em; border-radius: 3px; }
 .kind { font-weight: 400; color: #616061; font-size: .85em; } .note, .phase, .context { color: #616061; font-size: .85em; }
@@ -170,7 +176,9 @@ function blocksHtml(blocks: readonly Block[]): string {
         return `<div class="section">${mrkdwnHtml(plain(block.text))}${fields}${block.accessory ? ` ${elementHtml(block.accessory)}` : ''}</div>`;
       }
       case 'markdown':
-        return `<div class="markdown">${markdownHtml(plain(block.text))}</div>`;
+        return `<div class="markdown">${markdownHtml(unslack(plain(block.text)))}</div>`;
+      case 'context_actions':
+        return `<div class="actions">${(block.elements ?? []).map(elementHtml).join('')}</div>`;
       case 'context':
         return `<div class="context">${(block.elements ?? []).map((element) => mrkdwnHtml(plain(element.text))).join(' · ')}</div>`;
       case 'actions':
@@ -186,6 +194,9 @@ function blocksHtml(blocks: readonly Block[]): string {
 function elementHtml(element: Element): string {
   if (element.type === 'button') return `<button class="${escapeHtml(element.style ?? '')}" data-action="${escapeHtml(element.action_id ?? '')}">${escapeHtml(plain(element.text))}</button>`;
   if (element.type === 'overflow') return '<button data-action="overflow">⋯</button>';
+  if (element.type === 'feedback_buttons') {
+    return [element.positive_button, element.negative_button].map((button) => `<button class="feedback" data-action="${escapeHtml(element.action_id ?? '')}" aria-label="${escapeHtml(button?.accessibility_label ?? '')}">${escapeHtml(button?.text?.text ?? '')}</button>`).join('');
+  }
   return `<button>${escapeHtml(element.type)}</button>`;
 }
 
@@ -221,14 +232,24 @@ function inlineHtml(text: string): string {
     .replace(/\[([^\]]+)\]\((https?:\/\/[^)\s]+)\)/g, '<a href="$2">$1</a>');
 }
 
-/** Slack mrkdwn as Markdown: *bold* → **bold**, <url|text> → [text](url). */
+/** Slack mrkdwn as Markdown: *bold* → **bold**, <url|text> → [text](url), then Slack's entities (&amp; &lt; &gt;) as the characters they stand for. */
 function mrkdwnToMarkdown(text: string): string {
-  return text
+  return unslack(text
     .replace(/(^|[\s(])\*([^*\n]+)\*(?=[\s).,:;!?]|$)/g, '$1**$2**')
     .replace(/<(https?:\/\/[^|>\s]+)\|([^>]+)>/g, '[$2]($1)')
     .replace(/<(https?:\/\/[^|>\s]+)>/g, '$1')
     .replace(/<#([A-Z0-9]+)(?:\|([^>]*))?>/g, (_whole, id: string, name?: string) => `#${name || id}`)
-    .replace(/<@([A-Z0-9]+)(?:\|([^>]*))?>/g, (_whole, id: string, name?: string) => `@${name || id}`);
+    .replace(/<@([A-Z0-9]+)(?:\|([^>]*))?>/g, (_whole, id: string, name?: string) => `@${name || id}`));
+}
+
+/** Text as Slack shows it: its three entities (&amp; &lt; &gt;, slack-text.ts) as the characters they stand for. */
+function unslack(text: string): string {
+  return text.replace(/&(amp|lt|gt);/g, (_whole, name: string) => ({ amp: '&', lt: '<', gt: '>' })[name] ?? '');
+}
+
+/** Blocks that show a message's text themselves (else its Markdown is shown before them). */
+function holdsText(blocks: readonly Block[] | undefined): boolean {
+  return (blocks ?? []).some((block) => block.type === 'markdown' || block.type === 'section' || block.type === 'header');
 }
 
 function plain(text: Block['text'] | Element['text']): string {
@@ -248,11 +269,12 @@ function taskCards(calls: readonly SlackCall[]): Task[] {
   const tasks = new Map<string, Task>();
   for (const call of calls) {
     for (const chunk of (call.args['chunks'] as Array<Record<string, unknown>> | undefined) ?? []) {
-      if (chunk['type'] === 'plan_update') tasks.set(`plan:${String(chunk['title'])}`, { id: 'plan', title: `Plan: ${String(chunk['title'] ?? '')}`, status: 'plan' });
+      if (chunk['type'] === 'plan_update') tasks.set(`plan:${String(chunk['title'])}`, { id: 'plan', title: `Plan: ${unslack(String(chunk['title'] ?? ''))}`, status: 'plan' });
       if (chunk['type'] !== 'task_update') continue;
       const id = String(chunk['id']);
       const before = tasks.get(id);
-      tasks.set(id, { id, title: String(chunk['title'] ?? before?.title ?? ''), status: String(chunk['status'] ?? before?.status ?? ''), ...(chunk['output'] ?? before?.output ? { output: String(chunk['output'] ?? before?.output) } : {}) });
+      const output = chunk['output'] === undefined ? before?.output : unslack(String(chunk['output']));
+      tasks.set(id, { id, title: unslack(String(chunk['title'] ?? before?.title ?? '')), status: String(chunk['status'] ?? before?.status ?? ''), ...(output ? { output } : {}) });
     }
   }
   return [...tasks.values()];

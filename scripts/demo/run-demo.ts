@@ -125,6 +125,7 @@ function scriptModel(model: Awaited<ReturnType<typeof startFakeModelServer>>): v
           '',
           '- **Memory export**: `memory export` sends the memory as a zip, with every version.',
           '- **Terminal chat**: answers render as Markdown; `/pin` and `/export` work there too.',
+          '- **Safe text**: Q&A, <b>tags</b> and `<!here>` in an answer stay text (no ping, no markup).',
           '',
           'I saved them as `release-notes.md` (attached to the run). Ben: the memory export command is in the first line.',
         ].join('\n'),

@@ -2,6 +2,7 @@
 // reached the model exactly once, every answer was posted exactly once, no session had two worker
 // model requests at the same time, and nothing was left behind.
 import type { FakeSlackMessage } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import type { RecordedRequest } from '../fakes/fake-model-server.js';
 import { isWorkerRequest } from './chaos-model.js';
 import type { ChaosDatabase, QuietState } from './chaos-database.js';
@@ -163,9 +164,9 @@ async function checkSteers(inputs: CheckInputs, workerRequests: RecordedRequest[
 /** Each stored final answer: posted exactly once (by idempotency key and by text). */
 async function checkAnswers(inputs: CheckInputs, problems: ProblemList) {
   const byKey = countBy(inputs.posts, (post) => idempotencyKeyOf(post));
-  const byText = countBy(inputs.posts, (post) => post.markdown_text ?? post.text ?? '');
+  const byText = countBy(inputs.posts, (post) => markdownOf(post) ?? post.text ?? '');
   const answers = await inputs.database.answers();
-  const postedAt = new Map(inputs.posts.map((post) => [post.markdown_text ?? post.text ?? '', post.postedAt]));
+  const postedAt = new Map(inputs.posts.map((post) => [markdownOf(post) ?? post.text ?? '', post.postedAt]));
   const answeredAt = new Map(inputs.requests.map((request) => [request.index, request.respondedAt]));
   const delays: number[] = [];
   let postedOnce = 0;

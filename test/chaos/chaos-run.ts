@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { checkChaosRun, type CheckFigures } from './chaos-checks.js';
 import { ChaosDatabase } from './chaos-database.js';
 import { checkMemory, type MemoryFigures } from './chaos-memory-checks.js';
@@ -364,7 +364,7 @@ async function saveRecords(logDir: string, records: { plan: ChaosPlan; model: Fa
       index: request.index, session: request.body.prompt_cache_key, receivedAt: request.receivedAt, respondedAt: request.respondedAt ?? null,
       messages: request.body.messages.map((message) => `${String(message['role'])}: ${snippet(message['content'] ?? message['tool_calls'])}`),
     })),
-    posts: records.slack.messages.map((post) => ({ channel: post.channel, thread: post.thread_ts, ts: post.ts, key: post.metadata?.event_payload?.['idempotency_key'] ?? null, text: snippet(post.markdown_text ?? post.text) })),
+    posts: records.slack.messages.map((post) => ({ channel: post.channel, thread: post.thread_ts, ts: post.ts, key: post.metadata?.event_payload?.['idempotency_key'] ?? null, text: snippet(markdownOf(post) ?? post.text) })),
     answers: await records.database.answers(),
     steers: await records.database.steers(),
     outbox: await records.database.outboxStatuses(),

@@ -85,6 +85,8 @@ export interface FakeSlackOptions {
   clientSecret?: string;
   /** chat.startStream answers this error (null = streams are allowed, the default). */
   streamError?: string | null;
+  /** Block types this workspace's Slack does not know (a message with one answers `invalid_blocks`). */
+  unknownBlockTypes?: string[];
 }
 
 /** A running fake; see `startFakeSlackApi`. */
@@ -143,6 +145,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     clientId: options.clientId ?? '1234.5678',
     clientSecret: options.clientSecret ?? 'fake-client-secret',
     streamError: options.streamError ?? null,
+    unknownBlockTypes: options.unknownBlockTypes ?? [],
   };
   const tokens = new FakeSlackTokens(
     { clientId: settings.clientId, clientSecret: settings.clientSecret, appId: 'AHIPPO' },
@@ -221,6 +224,8 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
     switch (method) {
       case 'chat.postMessage': {
         if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
+        const refused = messageArgumentsError(args, settings);
+        if (refused) return { ok: false, error: refused };
         tsCounter += 1;
         const ts = `1800000000.${String(tsCounter).padStart(6, '0')}`;
         // A user id as the channel posts into the app's direct messages with that person (its D… id).
@@ -232,13 +237,21 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
         // A stream's text only grows while it streams: it must be stopped before it is edited.
         if (message?.streaming) return { ok: false, error: 'cant_update_message' };
+        if (args['markdown_text'] !== undefined && settings.markdownTextError) return { ok: false, error: settings.markdownTextError };
+        const refused = messageArgumentsError(args, settings);
+        if (refused) return { ok: false, error: refused };
         if (message) {
           if (args['text'] !== undefined) message.text = String(args['text']);
           if (args['markdown_text'] !== undefined) {
             message.markdown_text = String(args['markdown_text']);
             delete message.text;
+            delete message.blocks;
           }
-          if (args['blocks'] !== undefined) message.blocks = args['blocks'];
+          if (args['blocks'] !== undefined) {
+            // The blocks are what the message shows now (its text is their notification fallback).
+            message.blocks = args['blocks'];
+            delete message.markdown_text;
+          }
         }
         return { ok: true, channel: args['channel'], ts: args['ts'], text: args['text'] };
       }
@@ -260,7 +273,7 @@ export async function startFakeSlackApi(options: FakeSlackOptions = {}): Promise
       case 'chat.stopStream': {
         const message = messagesByTs.get(`${String(args['channel'])}:${String(args['ts'])}`);
         if (!message?.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
-        const refused = streamArgumentsError(method, args);
+        const refused = streamArgumentsError(method, args) ?? (args['blocks'] === undefined ? null : blocksError(args['blocks'], settings));
         if (refused) return { ok: false, error: refused };
         message.markdown_text = `${message.markdown_text ?? ''}${streamText(args)}`;
         if (Array.isArray(args['chunks'])) message.chunks = [...(message.chunks ?? []), ...(args['chunks'] as unknown[])];
@@ -405,17 +418,58 @@ export function signedHeaders(signingSecret: string, body: string, timestamp = M
   return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature };
 }
 
-/** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
-/** The text a message call carries: `markdown_text`, else `text`. */
+/** The text a message call shows: its Markdown (`markdown_text` or `markdown` blocks, markdownOf), else `text`. */
 export function textOf(call: SlackCall): string {
-  return String(call.args['markdown_text'] ?? call.args['text'] ?? '');
+  return markdownOf(call.args) ?? String(call.args['text'] ?? '');
 }
 
+/** A form body as Slack sends interactions (`payload=<json>`) and slash commands. */
 export function formBody(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
 }
 
 const taskStatuses = new Set(['pending', 'in_progress', 'complete', 'error']);
+/** Slack's limits: characters of `markdown_text`, of all `markdown` blocks of a payload together; blocks per message. */
+const markdownChars = 12_000;
+const blocksPerMessage = 50;
+/** What a workspace refuses in blocks. */
+type BlockSettings = Pick<Required<FakeSlackOptions>, 'markdownTextError' | 'unknownBlockTypes'>;
+
+/**
+ * What Slack refuses in a post or an edit: `markdown_text` beside `blocks` or `text`, or over
+ * 12,000 characters; blocks Slack would refuse (blocksError).
+ */
+function messageArgumentsError(args: Record<string, unknown>, workspace: BlockSettings): string | null {
+  if (args['markdown_text'] !== undefined && (args['blocks'] !== undefined || args['text'] !== undefined)) return 'invalid_arguments';
+  if (typeof args['markdown_text'] === 'string' && args['markdown_text'].length > markdownChars) return 'msg_too_long';
+  return args['blocks'] === undefined ? null : blocksError(args['blocks'], workspace);
+}
+
+/**
+ * What Slack refuses in a message's blocks: more than 50, a block without a type, a `markdown`
+ * block without text, or together over 12,000 characters (or any where the workspace refuses
+ * Markdown), a `context_actions` block without 1 to 5 feedback or icon buttons, a type the
+ * workspace does not know.
+ */
+function blocksError(blocks: unknown, workspace: BlockSettings): string | null {
+  if (!Array.isArray(blocks) || blocks.length > blocksPerMessage) return 'invalid_blocks';
+  let markdown = 0;
+  for (const block of blocks as Array<Record<string, unknown>>) {
+    if (typeof block !== 'object' || block === null || typeof block['type'] !== 'string') return 'invalid_blocks';
+    if (workspace.unknownBlockTypes.includes(block['type'])) return 'invalid_blocks';
+    if (block['type'] === 'markdown') {
+      if (workspace.markdownTextError) return workspace.markdownTextError;
+      if (typeof block['text'] !== 'string' || block['text'] === '') return 'invalid_blocks';
+      markdown += block['text'].length;
+    }
+    if (block['type'] === 'context_actions') {
+      const elements = block['elements'];
+      if (!Array.isArray(elements) || elements.length === 0 || elements.length > 5) return 'invalid_blocks';
+      if (!elements.every((element: Record<string, unknown>) => element['type'] === 'feedback_buttons' || element['type'] === 'icon_button')) return 'invalid_blocks';
+    }
+  }
+  return markdown > markdownChars ? 'msg_blocks_too_long' : null;
+}
 
 /**
  * What Slack refuses in a stream call's arguments, or null: `markdown_text` together with
@@ -482,3 +536,20 @@ function tryJson(value: string): unknown {
   }
 }
 
+/**
+ * The Markdown a message or a call's arguments show: its `markdown_text`, else the text of its
+ * `markdown` blocks (an answer's last message: its text, then the feedback buttons).
+ */
+export function markdownOf(message: { markdown_text?: unknown; blocks?: unknown } | Record<string, unknown> | undefined): string | undefined {
+  if (message === undefined) return undefined;
+  if (message['markdown_text'] !== undefined) return String(message['markdown_text']);
+  const blocks = Array.isArray(message['blocks']) ? (message['blocks'] as Array<Record<string, unknown>>) : [];
+  const texts = blocks.filter((block) => block['type'] === 'markdown').map((block) => String(block['text']));
+  return texts.length === 0 ? undefined : texts.join('');
+}
+
+/** How many feedback blocks (`context_actions` with `feedback_buttons`) a message or a call's arguments carry. */
+export function feedbackBlocksOf(message: { blocks?: unknown } | Record<string, unknown> | undefined): number {
+  const blocks = message && Array.isArray(message['blocks']) ? (message['blocks'] as Array<Record<string, unknown>>) : [];
+  return blocks.filter((block) => block['type'] === 'context_actions' && Array.isArray(block['elements']) && (block['elements'] as Array<Record<string, unknown>>).some((element) => element['type'] === 'feedback_buttons')).length;
+}

@@ -21,7 +21,9 @@ describe('npm run demo', () => {
       expect(text).toMatch(/── Hippo · task cards ─+\n▤ Plan: Release notes v2\.0\n✓ collect the merged changes\n○ draft the notes\n✓ write_file: release-notes\.md {2}→ Created release-notes\.md/);
       // The answer read Ben's steer, and its Markdown is rendered (no raw markers).
       expect(text).toMatch(/── Hippo · streamed answer ─+\nRelease notes v2\.0\n\n• Memory export: memory export sends/);
-      expect(text).toMatch(/\(the same stream as the tasks: [2-9]\d* writes, the answer last\)/);
+      expect(text).toMatch(/\n\[👍\] \[👎\]\n\(the same stream as the tasks: [2-9]\d* writes, the answer last\)/);
+      // What Slack received escaped (&amp; &lt; &gt;) reads as the characters the model wrote.
+      expect(text).toContain('Safe text: Q&A, <b>tags</b> and <!here> in an answer stay text');
       expect(text).toMatch(/── Hippo · memory note ─+\n🧠 Memory updated · MAIN\.md \+1 −0 .*Ada asked to remember “releases ship on Tuesdays”\n\[View\] \[Edit\] \[Revert\]/);
       expect(text).toMatch(/── Hippo · App Home ─+\n🧠 Hippo memory\n[\s\S]*\[🔎 Search\] \[📦 Export as zip\]\nMAIN\.md · .* by background memory/);
       expect(text).not.toContain('**');
@@ -36,7 +38,12 @@ describe('npm run demo', () => {
       expect(buttons('status card')).toEqual(['Pause', 'Stop']);
       expect(buttons('memory note').slice(0, 3)).toEqual(['View', 'Edit', 'Revert']);
       expect(buttons('App Home')).toContain('📦 Export as zip');
-      expect(textOf(surfacesOnPage.find((node) => node.attribs?.['data-surface'] === 'streamed answer')!)).toContain('Memory export: memory export sends the memory as a zip');
+      const answer = surfacesOnPage.find((node) => node.attribs?.['data-surface'] === 'streamed answer')!;
+      expect(textOf(answer)).toContain('Memory export: memory export sends the memory as a zip');
+      // The answer ends with its feedback buttons; the model's tags and entities are text, once escaped.
+      expect(buttons('streamed answer')).toEqual(['👍', '👎']);
+      expect(textOf(answer)).toContain('Safe text: Q&A, <b>tags</b> and <!here> in an answer stay text');
+      expect(all(answer).filter((node) => node.name === 'b').map(textOf)).toEqual(['Memory export', 'Terminal chat', 'Safe text']);
     } finally {
       await database.drop();
     }

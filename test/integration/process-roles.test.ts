@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signedHeaders } from '../fakes/fake-slack-api.js';
+import { signedHeaders, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { useServiceFakes } from '../support/service-fakes.js';
@@ -50,7 +50,7 @@ function mention(port: number, text: string, root: string, eventId: string): Pro
 
 /** The thread's messages that carry `text` as a finished answer. */
 function answers(root: string, text: string) {
-  return fakes.slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (message.markdown_text ?? message.text ?? '').includes(text));
+  return fakes.slack.threadMessages(channel, root).filter((message) => message.streaming !== true && (markdownOf(message) ?? message.text ?? '').includes(text));
 }
 
 async function leaseOwner(root: string): Promise<string | undefined> {
@@ -138,7 +138,7 @@ describe('process roles on one Postgres', () => {
       second = await start('worker');
       const notes = () => answers(root, 'asked to remember');
       await until(() => notes().length === 1, 60_000, 'the note from the second worker');
-      expect(notes()[0]?.markdown_text ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
+      expect(markdownOf(notes()[0]) ?? notes()[0]?.text).toContain('Noted the deploy window, as Ada asked.');
       await new Promise((resolve) => setTimeout(resolve, 3_000)); // several sweeps: nothing more comes
       expect(notes()).toHaveLength(1);
       expect(requestedRuns).toBe(2);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/fake-discord.js';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server.js';
-import { signedHeaders, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { signedHeaders, startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { createEmptyDatabase } from '../support/database.js';
 import { conversation, scriptRoles } from '../support/model-script.js';
 import { productionNodeOptions, startScript, type RunningProcess } from '../support/processes.js';
@@ -127,7 +127,7 @@ describe.each(nodes.map((node) => ({ node, version: execFileSync(node, ['--versi
     await service.exited;
     await start();
     // The new process takes the session over once the dead one's lease expires, and runs it again.
-    const thread = () => slack.threadMessages('C0SHIP', root).map((message) => `${message.markdown_text ?? ''} ${message.text ?? ''}`).join('\n');
+    const thread = () => slack.threadMessages('C0SHIP', root).map((message) => `${markdownOf(message) ?? ''} ${message.text ?? ''}`).join('\n');
     await until(() => thread().includes('Back after the restart.'), 60_000, 'the answer after the restart');
     expect(drills).toBe(2);
   }, 120_000);

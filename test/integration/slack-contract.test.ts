@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { slackMessageKey, slackThread } from '../../src/adapters/slack/context.js';
 import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import { runAdapterContract, eventually, type AdapterContractTarget, type SentMessage } from '../support/adapter-contract.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -59,10 +60,11 @@ async function postMention(text: string, ts: string, threadTs?: string): Promise
 function visible(posted: FakeSlackMessage): SentMessage {
   const blocks = Array.isArray(posted.blocks) ? (posted.blocks as Array<Record<string, unknown>>) : [];
   const sections = blocks
-    .map((block) => (block['text'] as { text?: unknown } | undefined)?.text)
+    // A section's text object, or a markdown block's text (an answer's last message).
+    .map((block) => (typeof block['text'] === 'string' ? block['text'] : (block['text'] as { text?: unknown } | undefined)?.text))
     .filter((text): text is string => typeof text === 'string')
     .map((text) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
-  const text = sections.length > 0 ? sections.join('\n') : (posted.markdown_text ?? posted.text ?? '');
+  const text = sections.length > 0 ? sections.join('\n') : (markdownOf(posted) ?? posted.text ?? '');
   const buttons = blocks
     .flatMap((block) => (Array.isArray(block['elements']) ? (block['elements'] as Array<Record<string, unknown>>) : []))
     .filter((element) => element['type'] === 'button')

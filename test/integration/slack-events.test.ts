@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlackAdapter } from '../../src/adapters/slack/index.js';
-import { signedHeaders, textOf, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { signedHeaders, textOf, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
@@ -120,7 +120,7 @@ describe('Slack events', () => {
     expect(reactions('reactions.add', replyTs)).toEqual(['eyes', 'white_check_mark']);
     await until(() => reactions('reactions.remove', replyTs).includes('eyes'));
 
-    const answers = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    const answers = posts(root).filter((call) => markdownOf(call.args) !== undefined).map(textOf);
     expect(answers).toEqual(['Here is a **plan**: step one.', 'Budget added: 10k.']);
     // The reply was taken at the checkpoint after the first answer: the model saw it quoted with the author.
     const second = harness.model.requests.find((request) => lastMessageText(request.body).includes('add a budget'));
@@ -265,7 +265,7 @@ describe('Slack events', () => {
     expect(limited).toBeGreaterThanOrEqual(0);
     const sameWrite = (call: (typeof slack.calls)[number]) => call.method === 'chat.postMessage' && JSON.stringify(call.args) === JSON.stringify(slack.calls[limited]!.args);
     expect(slack.calls.findIndex((call, index) => index > limited && sameWrite(call) && call.response !== undefined)).toBeGreaterThan(limited);
-    const parts = posts(root).filter((call) => call.args['markdown_text'] !== undefined).map(textOf);
+    const parts = posts(root).filter((call) => markdownOf(call.args) !== undefined).map(textOf);
     const total = parts.length;
     expect(total).toBeGreaterThan(2);
     parts.forEach((part, index) => {

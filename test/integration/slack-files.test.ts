@@ -7,6 +7,7 @@ import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slackFileFetcher } from '../../src/adapters/slack/files.js';
 import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply, RecordedRequest } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -70,7 +71,7 @@ describe('Slack files, for a model that accepts images', () => {
     const workspace = rig.attachments.workspaceOf(session.id);
     expect(await readFile(path.join(workspace, 'files', 'report.csv'), 'utf8')).toBe('a,b\n1,2\n');
     expect((await readFile(path.join(workspace, 'files', 'screen shot.png'))).equals(png)).toBe(true);
-    await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Seen both.');
+    await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Seen both.');
   });
 
   it('shows the latest 8 of many images and names the files of the others; the same image shared again is only named (#25)', async () => {
@@ -87,7 +88,7 @@ describe('Slack files, for a model that accepts images', () => {
     expect(texts.slice(1)).toEqual([1, 2].map((index) => `(An earlier image is no longer shown, so requests stay within the image limits. It is saved in the workspace as files/shot-${index}.png.)`));
     expect(texts[0]).toContain('(attached: again.png, image/png, 71 B, saved as files/again.png; the same image as one shown earlier)');
     // The run ends before the next test scripts the model: a late call of this session must not take its reply.
-    await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Seen them.');
+    await rig.slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Seen them.');
     const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
     const runner = await rig.harness.agent.runner(session.id);
     await runner.whenIdle();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, textOf, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { formBody, textOf, type FakeSlackApi, type SlackCall, markdownOf, feedbackBlocksOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -203,13 +203,15 @@ describe('Slack memory notes', () => {
     harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'A plain answer.' } : { content: 'KEEP_CONTEXT' }));
     const root = await rig.mention('answer me');
     await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && textOf(call) === 'A plain answer.' && call.response?.['ok'] === true);
-    // Detected once, on the file's first answer (this one or an earlier test's): one refused
-    // markdown_text post, the same text sent again as mrkdwn, none with markdown_text after.
+    // Detected once, on the file's first answer (this one or an earlier test's): its Markdown
+    // block with the feedback buttons refused, then its markdown_text, the same text sent again
+    // as mrkdwn (without buttons: reactions count there), no Markdown tried after.
     const posts = slack.callsTo('chat.postMessage');
-    const withMarkdown = posts.filter((call) => call.args['markdown_text'] !== undefined);
-    expect(withMarkdown).toHaveLength(1);
-    const refused = withMarkdown[0]!;
-    expect(refused.response).toEqual({ ok: false, error: 'invalid_arguments' });
+    const withMarkdown = posts.filter((call) => markdownOf(call.args) !== undefined);
+    expect(withMarkdown.map((call) => [feedbackBlocksOf(call.args), call.args['markdown_text'] === undefined ? 'blocks' : 'markdown_text', call.response])).toEqual([
+      [1, 'blocks', { ok: false, error: 'invalid_arguments' }], [0, 'markdown_text', { ok: false, error: 'invalid_arguments' }],
+    ]);
+    const refused = withMarkdown[1]!;
     const resent = posts.slice(posts.indexOf(refused) + 1).find((call) => textOf(call) === textOf(refused));
     expect(resent?.args['mrkdwn']).toBe('true');
     const answer = posts.filter((call) => call.args['thread_ts'] === root && textOf(call) === 'A plain answer.');

@@ -3,7 +3,7 @@
 // compare-and-set, history, undo and pins; review signals reaching the next summarizer at the wire;
 // who may do what; App Home.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
 import { requestsOf, roleOf } from '../support/model-script.js';
 import type { AgentHarness } from '../support/agent-harness.js';
@@ -151,7 +151,7 @@ describe('Slack memory browser: edit', () => {
     expect(await database.prisma.memoryDocumentVersion.findFirstOrThrow({ where: { documentId: saved.id, version: 3 } })).toMatchObject({ authorKind: 'person', authorId: 'UADA', authorName: 'Ada', reason: 'edited by Ada', sessionId: session.id });
     // Nothing is lost: every version is in the history.
     expect((await database.prisma.memoryDocumentVersion.findMany({ where: { documentId: saved.id }, orderBy: { version: 'asc' } })).map((version) => version.content)).toEqual([original, '# Memory\n- launch on Friday\n', mine]);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).includes('✏️ Ada edited MAIN.md (now v3)'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? markdownOf(call.args)).includes('✏️ Ada edited MAIN.md (now v3)'));
 
     // The history shows each change with author, time, reason and a link to its thread.
     const history = await opened(await menu(option(await documentRows(), 'MAIN.md', 'History')));
@@ -244,12 +244,12 @@ describe('Slack: 👍, Edit on a note, and remember', () => {
     harness.model.respond((body): FakeReply => (roleOf(body) === 'worker' ? { content: 'ok', usage: { promptTokens: 100, cachedTokens: 0, completionTokens: 2 } } : { content: 'Nothing to add: it is already there.' }));
     const before = requestsOf(harness.model.requests, 'summarizer').length;
     await mention('remember the deploy window is Tuesday 10:00', { thread: root });
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).includes('Asked background memory to remember'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? markdownOf(call.args)).includes('Asked background memory to remember'));
     await until(() => requestsOf(harness.model.requests, 'summarizer').length > before, 10_000, 'the requested fork');
     const instruction = String(requestsOf(harness.model.requests, 'summarizer').at(-1)!.body.messages.at(-1)?.['content']);
     expect(instruction).toContain('<person-request kind="remember">\nAda asked you, with a command in the thread, to remember this:\n> the deploy window is Tuesday 10:00\n</person-request>');
     expect(instruction).toMatch(/UTC, Ada marked a memory change to decisions\.md as right \(👍\):\n  > \+ - use Postgres/);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? call.args['markdown_text']).startsWith('🧠 No memory change for Ada asked to remember “the deploy window is Tuesday 10:00”: Nothing to add'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['text'] ?? markdownOf(call.args)).startsWith('🧠 No memory change for Ada asked to remember “the deploy window is Tuesday 10:00”: Nothing to add'));
   });
 });
 
@@ -399,7 +399,7 @@ describe('memory search and export from Slack', () => {
     const searched = await mention('memory search Release-Plan', { thread: root });
     const answer = await slack.waitForCall('chat.postMessage', (call) => String((call.args['metadata'] as { event_payload?: Record<string, unknown> })?.event_payload?.['idempotency_key']).startsWith(`command:slack:${slack.teamId}:${channel}:${searched}`));
     expect(answer.args['thread_ts']).toBe(root);
-    expect(String(answer.args['markdown_text'] ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[\s\S]*release\.md/);
+    expect(String(markdownOf(answer.args) ?? answer.args['text'])).toMatch(/Memory matching “Release-Plan”[\s\S]*release\.md/);
     await mention('memory export', { thread: root });
     await until(async () => slack.files.uploads.length > 0, 10_000, 'the export upload');
     const [upload] = slack.files.uploads;

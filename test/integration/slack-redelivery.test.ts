@@ -12,7 +12,7 @@ import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
 import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
 import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
 import { createLogger } from '../../src/log.js';
-import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { waitFor } from '../support/wait.js';
 
@@ -82,7 +82,7 @@ describe('SlackDelivery retried posts', () => {
     expect(slack.callsTo('conversations.replies')).toHaveLength(lookups);
     await delivery.deliver(item('fresh:2', { thread_ts: thread, markdown: 'Failed before it reached Slack.' }, 3));
     expect(slack.callsTo('conversations.replies')).toHaveLength(lookups + 1);
-    expect(slack.threadMessages(channel, thread).map((message) => message.markdown_text)).toEqual(['Another post.', 'Never sent before.', 'Failed before it reached Slack.']);
+    expect(slack.threadMessages(channel, thread).map((message) => markdownOf(message))).toEqual(['Another post.', 'Never sent before.', 'Failed before it reached Slack.']);
   });
 
   it('finds a retried post past the first page of a long thread', async () => {
@@ -107,7 +107,7 @@ describe('SlackDelivery retried posts', () => {
     const thread = newThread();
     slack.script('conversations.replies', { error: 'missing_scope' });
     await delivery.deliver(item('refused-lookup:1', { thread_ts: thread, markdown: 'Still delivered.' }, 2));
-    expect(slack.threadMessages(channel, thread).map((message) => message.markdown_text)).toEqual(['Still delivered.']);
+    expect(slack.threadMessages(channel, thread).map((message) => markdownOf(message))).toEqual(['Still delivered.']);
   });
 });
 
@@ -129,7 +129,7 @@ describe('Slack outbox redelivery', () => {
     });
     await sender.stop();
     expect(sent).toMatchObject({ attempts: 2, platformMessageId: posted.platformMessageId });
-    expect(slack.threadMessages(channel, thread).map((message) => message.markdown_text)).toEqual(['Posted before the crash.']);
+    expect(slack.threadMessages(channel, thread).map((message) => markdownOf(message))).toEqual(['Posted before the crash.']);
   });
 
   it('sends once when Slack posted the message but the answer never came back', async () => {
@@ -145,7 +145,7 @@ describe('Slack outbox redelivery', () => {
     });
     await sender.stop();
     const messages = slack.threadMessages(channel, thread);
-    expect(messages.map((message) => message.markdown_text)).toEqual(['Answer lost on the way back.']);
+    expect(messages.map((message) => markdownOf(message))).toEqual(['Answer lost on the way back.']);
     expect(sent).toMatchObject({ attempts: 2, platformMessageId: messages[0]?.ts });
   });
 });

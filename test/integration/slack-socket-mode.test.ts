@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastMessageText } from '../fakes/fake-model-server.js';
 import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import { startFakeSocketMode, type FakeSocketMode } from '../fakes/fake-socket-mode.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
 import { until } from '../support/wait.js';
@@ -36,7 +37,7 @@ function mentionEnvelope(text: string, ts: string, eventId: string): Record<stri
 }
 
 const answerIn = (threadTs: string, text: string) => (call: SlackCall) =>
-  call.args['thread_ts'] === threadTs && String(call.args['markdown_text'] ?? call.args['text'] ?? '').includes(text);
+  call.args['thread_ts'] === threadTs && String(markdownOf(call.args) ?? call.args['text'] ?? '').includes(text);
 
 describe('Slack in Socket Mode', () => {
   it('connects through apps.connections.open on SLACK_API_URL, acks an event, stores the steer and answers', async () => {

@@ -3,7 +3,7 @@
 // counted), the thread is told once why and how to go on, the card offers Resume, and a reply or
 // Resume continues with a fresh count. A reset in the middle of a run does not start it again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textOf, type FakeSlackApi, type SlackCall } from '../fakes/fake-slack-api.js';
+import { textOf, type FakeSlackApi, type SlackCall, markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply, type FakeRequestBody } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -114,7 +114,7 @@ describe('the step limit in Slack (R21)', { timeout: 60_000 }, () => {
     afterResume = 0;
     await rig.click('hippo_resume', session.id, { ts: String(card.response?.['ts']), threadTs: root });
     // The answer of a run that called tools ends its task stream.
-    const answered = () => slack.threadMessages(channel, root).filter((message) => (message.markdown_text ?? '').endsWith('All pages read.'));
+    const answered = () => slack.threadMessages(channel, root).filter((message) => (markdownOf(message) ?? '').endsWith('All pages read.'));
     await until(() => answered().length === 1, 10_000, 'the answer after Resume');
     await settled(session.id);
     expect(requestsOf(session.id, 'worker')).toBe(2 * maxSteps);

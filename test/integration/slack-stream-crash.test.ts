@@ -7,7 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { signedHeaders } from '../fakes/fake-slack-api.js';
+import { signedHeaders, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { useServiceFakes } from '../support/service-fakes.js';
@@ -68,17 +68,17 @@ describe('a streamed answer when the service is killed mid-stream', () => {
     await first.process.exited;
     const streamed = fakes.slack.messages.find((message) => message.ts === streamTs)!;
     expect(streamed.streaming).toBe(true);
-    expect(slow.startsWith(streamed.markdown_text ?? '')).toBe(true);
+    expect(slow.startsWith(markdownOf(streamed) ?? '')).toBe(true);
 
     const second = await service(env);
     try {
-      await until(() => streamed.markdown_text === final && streamed.streaming === false, 30_000, 'the stream replaced by the answer');
+      await until(() => markdownOf(streamed) === final && streamed.streaming === false, 30_000, 'the stream replaced by the answer');
       const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
       await until(async () => (await fakes.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
       // One message carries the answer (cards aside); it was never posted anew.
-      const replies = fakes.slack.threadMessages(channel, root).filter((message) => message.blocks === undefined);
+      const replies = fakes.slack.threadMessages(channel, root).filter((message) => markdownOf(message) !== undefined);
       expect(replies.map((message) => message.ts)).toEqual([streamTs]);
-      expect(fakes.slack.callsTo('chat.postMessage').filter((call) => String(call.args['markdown_text'] ?? call.args['text'] ?? '').includes(final))).toHaveLength(0);
+      expect(fakes.slack.callsTo('chat.postMessage').filter((call) => String(markdownOf(call.args) ?? call.args['text'] ?? '').includes(final))).toHaveLength(0);
       const answerItem = await fakes.database.prisma.outboxItem.findFirstOrThrow({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' } } });
       expect(answerItem).toMatchObject({ status: 'sent', platformMessageId: streamTs, targetKey: expect.stringMatching(/^stream:/) });
       expect(attempts).toBe(2);
@@ -113,7 +113,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
 
     const second = await service(env);
     try {
-      const answered = () => fakes.slack.threadMessages(channel, root).filter((message) => (message.markdown_text ?? '').includes('Found it.'));
+      const answered = () => fakes.slack.threadMessages(channel, root).filter((message) => (markdownOf(message) ?? '').includes('Found it.'));
       await until(() => answered().length > 0, 30_000, 'the answer');
       const session = await fakes.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
       await until(async () => (await fakes.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: { in: ['pending', 'sending'] } } })) === 0, 10_000, 'the outbox drained');
@@ -128,7 +128,7 @@ describe('a streamed answer when the service is killed mid-stream', () => {
       expect(answers).toBe(2);
       // The answer shows once; nothing of the answer the first process was receiving reached the thread.
       expect(answered()).toHaveLength(1);
-      expect(fakes.slack.threadMessages(channel, root).some((message) => (message.markdown_text ?? '').includes('Step 1 of'))).toBe(false);
+      expect(fakes.slack.threadMessages(channel, root).some((message) => (markdownOf(message) ?? '').includes('Step 1 of'))).toBe(false);
     } finally {
       second.process.kill('SIGTERM');
       await second.process.exited;

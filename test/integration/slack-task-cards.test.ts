@@ -5,6 +5,7 @@
 // alone shows the run, and the answer is posted. Model text arrives as text (no ping, no disguised link).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { feedbackBlocksOf, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -76,9 +77,9 @@ describe('Slack task cards', () => {
     // Slack reads as a mention or a link of its own reaches it.
     expect(stop.args['blocks']).toEqual([expect.objectContaining({ type: 'context_actions' })]);
     await until(() => slack.callsTo('chat.update').some((call) => JSON.stringify(call.args['blocks'] ?? '').includes('Done')), 10_000, 'the card done');
-    expect(slack.threadMessages(channel, root).map((message) => (message.ts === ts ? 'stream' : message.blocks !== undefined && message.markdown_text === undefined ? 'card' : message.markdown_text))).toEqual(['card', 'stream']);
+    expect(slack.threadMessages(channel, root).map((message) => (message.ts === ts ? 'stream' : markdownOf(message) ?? 'card'))).toEqual(['card', 'stream']);
     const streamed = slack.threadMessages(channel, root).find((message) => message.ts === ts);
-    expect(streamed?.markdown_text).toBe(`Looking.\n\n\n\nNow &lt;@U0EVE&gt;.\n\n${shownAnswer}`);
+    expect(markdownOf(streamed)).toBe(`Looking.\n\n\n\nNow &lt;@U0EVE&gt;.\n\n${shownAnswer}`);
     expect(JSON.stringify(slack.calls.filter((call) => call.args['channel'] === channel && call.args['thread_ts'] === root || call.args['ts'] === ts))).not.toMatch(/<[!@#]|<https?:/);
     const unfurls = (post: { args: Record<string, unknown> }) => [String(post.args['unfurl_links']), String(post.args['unfurl_media'])];
     for (const post of slack.callsTo('chat.postMessage').filter((call) => call.args['thread_ts'] === root)) expect(unfurls(post)).toEqual(['false', 'false']);
@@ -101,7 +102,9 @@ describe('Slack task cards', () => {
     scriptRun();
     const root = '1740000002.000100';
     await mention(other, root);
-    const posted = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === shownAnswer);
+    const posted = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === shownAnswer);
+    // Posted, the answer still ends with the feedback buttons (after a markdown block holding its text).
+    expect(feedbackBlocksOf(posted.args)).toBe(1);
     // No unfurl: Slack does not fetch the link the model wrote (LINK_PREVIEWS is off).
     expect([posted.args['unfurl_links'], posted.args['unfurl_media']].map(String)).toEqual(['false', 'false']);
     const session = await rig.database.prisma.session.findFirstOrThrow({ where: { threadKey: root } });
@@ -109,7 +112,7 @@ describe('Slack task cards', () => {
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['channel'] === other)).toHaveLength(1);
     expect(slack.calls.filter((call) => (call.method === 'chat.appendStream' || call.method === 'chat.stopStream') && call.args['channel'] === other)).toHaveLength(0);
     // The thread holds the status card and the answer, nothing more; no task item failed.
-    expect(slack.threadMessages(other, root).map((message) => message.blocks === undefined ? message.markdown_text : 'card')).toEqual(['card', shownAnswer]);
+    expect(slack.threadMessages(other, root).map((message) => markdownOf(message) ?? 'card')).toEqual(['card', shownAnswer]);
     expect(await rig.database.prisma.outboxItem.count({ where: { sessionId: session.id, status: 'failed' } })).toBe(0);
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitMessage } from '../../src/adapters/chat/split-message.js';
 import { slackMessageLimit } from '../../src/adapters/slack/inbound.js';
 import type { FakeSlackApi, FakeSlackMessage } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import { lastMessageText, type FakeReply } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -18,7 +19,7 @@ const splitParts = (text: string) => splitMessage(text, { limit: slackMessageLim
 
 /** The thread's message that shows `text` at its end, whole: posted, or a stream that stopped (a tool run's answer ends its task stream). */
 async function shownWhole(threadTs: string, text: string, inChannel = channel): Promise<FakeSlackMessage> {
-  const find = () => slack.threadMessages(inChannel, threadTs).find((message) => !message.streaming && (message.markdown_text ?? '').endsWith(text));
+  const find = () => slack.threadMessages(inChannel, threadTs).find((message) => !message.streaming && (markdownOf(message) ?? '').endsWith(text));
   await until(() => find() !== undefined, 10_000, `"${text}" shown`);
   return find()!;
 }
@@ -70,15 +71,15 @@ describe('Slack streamed answers', () => {
     const root = await rig.mention('explain at length');
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     expect(started.args).toMatchObject({ channel, recipient_user_id: 'UADA', recipient_team_id: slack.teamId });
-    const second = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').endsWith('(2/2)'));
+    const second = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').endsWith('(2/2)'));
     const streamTs = String(started.response?.['ts']);
     const stream = slack.messages.find((message) => message.ts === streamTs)!;
     await until(() => !stream.streaming, 5_000, 'the stream stopped');
     const [first] = splitParts(answer);
-    expect(stream.markdown_text).toBe(first);
-    expect(String(second.args['markdown_text'])).toBe(splitParts(answer)[1]);
+    expect(markdownOf(stream)).toBe(first);
+    expect(String(markdownOf(second.args))).toBe(splitParts(answer)[1]);
     // The answer is not posted a second time: the thread holds the card, the stream and part 2.
-    const replies = slack.threadMessages(channel, root).filter((message) => message.blocks === undefined);
+    const replies = slack.threadMessages(channel, root).filter((message) => markdownOf(message) !== undefined);
     expect(replies.map((message) => message.ts)).toEqual([streamTs, String(second.response?.['ts'])]);
     // Throttled: a handful of outbox writes for ~3 s of tokens. (The interval itself is pinned with a
     // fake clock in answer-stream.test.ts; times seen here add the sender's delivery jitter.)
@@ -103,12 +104,12 @@ describe('Slack streamed answers', () => {
     const post = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['blocks'] === undefined);
     const ts = String(post.response?.['ts']);
     expect((post.args['metadata'] as { event_payload: Record<string, unknown> }).event_payload['idempotency_key']).toMatch(/^stream:/);
-    await until(() => slack.messages.find((message) => message.ts === ts)?.markdown_text === answer, 10_000, 'the post edited into the answer');
+    await until(() => markdownOf(slack.messages.find((message) => message.ts === ts)) === answer, 10_000, 'the post edited into the answer');
     const edits = slack.callsTo('chat.update').filter((call) => call.args['ts'] === ts);
     expect(edits.length).toBeGreaterThanOrEqual(2);
     expect(edits.length).toBeLessThanOrEqual(5);
     expect(slack.callsTo('chat.appendStream').filter((call) => call.args['channel'] === other)).toHaveLength(0);
-    expect(slack.threadMessages(other, root).filter((message) => message.blocks === undefined)).toHaveLength(1);
+    expect(slack.threadMessages(other, root).filter((message) => markdownOf(message) !== undefined)).toHaveLength(1);
   });
 
   it('finishes the stream with a note when Stop cancels the model call mid-answer, and answers in a new message later', async () => {
@@ -125,13 +126,13 @@ describe('Slack streamed answers', () => {
     await rig.harness.agent.stopRun(session.id, 'Ada');
     const stream = slack.messages.find((message) => message.ts === streamTs)!;
     await until(() => stream.streaming === false, 5_000, 'the stream finished');
-    expect(stream.markdown_text).toMatch(/^Paragraph 1: [\s\S]*\n\n_\(stopped by Ada\)_$/);
-    expect(partial.startsWith((stream.markdown_text ?? '').replace(/\n\n_\(stopped by Ada\)_$/, ''))).toBe(true);
+    expect(markdownOf(stream)).toMatch(/^Paragraph 1: [\s\S]*\n\n_\(stopped by Ada\)_$/);
+    expect(partial.startsWith((markdownOf(stream) ?? '').replace(/\n\n_\(stopped by Ada\)_$/, ''))).toBe(true);
     // The next answer goes to a new position: a new message, the stopped one stays as it is.
     await rig.mention('go on', { threadTs: root });
-    const next = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Picked up again.');
+    const next = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Picked up again.');
     expect(next.response?.['ts']).not.toBe(streamTs);
-    expect(stream.markdown_text).toMatch(/_\(stopped by Ada\)_$/);
+    expect(markdownOf(stream)).toMatch(/_\(stopped by Ada\)_$/);
   });
 
   it('streams a call tried again at the same position into the same message, then makes it the answer', async () => {
@@ -149,15 +150,15 @@ describe('Slack streamed answers', () => {
     const started = await slack.waitForCall('chat.startStream', (call) => call.args['thread_ts'] === root);
     const streamTs = String(started.response?.['ts']);
     const stream = slack.messages.find((message) => message.ts === streamTs)!;
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').startsWith('⚠️'));
-    await until(() => /_\(interrupted\)_$/.test(stream.markdown_text ?? ''), 5_000, 'the broken stream finished');
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').startsWith('⚠️'));
+    await until(() => /_\(interrupted\)_$/.test(markdownOf(stream) ?? ''), 5_000, 'the broken stream finished');
     await rig.mention('resume', { threadTs: root });
-    await until(() => stream.markdown_text === second, 10_000, 'the second attempt replacing the stream');
+    await until(() => markdownOf(stream) === second, 10_000, 'the second attempt replacing the stream');
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(1);
     // While it formed, the message showed the second attempt's text (not only at the end).
-    expect(slack.callsTo('chat.update').some((call) => call.args['ts'] === streamTs && String(call.args['markdown_text']).startsWith('Second attempt') && call.args['markdown_text'] !== second)).toBe(true);
+    expect(slack.callsTo('chat.update').some((call) => call.args['ts'] === streamTs && String(markdownOf(call.args)).startsWith('Second attempt') && markdownOf(call.args) !== second)).toBe(true);
     // The only message with either attempt's words is the stream (besides it: the card, the error note, "Resuming").
-    expect(slack.threadMessages(channel, root).filter((message) => /Paragraph|attempt/.test(message.markdown_text ?? message.text ?? '')).map((message) => message.ts)).toEqual([streamTs]);
+    expect(slack.threadMessages(channel, root).filter((message) => /Paragraph|attempt/.test(markdownOf(message) ?? message.text ?? '')).map((message) => message.ts)).toEqual([streamTs]);
   });
 
   it('starts no stream for a response that only calls tools, however slowly it arrives', async () => {
@@ -174,7 +175,7 @@ describe('Slack streamed answers', () => {
     const streams = slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root);
     expect(streams.map((call) => call.args['task_display_mode'])).toEqual(['timeline']);
     expect(answer.ts).toBe(String(streams[0]?.response?.['ts']));
-    expect(answer.markdown_text).toBe('Nothing found.');
+    expect(markdownOf(answer)).toBe('Nothing found.');
     expect(slack.threadMessages(channel, root).filter((message) => message.ts !== answer.ts && !JSON.stringify(message.blocks ?? '').includes('hippo_'))).toEqual([]);
   });
 
@@ -191,7 +192,7 @@ describe('Slack streamed answers', () => {
     const stream = slack.messages.find((message) => message.ts === String(started.response?.['ts']))!;
     const answer = await shownWhole(root, 'Done looking.');
     await until(() => stream.streaming === false, 5_000, 'the preamble finished');
-    expect(stream.markdown_text).toBe(preamble);
+    expect(markdownOf(stream)).toBe(preamble);
     expect(answer.ts).not.toBe(stream.ts);
     expect(answer.chunks?.at(-1)).toEqual({ type: 'markdown_text', text: 'Done looking.' });
   });
@@ -199,7 +200,7 @@ describe('Slack streamed answers', () => {
   it('posts a short answer at once, without a stream', async () => {
     rig.harness.model.respond((body): FakeReply => (roleOf(body) !== 'worker' ? { content: 'KEEP_CONTEXT' } : { content: 'Short and sweet.' }));
     const root = await rig.mention('quick one');
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && call.args['markdown_text'] === 'Short and sweet.');
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && markdownOf(call.args) === 'Short and sweet.');
     expect(slack.callsTo('chat.startStream').filter((call) => call.args['thread_ts'] === root)).toHaveLength(0);
   });
 });

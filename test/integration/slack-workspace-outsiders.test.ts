@@ -6,7 +6,7 @@
 // `memory export` answer only the member (ephemerally; the zip in their messages with Hippo). The
 // real Bolt app against the fake Slack Web API, a real agent on Postgres.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formBody, type FakeSlackApi } from '../fakes/fake-slack-api.js';
+import { formBody, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply, FakeRequestBody } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';
 import type { TestDatabase } from '../support/database.js';
@@ -171,7 +171,7 @@ describe('Slack workspace memory and the people it is not for', () => {
     // The outbox sent that answer, queued after the two above: nothing of theirs reached the mixed channel's thread.
     expect(posts().map((call) => JSON.stringify(call.args))).toEqual([]);
     // Her session started from MAIN.md as Ada changed it outside any thread: its thread was told so (not what it says).
-    const note = slack.callsTo('chat.postMessage').find((call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').startsWith('🧠 The memory I start from'));
-    expect(String(note?.args['markdown_text'])).toMatch(/^🧠 The memory I start from \(MAIN\.md v2\) was last changed outside this thread by Ada on \d{4}-\d\d-\d\d \d\d:\d\d UTC; `@hippo memory` shows it\.$/);
+    const note = slack.callsTo('chat.postMessage').find((call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').startsWith('🧠 The memory I start from'));
+    expect(String(markdownOf(note?.args))).toMatch(/^🧠 The memory I start from \(MAIN\.md v2\) was last changed outside this thread by Ada on \d{4}-\d\d-\d\d \d\d:\d\d UTC; `@hippo memory` shows it\.$/);
   }, 120_000);
 });

@@ -11,6 +11,7 @@ import { SecretBox } from '../../src/adapters/storage/secret-box.js';
 import { createLogger } from '../../src/log.js';
 import { bearer } from '../fakes/fake-slack-oauth.js';
 import type { FakeSlackApi, SlackCall } from '../fakes/fake-slack-api.js';
+import { markdownOf } from '../fakes/fake-slack-api.js';
 import type { AgentHarness } from '../support/agent-harness.js';
 import type { TestDatabase } from '../support/database.js';
 import { startSlackRig, type SlackRig } from '../support/slack-rig.js';
@@ -133,7 +134,7 @@ describe('Slack install flow', () => {
     const root = nextTs();
     expect((await mention(teams.T2.teamId, teams.T2.botUserId, 'hello from team two', root)).status).toBe(200);
     expect(await database.prisma.session.findFirstOrThrow({ where: { threadKey: root } })).toMatchObject({ workspaceId: teams.T2.teamId, startedBy: 'UPERSON' });
-    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Done here.'));
+    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').includes('Done here.'));
     expect(tokenOf(answer)).toBe(token);
     // Every call for this thread (card, answer, reactions, names) went out with team two's token.
     for (const call of postsIn(root)) expect(slack.teamOf(call)).toBe(teams.T2.teamId);
@@ -177,7 +178,7 @@ describe('Slack install flow', () => {
     const refreshesBefore = refreshes();
     const root = nextTs();
     expect((await mention(teams.T3.teamId, teams.T3.botUserId, 'hello from team three', root)).status).toBe(200);
-    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Done here.'));
+    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').includes('Done here.'));
     expect(refreshes() - refreshesBefore).toBe(1);
     const fresh = slack.tokens.tokensOf(teams.T3.teamId)[1];
     expect(fresh).toBeDefined();
@@ -239,7 +240,7 @@ describe('Slack uninstall', () => {
     await until(async () => (await database.prisma.outboxItem.count({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' }, status: 'failed' } })) === 1);
     const failed = await database.prisma.outboxItem.findFirstOrThrow({ where: { sessionId: session.id, idempotencyKey: { startsWith: 'answer:' } } });
     expect(failed.lastError).toBe('workspace_not_installed');
-    expect(slack.callsTo('chat.postMessage').some((call) => String(call.args['markdown_text'] ?? '').includes('A late answer.'))).toBe(false);
+    expect(slack.callsTo('chat.postMessage').some((call) => String(markdownOf(call.args) ?? '').includes('A late answer.'))).toBe(false);
 
     const later = nextTs();
     expect((await mention(teams.T2.teamId, teams.T2.botUserId, 'still there?', later)).status).toBe(200);
@@ -248,7 +249,7 @@ describe('Slack uninstall', () => {
     harness.model.respond(() => ({ content: 'Still serving team three.' }));
     const other = nextTs();
     await mention(teams.T3.teamId, teams.T3.botUserId, 'are you fine?', other);
-    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === other && String(call.args['markdown_text'] ?? '').includes('Still serving'));
+    await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === other && String(markdownOf(call.args) ?? '').includes('Still serving'));
   });
 
   it('deletes the installation when the bot token is revoked, not when only user tokens are', async () => {
@@ -264,7 +265,7 @@ describe('Slack uninstall', () => {
     const root = nextTs();
     harness.model.respond(() => ({ content: 'Back again.' }));
     await mention(teams.T2.teamId, teams.T2.botUserId, 'welcome back', root);
-    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(call.args['markdown_text'] ?? '').includes('Back again.'));
+    const answer = await slack.waitForCall('chat.postMessage', (call) => call.args['thread_ts'] === root && String(markdownOf(call.args) ?? '').includes('Back again.'));
     expect(tokenOf(answer)).toBe(tokens[tokens.length - 1]);
   });
 });

@@ -7,7 +7,8 @@ import { markdownToMrkdwn } from '../../src/adapters/chat/markdown-to-mrkdwn.js'
 import { startRunStatus } from '../../src/adapters/chat/run-status.js';
 import { toolResultText } from '../../src/adapters/chat/task-list.js';
 import { runCard } from '../../src/adapters/slack/message-views.js';
-import { slackMarkdown, slackText } from '../../src/adapters/slack/slack-text.js';
+import { slackAnswerParts, slackMarkdown, slackMarkdownChars, slackText } from '../../src/adapters/slack/slack-text.js';
+import { splitMessage } from '../../src/adapters/chat/split-message.js';
 import { taskChunk } from '../../src/adapters/slack/task-cards.js';
 import { untrustedToolOutput } from '../../src/core/loop/tool-executor.js';
 
@@ -74,5 +75,22 @@ describe('Slack text', () => {
     }
     expect(slackMarkdown('[https://a.b](https://c.d)'.repeat(1_000)).match(/\(c\.d\)/g)).toHaveLength(1_000);
     expect(toolResultText(`<tool-output tool="x">\n${'<'.repeat(mib2)}`, 200)).toHaveLength(200);
+  });
+
+  it("cuts an answer into parts of Slack's size, and smaller where escaping would take one past 12,000 characters", () => {
+    const prose = 'word '.repeat(1_400);
+    expect(slackAnswerParts(prose, 3_000)).toEqual(splitMessage(prose, { limit: 3_000 }));
+    const hostile = ['&'.repeat(2_990), '<&'.repeat(1_450), '[a.b](&&&&&&&&&&&&)\n'.repeat(140), `${'&'.repeat(2_500)}\n\n${'x'.repeat(2_000)}`];
+    for (const text of hostile) {
+      const parts = slackAnswerParts(text, 3_000);
+      expect(splitMessage(text, { limit: 3_000 }).some((part) => slackMarkdown(part).length > slackMarkdownChars)).toBe(true);
+      expect(parts.length).toBeGreaterThan(1);
+      for (const part of parts) {
+        expect(part.length).toBeLessThanOrEqual(3_000);
+        expect(slackMarkdown(part).length).toBeLessThanOrEqual(slackMarkdownChars);
+      }
+    }
+    // Cut no smaller than it must: at half the size when that is enough.
+    expect(slackAnswerParts('&'.repeat(2_990), 3_000)).toEqual(splitMessage('&'.repeat(2_990), { limit: 1_500 }));
   });
 });

@@ -1,8 +1,8 @@
 // Sends outbox items to the Slack Web API with the token of the item's workspace (its payload's
 // `team`, else its session's), and turns Slack's errors into the outbox's terms: rate limits carry
 // Retry-After, refusals that cannot change are permanent, an uninstalled workspace is permanent.
-// Also learns, once per workspace, whether it allows `markdown_text`, and per thread whether it shows
-// a thread status. Streamed answers are SlackStreams' (stream-delivery.ts). Posts carry their
+// Also learns, once per workspace, whether it allows `markdown_text` and an answer's feedback blocks,
+// and per thread whether it shows a thread status. Streamed answers are SlackStreams' (stream-delivery.ts). Posts carry their
 // idempotency key in message metadata, so a retried post that already reached Slack (its sender
 // died before recording it) is found in the thread instead of being posted twice.
 import { webApi } from '@slack/bolt';
@@ -12,7 +12,9 @@ import type { Logger } from '../../log.js';
 import type { WorkspaceAttachments } from '../../tools/workspace-attachments.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
 import { PermanentPlatformError, type Deliver, type OutboxDelivery } from '../chat/outbox-sender.js';
+import { answerBlocks } from './feedback-buttons.js';
 import { uploadFile } from './files.js';
+import type { Json } from './message-views.js';
 import { platformErrorCode, toPlatformError } from './errors.js';
 import { slackMarkdown } from './slack-text.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
@@ -24,6 +26,8 @@ const postPayload = z.looseObject({
   thread_ts: z.string().optional(),
   /** Markdown text: sent as markdown_text, or converted to mrkdwn where Slack refuses that. */
   markdown: z.string().optional(),
+  /** The answer's last message: its Markdown goes in a `markdown` block followed by the feedback buttons. */
+  feedback: z.boolean().optional(),
   text: z.string().optional(),
   blocks: z.array(z.unknown()).optional(),
   metadata: z.looseObject({ event_type: z.string(), event_payload: z.record(z.string(), z.unknown()) }).optional(),
@@ -47,6 +51,8 @@ export const idempotencyKeyField = 'idempotency_key';
 /** How far back a retried post looks for itself: pages of replies, and messages per page. */
 const lookupPages = 5;
 const lookupPageSize = 200;
+/** Most characters of an answer in its notification text. */
+const notificationChars = 600;
 /** Top-level posts: the channel's latest messages checked. */
 const historyLookupSize = 50;
 
@@ -54,6 +60,11 @@ const historyLookupSize = 50;
 const refusedThreadsKept = 10_000;
 /** Errors from a `markdown_text` post that mean "not here": post mrkdwn instead from now on. */
 const markdownRefusals = new Set(['invalid_arguments', 'markdown_text_not_supported', 'invalid_markdown', 'unknown_method', 'not_allowed']);
+/** Errors from an answer posted as blocks that mean "not here": its text goes as `markdown_text` there from now on. */
+const blockRefusals = new Set([...markdownRefusals, 'invalid_blocks']);
+
+/** How a post or edit carries its Markdown: as `markdown_text`, as mrkdwn `text`, or as blocks with `text` for notifications. */
+type MarkdownFields = { markdown_text: string } | { text: string } | { text: string; blocks: Json[] };
 
 /** An item's payload names its workspace in this field (removed before the call). */
 export const teamField = 'team';
@@ -68,6 +79,8 @@ interface Target {
 export class SlackDelivery implements ChatDelivery {
   /** Per workspace; absent until the first markdown post tells. */
   private readonly markdownAccepted = new Map<string, boolean>();
+  /** Workspaces that refused an answer's `markdown` and feedback blocks: 👍 / 👎 reactions remain there. */
+  private readonly feedbackRefused = new Set<string>();
   /** Threads where Slack refused a status ("team:channel:thread_ts"), in refusal order. */
   private readonly statusRefused = new Set<string>();
   /** The streamed answers (native streaming, or post-then-update where refused). */
@@ -160,7 +173,7 @@ export class SlackDelivery implements ChatDelivery {
   }
 
   private async post(target: Target, item: OutboxDelivery): Promise<string> {
-    const { markdown, ...parsed } = postPayload.parse(item.payload);
+    const { markdown, feedback, ...parsed } = postPayload.parse(item.payload);
     // Slack fetches a link it unfurls: a URL the model wrote could carry what it read to that host.
     const unfurl = this.linkPreviews ? {} : { unfurl_links: false, unfurl_media: false };
     const payload = { ...parsed, ...unfurl, metadata: withIdempotencyKey(parsed.metadata, item.idempotencyKey) };
@@ -173,16 +186,30 @@ export class SlackDelivery implements ChatDelivery {
       }
     }
     if (markdown === undefined) return this.call(target, 'chat.postMessage', payload);
-    return this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.postMessage', { ...payload, ...fields, ...('text' in fields ? { mrkdwn: true } : {}) }));
+    return this.withMarkdown(target, markdown, feedback === true, (fields) => this.call(target, 'chat.postMessage', { ...payload, ...fields, ...('text' in fields ? { mrkdwn: true } : {}) }));
   }
 
   /**
    * Sends Markdown as `markdown_text`, or converted to mrkdwn `text` where the workspace refuses
    * Markdown (learned at the first refusal, then asked no more); either way as text only: Slack's
-   * own `<…>` syntax is escaped (slack-text.ts, markdown-to-mrkdwn.ts).
+   * own `<…>` syntax is escaped (slack-text.ts, markdown-to-mrkdwn.ts). An answer's last message
+   * (`feedback`) goes as a `markdown` block and the feedback buttons, its text for notifications
+   * and screen readers; where the workspace refuses those blocks, as the others (learned likewise).
    */
-  private async withMarkdown(target: Target, markdown: string, send: (fields: { markdown_text: string } | { text: string }) => Promise<string>): Promise<string> {
+  private async withMarkdown(target: Target, markdown: string, feedback: boolean, send: (fields: MarkdownFields) => Promise<string>): Promise<string> {
     const accepted = this.markdownAccepted.get(target.team);
+    if (feedback && accepted !== false && !this.feedbackRefused.has(target.team)) {
+      try {
+        const ts = await send({ text: markdownToMrkdwn(notificationPreview(markdown)), blocks: answerBlocks(markdown) });
+        this.markdownAccepted.set(target.team, true);
+        return ts;
+      } catch (error) {
+        const code = error instanceof PlatformError ? error.message : '';
+        if (!blockRefusals.has(code)) throw error;
+        this.feedbackRefused.add(target.team);
+        this.log.warn({ teamId: target.team, error: code }, 'slack-feedback-blocks-refused: answers go without buttons (reactions count) from now on');
+      }
+    }
     if (accepted !== false) {
       try {
         const ts = await send({ markdown_text: slackMarkdown(markdown) });
@@ -203,7 +230,7 @@ export class SlackDelivery implements ChatDelivery {
     return {
       call: (method, args) => this.call(target, method, args),
       post: (item) => this.post(target, item),
-      edit: async (channel, ts, markdown) => void (await this.withMarkdown(target, markdown, (fields) => this.call(target, 'chat.update', { channel, ts, ...fields }))),
+      edit: async (channel, ts, markdown, feedback = false) => void (await this.withMarkdown(target, markdown, feedback, (fields) => this.call(target, 'chat.update', { channel, ts, ...fields }))),
       metadata: (key) => withIdempotencyKey(undefined, key),
       log: this.log,
     };
@@ -283,6 +310,17 @@ export class SlackDelivery implements ChatDelivery {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The start of an answer for its notification (the `text` beside its blocks): short, so that
+ * even escaped (each character up to five) it stays far below what Slack takes in an edit.
+ */
+function notificationPreview(markdown: string): string {
+  if (markdown.length <= notificationChars) return markdown;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(markdown.charAt(notificationChars - 1)) ? notificationChars - 1 : notificationChars;
+  return `${markdown.slice(0, end)}…`;
 }
 
 /** The post's metadata with the outbox key added (its own event type and fields kept). */

@@ -8,7 +8,7 @@ import { PermanentPlatformError } from '../chat/outbox-sender.js';
 const permanentErrors = new Set([
   'channel_not_found', 'not_in_channel', 'is_archived', 'msg_too_long', 'no_text', 'invalid_blocks', 'invalid_arguments',
   'message_not_found', 'cant_update_message', 'edit_window_closed', 'invalid_auth', 'not_authed', 'account_inactive',
-  'token_revoked', 'missing_scope', 'restricted_action', 'thread_not_found', 'invalid_metadata_format',
+  'token_revoked', 'missing_scope', 'restricted_action', 'thread_not_found', 'invalid_metadata_format', 'msg_blocks_too_long',
 ]);
 
 /** Maps a Web API client error to PlatformError (message = Slack's error code). */

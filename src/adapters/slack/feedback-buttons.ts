@@ -1,14 +1,25 @@
-// Slack's feedback buttons (👍 / 👎) under a streamed answer: a `context_actions` block with a
-// `feedback_buttons` element, sent with chat.stopStream. A click is recorded like a 👍 / 👎
-// reaction (answer_feedback, hippo_answer_feedback_total): once per person, answer and kind.
+// Slack's feedback buttons (👍 / 👎) at the end of an answer's last message: a `context_actions`
+// block with a `feedback_buttons` element, sent with the chat.stopStream that ends a stream, or
+// after a `markdown` block holding the text where the answer is posted or edited (Slack takes no
+// `blocks` beside `markdown_text`). A click is recorded like a 👍 / 👎 reaction (answer_feedback,
+// hippo_answer_feedback_total): once per person, answer and kind.
 import { recordAnswerFeedback, type FeedbackKind, type FeedbackListener } from '../chat/answer-feedback.js';
 import type { Json } from './message-views.js';
 import type { BlockActionBody } from './payloads.js';
 import type { SlackContext } from './context.js';
+import { slackMarkdown } from './slack-text.js';
 
 export const feedbackActionId = 'hippo_feedback';
 
-/** The block that ends a streamed answer. */
+/**
+ * An answer's text and its buttons as blocks: a `markdown` block (standard Markdown, Slack's `<…>`
+ * syntax escaped; slackAnswerParts keeps it within Slack's 12,000 characters) and the feedback block.
+ */
+export function answerBlocks(markdown: string): Array<{ [key: string]: Json }> {
+  return [{ type: 'markdown', text: slackMarkdown(markdown) }, feedbackBlock()];
+}
+
+/** The block that ends an answer. */
 export function feedbackBlock(): { [key: string]: Json } {
   return {
     type: 'context_actions',

@@ -6,7 +6,7 @@ import { KeyedQueue } from '../chat/keyed-queue.js';
 import { runCommand, type CommandReply } from '../chat/command-runner.js';
 import { helpText, mentionCommand, textVerbs, type CommandVerb } from '../chat/commands.js';
 import { markdownToMrkdwn } from '../chat/markdown-to-mrkdwn.js';
-import { splitMessage } from '../chat/split-message.js';
+import { slackAnswerParts } from './slack-text.js';
 import { browserAnswer, slackCommandScope } from './command-scope.js';
 import type { SessionRecord } from '../../core/store.js';
 import { setThreadTitle } from './assistant-pane.js';
@@ -188,7 +188,7 @@ async function runThreadCommand(context: SlackContext, session: SessionRecord | 
       });
       return;
     }
-    const parts = splitMessage(reply.text, { limit: slackMessageLimit });
+    const parts = slackAnswerParts(reply.text, slackMessageLimit);
     for (const [index, part] of parts.entries()) {
       await context.outbox.enqueue({
         idempotencyKey: `command:${messageKey}:${index}`,

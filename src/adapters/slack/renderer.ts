@@ -13,22 +13,21 @@ import { AnswerStreams, closingText, endsModelCall, streamKey, type AnswerStream
 import type { OutboxEntry } from '../chat/outbox.js';
 import { budgetNoteText, errorNoteText, inheritedNoteText, memoryNoteLine, resetNoteLine, stepLimitNoteText } from '../chat/notes.js';
 import { applyRunEvent, runIndicatorText, runLoadingMessages, startRunStatus, type RunStatus } from '../chat/run-status.js';
-import { splitMessage } from '../chat/split-message.js';
 import { untilStored } from '../chat/storage-retry.js';
 import { memoryNote, resetNote, runCard, type Json } from './message-views.js';
 import { approvalCard, decidedApprovalCard } from './approval-views.js';
 import { teamField, type SlackDelivery } from './deliver.js';
-import { slackMarkdown } from './slack-text.js';
+import { slackAnswerParts } from './slack-text.js';
 import { streamOperations } from './stream-delivery.js';
-import { eventChunks, type TaskDisplayMode } from './task-cards.js';
+import type { TaskDisplayMode } from './task-cards.js';
+import { saidInTasks, stopTasks, taskCard, tasksKey, type RunTasks, type TaskStreamHost } from './task-stream.js';
 import { slackMessageLimit } from './inbound.js';
 import { mentionPrefix, slackPlatform, type SlackContext } from './context.js';
 import { SteerReactions } from './steer-reactions.js';
 import type { ChatRenderer } from '../chat/chat-adapter.js';
 
-/** One run's card. */
-interface Card {
-  key: string;
+/** One run's card, with its task stream (task-stream.ts). */
+interface Card extends RunTasks {
   session: SessionRecord;
   status: RunStatus;
   updates: number;
@@ -36,10 +35,6 @@ interface Card {
   timer: NodeJS.Timeout | null;
   /** The status last sent (text and loading messages), so assistant.threads.setStatus is only called on a change. */
   indicator: string;
-  /** The run's task stream (tool calls as cards) was started. */
-  tasks: boolean;
-  /** What the model said before the run's first tool call, unstreamed: the task stream opens with it. */
-  said: string;
 }
 
 /** Minimum time between two edits of a card (ms). */
@@ -65,6 +60,8 @@ export class SlackRenderer implements ChatRenderer {
   private readonly recipients = new Map<string, string>();
   /** Sessions whose run called a tool: its text goes into the run's task stream, not a stream of its own. */
   private readonly toolRuns = new Set<string>();
+  /** What a run's task stream needs of this renderer. */
+  private readonly tasks: TaskStreamHost;
   /** Renders an event; what it took is no longer owed (R17). */
   private readonly deliver = markingDelivered((event) => this.render(event), (event) => this.context.agent.delivered(event));
 
@@ -74,8 +71,12 @@ export class SlackRenderer implements ChatRenderer {
     private readonly now: () => number = Date.now,
     streamIntervalMs = 1_000,
     /** How Slack lays out a run's task cards (SLACK_TASK_DISPLAY). */
-    private readonly taskDisplay: TaskDisplayMode = 'timeline',
+    taskDisplay: TaskDisplayMode = 'timeline',
   ) {
+    this.tasks = {
+      enqueue: (entry) => context.outbox.enqueue(entry), entry: (...args) => this.entry(...args),
+      recipient: (sessionId) => this.recipients.get(sessionId), display: taskDisplay, saidChars: streamChars,
+    };
     this.posts = new KeyedQueue((error, sessionId) => context.log.error({ err: error, sessionId }, 'slack-card-update-failed'));
     this.streams = new AnswerStreams({
       maxChars: streamChars, intervalMs: streamIntervalMs, now,
@@ -106,7 +107,8 @@ export class SlackRenderer implements ChatRenderer {
     if (event.type === 'steer-received') this.rememberRecipient(event.session.id, event.steer.authorId);
     this.queue(event.session.id, async () => {
       if (ended && event.type !== 'answer') await this.closeStream(ended, event, endedAt);
-      if (!ended && event.type === 'assistant-message') await this.said(event);
+      const card = this.cards.get(event.session.id);
+      if (!ended && event.type === 'assistant-message' && card) await saidInTasks(this.tasks, card, event);
       await this.deliver(event);
     });
   }
@@ -152,10 +154,10 @@ export class SlackRenderer implements ChatRenderer {
       case 'tool-call-start':
       case 'tool-call-end':
         this.updateCard(event);
-        return this.taskCard(event);
+        return this.withCard(session, (card) => taskCard(this.tasks, card, event));
       case 'run-end':
         this.updateCard(event);
-        return this.stopTasks(session);
+        return this.withCard(session, (card) => stopTasks(this.tasks, card, session));
       case 'approval-requested':
         // R23: keyed by the approval: emitted again after a restart, it is the same card.
         this.updateCard(event);
@@ -251,19 +253,19 @@ export class SlackRenderer implements ChatRenderer {
    */
   private async answer(session: SessionRecord, event: Extract<AgentEvent, { type: 'answer' }>): Promise<boolean> {
     if (event.text.trim() === '') return true;
-    const parts = splitMessage(event.text, { limit: slackMessageLimit });
+    const parts = slackAnswerParts(event.text, slackMessageLimit);
     const fence = event.fencingToken === null ? {} : { fencingToken: BigInt(event.fencingToken) };
     const stream = streamKey('', event.segmentId, event.seq);
     // A run that called tools ends its task stream with the answer (stream-delivery.ts).
     const card = this.cards.get(session.id);
-    const tasks = card?.tasks ? `tasks:${card.key}` : null;
+    const tasks = card?.tasks ? tasksKey(card) : null;
     for (const [index, part] of parts.entries()) {
       const key = `answer:${event.segmentId}:${event.seq}:${index + 1}`;
-      const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part };
-      // The first part ends the stream it goes into: it carries the feedback buttons.
+      // The answer's last message carries its feedback buttons (one set per answer, however it goes).
+      const payload = { channel: session.channelId, thread_ts: session.threadKey, markdown: part, ...(index === parts.length - 1 ? { feedback: true } : {}) };
       const first = tasks !== null
-        ? this.entry(session, key, streamOperations.tasksAnswer, { ...payload, feedback: true }, { ...fence, targetKey: tasks })
-        : this.entry(session, key, streamOperations.finish, { ...payload, feedback: true }, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true });
+        ? this.entry(session, key, streamOperations.tasksAnswer, payload, { ...fence, targetKey: tasks })
+        : this.entry(session, key, streamOperations.finish, payload, { ...fence, targetKey: stream, supersedes: [streamOperations.update], supersedesUntriedTarget: true });
       const result = await this.context.outbox.enqueue(index === 0 ? first : this.entry(session, key, 'post', payload, fence));
       if (result.fenced) return false;
     }
@@ -300,58 +302,9 @@ export class SlackRenderer implements ChatRenderer {
     }));
   }
 
-  /**
-   * What the model said before tool calls, when it was not streamed: appended to the run's task
-   * stream, or kept to open it (the first call's cards follow it).
-   */
-  private async said(event: Extract<AgentEvent, { type: 'assistant-message' }>): Promise<void> {
-    const content = event.message.content;
-    const card = this.cards.get(event.session.id);
-    if (!card || (event.message.tool_calls?.length ?? 0) === 0 || typeof content !== 'string' || content.trim() === '') return;
-    const text = content.slice(0, streamChars);
-    if (!card.tasks) {
-      card.said = text;
-      return;
-    }
-    const key = `tasks:${card.key}`;
-    const chunks = [{ type: 'markdown_text', text: slackMarkdown(`\n\n${text}\n\n`) }];
-    await this.context.outbox.enqueue(this.entry(event.session, `${key}:say:${event.segmentId}:${event.seq}`, streamOperations.tasksUpdate, { channel: event.session.channelId, chunks }, { targetKey: key }));
-  }
-
-  /**
-   * A tool call as a card in the run's task stream (started by its first call); a TODO.md write
-   * shows as the plan instead. Where Slack refuses the stream, the status card alone shows the run.
-   */
-  private async taskCard(event: Extract<AgentEvent, { type: 'tool-call-start' | 'tool-call-end' }>): Promise<void> {
-    const card = this.cards.get(event.session.id);
-    if (!card) return;
-    const { call } = event;
-    const chunks = eventChunks(event);
-    if (chunks.length === 0) return;
-    const { session } = event;
-    const key = `tasks:${card.key}`;
-    if (!card.tasks) {
-      card.tasks = true;
-      const recipient = this.recipients.get(session.id);
-      const opening = card.said === '' ? [] : [{ type: 'markdown_text', text: slackMarkdown(`${card.said}\n\n`) }];
-      card.said = '';
-      await this.context.outbox.enqueue(this.entry(session, key, streamOperations.tasksStart, {
-        channel: session.channelId, thread_ts: session.threadKey, chunks: [...opening, ...chunks], task_display_mode: this.taskDisplay,
-        ...(recipient ? { recipient_user_id: recipient, recipient_team_id: session.workspaceId } : {}),
-      }));
-      return;
-    }
-    const step = event.type === 'tool-call-start' ? 'start' : 'end';
-    await this.context.outbox.enqueue(this.entry(session, `${key}:${call.id}:${step}`, streamOperations.tasksUpdate, { channel: session.channelId, chunks }, { targetKey: key }));
-  }
-
-  /** The run ended: its task stream (if any) is stopped. */
-  private async stopTasks(session: SessionRecord): Promise<void> {
+  private async withCard(session: SessionRecord, work: (card: Card) => Promise<void>): Promise<void> {
     const card = this.cards.get(session.id);
-    if (!card?.tasks) return;
-    card.tasks = false;
-    const key = `tasks:${card.key}`;
-    await this.context.outbox.enqueue(this.entry(session, `${key}:stop`, streamOperations.tasksStop, { channel: session.channelId }, { targetKey: key }));
+    if (card) await work(card);
   }
 
   private rememberRecipient(sessionId: string, userId: string | undefined): void {

@@ -6,6 +6,10 @@
 // host beside it (link-host.ts). One pass each, linear in the text (answers, chunks and notes are
 // bounded before they come here; the work stays linear on any size).
 import { realHostNote } from '../chat/link-host.js';
+import { splitMessage } from '../chat/split-message.js';
+
+/** Most characters of Slack Markdown in one message: `markdown_text`'s limit, and all `markdown` blocks' together. */
+export const slackMarkdownChars = 12_000;
 
 /**
  * Markdown links ([text](url "title")): the text stops at the next bracket and the URL at the
@@ -38,4 +42,20 @@ export function slackMarkdown(markdown: string): string {
       return `${quote}${slackText(line.slice(quote.length))}`;
     })
     .join('\n');
+}
+
+/**
+ * An answer's parts of at most `limit` characters, each fitting one message once escaped. Escaping
+ * makes a character up to five (`&amp;`) and a look-alike link's host note adds to that (under ten
+ * characters per character in all), so text dense in them is split again at half the limit, down
+ * to a limit whose parts fit whatever they hold (a few linear passes at most).
+ */
+export function slackAnswerParts(text: string, limit: number): string[] {
+  let size = limit;
+  let parts = splitMessage(text, { limit: size });
+  while (size * 10 > slackMarkdownChars && parts.some((part) => slackMarkdown(part).length > slackMarkdownChars)) {
+    size = Math.max(50, Math.floor(size / 2));
+    parts = splitMessage(text, { limit: size });
+  }
+  return parts;
 }

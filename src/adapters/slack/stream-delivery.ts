@@ -20,7 +20,7 @@ export const streamOperations = {
   start: 'stream',
   /** Its text so far (full text, not a delta): payload { channel, markdown }; target = the start. */
   update: 'stream-update',
-  /** The answer's first part replacing the stream (posted when there is none): payload { channel, thread_ts, markdown }. */
+  /** The answer's first part replacing the stream (posted when there is none): payload { channel, thread_ts, markdown, feedback? }. */
   finish: 'finish',
   /** A stream that ended without an answer shows its last text: payload { channel, markdown }. */
   close: 'stream-close',
@@ -47,7 +47,7 @@ const startPayload = z.looseObject({
   recipient_user_id: z.string().optional(), recipient_team_id: z.string().optional(),
 });
 const textPayload = z.looseObject({ channel: z.string(), markdown: z.string() });
-/** An answer's part; `feedback`: it ends the answer, so the stream ends with the feedback buttons. */
+/** An answer's part; `feedback`: it ends the answer, so its message ends with the feedback buttons. */
 const finishPayload = textPayload.extend({ feedback: z.boolean().optional() });
 const chunk = z.looseObject({ type: z.string() });
 const tasksStartPayload = z.looseObject({
@@ -72,8 +72,8 @@ export interface SlackStreamHost {
   call(method: string, args: Record<string, unknown>): Promise<string>;
   /** Posts payload { channel, thread_ts, markdown } with the item's key in its metadata (found again on a retry). */
   post(item: OutboxDelivery): Promise<string>;
-  /** Replaces a message's text with Markdown (mrkdwn where the workspace refuses Markdown). */
-  edit(channel: string, ts: string, markdown: string): Promise<void>;
+  /** Replaces a message's text with Markdown (mrkdwn where the workspace refuses Markdown); `feedback`: with the feedback buttons after it. */
+  edit(channel: string, ts: string, markdown: string, feedback?: boolean): Promise<void>;
   /** The message metadata that names an outbox key (a retried post finds the message by it). */
   metadata(key: string): Record<string, unknown>;
   log: Logger;
@@ -124,16 +124,16 @@ export class SlackStreams {
   /**
    * The answer's first part: the stream message becomes it (the stream is stopped with the rest
    * of the text, or stopped and edited); without a stream message, or when it can no longer be
-   * changed, the part is posted. Returns the ts of the message that shows it.
+   * changed, the part is posted. The answer's last part ends with the feedback buttons whichever
+   * way it goes. Returns the ts of the message that shows it.
    */
   async finish(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
     const { channel, markdown, feedback, ...rest } = finishPayload.parse(item.payload);
-    // Posted or edited answers keep 👍 / 👎 reactions: the buttons come only with a native stop.
-    const post = { ...item, payload: { ...rest, channel, markdown } };
+    const post = { ...item, payload: { ...rest, channel, markdown, ...(feedback ? { feedback } : {}) } };
     if (!item.targetMessageId) return host.post(post);
     const ts = item.targetMessageId;
     try {
-      if (!(await this.stopWith(host, channel, ts, markdown, feedback ? [feedbackBlock()] : undefined))) await this.replace(host, channel, ts, markdown);
+      if (!(await this.stopWith(host, channel, ts, markdown, feedback ? [feedbackBlock()] : undefined))) await this.replace(host, channel, ts, markdown, feedback === true);
       return ts;
     } catch (error) {
       const code = error instanceof PlatformError ? error.message : '';
@@ -202,7 +202,7 @@ export class SlackStreams {
    */
   async answerTasks(item: OutboxDelivery, host: SlackStreamHost): Promise<string> {
     const { channel, thread_ts: threadTs, markdown, feedback } = tasksAnswerPayload.parse(item.payload);
-    const post = { ...item, payload: { channel, thread_ts: threadTs, markdown } };
+    const post = { ...item, payload: { channel, thread_ts: threadTs, markdown, ...(feedback ? { feedback } : {}) } };
     if (!item.targetMessageId || item.attempt !== 1) return host.post(post);
     try {
       await host.call('chat.stopStream', {
@@ -253,8 +253,8 @@ export class SlackStreams {
     return true;
   }
 
-  /** Makes the message show exactly `markdown`: a stream that may be open is stopped first. */
-  private async replace(host: SlackStreamHost, channel: string, ts: string, markdown: string): Promise<void> {
+  /** Makes the message show exactly `markdown` (and the feedback buttons): a stream that may be open is stopped first. */
+  private async replace(host: SlackStreamHost, channel: string, ts: string, markdown: string, feedback = false): Promise<void> {
     const key = `${channel}:${ts}`;
     if (this.shown.get(key)?.mode !== 'message') {
       try {
@@ -265,7 +265,7 @@ export class SlackStreams {
       }
       this.remember(channel, ts, { mode: 'message' });
     }
-    await host.edit(channel, ts, markdown);
+    await host.edit(channel, ts, markdown, feedback);
   }
 
   private remember(channel: string, ts: string, shown: Shown): void {
