@@ -4,7 +4,7 @@
 // created is removed afterwards when the workspace ended up over the quota.
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isErrorCode } from './workspace-path.js';
+import { isErrorCode } from './error-code.js';
 import { workspaceUsage, type WorkspaceLimits, type WorkspaceUsage } from './workspace-quota.js';
 
 /** The workspace before a command: its usage and the entries it held (relative paths). */

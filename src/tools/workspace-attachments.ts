@@ -14,7 +14,8 @@ import { SharpImageFitter } from './image-fitter.js';
 import { ToolError } from '../core/errors.js';
 import type { Attachment, Platform, SessionRecord } from '../core/store.js';
 import type { Logger } from '../log.js';
-import { ensureSessionWorkspace, isErrorCode, openInWorkspace, readAtMost, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
+import { ensureSessionWorkspace, openInWorkspace, readAtMost, resolveInWorkspace, sessionWorkspacePath } from './workspace-path.js';
+import { isErrorCode } from './error-code.js';
 import { checkWrite, missingParents, type WorkspaceLimits } from './workspace-quota.js';
 import { workspaceFullMessage, type WorkspaceDisks } from './workspace-disks.js';
 

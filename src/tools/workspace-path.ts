@@ -5,6 +5,7 @@ import { lstat, mkdir, open, readlink, realpath, utimes, type FileHandle } from 
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
 import type { WorkspaceDisks } from './workspace-disks.js';
+import { isErrorCode } from './error-code.js';
 
 /** Directory name of a session inside the workspaces root (session ids are kept readable). */
 export function sessionDirectoryName(sessionId: string): string {
@@ -90,11 +91,6 @@ async function isSymbolicLink(candidate: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** True when `error` is a Node system error with the given code (e.g. ENOENT). */
-export function isErrorCode(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
 }
 
 /**

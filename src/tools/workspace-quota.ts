@@ -5,7 +5,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../core/errors.js';
 import { formatSize } from '../core/format-size.js';
-import { isErrorCode } from './workspace-path.js';
+import { isErrorCode } from './error-code.js';
 
 /** Limits of one session workspace. */
 export interface WorkspaceLimits {

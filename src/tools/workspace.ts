@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { CancelledError, ToolError } from '../core/errors.js';
 import { defineTool, type AnyTool, type Tool, type ToolContext } from '../core/tool.js';
 import { resultBudgetChars } from '../core/output-cap.js';
-import { ensureSessionWorkspace, isErrorCode, resolveInWorkspace, sessionDirectoryName } from './workspace-path.js';
+import { ensureSessionWorkspace, resolveInWorkspace, sessionDirectoryName } from './workspace-path.js';
+import { isErrorCode } from './error-code.js';
 import { checkWrite, DEFAULT_WORKSPACE_LIMITS, missingParents, type WorkspaceLimits } from './workspace-quota.js';
 import { workspaceFullMessage, type WorkspaceDisks } from './workspace-disks.js';
 
