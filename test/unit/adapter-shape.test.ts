@@ -66,7 +66,6 @@ const adapters: Record<keyof typeof typed, { prefix: string; files: Partial<Reco
  * files that the "one door for memory review" change reshapes; take each out when it matches.
  */
 const knownMismatches: Record<string, string> = {
-  'memory-access.ts': 'Slack: class SlackAccess; Discord: function discordAccess (both give an AccessResolver)',
   'memory-interactions.ts': 'Slack: functions; Discord: class DiscordMemoryInteractions',
 };
 

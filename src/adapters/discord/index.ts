@@ -11,7 +11,7 @@ import type { SenderOptions } from '../chat/outbox-sender.js';
 import { DiscordReactions } from './reactions.js';
 import { discordFileFetcher } from './files.js';
 import { connectDiscord, createDiscordClient } from './client.js';
-import { discordAccess } from './memory-access.js';
+import { DiscordAccess } from './memory-access.js';
 import { servedHere, type DiscordContext } from './context.js';
 import { DiscordDelivery, optionalTargetOperations } from './deliver.js';
 import { registerRoles, type ChatAdapter, type ChatAdapterOptions, type ChatRoles } from '../chat/chat-adapter.js';
@@ -63,7 +63,7 @@ export async function startDiscordAdapter(options: DiscordAdapterOptions): Promi
   const context: DiscordContext = {
     client, agent, stores, outbox, log,
     access: new AccessPolicy(accessLists(config)),
-    memory: memoryGate(discordAccess(client), parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
+    memory: memoryGate(new DiscordAccess(client), parseMemoryEditors(config.MEMORY_EDITORS, config.ADMIN_USERS)),
   };
   const typing = new TypingIndicator((channelId) => client.rest.post(Routes.channelTyping(channelId)), log, options.tuning?.typingIntervalMs);
   const renderer = new DiscordRenderer({

@@ -13,17 +13,23 @@ import type { DiscordContext } from './context.js';
  * Discord (fresh, not cached: someone removed from the thread loses its memory at once). A
  * channel's members are not looked up: only an interaction inside it (its threads) counts.
  */
-export function discordAccess(client: Client): AccessResolver {
-  return {
-    isMember: async (_workspaceId, channelId, userId) => {
-      const channel = await client.channels.fetch(channelId).catch(() => null);
-      if (!channel?.isThread()) return false;
-      return channel.members.fetch({ member: userId, force: true }).then(() => true, () => false);
-    },
-    // A guild has no guests: its workspace-wide space is its members' (the request comes from the guild).
-    isWorkspaceMember: async () => true,
-    isEditor: async (request, editors) => editors.has(request.userId) || (request.groupIds ?? []).some((role) => editors.has(role)),
-  };
+export class DiscordAccess implements AccessResolver {
+  constructor(private readonly client: Client) {}
+
+  async isMember(_workspaceId: string, channelId: string, userId: string): Promise<boolean> {
+    const channel = await this.client.channels.fetch(channelId).catch(() => null);
+    if (!channel?.isThread()) return false;
+    return channel.members.fetch({ member: userId, force: true }).then(() => true, () => false);
+  }
+
+  /** A guild has no guests: its workspace-wide space is its members' (the request comes from the guild). */
+  async isWorkspaceMember(): Promise<boolean> {
+    return true;
+  }
+
+  async isEditor(request: AccessRequest, editors: ReadonlySet<string>): Promise<boolean> {
+    return editors.has(request.userId) || (request.groupIds ?? []).some((role) => editors.has(role));
+  }
 }
 
 /** The access request of an interaction: its guild ("@me" in a DM), the thread's parent channel, the member's roles. */
