@@ -10,7 +10,7 @@ import type { Reviewer } from '../../core/agent.js';
 import { memoryRunDiffs, revertNoteLine } from '../chat/notes.js';
 import { actionIds, type ResetViewRef } from './message-views.js';
 import { memoryChangeModal, outcomeModal, resetModal, revertChoiceModal, type PageRef, type ThreadRef, type UndoBothRef } from './modals.js';
-import { handleMemoryAction, isMemoryAction, refuse, turnMemoryPage } from './memory-interactions.js';
+import { isMemoryAction, SlackMemoryInteractions } from './memory-interactions.js';
 import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
@@ -84,12 +84,12 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
     if (!ref) return openView(context, click, outcomeModal('This button no longer works: open the Home tab again.', 'Hippo'));
     return actionId === homeActionIds.search ? openHomeSearch(context, click, teamId, ref.s) : exportFromHome(context, click, teamId, ref.s);
   }
-  if (isMemoryAction(actionId)) return handleMemoryAction(context, click, teamId, actionId, value);
+  if (isMemoryAction(actionId)) return new SlackMemoryInteractions(context).handle(click, teamId, actionId, value);
   if (isApprovalAction(actionId)) return handleApprovalAction(context, click, teamId, actionId, value);
   const access = noteAccess[actionId];
   if (access) {
     const refusal = await noteRefusal(context, click, teamId, actionId, value, access);
-    if (refusal) return refuse(context, click, refusal);
+    if (refusal) return new SlackMemoryInteractions(context).refuse(click, refusal);
   }
   switch (actionId) {
     case actionIds.pause:
@@ -134,7 +134,7 @@ async function handleAction(context: SlackContext, click: BlockActionBody, actio
       if (actionId.startsWith(actionIds.viewPage)) {
         const ref = parseJsonValue(pageRef, value);
         if (!ref) return staleButton(context, click, actionId);
-        return ref.kind === 'document' || ref.kind === 'history' ? turnMemoryPage(context, click, teamId, ref) : turnPage(context, click, ref);
+        return ref.kind === 'document' || ref.kind === 'history' ? new SlackMemoryInteractions(context).turnMemoryPage(click, teamId, ref) : turnPage(context, click, ref);
       }
       context.log.debug({ actionId }, 'slack-action-unknown');
   }

@@ -35,52 +35,9 @@ export interface Actor {
   channelId: string | null;
 }
 
-/** True when the action id is one of the browser's; handled by handleMemoryAction. */
+/** True when the action id is one of the browser's; handled by SlackMemoryInteractions.handle. */
 export function isMemoryAction(actionId: string): boolean {
   return Object.values(memoryActionIds).some((id) => actionId === id || actionId.startsWith(`${id}_`));
-}
-
-/** A click of the browser (`value`: the button's value or the chosen option's). */
-export async function handleMemoryAction(context: SlackContext, click: BlockActionBody, teamId: string, actionId: string, value: string): Promise<void> {
-  const actor: Actor = { teamId, userId: click.user.id, channelId: click.channel?.id ?? null };
-  if (actionId.startsWith(memoryActionIds.listPage)) {
-    const ref = parseJsonValue(listRef, value);
-    return ref ? turnListPage(context, click, actor, ref) : refuse(context, click, 'This button no longer works: say `@hippo memory` again.');
-  }
-  if (actionId === memoryActionIds.noteEdit) return editFromNote(context, click, actor, value);
-  const ref = parseJsonValue(documentRef, value);
-  if (!ref) return refuse(context, click, 'This button no longer works: say `@hippo memory` again.');
-  // A message click happened in the message's channel; a click in one of our modals or in App
-  // Home names no channel (membership decides), its value says where the person started from.
-  const where: Origin = click.channel ? { c: click.channel.id, t: click.message?.thread_ts ?? click.message?.ts ?? null } : { c: ref.c, t: ref.t };
-  return openDocumentAction(context, click, actor, ref.a, ref.d, where);
-}
-
-/** Opens what a document action shows (after the access check). */
-export async function openDocumentAction(context: SlackContext, click: BlockActionBody, actor: Actor, action: DocumentAction, documentId: string, where: Origin, page = 0): Promise<void> {
-  const allowed = await authorize(context, actor, documentId, accessFor[action]);
-  if (typeof allowed === 'string') return refuse(context, click, allowed);
-  const document = allowed;
-  switch (action) {
-    case 'view':
-      return show(context, click, documentModal(await summaryOf(context, document), where, page), page > 0);
-    case 'history':
-      return show(context, click, await historyView(context, actor.teamId, document, where, page), page > 0);
-    case 'edit':
-      return show(context, click, editStart(document, where));
-    case 'undo': {
-      const { versions } = await context.stores.documents.history(document.id, { offset: 0, limit: 2 });
-      const [latest, previous] = versions;
-      if (!latest || latest.version <= 0) return show(context, click, outcomeModal(`${document.path} has no change to undo.`, 'Memory'));
-      const diff = compactDiff(diffLines(previous && !previous.deleted ? previous.content : '', latest.deleted ? '' : latest.content));
-      return show(context, click, undoModal(document, latest, diff, { d: document.id, v: document.version, ...where }));
-    }
-    case 'pin': {
-      const total = pinnableLines(document.content, Number.MAX_SAFE_INTEGER).length;
-      if (total === 0) return show(context, click, outcomeModal(`${document.path} has no line to pin.`, 'Memory'));
-      return show(context, click, pinModal(document, pinnableLines(document.content, 100), total, { d: document.id, v: document.version, ...where }));
-    }
-  }
 }
 
 /** The first edit form of a document: the whole of it, or the choice of a part when it is long. */
@@ -100,98 +57,146 @@ export function editForm(document: DocumentRecord, partIndex: number, where: Ori
   return editModal(document, part, pieces, ref);
 }
 
-/** Edit on a memory note: the one document it changed, or a list of them to choose from. */
-async function editFromNote(context: SlackContext, click: BlockActionBody, actor: Actor, memoryRunId: string): Promise<void> {
-  const where: Origin = { c: click.channel?.id ?? null, t: click.message?.thread_ts ?? click.message?.ts ?? null };
-  const changes = (await context.stores.documents.runChanges(memoryRunId)).filter((change) => change.currentVersion > 0);
-  const documents = (await Promise.all(changes.map((change) => context.stores.documents.get(change.documentId)))).filter((document): document is DocumentRecord => document !== null && !document.deleted);
-  const [first] = documents;
-  if (!first) return refuse(context, click, 'The documents of this memory change no longer exist.');
-  if (documents.length === 1) return openDocumentAction(context, click, actor, 'edit', first.id, where);
-  const allowed = await authorize(context, actor, first.id, 'edit');
-  if (typeof allowed === 'string') return refuse(context, click, allowed);
-  const rows = await Promise.all(documents.map(async (document) => documentRow(await summaryOf(context, document), where)));
-  return show(context, click, { type: 'modal', title: { type: 'plain_text', text: 'Edit memory' }, close: { type: 'plain_text', text: 'Close' }, blocks: [section('This change wrote several documents: choose one (⋯ → Edit).'), ...rows] });
-}
+/** The memory browser's clicks in Slack: each checked first, then shown in a modal or refused to the clicker only. */
+export class SlackMemoryInteractions {
+  constructor(private readonly context: SlackContext) {}
 
-/** Next / previous page of a document list, in place (the list message, ephemeral or not). */
-async function turnListPage(context: SlackContext, click: BlockActionBody, actor: Actor, ref: z.infer<typeof listRef>): Promise<void> {
-  const space = await context.stores.spaces.get(ref.s);
-  if (!space) return refuse(context, click, 'This memory space no longer exists.');
-  const decision = await context.memory.check(space, 'view', { platform: 'slack', workspaceId: actor.teamId, channelId: actor.channelId, userId: actor.userId });
-  if (!decision.allowed) return refuse(context, click, decision.reason);
-  if (!click.response_url) return;
-  const blocks = browserBlocks(space.id, await context.stores.documents.spaceDocuments(space.id), { c: ref.c, t: ref.t }, ref.p);
-  // The list's own message (ephemeral or not) is replaced in place through its response_url.
-  await fetch(click.response_url, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000),
-    body: JSON.stringify({ replace_original: true, text: 'Memory of this conversation', blocks }),
-  });
-}
-
-/** Page turns inside the document and history modals (kinds 'document' and 'history'). */
-export async function turnMemoryPage(context: SlackContext, click: BlockActionBody, teamId: string, ref: PageRef): Promise<void> {
-  const documentRefValue = parseJsonValue(documentRef, ref.ref);
-  if (!documentRefValue) return refuse(context, click, 'This page can no longer be shown.');
-  const actor: Actor = { teamId, userId: click.user.id, channelId: null };
-  return openDocumentAction(context, click, actor, ref.kind === 'history' ? 'history' : 'view', documentRefValue.d, { c: documentRefValue.c, t: documentRefValue.t }, ref.page);
-}
-
-/** The document if the actor may do `action` to its space, else the refusal's words. */
-export async function authorize(context: SlackContext, actor: Actor, documentId: string, action: MemoryAction): Promise<DocumentRecord | string> {
-  // Who may use Hippo at all (ALLOWED_USERS) first, then who may do this to this space's memory.
-  const steer = await context.access.maySteer(context.people.requester(actor.teamId, actor.userId));
-  if (!steer.allowed) return steer.message;
-  const document = await context.stores.documents.get(documentId);
-  if (!document || document.deleted) return 'This memory document no longer exists.';
-  const space = await context.stores.spaces.get(document.spaceId);
-  if (!space) return 'This memory space no longer exists.';
-  const decision = await context.memory.check(space, action, { platform: 'slack', workspaceId: actor.teamId, channelId: actor.channelId, userId: actor.userId });
-  if (!decision.allowed) {
-    context.log.info({ userId: actor.userId, documentId, action }, 'slack-memory-refused');
-    return decision.reason;
+  /** A click of the browser (`value`: the button's value or the chosen option's). */
+  async handle(click: BlockActionBody, teamId: string, actionId: string, value: string): Promise<void> {
+    const actor: Actor = { teamId, userId: click.user.id, channelId: click.channel?.id ?? null };
+    if (actionId.startsWith(memoryActionIds.listPage)) {
+      const ref = parseJsonValue(listRef, value);
+      return ref ? this.turnListPage(click, actor, ref) : this.refuse(click, 'This button no longer works: say `@hippo memory` again.');
+    }
+    if (actionId === memoryActionIds.noteEdit) return this.editFromNote(click, actor, value);
+    const ref = parseJsonValue(documentRef, value);
+    if (!ref) return this.refuse(click, 'This button no longer works: say `@hippo memory` again.');
+    // A message click happened in the message's channel; a click in one of our modals or in App
+    // Home names no channel (membership decides), its value says where the person started from.
+    const where: Origin = click.channel ? { c: click.channel.id, t: click.message?.thread_ts ?? click.message?.ts ?? null } : { c: ref.c, t: ref.t };
+    return this.openDocumentAction(click, actor, ref.a, ref.d, where);
   }
-  return document;
-}
 
-/** The document with its last change (the browser's line). */
-export async function summaryOf(context: SlackContext, document: DocumentRecord): Promise<DocumentSummary> {
-  const [latest] = (await context.stores.documents.history(document.id, { offset: 0, limit: 1 })).versions;
-  return { document, lastChange: latest ?? { version: document.version, author: { kind: 'system' }, reason: '', createdAt: document.updatedAt } };
-}
-
-/** A history page with links to the thread each version came from. */
-async function historyView(context: SlackContext, teamId: string, document: DocumentRecord, where: Origin, page: number): Promise<ModalView> {
-  const { identity } = await workspaceOf(context, teamId);
-  const offset = page * historyPageSize;
-  const history = await context.stores.documents.history(document.id, { offset, limit: historyPageSize });
-  const sessions = await versionSessions(context.stores, history.versions);
-  const link = (version: DocumentVersionRecord): string | null => {
-    const session = version.sessionId ? sessions.get(version.sessionId) : undefined;
-    return session?.platform === 'slack' ? slackThreadLink(identity, session.channelId, session.threadKey) : null;
-  };
-  return historyModal(document, { ...history, offset, pageSize: historyPageSize }, link, where);
-}
-
-/**
- * Shows a modal: pushed over the modal the click came from, opened fresh from a message or App
- * Home; a page turn updates the modal in place.
- */
-async function show(context: SlackContext, click: BlockActionBody, view: Json, inPlace = false): Promise<void> {
-  const inModal = click.view !== undefined && click.view.type !== 'home';
-  if (inPlace && inModal && click.view) {
-    await (await workspaceOf(context, teamOfBody(click))).client.apiCall('views.update', { view_id: click.view.id, view });
-    return;
+  /** Opens what a document action shows (after the access check). */
+  async openDocumentAction(click: BlockActionBody, actor: Actor, action: DocumentAction, documentId: string, where: Origin, page = 0): Promise<void> {
+    const allowed = await this.authorize(actor, documentId, accessFor[action]);
+    if (typeof allowed === 'string') return this.refuse(click, allowed);
+    const document = allowed;
+    switch (action) {
+      case 'view':
+        return this.show(click, documentModal(await this.summaryOf(document), where, page), page > 0);
+      case 'history':
+        return this.show(click, await this.historyView(actor.teamId, document, where, page), page > 0);
+      case 'edit':
+        return this.show(click, editStart(document, where));
+      case 'undo': {
+        const { versions } = await this.context.stores.documents.history(document.id, { offset: 0, limit: 2 });
+        const [latest, previous] = versions;
+        if (!latest || latest.version <= 0) return this.show(click, outcomeModal(`${document.path} has no change to undo.`, 'Memory'));
+        const diff = compactDiff(diffLines(previous && !previous.deleted ? previous.content : '', latest.deleted ? '' : latest.content));
+        return this.show(click, undoModal(document, latest, diff, { d: document.id, v: document.version, ...where }));
+      }
+      case 'pin': {
+        const total = pinnableLines(document.content, Number.MAX_SAFE_INTEGER).length;
+        if (total === 0) return this.show(click, outcomeModal(`${document.path} has no line to pin.`, 'Memory'));
+        return this.show(click, pinModal(document, pinnableLines(document.content, 100), total, { d: document.id, v: document.version, ...where }));
+      }
+    }
   }
-  if (!click.trigger_id) return;
-  await (await workspaceOf(context, teamOfBody(click))).client.apiCall(inModal ? 'views.push' : 'views.open', { trigger_id: click.trigger_id, view });
-}
 
-/** A refusal or a stale button, only to the clicker: ephemeral in the thread, else a small modal. */
-export async function refuse(context: SlackContext, click: BlockActionBody, text: string): Promise<void> {
-  if (click.channel && click.message) {
-    await postEphemeral(context, { teamId: teamOfBody(click), channelId: click.channel.id, userId: click.user.id, threadTs: click.message.thread_ts ?? click.message.ts }, text);
-    return;
+  /** Edit on a memory note: the one document it changed, or a list of them to choose from. */
+  private async editFromNote(click: BlockActionBody, actor: Actor, memoryRunId: string): Promise<void> {
+    const where: Origin = { c: click.channel?.id ?? null, t: click.message?.thread_ts ?? click.message?.ts ?? null };
+    const changes = (await this.context.stores.documents.runChanges(memoryRunId)).filter((change) => change.currentVersion > 0);
+    const documents = (await Promise.all(changes.map((change) => this.context.stores.documents.get(change.documentId)))).filter((document): document is DocumentRecord => document !== null && !document.deleted);
+    const [first] = documents;
+    if (!first) return this.refuse(click, 'The documents of this memory change no longer exist.');
+    if (documents.length === 1) return this.openDocumentAction(click, actor, 'edit', first.id, where);
+    const allowed = await this.authorize(actor, first.id, 'edit');
+    if (typeof allowed === 'string') return this.refuse(click, allowed);
+    const rows = await Promise.all(documents.map(async (document) => documentRow(await this.summaryOf(document), where)));
+    return this.show(click, { type: 'modal', title: { type: 'plain_text', text: 'Edit memory' }, close: { type: 'plain_text', text: 'Close' }, blocks: [section('This change wrote several documents: choose one (⋯ → Edit).'), ...rows] });
   }
-  if (click.trigger_id) await show(context, click, outcomeModal(text, 'Memory'));
+
+  /** Next / previous page of a document list, in place (the list message, ephemeral or not). */
+  private async turnListPage(click: BlockActionBody, actor: Actor, ref: z.infer<typeof listRef>): Promise<void> {
+    const space = await this.context.stores.spaces.get(ref.s);
+    if (!space) return this.refuse(click, 'This memory space no longer exists.');
+    const decision = await this.context.memory.check(space, 'view', { platform: 'slack', workspaceId: actor.teamId, channelId: actor.channelId, userId: actor.userId });
+    if (!decision.allowed) return this.refuse(click, decision.reason);
+    if (!click.response_url) return;
+    const blocks = browserBlocks(space.id, await this.context.stores.documents.spaceDocuments(space.id), { c: ref.c, t: ref.t }, ref.p);
+    // The list's own message (ephemeral or not) is replaced in place through its response_url.
+    await fetch(click.response_url, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000),
+      body: JSON.stringify({ replace_original: true, text: 'Memory of this conversation', blocks }),
+    });
+  }
+
+  /** Page turns inside the document and history modals (kinds 'document' and 'history'). */
+  async turnMemoryPage(click: BlockActionBody, teamId: string, ref: PageRef): Promise<void> {
+    const documentRefValue = parseJsonValue(documentRef, ref.ref);
+    if (!documentRefValue) return this.refuse(click, 'This page can no longer be shown.');
+    const actor: Actor = { teamId, userId: click.user.id, channelId: null };
+    return this.openDocumentAction(click, actor, ref.kind === 'history' ? 'history' : 'view', documentRefValue.d, { c: documentRefValue.c, t: documentRefValue.t }, ref.page);
+  }
+
+  /** The document if the actor may do `action` to its space, else the refusal's words. */
+  async authorize(actor: Actor, documentId: string, action: MemoryAction): Promise<DocumentRecord | string> {
+    // Who may use Hippo at all (ALLOWED_USERS) first, then who may do this to this space's memory.
+    const steer = await this.context.access.maySteer(this.context.people.requester(actor.teamId, actor.userId));
+    if (!steer.allowed) return steer.message;
+    const document = await this.context.stores.documents.get(documentId);
+    if (!document || document.deleted) return 'This memory document no longer exists.';
+    const space = await this.context.stores.spaces.get(document.spaceId);
+    if (!space) return 'This memory space no longer exists.';
+    const decision = await this.context.memory.check(space, action, { platform: 'slack', workspaceId: actor.teamId, channelId: actor.channelId, userId: actor.userId });
+    if (!decision.allowed) {
+      this.context.log.info({ userId: actor.userId, documentId, action }, 'slack-memory-refused');
+      return decision.reason;
+    }
+    return document;
+  }
+
+  /** The document with its last change (the browser's line). */
+  async summaryOf(document: DocumentRecord): Promise<DocumentSummary> {
+    const [latest] = (await this.context.stores.documents.history(document.id, { offset: 0, limit: 1 })).versions;
+    return { document, lastChange: latest ?? { version: document.version, author: { kind: 'system' }, reason: '', createdAt: document.updatedAt } };
+  }
+
+  /** A history page with links to the thread each version came from. */
+  private async historyView(teamId: string, document: DocumentRecord, where: Origin, page: number): Promise<ModalView> {
+    const { identity } = await workspaceOf(this.context, teamId);
+    const offset = page * historyPageSize;
+    const history = await this.context.stores.documents.history(document.id, { offset, limit: historyPageSize });
+    const sessions = await versionSessions(this.context.stores, history.versions);
+    const link = (version: DocumentVersionRecord): string | null => {
+      const session = version.sessionId ? sessions.get(version.sessionId) : undefined;
+      return session?.platform === 'slack' ? slackThreadLink(identity, session.channelId, session.threadKey) : null;
+    };
+    return historyModal(document, { ...history, offset, pageSize: historyPageSize }, link, where);
+  }
+
+  /**
+   * Shows a modal: pushed over the modal the click came from, opened fresh from a message or App
+   * Home; a page turn updates the modal in place.
+   */
+  private async show(click: BlockActionBody, view: Json, inPlace = false): Promise<void> {
+    const inModal = click.view !== undefined && click.view.type !== 'home';
+    if (inPlace && inModal && click.view) {
+      await (await workspaceOf(this.context, teamOfBody(click))).client.apiCall('views.update', { view_id: click.view.id, view });
+      return;
+    }
+    if (!click.trigger_id) return;
+    await (await workspaceOf(this.context, teamOfBody(click))).client.apiCall(inModal ? 'views.push' : 'views.open', { trigger_id: click.trigger_id, view });
+  }
+
+  /** A refusal or a stale button, only to the clicker: ephemeral in the thread, else a small modal. */
+  async refuse(click: BlockActionBody, text: string): Promise<void> {
+    if (click.channel && click.message) {
+      await postEphemeral(this.context, { teamId: teamOfBody(click), channelId: click.channel.id, userId: click.user.id, threadTs: click.message.thread_ts ?? click.message.ts }, text);
+      return;
+    }
+    if (click.trigger_id) await this.show(click, outcomeModal(text, 'Memory'));
+  }
 }

@@ -13,7 +13,7 @@ import type { DocumentRecord } from '../../core/store.js';
 import { decodeJoins, encodeJoins, joinPieces, partPieces } from '../../core/document-parts.js';
 import type { MemoryAction } from '../chat/memory-access.js';
 import { editModal, memoryCallbacks, slackPartLimits, undoModal, type EditRef, type Origin } from './memory-views.js';
-import { authorize, editForm, type Actor } from './memory-interactions.js';
+import { editForm, SlackMemoryInteractions, type Actor } from './memory-interactions.js';
 import { outcomeModal, type ModalView } from './modals.js';
 import { parseJsonValue, teamOfBody, viewSubmissionBody, type ViewSubmissionBody } from './payloads.js';
 import { slackPlatform, slackThread, type SlackContext } from './context.js';
@@ -148,7 +148,7 @@ async function undo(context: SlackContext, submission: Submission): Promise<Answ
 
 /** The document when the submitter may do `action` to it, else the refusal's words. */
 function allowed(context: SlackContext, submission: Submission, action: MemoryAction): Promise<DocumentRecord | string> {
-  return authorize(context, submission.actor, submission.ref.d, action);
+  return new SlackMemoryInteractions(context).authorize(submission.actor, submission.ref.d, action);
 }
 
 function refusal(text: string): Answer {
