@@ -6,7 +6,7 @@ import path from 'node:path';
 import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slackFileFetcher } from '../../src/adapters/slack/files.js';
-import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
+import { SingleWorkspace } from '../../src/adapters/slack/workspaces/workspaces.js';
 import { markdownOf } from '../fakes/fake-slack-api.js';
 import type { FakeReply, RecordedRequest } from '../fakes/fake-model-server.js';
 import { roleOf } from '../support/model-script.js';

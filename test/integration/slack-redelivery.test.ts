@@ -9,7 +9,7 @@ import type { OutboxDelivery } from '../../src/adapters/chat/outbox-sender.js';
 import { Outbox } from '../../src/adapters/chat/outbox.js';
 import { OutboxStore } from '../../src/adapters/storage/outbox-store.js';
 import { boltLogger } from '../../src/adapters/slack/bolt-logger.js';
-import { SingleWorkspace } from '../../src/adapters/slack/workspaces.js';
+import { SingleWorkspace } from '../../src/adapters/slack/workspaces/workspaces.js';
 import { SlackDelivery } from '../../src/adapters/slack/deliver.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeSlackApi, type FakeSlackApi, markdownOf } from '../fakes/fake-slack-api.js';

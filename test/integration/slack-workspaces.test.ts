@@ -3,9 +3,9 @@
 // revocation. Real Bolt and @slack/oauth against the fake Slack Web API, on real Postgres.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackInstallationStore } from '../../src/adapters/slack/installation-store.js';
-import { botScopes } from '../../src/adapters/slack/scopes.js';
-import { InstalledWorkspaces } from '../../src/adapters/slack/workspaces.js';
+import { SlackInstallationStore } from '../../src/adapters/slack/workspaces/installation-store.js';
+import { botScopes } from '../../src/adapters/slack/workspaces/scopes.js';
+import { InstalledWorkspaces } from '../../src/adapters/slack/workspaces/workspaces.js';
 import { SlackStore } from '../../src/adapters/storage/slack-store.js';
 import { SecretBox } from '../../src/adapters/storage/secret-box.js';
 import { createLogger } from '../../src/log.js';

@@ -8,7 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startSlackAdapter, type SlackAdapter } from '../../src/adapters/slack/index.js';
-import type { InstalledWorkspacesOptions } from '../../src/adapters/slack/workspaces.js';
+import type { InstalledWorkspacesOptions } from '../../src/adapters/slack/workspaces/workspaces.js';
 import type { FeedbackListener } from '../../src/adapters/chat/answer-feedback.js';
 import { attachFileTool } from '../../src/tools/attach-file.js';
 import { workspaceTools } from '../../src/tools/workspace.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { commandUsage, commandVerbs } from '../../src/adapters/chat/commands.js';
-import { botScopes } from '../../src/adapters/slack/scopes.js';
+import { botScopes } from '../../src/adapters/slack/workspaces/scopes.js';
 
 interface Manifest {
   features: { assistant_view?: unknown; agent_view?: { agent_description?: string }; slash_commands: Array<{ command: string; usage_hint: string }> };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DocumentDiff } from '../../src/adapters/chat/notes.js';
 import { memoryChangeModal } from '../../src/adapters/slack/modals.js';
-import { homeBlocks } from '../../src/adapters/slack/app-home.js';
+import { homeBlocks } from '../../src/adapters/slack/app-home/app-home.js';
 
 interface Block { type: string; text?: { text: string }; elements?: Array<{ action_id: string; value: string }> }
 interface View { type: string; title: { text: string }; blocks: Block[] }

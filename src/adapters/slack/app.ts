@@ -16,10 +16,10 @@ import { decodeEncryptionKey } from '../../config.js';
 import { SecretBox } from '../storage/secret-box.js';
 import type { SlackStore } from '../storage/slack-store.js';
 import { boltLogger } from './bolt-logger.js';
-import { SlackInstallationStore } from './installation-store.js';
+import { SlackInstallationStore } from './workspaces/installation-store.js';
 import type { SlackIdentity } from './context.js';
-import { mountInstallRoutes } from './install.js';
-import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWorkspacesOptions, type SlackWorkspaces } from './workspaces.js';
+import { mountInstallRoutes } from './workspaces/install.js';
+import { authorizeWith, InstalledWorkspaces, SingleWorkspace, type InstalledWorkspacesOptions, type SlackWorkspaces } from './workspaces/workspaces.js';
 
 /**
  * A listener failed on work Slack should send again (storing an inbound message): answered with

@@ -8,10 +8,10 @@ import type { Outbox } from '../chat/outbox.js';
 import type { FeedbackStore } from '../storage/feedback-store.js';
 import type { AccessPolicy, RefusalNotices } from '../chat/access-policy.js';
 import type { SlackPeople } from './people.js';
-import type { SlackIdentity, SlackWorkspace, SlackWorkspaces } from './workspaces.js';
-import { WorkspaceNotInstalledError } from './workspaces.js';
+import type { SlackIdentity, SlackWorkspace, SlackWorkspaces } from './workspaces/workspaces.js';
+import { WorkspaceNotInstalledError } from './workspaces/workspaces.js';
 
-export type { SlackIdentity } from './workspaces.js';
+export type { SlackIdentity } from './workspaces/workspaces.js';
 
 /** The Slack adapter's shared parts. */
 export interface SlackContext {

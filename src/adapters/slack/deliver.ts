@@ -18,7 +18,7 @@ import type { Json } from './message-views.js';
 import { platformErrorCode, toPlatformError } from './errors.js';
 import { slackMarkdown } from './slack-text.js';
 import { SlackStreams, streamOperations, type SlackStreamHost } from './stream-delivery.js';
-import type { SlackWorkspaces } from './workspaces.js';
+import type { SlackWorkspaces } from './workspaces/workspaces.js';
 import type { ChatDelivery } from '../chat/chat-adapter.js';
 
 const postPayload = z.looseObject({

@@ -7,7 +7,7 @@ import type { Attachment } from '../../core/store.js';
 import { PlatformError } from '../../core/errors.js';
 import { readCapped, type AttachmentFetcher } from '../../tools/workspace-attachments.js';
 import type { MessageEvent } from './payloads.js';
-import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
+import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces/workspaces.js';
 
 const fileInfo = z.looseObject({
   file: z.looseObject({ name: z.string().optional(), mimetype: z.string().optional(), url_private_download: z.string().optional(), url_private: z.string().optional() }),

@@ -2,14 +2,14 @@
 // Wiring only; each part lives in its own file.
 import type { HttpServer } from '../../http-server.js';
 import { AccessPolicy, accessLists, RefusalNotices } from '../chat/access-policy.js';
-import { allowedWorkspacesGate } from './allowed-workspaces.js';
+import { allowedWorkspacesGate } from './workspaces/allowed-workspaces.js';
 import { Background } from '../chat/background.js';
 import { memoryGate, parseMemoryEditors } from '../chat/memory-access.js';
 import { Outbox } from '../chat/outbox.js';
 import type { SenderOptions } from '../chat/outbox-sender.js';
 import { registerAssistantPane } from './assistant-pane.js';
 import { SlackDelivery } from './deliver.js';
-import { handleAppHomeOpened } from './app-home.js';
+import { handleAppHomeOpened } from './app-home/app-home.js';
 import { slackFileFetcher } from './files.js';
 import { SlackInbound } from './inbound.js';
 import { SlackInteractions } from './interactions.js';
@@ -23,9 +23,9 @@ import { SlackAccess } from './memory-access.js';
 import { connectSlack, SlackRetryableError } from './app.js';
 import { slackPlatform, type SlackContext } from './context.js';
 import { registerSlashCommand } from './slash-command.js';
-import { registerUninstall } from './uninstall.js';
+import { registerUninstall } from './workspaces/uninstall.js';
 import { SlackRoutes, type SlackListeners } from './routes.js';
-import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces.js';
+import { WorkspaceNotInstalledError, type InstalledWorkspacesOptions } from './workspaces/workspaces.js';
 import { optionalTargetStreamOperations } from './stream-delivery.js';
 
 /** What startSlackAdapter needs beyond what every adapter gets; the rest are for tests and tuning. */

@@ -14,11 +14,11 @@ import { isMemoryAction, SlackMemoryInteractions } from './memory-interactions.j
 import { registerMemorySubmissions } from './memory-submissions.js';
 import { blockActionBody, parseJsonValue, teamOfBody, type BlockActionBody } from './payloads.js';
 import { postEphemeral } from './ephemeral.js';
-import { homeActionIds, homeSpaceRef, isHomeAction } from './app-home.js';
+import { homeActionIds, homeSpaceRef, isHomeAction } from './app-home/app-home.js';
 import { handleApprovalAction } from './approval-interactions.js';
 import { isApprovalAction } from './approval-views.js';
-import { exportFromHome } from './app-home-export.js';
-import { openHomeSearch, registerHomeSearch } from './app-home-search.js';
+import { exportFromHome } from './app-home/app-home-export.js';
+import { openHomeSearch, registerHomeSearch } from './app-home/app-home-search.js';
 import { slackPlatform, slackThread, workspaceOf, type SlackContext } from './context.js';
 import type { SlackListeners } from './routes.js';
 import type { ChatInteractions } from '../chat/chat-adapter.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Logger } from '../../log.js';
 import type { AccessRequest, AccessResolver } from '../chat/memory-access.js';
 import { sharedOutside } from './people.js';
-import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
+import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces/workspaces.js';
 
 const membersPage = z.looseObject({
   members: z.array(z.string()).optional(),

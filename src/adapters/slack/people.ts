@@ -7,7 +7,7 @@ import type { Visibility } from '../../core/store.js';
 import type { Logger } from '../../log.js';
 import type { Requester } from '../chat/access-policy.js';
 import { threadMessage } from './payloads.js';
-import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces.js';
+import { WorkspaceNotInstalledError, type SlackWorkspaces } from './workspaces/workspaces.js';
 
 const userInfo = z.looseObject({
   user: z.looseObject({

@@ -4,10 +4,10 @@
 // (app-home-search.ts, app-home-export.ts) and its documents with the same ⋯ menu as in a thread.
 // Within Block Kit's 100 blocks: what does not fit is named, never dropped silently.
 import { z } from 'zod';
-import type { DocumentSummary, MemorySpaceRecord } from '../../core/store.js';
-import { button, section, type Json } from './message-views.js';
-import { documentRow } from './memory-views.js';
-import { workspaceOf, type SlackContext } from './context.js';
+import type { DocumentSummary, MemorySpaceRecord } from '../../../core/store.js';
+import { button, section, type Json } from '../message-views.js';
+import { documentRow } from '../memory-views.js';
+import { workspaceOf, type SlackContext } from '../context.js';
 
 const appHomeOpened = z.looseObject({ type: z.literal('app_home_opened'), user: z.string(), tab: z.string().optional() });
 

@@ -5,7 +5,7 @@
 // GET /slack/install stores nothing.
 import { createHash } from 'node:crypto';
 import slackOAuth, { InvalidStateError, type InstallURLOptions, type StateStore } from '@slack/oauth';
-import type { SlackStore } from '../storage/slack-store.js';
+import type { SlackStore } from '../../storage/slack-store.js';
 
 // Node's ESM loader does not see ClearStateStore among the CommonJS package's named exports
 // (re-exported through a nested index): it is taken from the default export.

@@ -3,10 +3,10 @@
 // ignored (Bolt's authorize finds no installation) and whatever its sessions still owe is dropped
 // by the outbox sender (workspace_not_installed) instead of being retried against a dead token.
 // Bolt delivers these two events without authorizing them (there is no token left to find).
-import type { SlackRoutes } from './routes.js';
+import type { SlackRoutes } from '../routes.js';
 import { z } from 'zod';
-import { eventEnvelope } from './payloads.js';
-import type { SlackContext } from './context.js';
+import { eventEnvelope } from '../payloads.js';
+import type { SlackContext } from '../context.js';
 import type { SlackInstallationStore } from './installation-store.js';
 
 const tokensRevoked = z.looseObject({ tokens: z.looseObject({ bot: z.array(z.string()).optional() }).optional() });

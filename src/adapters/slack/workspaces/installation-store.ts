@@ -4,8 +4,8 @@
 // only in memory; nothing here logs them. Implements Bolt's InstallationStore, so @slack/oauth's
 // InstallProvider stores what it receives from oauth.v2.access here.
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
-import type { SecretBox } from '../storage/secret-box.js';
-import type { InstallationRow, SlackStore } from '../storage/slack-store.js';
+import type { SecretBox } from '../../storage/secret-box.js';
+import type { InstallationRow, SlackStore } from '../../storage/slack-store.js';
 
 /** An installation with its tokens opened (the row's shape, tokens in clear, in memory only). */
 export type StoredInstallation = InstallationRow;

@@ -4,14 +4,14 @@
 // upload. A modal opens at once (the click's trigger lasts 3 seconds) and then says where the file
 // went, or why it could not be sent. Only people who may view the space get it.
 import { z } from 'zod';
-import type { MemorySpaceRecord } from '../../core/store.js';
-import { emptyExportText, exportKey, memoryExportFile, oneExportAtATime } from '../chat/memory-export.js';
+import type { MemorySpaceRecord } from '../../../core/store.js';
+import { emptyExportText, exportKey, memoryExportFile, oneExportAtATime } from '../../chat/memory-export.js';
 import { homeSpace, spaceName } from './app-home.js';
-import { slackPlatform, workspaceOf, type SlackContext } from './context.js';
-import { uploadFile } from './files.js';
-import { section } from './message-views.js';
-import { outcomeModal, type ModalView } from './modals.js';
-import type { BlockActionBody } from './payloads.js';
+import { slackPlatform, workspaceOf, type SlackContext } from '../context.js';
+import { uploadFile } from '../files.js';
+import { section } from '../message-views.js';
+import { outcomeModal, type ModalView } from '../modals.js';
+import type { BlockActionBody } from '../payloads.js';
 
 const openedView = z.looseObject({ view: z.looseObject({ id: z.string() }) });
 const postedMessage = z.looseObject({ channel: z.string() });

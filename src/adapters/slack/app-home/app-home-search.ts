@@ -4,17 +4,17 @@
 // search. Each submission is checked like a click (ALLOWED_USERS, membership of the space's
 // conversation). Within Block Kit's limits: at most 5 hits of each kind, each cut to a section.
 import type { ViewResponseAction } from '@slack/bolt';
-import type { SlackRoutes } from './routes.js';
+import type { SlackRoutes } from '../routes.js';
 import { z } from 'zod';
-import { SearchLimitError } from '../../core/errors.js';
-import type { MemorySpaceRecord } from '../../core/store.js';
-import { quotedWords, searchMemory, searchWordsLimit, type ConversationHit, type MemorySearchResult } from '../chat/memory-search.js';
+import { SearchLimitError } from '../../../core/errors.js';
+import type { MemorySpaceRecord } from '../../../core/store.js';
+import { quotedWords, searchMemory, searchWordsLimit, type ConversationHit, type MemorySearchResult } from '../../chat/memory-search.js';
 import { homeSpace, spaceName } from './app-home.js';
-import { slackThreadLink, workspaceOf, type SlackContext } from './context.js';
-import { memoryActionIds, type DocumentRef } from './memory-views.js';
-import { button, escapeMrkdwn, section, type Json } from './message-views.js';
-import { outcomeModal, sectionLimit, type ModalView } from './modals.js';
-import { parseJsonValue, teamOfBody, viewSubmissionBody, type BlockActionBody } from './payloads.js';
+import { slackThreadLink, workspaceOf, type SlackContext } from '../context.js';
+import { memoryActionIds, type DocumentRef } from '../memory-views.js';
+import { button, escapeMrkdwn, section, type Json } from '../message-views.js';
+import { outcomeModal, sectionLimit, type ModalView } from '../modals.js';
+import { parseJsonValue, teamOfBody, viewSubmissionBody, type BlockActionBody } from '../payloads.js';
 
 /** The search modal's callback id (its submissions are searches). */
 export const homeSearchCallback = 'hippo_home_search';

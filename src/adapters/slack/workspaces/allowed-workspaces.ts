@@ -3,7 +3,7 @@
 // stored or answered; an install into such a team is refused after the code exchange, its new
 // token revoked and nothing stored. Unset: every team the app is installed in.
 import { webApi, type AnyMiddlewareArgs, type Installation, type InstallationQuery, type InstallationStore, type Middleware } from '@slack/bolt';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../../log.js';
 
 /**
  * The teams a request speaks for: the one Bolt authorized it with, and the one Hippo's handlers

@@ -5,8 +5,8 @@
 // after (and on another replica than) the event that caused it.
 import type { Authorize } from '@slack/bolt';
 import { webApi } from '@slack/bolt';
-import { HippoError, PlatformError } from '../../core/errors.js';
-import type { Logger } from '../../log.js';
+import { HippoError, PlatformError } from '../../../core/errors.js';
+import type { Logger } from '../../../log.js';
 import type { RefreshedTokens, SlackInstallationStore, StoredInstallation } from './installation-store.js';
 
 /** Who the bot is in a workspace (auth.test, or the installation). */
