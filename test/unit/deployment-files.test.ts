@@ -4,6 +4,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
+import { minVersion, satisfies } from 'semver';
 import { describe, expect, it } from 'vitest';
 import { configKeys } from '../../src/config.js';
 import { repoRoot } from '../support/processes.js';
@@ -96,6 +97,16 @@ describe('deployment files', () => {
     expect(manifest.engines.node).toBe('>=20.19'); // the suite passes on 20.19 and 24
     expect(read('README.md')).toMatch(/Node\.js 20\.19 or later \(24 LTS recommended/);
     expect(read('docs/operations.md')).toMatch(/Node\.js 20\.19 or later \(24 LTS recommended/);
+  });
+
+  it('installs no production package whose own engines refuse the oldest Node that engines allows', () => {
+    const oldest = minVersion(JSON.parse(read('package.json')).engines.node)!.version;
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean; engines?: { node?: string } }> };
+    // devOptional: dev tools and optional peers (the Prisma CLI), which the production install leaves out.
+    const refusing = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && !entry.dev && !entry.devOptional && entry.engines?.node && !satisfies(oldest, entry.engines.node))
+      .map(([path, entry]) => `${path.replace(/^.*node_modules\//, '')} needs node ${entry.engines!.node}`);
+    expect(refusing).toEqual([]);
   });
 
   it('names only configuration variables Hippo reads', () => {
